@@ -1,0 +1,87 @@
+import type { JsonObject } from '../util/json.ts';
+import type { ToolErrorData } from '../tool-errors.ts';
+
+/** The JSON Schema subset the validator understands; tools/list advertises exactly these objects. */
+export interface JsonSchema {
+  type?: 'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'null';
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: readonly string[];
+  additionalProperties?: boolean;
+  enum?: readonly (string | number | boolean)[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: 'uuid';
+  items?: JsonSchema;
+  minItems?: number;
+  maxItems?: number;
+  default?: unknown;
+}
+
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface ToolDefinition {
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema?: JsonSchema;
+  readonly annotations: ToolAnnotations;
+  readonly _meta: JsonObject;
+}
+
+/** What a tool call receives besides its validated arguments. */
+export interface CallContext {
+  /** Aborted when the client cancels the request (notifications/cancelled) or the server closes. */
+  readonly signal: AbortSignal;
+  /** Present when the request carried _meta.progressToken; messages are advisory and may be dropped. */
+  readonly progress: ((message: string) => void) | undefined;
+  /** The validated _meta["io.github.computer-mcp/work-invocation"] UUID, else null. */
+  readonly workInvocation: string | null;
+  readonly protocolVersion: string;
+}
+
+/** The outcome of one tool: a result object, or a stable error with whatever result exists. */
+export type ToolOutcome =
+  | { readonly ok: true; readonly summary: string; readonly result: JsonObject }
+  | { readonly ok: false; readonly summary: string; readonly error: ToolErrorData; readonly result: JsonObject | null };
+
+export interface ToolHost {
+  list(): readonly ToolDefinition[];
+  /** Arguments are already validated against the tool's inputSchema. Never throws a ToolError: returns it. */
+  call(name: string, args: JsonObject, ctx: CallContext): Promise<ToolOutcome>;
+}
+
+export interface ResourceDescriptor {
+  readonly uri: string;
+  readonly name: string;
+  readonly title?: string;
+  readonly description: string;
+  readonly mimeType: string;
+}
+
+export interface ResourceHost {
+  list(): readonly ResourceDescriptor[];
+  /** Returns the text body (JSON) or throws a ResourceError. */
+  read(uri: string): string;
+}
+
+/** A resource that exists but cannot be read right now (e.g. an incomplete work snapshot). */
+export class ResourceError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'ResourceError';
+    this.code = code;
+  }
+}

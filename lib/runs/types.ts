@@ -1,0 +1,75 @@
+import type { JsonObject, JsonValue } from '../util/json.ts';
+import type { ToolErrorData } from '../tool-errors.ts';
+
+export const PERMISSION_MODES = ['dontAsk', 'plan', 'acceptEdits'] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
+
+/** How a run relates to a native conversation. Exactly one kind per run. */
+export type SessionIntent =
+  | { readonly kind: 'fresh' }                                   // native picks a new id
+  | { readonly kind: 'new'; readonly sessionId: string }         // --session-id
+  | { readonly kind: 'resume'; readonly sessionId: string; readonly fork: boolean }
+  | { readonly kind: 'continue'; readonly fork: boolean };
+
+/** A validated, normalized request: everything needed to spawn, nothing left to decide. */
+export interface RunRequest {
+  readonly prompt: string;
+  readonly cwd: string;
+  readonly permissionMode: PermissionMode;
+  /** Native options keyed by their MCP argument name (cli-tree.json `arg`), only those supplied. */
+  readonly nativeOptions: Readonly<Record<string, JsonValue>>;
+  readonly session: SessionIntent;
+  readonly timeoutMs: number;
+  readonly idleTimeoutMs: number | null;
+}
+
+/**
+ * Lifecycle of one adapter run. `completed` is true only in `completed`: the run settled,
+ * which says nothing about success (see is_error).
+ */
+export const RUN_STATES = [
+  'waiting_for_session', // serialized behind another run of the same conversation
+  'checking_version',
+  'starting',
+  'running',
+  'stopping', // termination ladder in progress (cancel, timeout, failure)
+  'completed',
+] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+/** The result object: the same shape for claude.run and claude.run.result. Unreported figures are null. */
+export interface RunResult {
+  run_id: string;
+  state: RunState;
+  completed: boolean;
+  is_error: boolean;
+  error: ToolErrorData | null;
+  session_id: string | null;
+  /** Whether resume/continue was asked for, and whether the native process really continued it. */
+  resume_requested: boolean;
+  resumed: boolean | null;
+  model: string | null;
+  result: string | null;
+  final: JsonObject | null;
+  usage: JsonObject | null;
+  model_usage_this_call: JsonObject | null;
+  /** Native total_cost_usd: cumulative for the whole conversation in 2.1.332, not this call. */
+  total_cost_usd: number | null;
+  cost_scope: 'conversation';
+  num_turns: number | null;
+  duration_ms: number | null;
+  permission_denials: JsonValue[] | null;
+  api_retries: number;
+  exit_code: number | null;
+  signal: string | null;
+  timed_out: boolean;
+  cancelled: boolean;
+  cleanup_confirmed: boolean;
+  cleanup_error: ToolErrorData | null;
+  stderr_tail: string;
+  events_total: number;
+  events_dropped: number;
+  events_omitted: number;
+  created_at: string;
+  settled_at: string | null;
+}

@@ -1,0 +1,77 @@
+/**
+ * Every stable tool error code, with the one-line meaning the docs repeat.
+ * Codes are data: callers and tests branch on them, never on message text.
+ */
+export const TOOL_ERROR_CODES = {
+  // input and policy (nothing was started)
+  invalid_arguments: 'An argument failed validation; `path` names it (JSON Pointer). Nothing was started.',
+  permission_rule_fails_open: 'A broad allow rule with a narrower deny carve-out was refused: it fails open.',
+  recursion_refused: 'This adapter was started by a Claude Code it launched (recursion sentinel set); it runs nothing.',
+  // native binary and version
+  native_not_found: 'The Claude Code binary could not be resolved (--claude-bin, CLAUDE_BIN, then PATH).',
+  native_version_mismatch: 'The installed Claude Code version differs from the tested version in cli-tree.json.',
+  native_version_unreadable: '`claude --version` printed something that is not a version.',
+  native_version_failed: '`claude --version` exited non-zero or could not be spawned.',
+  native_version_timeout: '`claude --version` did not answer within its bound.',
+  // registry and retention
+  capacity_exhausted: 'All 32 retained runs are active or unconfirmed, so none could be evicted; nothing was started.',
+  active_limit_reached: 'Four runs already have active work or unconfirmed cleanup; nothing was started.',
+  run_not_found: 'No retained run has this run_id (unknown, evicted or released).',
+  run_active: 'The run is still active; cancel it or wait for it to settle first.',
+  cleanup_unconfirmed: 'Process cleanup of the run was not confirmed; the handle stays retained.',
+  // supervision and process
+  spawn_failed: 'The native process could not be started.',
+  supervisor_failed: 'The supervisor process failed or vanished before reporting cleanup.',
+  timeout: 'The run exceeded timeout_seconds (including a final event followed by a process that never exits).',
+  idle_timeout: 'The native process wrote nothing for idle_timeout_seconds.',
+  cancelled: 'The run was cancelled (notifications/cancelled or claude.run.cancel).',
+  // native output
+  native_frame_too_large: 'A native stdout line exceeded 1 MiB; the run was stopped.',
+  final_event_too_large: 'The native final result event exceeded 128 KiB; no truncated success is reported.',
+  missing_final_event: 'The native process ended without a result event.',
+  duplicate_final_event: 'The native process emitted more than one result event.',
+  malformed_final_event: 'The native result event lacked required fields (subtype, session id or textual result).',
+  native_exit_nonzero: 'The native process exited non-zero without a more specific native error.',
+  // native outcomes (mapped from api_error_status, assistant.error, terminal_reason and subtype)
+  authentication_failed: 'The model API rejected the credentials (401/403).',
+  rate_limited: 'The model API rate-limited the request (429).',
+  overloaded: 'The model API was overloaded (529).',
+  api_server_error: 'The model API failed or the connection to it broke (5xx, connection errors).',
+  api_invalid_request: 'The model API rejected the request (400/413).',
+  model_not_found: 'The selected model does not exist or is not accessible (404).',
+  max_turns: 'The native run reached --max-turns.',
+  budget_exhausted: 'The native run reached --max-budget-usd.',
+  output_token_limit: 'The model response exceeded the output token maximum.',
+  aborted: 'The native run was interrupted before completing.',
+  session_not_found: 'The conversation to resume or continue does not exist.',
+  session_id_in_use: 'A new session_id already exists natively; use resume_session_id instead.',
+  native_error: 'The native run reported an error (is_error true) that has no more specific code.',
+} as const satisfies Record<string, string>;
+
+export type ToolErrorCode = keyof typeof TOOL_ERROR_CODES;
+
+export interface ToolErrorData {
+  readonly code: ToolErrorCode;
+  readonly message: string;
+  /** JSON Pointer of the offending argument, for input errors. Never the submitted value. */
+  readonly path?: string;
+}
+
+/** Thrown by tool modules; tools/call turns it into an isError result carrying `code`. */
+export class ToolError extends Error {
+  readonly code: ToolErrorCode;
+  readonly path: string | undefined;
+  constructor(code: ToolErrorCode, message: string, path?: string) {
+    super(message);
+    this.name = 'ToolError';
+    this.code = code;
+    this.path = path;
+  }
+  toData(): ToolErrorData {
+    return this.path === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, path: this.path };
+  }
+}
+
+export function isToolError(value: unknown): value is ToolError {
+  return value instanceof Error && typeof (value as { code?: unknown }).code === 'string' && (value as { code: string }).code in TOOL_ERROR_CODES;
+}

@@ -1,0 +1,86 @@
+/**
+ * Splits a byte stream into newline-terminated frames with a hard per-frame bound.
+ * Bytes are split on 0x0A before any decoding, so multibyte UTF-8 survives chunking.
+ * A frame longer than maxLineBytes is never buffered past the bound: its bytes are discarded up to
+ * the next newline and reported once through onOversize. The buffer grows by doubling up to the bound.
+ */
+export interface LineSplitterOptions {
+  readonly maxLineBytes: number;
+  /** A complete frame without its trailing "\n" (and without a trailing "\r"). */
+  readonly onLine: (frame: Buffer) => void;
+  /** A frame exceeded maxLineBytes; `discardedBytes` is known once its newline (or end) arrives. */
+  readonly onOversize: (discardedBytes: number) => void;
+}
+
+export interface LineSplitter {
+  push(chunk: Buffer): void;
+  /** Flushes a final unterminated frame (if any). */
+  end(): void;
+}
+
+const NEWLINE = 0x0a;
+const INITIAL_BYTES = 64 * 1024;
+
+export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
+  const { maxLineBytes, onLine, onOversize } = options;
+  let buffer = Buffer.allocUnsafe(Math.min(INITIAL_BYTES, maxLineBytes + 1));
+  let length = 0;
+  let discarding = false;
+  let discarded = 0;
+
+  const emit = (frame: Buffer): void => {
+    const end = frame.length > 0 && frame[frame.length - 1] === 0x0d ? frame.length - 1 : frame.length;
+    onLine(end === frame.length ? frame : frame.subarray(0, end));
+  };
+
+  const append = (bytes: Buffer): boolean => {
+    if (length + bytes.length > maxLineBytes) return false;
+    if (length + bytes.length > buffer.length) {
+      let size = buffer.length * 2;
+      while (size < length + bytes.length) size *= 2;
+      const grown = Buffer.allocUnsafe(Math.min(size, maxLineBytes + 1));
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
+    }
+    bytes.copy(buffer, length);
+    length += bytes.length;
+    return true;
+  };
+
+  return {
+    push(chunk) {
+      let start = 0;
+      while (start < chunk.length) {
+        const nl = chunk.indexOf(NEWLINE, start);
+        const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
+        if (discarding) {
+          discarded += piece.length;
+        } else if (!append(piece)) {
+          discarding = true;
+          discarded = length + piece.length;
+          length = 0;
+        }
+        if (nl === -1) return;
+        start = nl + 1;
+        if (discarding) {
+          discarding = false;
+          onOversize(discarded);
+          discarded = 0;
+        } else {
+          // Copy out: the buffer is reused for the next frame.
+          emit(Buffer.from(buffer.subarray(0, length)));
+          length = 0;
+        }
+      }
+    },
+    end() {
+      if (discarding) {
+        discarding = false;
+        onOversize(discarded);
+      } else if (length > 0) {
+        emit(Buffer.from(buffer.subarray(0, length)));
+      }
+      length = 0;
+    },
+  };
+}
