@@ -19,6 +19,7 @@ export const TOOL_ERROR_CODES = {
   run_not_found: 'No retained run has this run_id (unknown, evicted or released).',
   run_active: 'The run is still active; cancel it or wait for it to settle first.',
   cleanup_unconfirmed: 'Process cleanup of the run was not confirmed; the handle stays retained.',
+  session_busy: 'Too many runs are already waiting for this conversation; nothing was started.',
   // supervision and process
   spawn_failed: 'The native process could not be started.',
   supervisor_failed: 'The supervisor process failed or vanished before reporting cleanup.',
@@ -73,5 +74,7 @@ export class ToolError extends Error {
 }
 
 export function isToolError(value: unknown): value is ToolError {
-  return value instanceof Error && typeof (value as { code?: unknown }).code === 'string' && (value as { code: string }).code in TOOL_ERROR_CODES;
+  if (!(value instanceof Error)) return false;
+  const code: unknown = (value as unknown as { code?: unknown }).code;
+  return typeof code === 'string' && Object.hasOwn(TOOL_ERROR_CODES, code);
 }

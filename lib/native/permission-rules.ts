@@ -1,0 +1,49 @@
+import { ToolError } from '../tool-errors.ts';
+
+/**
+ * Refuses allow/deny combinations that fail open. A deny rule that carves a narrower command out of a
+ * broader allow (allow `Bash(git:*)`, deny `Bash(git commit:*)`) is matched by prefix, so any spelling
+ * that puts something before the subcommand (`git -C . commit`, `env git commit`) passes the allow and
+ * misses the deny. Failing closed means allowing exactly what is wanted instead.
+ */
+export function checkPermissionRules(allowed: readonly string[], disallowed: readonly string[]): void {
+  for (const [di, deny] of disallowed.entries()) {
+    const denyRule = parseRule(deny);
+    if (!denyRule || denyRule.spec === null) continue;
+    for (const allow of allowed) {
+      const allowRule = parseRule(allow);
+      if (!allowRule || allowRule.tool !== denyRule.tool) continue;
+      if (allowRule.spec === null || isNarrowerThan(denyRule.spec, allowRule.spec)) {
+        throw new ToolError(
+          'permission_rule_fails_open',
+          `disallowed_tools[${di}] carves an exception out of a broader allowed_tools rule for ${denyRule.tool}. ` +
+            'Prefix rules match the start of a command, so a flag or wrapper placed before the subcommand ' +
+            'passes the broad allow and misses the deny: this fails open. Allow only the exact commands you ' +
+            `want instead (for example ${denyRule.tool}(git status:*) and ${denyRule.tool}(git diff:*)), ` +
+            'and do not rely on a deny carve-out.',
+          `/disallowed_tools/${di}`,
+        );
+      }
+    }
+  }
+}
+
+interface Rule { readonly tool: string; readonly spec: string | null }
+
+function parseRule(rule: string): Rule | null {
+  const match = /^([A-Za-z0-9_.-]+)(?:\((.*)\))?$/s.exec(rule.trim());
+  if (!match || match[1] === undefined) return null;
+  const spec = match[2];
+  return { tool: match[1], spec: spec === undefined || spec === '' || spec === '*' ? null : spec };
+}
+
+function prefixOf(spec: string): string {
+  return spec.endsWith(':*') ? spec.slice(0, -2) : spec.endsWith('*') ? spec.slice(0, -1) : spec;
+}
+
+function isNarrowerThan(deny: string, allow: string): boolean {
+  if (!allow.endsWith('*')) return false; // an exact allow cannot be carved
+  const allowPrefix = prefixOf(allow).trimEnd();
+  const denyPrefix = prefixOf(deny).trimEnd();
+  return denyPrefix !== allowPrefix && denyPrefix.startsWith(allowPrefix);
+}

@@ -1,0 +1,87 @@
+import { isAbsolute } from 'node:path';
+import { ToolError } from '../tool-errors.ts';
+import { checkPermissionRules } from '../native/permission-rules.ts';
+import type { JsonObject, JsonValue } from '../util/json.ts';
+import type { PermissionMode, RunRequest, SessionIntent } from '../runs/types.ts';
+
+export const DEFAULT_TIMEOUT_SECONDS = 600;
+
+export interface RunInputContext {
+  /** MCP argument names that the cli-tree declares (besides permission_mode). */
+  readonly nativeArgNames: ReadonlySet<string>;
+  readonly defaultCwd: string;
+  readonly isDirectory: (path: string) => boolean;
+}
+
+/**
+ * Turns schema-validated claude.run arguments into a RunRequest, applying the rules a schema cannot
+ * express. Every failure is an input error naming the argument; nothing is spawned before this passes.
+ */
+export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunRequest {
+  const prompt = args['prompt'];
+  if (typeof prompt !== 'string' || prompt.length === 0) throw new ToolError('invalid_arguments', 'prompt must be a non-empty string', '/prompt');
+
+  const cwdArg = args['cwd'];
+  const cwd = typeof cwdArg === 'string' ? cwdArg : ctx.defaultCwd;
+  if (!isAbsolute(cwd)) throw new ToolError('invalid_arguments', 'cwd must be an absolute path', '/cwd');
+  if (cwd.includes('\0') || !ctx.isDirectory(cwd)) throw new ToolError('invalid_arguments', 'cwd must name an existing directory', '/cwd');
+
+  const session = getSessionIntent(args);
+
+  const allowed = stringList(args['allowed_tools']);
+  const disallowed = stringList(args['disallowed_tools']);
+  checkPermissionRules(allowed, disallowed);
+
+  const timeoutSeconds = typeof args['timeout_seconds'] === 'number' ? args['timeout_seconds'] : DEFAULT_TIMEOUT_SECONDS;
+  const idle = args['idle_timeout_seconds'];
+  if (typeof idle === 'number' && idle > timeoutSeconds) {
+    throw new ToolError('invalid_arguments', 'idle_timeout_seconds must not exceed timeout_seconds', '/idle_timeout_seconds');
+  }
+
+  const nativeOptions: Record<string, JsonValue> = {};
+  for (const [key, value] of Object.entries(args)) {
+    if (ctx.nativeArgNames.has(key) && key !== 'permission_mode' && value !== undefined) nativeOptions[key] = value;
+  }
+  const permissionMode = (typeof args['permission_mode'] === 'string' ? args['permission_mode'] : 'dontAsk') as PermissionMode;
+
+  return {
+    prompt,
+    cwd,
+    permissionMode,
+    nativeOptions,
+    session,
+    timeoutMs: timeoutSeconds * 1000,
+    idleTimeoutMs: typeof idle === 'number' ? idle * 1000 : null,
+  };
+}
+
+function getSessionIntent(args: JsonObject): SessionIntent {
+  const newId = args['session_id'];
+  const resumeId = args['resume_session_id'];
+  const continuePrevious = args['continue_previous'] === true;
+  const fork = args['fork_session'] === true;
+  const noPersistence = args['no_session_persistence'] === true;
+
+  const chosen = [
+    typeof newId === 'string' ? '/session_id' : null,
+    typeof resumeId === 'string' ? '/resume_session_id' : null,
+    continuePrevious ? '/continue_previous' : null,
+  ].filter((x): x is string => x !== null);
+  if (chosen.length > 1) {
+    throw new ToolError('invalid_arguments', 'session_id, resume_session_id and continue_previous are mutually exclusive', chosen[1]);
+  }
+  if (noPersistence && (typeof resumeId === 'string' || continuePrevious)) {
+    throw new ToolError('invalid_arguments', 'no_session_persistence cannot be combined with resuming or continuing a saved conversation', '/no_session_persistence');
+  }
+  if (fork && typeof resumeId !== 'string' && !continuePrevious) {
+    throw new ToolError('invalid_arguments', 'fork_session requires resume_session_id or continue_previous', '/fork_session');
+  }
+  if (typeof newId === 'string') return { kind: 'new', sessionId: newId };
+  if (typeof resumeId === 'string') return { kind: 'resume', sessionId: resumeId, fork };
+  if (continuePrevious) return { kind: 'continue', fork };
+  return { kind: 'fresh' };
+}
+
+function stringList(value: JsonValue | undefined): string[] {
+  return Array.isArray(value) ? value.filter((x): x is string => typeof x === 'string') : [];
+}

@@ -1,0 +1,94 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseRunInput } from '../../lib/tools/run-input.ts';
+import { checkPermissionRules } from '../../lib/native/permission-rules.ts';
+import { isToolError } from '../../lib/tool-errors.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
+
+const ctx = {
+  nativeArgNames: new Set(['model', 'session_id', 'resume_session_id', 'continue_previous', 'fork_session', 'no_session_persistence', 'allowed_tools', 'disallowed_tools', 'permission_mode']),
+  defaultCwd: '/srv/default',
+  isDirectory: (p: string) => p === '/srv/default' || p === '/tmp',
+};
+const ID = '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5';
+
+function errorOf(fn: () => unknown): { code: string; path: string | undefined } {
+  try { fn(); } catch (error) {
+    assert.ok(isToolError(error));
+    return { code: error.code, path: error.path };
+  }
+  assert.fail('expected a ToolError');
+}
+
+test('defaults: dontAsk, server cwd, 600 s, fresh session, only supplied native options', () => {
+  const req = parseRunInput({ prompt: 'hi', model: 'sonnet' }, ctx);
+  assert.equal(req.permissionMode, 'dontAsk');
+  assert.equal(req.cwd, '/srv/default');
+  assert.equal(req.timeoutMs, 600_000);
+  assert.equal(req.idleTimeoutMs, null);
+  assert.deepEqual(req.session, { kind: 'fresh' });
+  assert.deepEqual(req.nativeOptions, { model: 'sonnet' });
+});
+
+test('cwd must be absolute and an existing directory', () => {
+  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', cwd: 'rel/dir' }, ctx)), { code: 'invalid_arguments', path: '/cwd' });
+  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', cwd: '/nope' }, ctx)), { code: 'invalid_arguments', path: '/cwd' });
+  assert.equal(parseRunInput({ prompt: 'x', cwd: '/tmp' }, ctx).cwd, '/tmp');
+});
+
+const exclusivity: Array<[string, JsonObject, string | null]> = [
+  ['new + resume', { session_id: ID, resume_session_id: ID }, '/resume_session_id'],
+  ['new + continue', { session_id: ID, continue_previous: true }, '/continue_previous'],
+  ['resume + continue', { resume_session_id: ID, continue_previous: true }, '/continue_previous'],
+  ['no persistence + resume', { resume_session_id: ID, no_session_persistence: true }, '/no_session_persistence'],
+  ['no persistence + continue', { continue_previous: true, no_session_persistence: true }, '/no_session_persistence'],
+  ['fork alone', { fork_session: true }, '/fork_session'],
+  ['fork + new id', { fork_session: true, session_id: ID }, '/fork_session'],
+  ['no persistence + new id is fine', { session_id: ID, no_session_persistence: true }, null],
+  ['continue_previous false is not a choice', { session_id: ID, continue_previous: false }, null],
+];
+for (const [name, extra, path] of exclusivity) {
+  test(`session rule: ${name}`, () => {
+    const args = { prompt: 'x', ...extra };
+    if (path === null) parseRunInput(args, ctx);
+    else assert.deepEqual(errorOf(() => parseRunInput(args, ctx)), { code: 'invalid_arguments', path });
+  });
+}
+
+test('session intents', () => {
+  assert.deepEqual(parseRunInput({ prompt: 'x', session_id: ID }, ctx).session, { kind: 'new', sessionId: ID });
+  assert.deepEqual(parseRunInput({ prompt: 'x', resume_session_id: ID, fork_session: true }, ctx).session, { kind: 'resume', sessionId: ID, fork: true });
+  assert.deepEqual(parseRunInput({ prompt: 'x', continue_previous: true }, ctx).session, { kind: 'continue', fork: false });
+});
+
+test('idle timeout may not exceed the wall timeout', () => {
+  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', timeout_seconds: 10, idle_timeout_seconds: 11 }, ctx)), { code: 'invalid_arguments', path: '/idle_timeout_seconds' });
+  assert.equal(parseRunInput({ prompt: 'x', timeout_seconds: 10, idle_timeout_seconds: 10 }, ctx).idleTimeoutMs, 10_000);
+});
+
+test('carve-out deny under a broad allow fails closed, with an explanation', () => {
+  const err = errorOf(() => parseRunInput({ prompt: 'x', allowed_tools: ['Read', 'Bash(git:*)'], disallowed_tools: ['Bash(git commit:*)'] }, ctx));
+  assert.deepEqual(err, { code: 'permission_rule_fails_open', path: '/disallowed_tools/0' });
+  try { checkPermissionRules(['Bash(git:*)'], ['Bash(git commit:*)']); } catch (e) {
+    assert.match((e as Error).message, /fails open/);
+    assert.match((e as Error).message, /before the subcommand/);
+  }
+});
+
+const rules: Array<[string[], string[], boolean]> = [
+  [['Bash'], ['Bash(rm:*)'], true],
+  [['Bash(git:*)'], ['Bash(git push:*)'], true],
+  [['Bash(npm run:*)'], ['Bash(npm run deploy:*)'], true],
+  [['Bash(git status:*)'], ['Bash(git commit:*)'], false],
+  [['Bash(git:*)'], ['Bash(git:*)'], false],
+  [['Read'], ['Bash(rm:*)'], false],
+  [['Bash(git status)'], ['Bash(git status --x)'], false],
+  [[], ['Bash'], false],
+  [['Bash(git:*)'], ['Write'], false],
+];
+for (const [allow, deny, rejected] of rules) {
+  test(`permission rules ${JSON.stringify(allow)} / ${JSON.stringify(deny)} -> ${rejected ? 'rejected' : 'accepted'}`, () => {
+    if (rejected) assert.throws(() => checkPermissionRules(allow, deny), (e) => isToolError(e) && e.code === 'permission_rule_fails_open');
+    else checkPermissionRules(allow, deny);
+  });
+}
