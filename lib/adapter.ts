@@ -1,0 +1,80 @@
+/**
+ * The library face: the whole MCP protocol core without stdio. Feed it parsed JSON-RPC messages,
+ * write what it returns, and forward what it emits through onNotification (progress; advisory).
+ */
+import type { ResourceHost, ToolHost } from './mcp/types.ts';
+import type { ServerInfo } from './handlers/initialize.ts';
+import { createSession, type SessionState } from './rpc/session.ts';
+import { systemClock, type Clock } from './util/clock.ts';
+import type { JsonObject } from './util/json.ts';
+import pkg from '../package.json' with { type: 'json' };
+
+export const SERVER_INFO: ServerInfo = { name: 'claude-run-mcp', version: pkg.version };
+
+export interface AdapterOptions {
+  readonly toolHost: ToolHost;
+  readonly resourceHost: ResourceHost;
+  /** Cleanup of everything the hosts own; awaited by close() after in-flight requests settled. */
+  readonly onClose?: () => Promise<void>;
+  /** Diagnostics (stderr in the server); defaults to discarding them. */
+  readonly log?: (line: string) => void;
+  readonly clock?: Clock;
+  /** How long close() waits for aborted in-flight requests (default CLOSE_SETTLE_MS). */
+  readonly closeSettleMs?: number;
+  readonly serverInfo?: ServerInfo;
+}
+
+export interface Adapter {
+  /** A parsed JSON-RPC message (or batch array) in; the response (or array) out; undefined when none is due. */
+  handle(message: unknown): Promise<unknown>;
+  /** Subscribes to outbound notifications (notifications/progress); returns the unsubscribe function. */
+  onNotification(listener: (notification: JsonObject) => void): () => void;
+  /** Idempotent: refuses new requests, aborts in-flight ones, waits (bounded), then runs onClose. */
+  close(): Promise<void>;
+  state(): SessionState;
+}
+
+export function createAdapter(options: AdapterOptions): Adapter {
+  const log = options.log ?? (() => {});
+  const listeners = new Set<(notification: JsonObject) => void>();
+  const session = createSession({
+    toolHost: options.toolHost,
+    resourceHost: options.resourceHost,
+    serverInfo: options.serverInfo ?? SERVER_INFO,
+    notify(notification) {
+      for (const listener of listeners) {
+        try {
+          listener(notification);
+        } catch (error) {
+          log(`notification listener failed: ${String(error)}`);
+        }
+      }
+    },
+    log,
+    clock: options.clock ?? systemClock,
+    ...(options.closeSettleMs === undefined ? {} : { closeSettleMs: options.closeSettleMs }),
+  });
+
+  let closing: Promise<void> | null = null;
+  const shutdown = async (): Promise<void> => {
+    await session.close();
+    try {
+      await options.onClose?.();
+    } catch (error) {
+      log(`cleanup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    }
+  };
+
+  return {
+    handle: (message) => session.handle(message),
+    onNotification(listener) {
+      listeners.add(listener);
+      return () => { listeners.delete(listener); };
+    },
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+    state: () => session.state(),
+  };
+}

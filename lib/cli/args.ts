@@ -1,0 +1,93 @@
+/** Startup options of `serve`, parsed into a typed config. Pure: argv in, config or a usage error out. */
+import { MAX_FRAME_BYTES } from '../rpc/connection.ts';
+
+export interface ServeConfig {
+  /** --claude-bin PATH; null means "resolve it the usual way" (CLAUDE_BIN, then PATH). */
+  readonly claudeBin: string | null;
+  /** --max-timeout-seconds N: the largest timeout_seconds a call may ask for. */
+  readonly maxTimeoutSeconds: number;
+  /** --underscore-names: list tools as claude_run etc. instead of claude.run. */
+  readonly underscoreNames: boolean;
+  /** --prompt-via-stdin: hand the prompt to the native process on stdin rather than argv. */
+  readonly promptViaStdin: boolean;
+  /** --max-frame-bytes N: inbound JSON-RPC frame bound. */
+  readonly maxFrameBytes: number;
+}
+
+export const DEFAULT_MAX_TIMEOUT_SECONDS = 1800;
+/** Bounds for the numeric options, so a typo cannot configure something absurd. */
+export const MAX_TIMEOUT_SECONDS_LIMIT = 24 * 60 * 60;
+export const MIN_FRAME_BYTES = 1024;
+export const MAX_FRAME_BYTES_LIMIT = 1024 * 1024 * 1024;
+
+export const SERVE_USAGE = `usage: claude-run-mcp [serve] [options]
+  --claude-bin PATH          Claude Code binary to run (default: CLAUDE_BIN, then PATH)
+  --max-timeout-seconds N    largest accepted timeout_seconds (default ${DEFAULT_MAX_TIMEOUT_SECONDS})
+  --underscore-names         list tools with underscores (claude_run) instead of dots (claude.run)
+  --prompt-via-stdin         pass the prompt to claude on stdin instead of argv
+  --max-frame-bytes N        inbound JSON-RPC frame bound in bytes (default ${MAX_FRAME_BYTES})
+  --help                     print this help`;
+
+export type ParseResult =
+  | { readonly kind: 'config'; readonly config: ServeConfig }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'error'; readonly message: string };
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+export function parseServeArgs(argv: readonly string[]): ParseResult {
+  const config: Mutable<ServeConfig> = {
+    claudeBin: null,
+    maxTimeoutSeconds: DEFAULT_MAX_TIMEOUT_SECONDS,
+    underscoreNames: false,
+    promptViaStdin: false,
+    maxFrameBytes: MAX_FRAME_BYTES,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
+    const takeValue = (): string | null => {
+      if (inline !== undefined) return inline;
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--')) return null;
+      i++;
+      return next;
+    };
+    switch (name) {
+      case '--help':
+      case '-h':
+        return { kind: 'help' };
+      case '--underscore-names':
+      case '--prompt-via-stdin':
+        if (inline !== undefined) return { kind: 'error', message: `${name} takes no value` };
+        if (name === '--underscore-names') config.underscoreNames = true;
+        else config.promptViaStdin = true;
+        break;
+      case '--claude-bin': {
+        const value = takeValue();
+        if (value === null || value === '') return { kind: 'error', message: '--claude-bin needs a path' };
+        config.claudeBin = value;
+        break;
+      }
+      case '--max-timeout-seconds':
+      case '--max-frame-bytes': {
+        const value = takeValue();
+        const [min, max] = name === '--max-timeout-seconds' ? [1, MAX_TIMEOUT_SECONDS_LIMIT] : [MIN_FRAME_BYTES, MAX_FRAME_BYTES_LIMIT];
+        const parsed = value !== null && /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+        if (!(parsed >= min && parsed <= max)) return { kind: 'error', message: `${name} needs an integer from ${min} to ${max}` };
+        if (name === '--max-timeout-seconds') config.maxTimeoutSeconds = parsed;
+        else config.maxFrameBytes = parsed;
+        break;
+      }
+      default:
+        return { kind: 'error', message: `unknown option: ${truncate(arg)}` };
+    }
+  }
+  return { kind: 'config', config };
+}
+
+function truncate(text: string): string {
+  return text.length > 64 ? `${text.slice(0, 64)}…` : text;
+}

@@ -1,0 +1,24 @@
+/** What every request handler receives besides its params. Handlers never touch stdio or process.*. */
+import type { ResourceHost, ToolHost } from '../mcp/types.ts';
+import type { ProtocolVersion } from '../rpc/negotiate.ts';
+
+export interface HandlerContext {
+  readonly protocolVersion: ProtocolVersion;
+  readonly toolHost: ToolHost;
+  readonly resourceHost: ResourceHost;
+  /** Aborted on notifications/cancelled (reason ABORT_REASONS.cancelled) or server close (.closing). */
+  readonly signal: AbortSignal;
+  /** Present when the request carried _meta.progressToken. */
+  readonly progress: ((message: string) => void) | undefined;
+  /** Diagnostics to stderr; never part of a response. */
+  readonly log: (line: string) => void;
+}
+
+/** A request handler: params in, result out, or throw an RpcError for a protocol problem. */
+export type RequestHandler = (params: Record<string, unknown>, ctx: HandlerContext) => unknown;
+
+/** The reason an in-flight request's signal was aborted. */
+export const ABORT_REASONS = {
+  cancelled: 'cancelled',
+  closing: 'server_closing',
+} as const;

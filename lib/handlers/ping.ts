@@ -1,0 +1,4 @@
+/** ping: answered with an empty result, also before initialize. */
+export function ping(): Record<string, never> {
+  return {};
+}

@@ -1,0 +1,16 @@
+/** resources/list: the host's resources, shaped for the negotiated date. */
+import type { ResourceDescriptor } from '../mcp/types.ts';
+import { features, type ProtocolVersion } from '../rpc/negotiate.ts';
+import type { HandlerContext } from './context.ts';
+
+export function resourcesList(_params: Record<string, unknown>, ctx: HandlerContext): { resources: Record<string, unknown>[] } {
+  return { resources: ctx.resourceHost.list().map((resource) => toWireResource(resource, ctx.protocolVersion)) };
+}
+
+export function toWireResource(resource: ResourceDescriptor, version: ProtocolVersion): Record<string, unknown> {
+  const wire: Record<string, unknown> = { uri: resource.uri, name: resource.name };
+  if (resource.title !== undefined && features.titles(version)) wire['title'] = resource.title;
+  wire['description'] = resource.description;
+  wire['mimeType'] = resource.mimeType;
+  return wire;
+}

@@ -1,0 +1,61 @@
+/**
+ * tools/call: look the tool up, validate arguments against its advertised inputSchema, read the
+ * work-invocation metadata, then hand the call to the tool host.
+ * Invalid arguments: under 2025-11-25 a tool execution error (isError, code invalid_arguments, path);
+ * under older dates a -32602 protocol error with data.path. Unknown tool: -32602 "Unknown tool".
+ */
+import { isPlainObject, type JsonObject } from '../util/json.ts';
+import { isToolError, type ToolErrorData } from '../tool-errors.ts';
+import type { ToolOutcome } from '../mcp/types.ts';
+import { rpcErrors } from '../rpc/errors.ts';
+import { features } from '../rpc/negotiate.ts';
+import { escapePointerToken, validate } from '../schema/validate.ts';
+import type { HandlerContext } from './context.ts';
+import { toCallToolResult, type CallToolResult } from './tool-result.ts';
+
+export const WORK_INVOCATION_META_KEY = 'io.github.computer-mcp/work-invocation';
+const WORK_INVOCATION_PATH = `/_meta/${escapePointerToken(WORK_INVOCATION_META_KEY)}`;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function toolsCall(params: Record<string, unknown>, ctx: HandlerContext): Promise<CallToolResult> {
+  const name = params['name'];
+  if (typeof name !== 'string') throw rpcErrors.invalidParams('/name must be a string', '/name');
+  const tool = ctx.toolHost.list().find((candidate) => candidate.name === name);
+  if (tool === undefined) throw rpcErrors.unknownTool();
+
+  const args = params['arguments'] === undefined ? {} : params['arguments'];
+  if (!isPlainObject(args)) return invalidArguments(ctx, '', 'arguments must be an object');
+  const checked = validate(tool.inputSchema, args);
+  if (!checked.ok) return invalidArguments(ctx, checked.path, `${checked.path || 'arguments'} ${checked.message}`);
+
+  const invocation = getWorkInvocation(params['_meta']);
+  if (invocation === 'invalid') return invalidArguments(ctx, WORK_INVOCATION_PATH, `${WORK_INVOCATION_PATH} must be a UUID`);
+
+  let outcome: ToolOutcome;
+  try {
+    outcome = await ctx.toolHost.call(name, args as JsonObject, {
+      signal: ctx.signal,
+      progress: ctx.progress,
+      workInvocation: invocation,
+      protocolVersion: ctx.protocolVersion,
+    });
+  } catch (error) {
+    // The host contract is to return ToolErrors; a thrown one is still a tool error, not a bug.
+    if (!isToolError(error)) throw error;
+    outcome = { ok: false, summary: error.message, error: error.toData(), result: null };
+  }
+  return toCallToolResult(outcome, ctx.protocolVersion);
+}
+
+/** null when absent; the UUID when valid; 'invalid' otherwise (a host must send a UUID or nothing). */
+function getWorkInvocation(meta: unknown): string | null | 'invalid' {
+  if (!isPlainObject(meta) || !Object.hasOwn(meta, WORK_INVOCATION_META_KEY)) return null;
+  const value = meta[WORK_INVOCATION_META_KEY];
+  return typeof value === 'string' && UUID_RE.test(value) ? value : 'invalid';
+}
+
+function invalidArguments(ctx: HandlerContext, path: string, message: string): CallToolResult {
+  if (!features.validationAsToolError(ctx.protocolVersion)) throw rpcErrors.invalidParams(message, path);
+  const error: ToolErrorData = { code: 'invalid_arguments', message, path };
+  return toCallToolResult({ ok: false, summary: `Invalid arguments: ${message}`, error, result: null }, ctx.protocolVersion);
+}

@@ -1,0 +1,158 @@
+/**
+ * Per-connection protocol state and dispatch: lifecycle (initialize first), batching by date,
+ * cancellation, and the mapping of handler outcomes to responses.
+ *
+ * Order of checks for a request: envelope → closing → duplicate in-flight id → method lookup →
+ * initialized → params shape → handler. A duplicate id (a request whose id is still in flight) is
+ * answered -32600 with that id and the original request continues. A cancelled request gets no
+ * response at all. Responses from the client are ignored: this server never sends requests.
+ */
+import type { ResourceHost, ToolHost } from '../mcp/types.ts';
+import type { Clock } from '../util/clock.ts';
+import type { JsonObject } from '../util/json.ts';
+import { ABORT_REASONS } from '../handlers/context.ts';
+import { initialize, type ServerInfo } from '../handlers/initialize.ts';
+import { getRequestHandler, METHODS_BEFORE_INITIALIZE } from '../handlers/methods.ts';
+import { classifyMessage, idKey, isRequestId, type Params } from './envelope.ts';
+import { errorResponse, isRpcError, rpcErrors, type RequestId, type RpcError } from './errors.ts';
+import { features, LATEST_PROTOCOL_VERSION, type ProtocolVersion } from './negotiate.ts';
+import { createProgressReporter, getProgressToken } from './progress.ts';
+
+/** close() waits at most this long for aborted in-flight requests to settle. */
+export const CLOSE_SETTLE_MS = 2000;
+
+export interface SessionOptions {
+  readonly toolHost: ToolHost;
+  readonly resourceHost: ResourceHost;
+  readonly serverInfo: ServerInfo;
+  /** Advisory notifications (progress); the transport may drop them. */
+  readonly notify: (notification: JsonObject) => void;
+  readonly log: (line: string) => void;
+  readonly clock: Clock;
+  readonly closeSettleMs?: number;
+}
+
+export interface SessionState {
+  readonly protocolVersion: ProtocolVersion | null;
+  readonly closing: boolean;
+  readonly inFlight: number;
+}
+
+export interface Session {
+  /** One parsed message (or batch) in; the response (or array of responses) out, undefined when none. */
+  handle(message: unknown): Promise<unknown>;
+  /** Refuses new requests, aborts in-flight ones and waits (bounded) for them to settle. */
+  close(): Promise<void>;
+  state(): SessionState;
+}
+
+interface InFlight {
+  readonly method: string;
+  readonly controller: AbortController;
+  readonly stopProgress: () => void;
+  cancelled: boolean;
+}
+
+export function createSession(options: SessionOptions): Session {
+  const { toolHost, resourceHost, serverInfo, notify, log, clock } = options;
+  let negotiated: ProtocolVersion | null = null;
+  let closing = false;
+  const inFlight = new Map<string, InFlight>();
+  const running = new Set<Promise<unknown>>();
+
+  const fail = (id: RequestId | null, error: RpcError): unknown => errorResponse(id, error.toObject());
+
+  const onNotification = (method: string, params: Params): void => {
+    if (method !== 'notifications/cancelled' || params === undefined || Array.isArray(params)) return;
+    const requestId = (params as Record<string, unknown>)['requestId'];
+    if (!isRequestId(requestId)) return;
+    const entry = inFlight.get(idKey(requestId));
+    // initialize cannot be cancelled (MCP lifecycle rule); unknown or finished ids are a tolerated race.
+    if (entry === undefined || entry.method === 'initialize') return;
+    entry.cancelled = true;
+    entry.stopProgress();
+    inFlight.delete(idKey(requestId));
+    entry.controller.abort(ABORT_REASONS.cancelled);
+  };
+
+  const runRequest = async (id: RequestId, method: string, params: Params): Promise<unknown> => {
+    if (closing) return fail(id, rpcErrors.closing());
+    const key = idKey(id);
+    if (inFlight.has(key)) return fail(id, rpcErrors.duplicateId());
+    const handler = getRequestHandler(method);
+    if (handler === undefined && method !== 'initialize') return fail(id, rpcErrors.methodNotFound());
+    if (negotiated === null && !METHODS_BEFORE_INITIALIZE.has(method)) return fail(id, rpcErrors.notInitialized());
+    if (Array.isArray(params)) return fail(id, rpcErrors.invalidParams('params must be an object'));
+    const args = (params ?? {}) as Record<string, unknown>;
+
+    if (method === 'initialize') {
+      if (negotiated !== null) return fail(id, rpcErrors.alreadyInitialized());
+      const result = initialize(args, serverInfo);
+      negotiated = result.protocolVersion;
+      return { jsonrpc: '2.0', id, result };
+    }
+    if (handler === undefined) return fail(id, rpcErrors.methodNotFound());
+
+    // Only ping runs before initialize; it does not depend on the date.
+    const version = negotiated ?? LATEST_PROTOCOL_VERSION;
+    const progress = createProgressReporter(getProgressToken(args), version, notify);
+    const entry: InFlight = { method, controller: new AbortController(), stopProgress: progress.stop, cancelled: false };
+    inFlight.set(key, entry);
+    try {
+      const result = await handler(args, {
+        protocolVersion: version,
+        toolHost,
+        resourceHost,
+        signal: entry.controller.signal,
+        progress: progress.report,
+        log,
+      });
+      return entry.cancelled ? undefined : { jsonrpc: '2.0', id, result };
+    } catch (error) {
+      if (entry.cancelled) return undefined;
+      if (isRpcError(error)) return fail(id, error);
+      log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      return fail(id, rpcErrors.internal());
+    } finally {
+      progress.stop();
+      if (inFlight.get(key) === entry) inFlight.delete(key);
+    }
+  };
+
+  const handleOne = (message: unknown): Promise<unknown> => {
+    const envelope = classifyMessage(message);
+    switch (envelope.kind) {
+      case 'invalid': return Promise.resolve(fail(envelope.id, rpcErrors.invalidRequest()));
+      case 'response': return Promise.resolve(undefined);
+      case 'notification': onNotification(envelope.method, envelope.params); return Promise.resolve(undefined);
+      case 'request': {
+        const pending = runRequest(envelope.id, envelope.method, envelope.params);
+        running.add(pending);
+        const forget = (): void => { running.delete(pending); };
+        pending.then(forget, forget);
+        return pending;
+      }
+    }
+  };
+
+  const handleBatch = async (batch: readonly unknown[]): Promise<unknown> => {
+    if (negotiated === null || !features.batching(negotiated)) return fail(null, rpcErrors.batchNotSupported());
+    if (batch.length === 0) return fail(null, rpcErrors.emptyBatch());
+    const responses = (await Promise.all(batch.map(handleOne))).filter((response) => response !== undefined);
+    return responses.length === 0 ? undefined : responses;
+  };
+
+  return {
+    handle: (message) => (Array.isArray(message) ? handleBatch(message) : handleOne(message)),
+    async close() {
+      closing = true;
+      for (const entry of inFlight.values()) entry.controller.abort(ABORT_REASONS.closing);
+      if (running.size === 0) return;
+      let cancelTimer: () => void = () => {};
+      const timeout = new Promise<void>((resolve) => { cancelTimer = clock.setTimeout(resolve, options.closeSettleMs ?? CLOSE_SETTLE_MS); });
+      await Promise.race([Promise.allSettled([...running]), timeout]);
+      cancelTimer();
+    },
+    state: () => ({ protocolVersion: negotiated, closing, inFlight: inFlight.size }),
+  };
+}

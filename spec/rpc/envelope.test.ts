@@ -1,0 +1,30 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { classifyMessage, idKey } from '../../lib/rpc/envelope.ts';
+
+describe('classifyMessage', () => {
+  const cases: [string, unknown, unknown][] = [
+    ['request', { jsonrpc: '2.0', id: 1, method: 'ping' }, { kind: 'request', id: 1, method: 'ping', params: undefined }],
+    ['request with string id and params', { jsonrpc: '2.0', id: 'a', method: 'm', params: { x: 1 } }, { kind: 'request', id: 'a', method: 'm', params: { x: 1 } }],
+    ['request with array params (checked later)', { jsonrpc: '2.0', id: 2, method: 'm', params: [1] }, { kind: 'request', id: 2, method: 'm', params: [1] }],
+    ['notification', { jsonrpc: '2.0', method: 'notifications/initialized' }, { kind: 'notification', method: 'notifications/initialized', params: undefined }],
+    ['response with result', { jsonrpc: '2.0', id: 7, result: {} }, { kind: 'response', id: 7 }],
+    ['response with error', { jsonrpc: '2.0', id: null, error: { code: 1, message: 'x' } }, { kind: 'response', id: null }],
+    ['not an object', 42, { kind: 'invalid', id: null }],
+    ['null', null, { kind: 'invalid', id: null }],
+    ['wrong version keeps a readable id', { jsonrpc: '1.0', id: 3, method: 'ping' }, { kind: 'invalid', id: 3 }],
+    ['missing version', { id: 3, method: 'ping' }, { kind: 'invalid', id: 3 }],
+    ['null id request', { jsonrpc: '2.0', id: null, method: 'ping' }, { kind: 'invalid', id: null }],
+    ['object id', { jsonrpc: '2.0', id: {}, method: 'ping' }, { kind: 'invalid', id: null }],
+    ['non-string method', { jsonrpc: '2.0', id: 4, method: 5 }, { kind: 'invalid', id: 4 }],
+    ['primitive params', { jsonrpc: '2.0', id: 5, method: 'ping', params: 'x' }, { kind: 'invalid', id: 5 }],
+    ['empty object', { jsonrpc: '2.0' }, { kind: 'invalid', id: null }],
+  ];
+  for (const [title, input, expected] of cases) {
+    it(title, () => assert.deepEqual(classifyMessage(input), expected));
+  }
+
+  it('keeps numeric and string ids apart', () => {
+    assert.notEqual(idKey(1), idKey('1'));
+  });
+});

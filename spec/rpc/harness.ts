@@ -1,0 +1,39 @@
+// Builds an adapter over the fake hosts and offers terse request helpers.
+import { createAdapter, type Adapter, type AdapterOptions } from '../../lib/adapter.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
+import { createFakeResourceHost, createFakeToolHost, type FakeToolHost } from './fake-hosts.ts';
+
+export interface Harness {
+  readonly adapter: Adapter;
+  readonly tools: FakeToolHost;
+  readonly notifications: JsonObject[];
+  readonly logs: string[];
+  request(id: number | string, method: string, params?: unknown): Promise<unknown>;
+}
+
+export function createHarness(overrides: Partial<AdapterOptions> = {}): Harness {
+  const tools = createFakeToolHost();
+  const logs: string[] = [];
+  const notifications: JsonObject[] = [];
+  const adapter = createAdapter({ toolHost: tools, resourceHost: createFakeResourceHost(), log: (line) => logs.push(line), ...overrides });
+  adapter.onNotification((n) => notifications.push(n));
+  return {
+    adapter,
+    tools,
+    notifications,
+    logs,
+    request: (id, method, params) =>
+      adapter.handle(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params }),
+  };
+}
+
+export async function initializedHarness(protocolVersion: string, overrides: Partial<AdapterOptions> = {}): Promise<Harness> {
+  const harness = createHarness(overrides);
+  await harness.request('init', 'initialize', { protocolVersion, capabilities: {}, clientInfo: { name: 'spec', version: '0' } });
+  await harness.adapter.handle({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return harness;
+}
+
+export const errorOf = (response: unknown): { code: number; message: string; data?: unknown } =>
+  (response as { error: { code: number; message: string; data?: unknown } }).error;
+export const resultOf = (response: unknown): Record<string, unknown> => (response as { result: Record<string, unknown> }).result;
