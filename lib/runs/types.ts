@@ -44,6 +44,8 @@ export interface RunResult {
   completed: boolean;
   is_error: boolean;
   error: ToolErrorData | null;
+  /** The native failure the native process reported, kept even when a termination or cleanup code wins. */
+  native_error: ToolErrorData | null;
   session_id: string | null;
   /** Whether resume/continue was asked for, and whether the native process really continued it. */
   resume_requested: boolean;
@@ -70,6 +72,8 @@ export interface RunResult {
   events_total: number;
   events_dropped: number;
   events_omitted: number;
+  /** Native stdout lines that were not JSON objects (counted, never stored). */
+  malformed_lines: number;
   created_at: string;
   settled_at: string | null;
 }

@@ -1,0 +1,203 @@
+/**
+ * Per-run ingestion of native stdout frames (already split and bounded by the line splitter).
+ * Keeps the bounded event ring, the first valid final `result` event (separately, bounded), and the
+ * few facts classification needs. It never decides the outcome; it only tells the caller when a
+ * bound was crossed so the run can be stopped.
+ */
+import type { JsonObject } from '../util/json.ts';
+import { assertNever } from '../util/assert-never.ts';
+import { getBoolean, getNumber, getObject, getString, parseNativeEvent } from '../native/events.ts';
+import { createEventRing } from './event-ring.ts';
+import type { EventRing } from './event-ring.ts';
+
+export const MAX_FINAL_BYTES = 128 * 1024;
+/** Distinct tool names kept from system/permission_denied events. */
+export const MAX_DENIED_TOOLS = 32;
+const MAX_TOOL_NAME_CHARS = 200;
+const SYNTHETIC_MODEL = '<synthetic>';
+
+export type IngestSignal = 'continue' | 'frame_too_large' | 'final_too_large';
+
+export interface InitFacts {
+  readonly session_id: string | null;
+  readonly model: string | null;
+  readonly claude_code_version: string | null;
+  readonly permissionMode: string | null;
+  readonly cwd: string | null;
+}
+
+export interface IngestState {
+  /** The first valid final event (type result, string subtype, boolean is_error), never truncated. */
+  readonly final: JsonObject | null;
+  readonly final_bytes: number | null;
+  /** Every JSON object with type "result", valid or not. More than one is a duplicate final event. */
+  readonly results_seen: number;
+  /** Result-typed objects lacking a string subtype or boolean is_error. */
+  readonly invalid_results: number;
+  /** Byte size of a would-be final event that exceeded the bound (then `final` stays null). */
+  readonly final_too_large_bytes: number | null;
+  /** Frames that were not a JSON object (whitespace-only frames are ignored, not counted). */
+  readonly malformed_lines: number;
+  /** Frames the splitter refused as oversized, and the largest size seen. */
+  readonly frames_too_large: number;
+  readonly largest_oversize_bytes: number | null;
+  /** The first system/init event's facts, or null when none arrived. */
+  readonly init: InitFacts | null;
+  /** The last non-synthetic assistant message.model. */
+  readonly assistant_model: string | null;
+  /** The last assistant `error` code (set on synthetic API-error messages) and its api_error_status. */
+  readonly last_assistant_error: string | null;
+  readonly last_assistant_error_status: number | null;
+  readonly api_retries: number;
+  readonly last_api_retry: JsonObject | null;
+  readonly permission_denied_events: number;
+  readonly denied_tools: readonly string[];
+  readonly events_total: number;
+  readonly events_dropped: number;
+  readonly events_omitted: number;
+}
+
+export interface Ingest {
+  onFrame(frame: Buffer): IngestSignal;
+  onOversizeFrame(bytes: number): IngestSignal;
+  snapshot(): IngestState;
+  readonly ring: EventRing;
+}
+
+export interface IngestOptions {
+  /** Cursor namespace of this run's event ring (use the run id). */
+  readonly ringId: string;
+  readonly maxFinalBytes?: number;
+}
+
+const WHITESPACE_ONLY = /^[ \t\r\n]*$/;
+
+export function createIngest(options: IngestOptions): Ingest {
+  const maxFinalBytes = options.maxFinalBytes ?? MAX_FINAL_BYTES;
+  const ring = createEventRing({ ringId: options.ringId });
+  let final: JsonObject | null = null;
+  let finalBytes: number | null = null;
+  let finalRejected = false;
+  let resultsSeen = 0;
+  let invalidResults = 0;
+  let finalTooLargeBytes: number | null = null;
+  let malformedLines = 0;
+  let framesTooLarge = 0;
+  let largestOversize: number | null = null;
+  let init: InitFacts | null = null;
+  let assistantModel: string | null = null;
+  let lastAssistantError: string | null = null;
+  let lastAssistantErrorStatus: number | null = null;
+  let apiRetries = 0;
+  let lastApiRetry: JsonObject | null = null;
+  let deniedEvents = 0;
+  const deniedTools: string[] = [];
+
+  const onResult = (event: JsonObject, bytes: number): IngestSignal => {
+    resultsSeen += 1;
+    const valid = getString(event, 'subtype') !== null && getBoolean(event, 'is_error') !== null;
+    if (!valid) invalidResults += 1;
+    if (valid && final === null && !finalRejected) {
+      if (bytes > maxFinalBytes) {
+        // Not kept anywhere, not even in the ring: an oversized final must not look like a truncated success.
+        finalRejected = true;
+        finalTooLargeBytes = bytes;
+        ring.omit();
+        return 'final_too_large';
+      }
+      final = event;
+      finalBytes = bytes;
+    }
+    ring.push(event);
+    return 'continue';
+  };
+
+  const onAssistant = (event: JsonObject): void => {
+    const message = getObject(event, 'message');
+    const model = getString(message, 'model');
+    if (model !== null && model !== SYNTHETIC_MODEL) assistantModel = model;
+    const error = getString(event, 'error');
+    if (error !== null) {
+      lastAssistantError = error;
+      lastAssistantErrorStatus = getNumber(event, 'api_error_status');
+    }
+  };
+
+  return {
+    ring,
+    onFrame(frame) {
+      const parsed = parseNativeEvent(frame);
+      if (!parsed.ok) {
+        if (!WHITESPACE_ONLY.test(frame.toString('latin1'))) malformedLines += 1;
+        return 'continue';
+      }
+      const { event, kind } = parsed;
+      switch (kind) {
+        case 'result':
+          return onResult(event, frame.length);
+        case 'system_init':
+          init ??= {
+            session_id: getString(event, 'session_id'),
+            model: getString(event, 'model'),
+            claude_code_version: getString(event, 'claude_code_version'),
+            permissionMode: getString(event, 'permissionMode'),
+            cwd: getString(event, 'cwd'),
+          };
+          break;
+        case 'system_api_retry':
+          apiRetries += 1;
+          lastApiRetry = event;
+          break;
+        case 'system_permission_denied': {
+          deniedEvents += 1;
+          const tool = getString(event, 'tool_name')?.slice(0, MAX_TOOL_NAME_CHARS) ?? null;
+          if (tool !== null && !deniedTools.includes(tool) && deniedTools.length < MAX_DENIED_TOOLS) deniedTools.push(tool);
+          break;
+        }
+        case 'assistant':
+          onAssistant(event);
+          break;
+        case 'system_status':
+        case 'system_other':
+        case 'stream_event':
+        case 'user':
+        case 'other':
+          break;
+        default:
+          assertNever(kind);
+      }
+      ring.push(event);
+      return 'continue';
+    },
+    onOversizeFrame(bytes) {
+      framesTooLarge += 1;
+      largestOversize = Math.max(largestOversize ?? 0, bytes);
+      ring.omit();
+      return 'frame_too_large';
+    },
+    snapshot() {
+      const counts = ring.counts();
+      return {
+        final,
+        final_bytes: finalBytes,
+        results_seen: resultsSeen,
+        invalid_results: invalidResults,
+        final_too_large_bytes: finalTooLargeBytes,
+        malformed_lines: malformedLines,
+        frames_too_large: framesTooLarge,
+        largest_oversize_bytes: largestOversize,
+        init,
+        assistant_model: assistantModel,
+        last_assistant_error: lastAssistantError,
+        last_assistant_error_status: lastAssistantErrorStatus,
+        api_retries: apiRetries,
+        last_api_retry: lastApiRetry,
+        permission_denied_events: deniedEvents,
+        denied_tools: [...deniedTools],
+        events_total: counts.events_total,
+        events_dropped: counts.events_dropped,
+        events_omitted: counts.events_omitted,
+      };
+    },
+  };
+}
