@@ -10,6 +10,7 @@
  * the cleanup report.
  */
 
+/** Bound on everything the supervisor writes on fd 2 (all report lines together). */
 export const REPORT_MAX_BYTES = 64 * 1024;
 export const STDERR_TAIL_MAX_BYTES = 16 * 1024;
 export const CONTROL_LINE_MAX_BYTES = 32 * 1024 * 1024;
@@ -46,9 +47,13 @@ export type ReportMessage =
       readonly type: 'cleanup';
       /** True only when nothing of the run but the supervisor itself is proven to remain. */
       readonly confirmed: boolean;
+      /** Processes of the run still alive after the ladder (possibly cut short to fit the report). */
       readonly survivors: readonly ProcessIdentity[];
+      /** Survivors left out of `survivors` so the line fits REPORT_MAX_BYTES. */
+      readonly survivors_omitted: number;
       /** The ladder steps actually taken, in order, e.g. ["SIGINT:native","SIGTERM:group","SIGKILL:3"]. */
       readonly steps: readonly string[];
+      /** Why cleanup could not be completed or verified (e.g. a signal failed with EPERM); null otherwise. */
       readonly error: string | null;
       readonly stderr_tail: string;
       readonly stderr_bytes: number;

@@ -1,0 +1,92 @@
+/**
+ * The termination ladder: SIGINT to the native process (it then writes a final result), SIGTERM to the
+ * group and to tracked escaped descendants, SIGKILL to each remaining process individually, then proof by
+ * /proc scan. The supervisor never signals its own group with SIGKILL: it would die before reporting.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { identityOf, type ProcStat } from './proc-stat.ts';
+import { signalGroup, signalIdentity, type KillSignal } from './kill.ts';
+import type { RunTracker } from './tracker.ts';
+import type { ProcessIdentity } from '../supervise/protocol.ts';
+
+export interface LadderTarget {
+  readonly selfPid: number;
+  /** True when the supervisor leads its own process group (spawned detached), so -pgid is the run. */
+  readonly groupMode: boolean;
+  readonly tracker: RunTracker;
+  readonly readTable: () => ProcStat[];
+  /** The native process has exited and been reaped. */
+  nativeExited(): boolean;
+  /** SIGINT to the native process; safe because it is our unreaped child. */
+  interruptNative(): void;
+}
+
+export interface LadderOptions {
+  readonly interrupt: boolean;
+  readonly interruptGraceMs: number;
+  readonly termGraceMs: number;
+  readonly killGraceMs: number;
+  readonly pollMs: number;
+}
+
+export interface LadderOutcome {
+  readonly survivors: readonly ProcessIdentity[];
+  readonly steps: readonly string[];
+  readonly error: string | null;
+}
+
+export async function runLadder(target: LadderTarget, options: LadderOptions): Promise<LadderOutcome> {
+  const { tracker } = target;
+  const steps: string[] = [];
+  const failures: number[] = [];
+  const observe = (): ProcStat[] => {
+    const table = target.readTable();
+    tracker.observe(table);
+    return table;
+  };
+  const settled = (table: readonly ProcStat[]): boolean => target.nativeExited() && tracker.remaining(table).length === 0;
+  // Ref'd timers on purpose: after control EOF these waits may be all that keeps the supervisor alive.
+  const waitUntil = async (done: (table: readonly ProcStat[]) => boolean, ms: number): Promise<ProcStat[]> => {
+    const deadline = performance.now() + ms;
+    let table = observe();
+    while (!done(table) && performance.now() < deadline) {
+      await delay(Math.max(1, Math.min(options.pollMs, deadline - performance.now())));
+      table = observe();
+    }
+    return table;
+  };
+  const signalEach = (victims: readonly ProcStat[], signal: KillSignal): number => {
+    let sent = 0;
+    for (const victim of victims) {
+      const outcome = signalIdentity(identityOf(victim), signal);
+      if (outcome === 'sent') sent++;
+      else if (outcome === 'failed') failures.push(victim.pid);
+    }
+    return sent;
+  };
+
+  let table = observe();
+  if (options.interrupt && !target.nativeExited()) {
+    target.interruptNative();
+    steps.push('SIGINT:native');
+    table = await waitUntil(() => target.nativeExited(), options.interruptGraceMs);
+  }
+  if (!settled(table)) {
+    let victims = tracker.remaining(table);
+    if (target.groupMode) {
+      if (signalGroup(target.selfPid, 'SIGTERM') === 'sent') steps.push('SIGTERM:group');
+      victims = victims.filter((s) => s.pgid !== target.selfPid);
+    }
+    steps.push(`SIGTERM:${signalEach(victims, 'SIGTERM')}`);
+    table = await waitUntil(settled, options.termGraceMs);
+  }
+  if (!settled(table)) {
+    steps.push(`SIGKILL:${signalEach(tracker.remaining(table), 'SIGKILL')}`);
+    table = await waitUntil(settled, options.killGraceMs);
+  }
+  const survivors = tracker.remaining(table).map(identityOf);
+  let error: string | null = null;
+  if (failures.length > 0) error = `signal refused (EPERM) for pid ${[...new Set(failures)].join(', ')}`;
+  else if (!target.nativeExited()) error = 'native process exit was not observed';
+  return { survivors, steps, error };
+}

@@ -1,0 +1,102 @@
+/**
+ * Pure reading of Linux /proc/<pid>/stat lines and the process-identity rules built on them.
+ * A pid alone can be recycled; pid + start time (field 22) names one process for the life of the boot.
+ */
+import type { ProcessIdentity } from '../supervise/protocol.ts';
+
+export interface ProcStat {
+  readonly pid: number;
+  readonly state: string;
+  readonly ppid: number;
+  readonly pgid: number;
+  readonly sid: number;
+  /** Field 22: start time in clock ticks since boot, kept as a decimal string (never compared as a float). */
+  readonly start: string;
+}
+
+/** Fields after the ")" that closes comm: index 0 is field 3 (state). */
+const STATE_INDEX = 0;
+const PPID_INDEX = 1;
+const PGID_INDEX = 2;
+const SID_INDEX = 3;
+const START_INDEX = 19;
+
+/** Parses one stat line; null when it is not a well-formed stat line. comm may hold spaces and ")". */
+export function parseProcStat(text: string): ProcStat | null {
+  const open = text.indexOf(' (');
+  const close = text.lastIndexOf(')');
+  if (open <= 0 || close < open) return null;
+  const pid = Number(text.slice(0, open));
+  const rest = text.slice(close + 2).trim().split(' ');
+  const state = rest[STATE_INDEX];
+  const ppid = Number(rest[PPID_INDEX]);
+  const pgid = Number(rest[PGID_INDEX]);
+  const sid = Number(rest[SID_INDEX]);
+  const start = rest[START_INDEX];
+  if (state === undefined || start === undefined || !/^\d+$/.test(start)) return null;
+  if (![pid, ppid, pgid, sid].every((n) => Number.isSafeInteger(n) && n >= 0) || pid === 0) return null;
+  return { pid, state, ppid, pgid, sid, start };
+}
+
+/** Zombies (Z) and dying tasks (X) have finished running: they hold a pid but nothing else. */
+export function isLive(stat: ProcStat): boolean {
+  return stat.state !== 'Z' && stat.state !== 'X';
+}
+
+/** True only when `stat` is the very process `id` named: same pid and same start time. */
+export function isSameProcess(id: ProcessIdentity, stat: ProcStat | null): boolean {
+  return stat !== null && stat.pid === id.pid && stat.start === id.start;
+}
+
+export function identityOf(stat: ProcStat): ProcessIdentity {
+  return { pid: stat.pid, start: stat.start };
+}
+
+export function identityKey(id: ProcessIdentity): string {
+  return `${id.pid}:${id.start}`;
+}
+
+/**
+ * Every process in `table` that descends (by ppid) from one of `roots`, roots excluded.
+ * Roots are identities so a recycled pid does not adopt a stranger's children.
+ */
+export function collectDescendants(table: readonly ProcStat[], roots: readonly ProcessIdentity[]): ProcStat[] {
+  const byPid = new Map<number, ProcStat>();
+  const children = new Map<number, ProcStat[]>();
+  for (const stat of table) {
+    byPid.set(stat.pid, stat);
+    const list = children.get(stat.ppid);
+    if (list) list.push(stat);
+    else children.set(stat.ppid, [stat]);
+  }
+  const found: ProcStat[] = [];
+  const seen = new Set<number>();
+  const queue: number[] = [];
+  for (const root of roots) {
+    if (isSameProcess(root, byPid.get(root.pid) ?? null)) {
+      seen.add(root.pid);
+      queue.push(root.pid);
+    }
+  }
+  while (queue.length > 0) {
+    const pid = queue.shift() as number;
+    for (const child of children.get(pid) ?? []) {
+      if (seen.has(child.pid)) continue;
+      seen.add(child.pid);
+      found.push(child);
+      queue.push(child.pid);
+    }
+  }
+  return found;
+}
+
+/** Live members of process group `pgid`, excluding `selfPid`. */
+export function groupMembers(table: readonly ProcStat[], pgid: number, selfPid: number): ProcStat[] {
+  return table.filter((s) => s.pgid === pgid && s.pid !== selfPid && isLive(s));
+}
+
+/** Compares two decimal start-time strings numerically without floating point. */
+export function compareStart(a: string, b: string): number {
+  if (a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
+}

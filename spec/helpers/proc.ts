@@ -1,0 +1,81 @@
+/**
+ * Process-table helpers for process specs: identities by pid + start time, readiness files written by
+ * fixtures, and polling with a hard deadline (never sleep-then-assert).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import { identityOf, isLive, isSameProcess, type ProcStat } from '../../lib/supervisor/proc-stat.ts';
+import { readProcStat, readProcTable } from '../../lib/supervisor/proc-table.ts';
+
+export { readProcStat, readProcTable };
+export type { ProcStat };
+
+const POLL_MS = 20;
+
+/** The identity of a live pid right now, or null. */
+export function identify(pid: number): ProcessIdentity | null {
+  const stat = readProcStat(pid);
+  return stat && isLive(stat) ? identityOf(stat) : null;
+}
+
+/** True while that very process (same start time) is alive and not a zombie. */
+export function isRunning(id: ProcessIdentity): boolean {
+  const stat = readProcStat(id.pid);
+  return isSameProcess(id, stat) && stat !== null && isLive(stat);
+}
+
+/** Polls `probe` until it returns a value other than undefined/false; throws at the deadline. */
+export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (performance.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await delay(POLL_MS);
+  }
+}
+
+/** Resolves once none of `ids` is alive; throws (naming the survivors) at the deadline. */
+export async function waitForGone(ids: readonly ProcessIdentity[], timeoutMs = 10_000): Promise<void> {
+  await waitFor(`processes gone`, () => ids.every((id) => !isRunning(id)), timeoutMs).catch(() => {
+    const left = ids.filter(isRunning).map((id) => id.pid);
+    throw new Error(`still alive after ${timeoutMs} ms: ${left.join(', ')}`);
+  });
+}
+
+export interface ReadyLine {
+  readonly ready: string;
+  readonly pid: number;
+}
+
+export function readReadyLines(file: string): ReadyLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l) => JSON.parse(l) as ReadyLine);
+}
+
+/** Waits for a fixture's readiness line `ready` and returns the identity of the pid it names. */
+export async function waitForReady(file: string, ready: string, timeoutMs = 10_000): Promise<ProcessIdentity> {
+  const line = await waitFor(`ready "${ready}" in ${file}`, () => readReadyLines(file).find((l) => l.ready === ready), timeoutMs);
+  const id = identify(line.pid);
+  if (id === null) throw new Error(`ready "${ready}" named pid ${line.pid}, which is not running`);
+  return id;
+}
+
+/** Test cleanup: SIGKILL whatever of `ids` still runs (so a failing spec leaks nothing). */
+export function killIfRunning(ids: readonly (ProcessIdentity | null)[]): void {
+  for (const id of ids) {
+    if (id && isRunning(id)) {
+      try {
+        process.kill(id.pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+}
+
+/** Live processes in session `sid` (a detached supervisor's pid names its session). */
+export function sessionMembers(sid: number): ProcStat[] {
+  return readProcTable().filter((s) => s.sid === sid && isLive(s));
+}

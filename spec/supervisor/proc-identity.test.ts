@@ -1,0 +1,68 @@
+/** Pure process-identity rules: stat parsing, pid-recycling guard, descendant walk, tracking. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { collectDescendants, compareStart, groupMembers, isSameProcess, parseProcStat, type ProcStat } from '../../lib/supervisor/proc-stat.ts';
+import { createRunTracker } from '../../lib/supervisor/tracker.ts';
+
+const line = (pid: number, comm: string, state: string, ppid: number, pgid: number, sid: number, start: string): string =>
+  `${pid} (${comm}) ${state} ${ppid} ${pgid} ${sid} 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 ${start} 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0`;
+const stat = (pid: number, ppid: number, pgid: number, sid: number, start: string, state = 'S'): ProcStat => ({ pid, state, ppid, pgid, sid, start });
+
+test('parseProcStat reads fields after the last ")" so comm may hold spaces and parens', () => {
+  assert.deepEqual(parseProcStat(line(42, 'a b) (c', 'R', 7, 42, 40, '123456789012')), { pid: 42, state: 'R', ppid: 7, pgid: 42, sid: 40, start: '123456789012' });
+  assert.deepEqual(parseProcStat(line(9, 'node', 'Z', 1, 9, 9, '5') + '\n'), { pid: 9, state: 'Z', ppid: 1, pgid: 9, sid: 9, start: '5' });
+});
+
+test('parseProcStat rejects what is not a stat line', () => {
+  for (const bad of ['', 'garbage', '12 (x) S 1 2', 'x (comm) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 5', line(0, 'swapper', 'S', 0, 0, 0, '1'), line(5, 'x', 'S', 1, 1, 1, '12a')]) {
+    assert.equal(parseProcStat(bad), null, bad);
+  }
+});
+
+test('isSameProcess: a recycled pid (other start time) is never the same process', () => {
+  const id = { pid: 100, start: '5000' };
+  assert.equal(isSameProcess(id, stat(100, 1, 100, 100, '5000')), true);
+  assert.equal(isSameProcess(id, stat(100, 1, 100, 100, '5001')), false);
+  assert.equal(isSameProcess(id, stat(101, 1, 100, 100, '5000')), false);
+  assert.equal(isSameProcess(id, null), false);
+});
+
+test('compareStart orders decimal strings beyond float precision', () => {
+  assert.ok(compareStart('99', '100') < 0);
+  assert.ok(compareStart('18446744073709551615', '18446744073709551614') > 0);
+  assert.equal(compareStart('7', '7'), 0);
+});
+
+test('collectDescendants walks ppid links from live roots only', () => {
+  const table = [stat(10, 1, 10, 10, '1'), stat(11, 10, 10, 10, '2'), stat(12, 11, 12, 12, '3'), stat(13, 12, 12, 12, '4'), stat(20, 1, 20, 20, '5')];
+  assert.deepEqual(collectDescendants(table, [{ pid: 10, start: '1' }]).map((s) => s.pid), [11, 12, 13]);
+  // Root pid 10 recycled: its "children" are a stranger's.
+  assert.deepEqual(collectDescendants(table, [{ pid: 10, start: '0' }]), []);
+});
+
+test('groupMembers excludes the caller and zombies', () => {
+  const table = [stat(10, 1, 10, 10, '1'), stat(11, 10, 10, 10, '2'), stat(12, 10, 10, 10, '3', 'Z'), stat(13, 1, 13, 13, '4')];
+  assert.deepEqual(groupMembers(table, 10, 10).map((s) => s.pid), [11]);
+});
+
+test('tracker keeps a setsid descendant after it is reparented to init, and ignores a recycled pid', () => {
+  const self = 10;
+  const tracker = createRunTracker({ selfPid: self, groupMode: true, roots: [{ pid: 11, start: '2' }] });
+  // native 11 (in our group) spawned 12 with setsid; 12 spawned 13.
+  tracker.observe([stat(10, 1, 10, 10, '1'), stat(11, 10, 10, 10, '2'), stat(12, 11, 12, 12, '3'), stat(13, 12, 12, 12, '4')]);
+  assert.equal(tracker.trackedCount(), 3);
+  // The native exited; 12 and 13 now hang off init, outside our group and session.
+  const later = [stat(10, 1, 10, 10, '1'), stat(12, 1, 12, 12, '3'), stat(13, 12, 12, 12, '4'), stat(14, 13, 12, 12, '9')];
+  tracker.observe(later);
+  assert.deepEqual(tracker.remaining(later).map((s) => s.pid), [12, 13, 14]);
+  // 12 died and its pid was recycled by an unrelated process: not ours.
+  const recycled = [stat(10, 1, 10, 10, '1'), stat(12, 1, 12, 12, '777')];
+  assert.deepEqual(tracker.remaining(recycled), []);
+});
+
+test('tracker without group mode never claims group members it did not see descend from the native', () => {
+  const tracker = createRunTracker({ selfPid: 10, groupMode: false, roots: [{ pid: 11, start: '2' }] });
+  const table = [stat(10, 1, 5, 5, '1'), stat(11, 10, 5, 5, '2'), stat(30, 1, 5, 5, '8')];
+  tracker.observe(table);
+  assert.deepEqual(tracker.remaining(table).map((s) => s.pid), [11]);
+});

@@ -1,0 +1,96 @@
+/** Pure pieces of the supervisor protocol: control/report validation, bounded report, stderr tail, fd flags. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseControlLine } from '../../lib/supervisor/control.ts';
+import { formatCleanupLine, REPORT_RESERVED_BYTES } from '../../lib/supervisor/cleanup-report.ts';
+import { createByteTail } from '../../lib/supervisor/stderr-tail.ts';
+import { isCloseOnExec } from '../../lib/supervisor/fds.ts';
+import { parseReportLine } from '../../lib/supervise/report-parse.ts';
+import { getSupervisorCommand, SUPERVISOR_ARGV_FLAG } from '../../lib/supervise/supervisor-command.ts';
+import { REPORT_MAX_BYTES } from '../../lib/supervise/protocol.ts';
+
+const spawnLine = { type: 'spawn', file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1 };
+
+test('parseControlLine accepts spawn and terminate, rejects anything off-shape', () => {
+  assert.deepEqual(parseControlLine(JSON.stringify(spawnLine)), spawnLine);
+  assert.deepEqual(parseControlLine('{"type":"terminate","reason":"cancel"}'), { type: 'terminate', reason: 'cancel' });
+  const bad = [
+    'not json', '[]', '{"type":"terminate","reason":"whim"}', '{"type":"other"}',
+    { ...spawnLine, args: [1] }, { ...spawnLine, env: { A: 1 } }, { ...spawnLine, stdin: 3 }, { ...spawnLine, file: '' },
+    { ...spawnLine, trackIntervalMs: 0 }, { ...spawnLine, termGraceMs: -1 }, { ...spawnLine, killGraceMs: 1.5 }, { ...spawnLine, interruptGraceMs: 600_001 },
+  ];
+  for (const b of bad) assert.equal(parseControlLine(typeof b === 'string' ? b : JSON.stringify(b)), null, JSON.stringify(b));
+  assert.notEqual(parseControlLine(JSON.stringify({ ...spawnLine, interruptGraceMs: 600_000 })), null);
+});
+
+const facts = { survivors: [], steps: ['native_exit'], error: null, stderrTail: 'tail', stderrBytes: 4 };
+
+test('formatCleanupLine: confirmed only without survivors and without error', () => {
+  assert.equal(JSON.parse(formatCleanupLine(facts)).confirmed, true);
+  assert.equal(JSON.parse(formatCleanupLine({ ...facts, survivors: [{ pid: 5, start: '1' }] })).confirmed, false);
+  assert.equal(JSON.parse(formatCleanupLine({ ...facts, error: 'EPERM' })).confirmed, false);
+});
+
+test('formatCleanupLine fits its budget exactly at the bound and shrinks one past it', () => {
+  const exact = formatCleanupLine(facts);
+  const budget = Buffer.byteLength(exact);
+  assert.equal(formatCleanupLine(facts, budget), exact);
+  const shrunk = JSON.parse(formatCleanupLine(facts, budget - 1));
+  assert.equal(shrunk.stderr_tail, 'ail');
+  // Worst case: control characters (6 bytes each escaped) and thousands of survivors.
+  const survivors = Array.from({ length: 5000 }, (_, i) => ({ pid: i + 2, start: '123456789' }));
+  const line = formatCleanupLine({ ...facts, survivors, stderrTail: '\u0001'.repeat(16 * 1024) });
+  assert.ok(Buffer.byteLength(line) <= REPORT_MAX_BYTES - REPORT_RESERVED_BYTES);
+  const parsed = JSON.parse(line);
+  assert.equal(parsed.survivors.length + parsed.survivors_omitted, 5000);
+  assert.equal(parsed.confirmed, false);
+});
+
+test('byte tail keeps exactly maxBytes: at the bound whole, one past drops the oldest byte', () => {
+  const at = createByteTail(8);
+  at.push(Buffer.from('abcd'));
+  at.push(Buffer.from('efgh'));
+  assert.equal(at.text(), 'abcdefgh');
+  at.push(Buffer.from('i'));
+  assert.equal(at.text(), 'bcdefghi');
+  assert.equal(at.totalBytes(), 9);
+  const big = createByteTail(4);
+  big.push(Buffer.from('0123456789'));
+  assert.equal(big.text(), '6789');
+});
+
+test('byte tail never starts with half a UTF-8 character', () => {
+  const cut = createByteTail(3);
+  cut.push(Buffer.from('a✓b')); // ✓ is e2 9c 93: the last 3 bytes are 9c 93 62
+  assert.equal(cut.text(), 'b');
+  const whole = createByteTail(4);
+  whole.push(Buffer.from('a✓b'));
+  assert.equal(whole.text(), '✓b');
+});
+
+test('isCloseOnExec reads the octal flags line of /proc/<pid>/fdinfo', () => {
+  assert.equal(isCloseOnExec('pos:\t0\nflags:\t02100002\nmnt_id:\t1\n'), true);
+  assert.equal(isCloseOnExec('pos:\t0\nflags:\t01\nmnt_id:\t1\n'), false);
+  assert.equal(isCloseOnExec('no flags here'), true);
+});
+
+test('parseReportLine validates every message and distrusts a contradictory "confirmed"', () => {
+  assert.deepEqual(parseReportLine('{"type":"spawned","pid":5,"start":"9","pgid":4}'), { type: 'spawned', pid: 5, start: '9', pgid: 4 });
+  assert.deepEqual(parseReportLine('{"type":"exit","code":null,"signal":"SIGKILL"}'), { type: 'exit', code: null, signal: 'SIGKILL' });
+  assert.equal(parseReportLine('{"type":"exit","code":"1","signal":null}'), null);
+  assert.equal(parseReportLine('{"type":"spawned","pid":5}'), null);
+  assert.equal(parseReportLine('nope'), null);
+  const cleanup = { type: 'cleanup', confirmed: true, survivors: [{ pid: 3, start: '1' }], survivors_omitted: 0, steps: [], error: null, stderr_tail: '', stderr_bytes: 0 };
+  assert.equal(parseReportLine(JSON.stringify(cleanup))?.type === 'cleanup' && (parseReportLine(JSON.stringify(cleanup)) as { confirmed: boolean }).confirmed, false);
+  assert.equal((parseReportLine(JSON.stringify({ ...cleanup, survivors: [] })) as { confirmed: boolean }).confirmed, true);
+  assert.equal(parseReportLine(JSON.stringify({ ...cleanup, survivors: [{ pid: '3' }] })), null);
+});
+
+test('getSupervisorCommand: tsx + main.ts from source, the bundle with its dispatch flag when bundled', () => {
+  const source = getSupervisorCommand('file:///repo/lib/supervise/supervisor-command.ts');
+  assert.equal(source.file, process.execPath);
+  assert.equal(source.args[0], '--import');
+  assert.match(source.args[1] ?? '', /^file:.*tsx/);
+  assert.equal(source.args[2], '/repo/lib/supervisor/main.ts');
+  assert.deepEqual(getSupervisorCommand('file:///opt/dist/claude-run-mcp.mjs'), { file: process.execPath, args: ['/opt/dist/claude-run-mcp.mjs', SUPERVISOR_ARGV_FLAG] });
+});

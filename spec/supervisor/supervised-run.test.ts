@@ -1,0 +1,194 @@
+/** startSupervised + supervisor against the real process table, driven by fixtures/fake-claude.mjs. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { identify, isRunning, killIfRunning, waitForGone, waitForReady } from '../helpers/proc.ts';
+import { startFake, stdoutEvents } from './harness.ts';
+import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+
+const FAST = { interruptGraceMs: 1500, termGraceMs: 800, killGraceMs: 800, trackIntervalMs: 50 };
+
+test('normal exit: stdout relayed, exit reported, cleanup confirmed, native gone', async () => {
+  const fake = startFake('ok');
+  try {
+    const outcome = await fake.run.done;
+    assert.deepEqual(outcome.exit, { code: 0, signal: null });
+    assert.equal(outcome.cleanup?.confirmed, true);
+    assert.deepEqual(outcome.cleanup?.survivors, []);
+    assert.equal(outcome.fallbackKilled, 0);
+    assert.deepEqual(outcome.supervisorExit, { code: 0, signal: null });
+    assert.ok(outcome.spawned);
+    assert.equal(isRunning(outcome.spawned), false);
+    const events = stdoutEvents(fake.stdout());
+    assert.equal(events.at(-1)?.['type'], 'result');
+    assert.equal(events[0]?.['subtype'], 'init');
+    assert.deepEqual(fake.reports.map((r) => r.type), ['spawned', 'exit', 'cleanup']);
+  } finally {
+    fake.dispose();
+  }
+});
+
+test('a grandchild holding native stdout open is ended after the native exit', async () => {
+  const fake = startFake('grandchild_holds_stdout', { spec: FAST });
+  let grandchild: ProcessIdentity | null = null;
+  try {
+    grandchild = await waitForReady(fake.readyFile, 'grandchild');
+    const outcome = await fake.run.done;
+    assert.deepEqual(outcome.exit, { code: 0, signal: null });
+    assert.equal(outcome.cleanup?.confirmed, true, JSON.stringify(outcome.cleanup));
+    assert.ok(outcome.cleanup?.steps.includes('SIGTERM:group'));
+    assert.equal(isRunning(grandchild), false);
+    assert.equal(stdoutEvents(fake.stdout()).at(-1)?.['type'], 'result');
+  } finally {
+    killIfRunning([grandchild]);
+    fake.dispose();
+  }
+});
+
+test('a setsid child (own session, like the Bash tool) is tracked and ended after a normal exit', async () => {
+  const fake = startFake('setsid_child', { spec: FAST, env: { FAKE_CLAUDE_HOLD_MS: '400' } });
+  let child: ProcessIdentity | null = null;
+  try {
+    child = await waitForReady(fake.readyFile, 'setsid');
+    const outcome = await fake.run.done;
+    assert.deepEqual(outcome.exit, { code: 0, signal: null });
+    assert.equal(outcome.cleanup?.confirmed, true, JSON.stringify(outcome.cleanup));
+    assert.ok(outcome.cleanup?.steps.includes('SIGTERM:1'), JSON.stringify(outcome.cleanup?.steps));
+    assert.equal(isRunning(child), false);
+  } finally {
+    killIfRunning([child]);
+    fake.dispose();
+  }
+});
+
+test('terminate: SIGINT yields the native final error result, and the setsid child is ended too', async () => {
+  const fake = startFake('setsid_child', { spec: FAST, env: { FAKE_CLAUDE_HOLD_MS: 'hang' } });
+  let child: ProcessIdentity | null = null;
+  try {
+    child = await waitForReady(fake.readyFile, 'setsid');
+    const native = await waitForReady(fake.readyFile, 'native');
+    // No waiting for a poll: the ladder scans the intact tree before it sends SIGINT.
+    fake.run.terminate('cancel');
+    const outcome = await fake.run.done;
+    assert.deepEqual(outcome.exit, { code: 0, signal: null });
+    assert.deepEqual(outcome.cleanup?.steps.slice(0, 2), ['terminate:cancel', 'SIGINT:native']);
+    assert.equal(outcome.cleanup?.confirmed, true, JSON.stringify(outcome.cleanup));
+    const final = stdoutEvents(fake.stdout()).at(-1);
+    assert.equal(final?.['subtype'], 'error_during_execution');
+    assert.equal(final?.['terminal_reason'], 'aborted_streaming');
+    assert.equal(isRunning(child), false);
+    assert.equal(isRunning(native), false);
+  } finally {
+    killIfRunning([child]);
+    fake.dispose();
+  }
+});
+
+test('sigint_result: terminate gives the final result and needs no SIGTERM', async () => {
+  const fake = startFake('sigint_result', { spec: FAST });
+  try {
+    await waitForReady(fake.readyFile, 'handlers');
+    const started = performance.now();
+    fake.run.terminate('timeout');
+    fake.run.terminate('cancel');
+    const outcome = await fake.run.done;
+    assert.ok(performance.now() - started < FAST.interruptGraceMs, 'ended within the interrupt grace');
+    assert.deepEqual(outcome.cleanup?.steps, ['terminate:timeout', 'SIGINT:native']);
+    assert.equal(outcome.cleanup?.confirmed, true);
+    assert.deepEqual(outcome.exit, { code: 0, signal: null });
+    const final = stdoutEvents(fake.stdout()).at(-1);
+    assert.equal(final?.['type'], 'result');
+    assert.equal(final?.['is_error'], true);
+  } finally {
+    fake.dispose();
+  }
+});
+
+test('a native process that ignores SIGINT and SIGTERM is escalated to SIGKILL', async () => {
+  const fake = startFake('ignore_sigterm', { spec: { ...FAST, interruptGraceMs: 300, termGraceMs: 300 } });
+  try {
+    const native = await waitForReady(fake.readyFile, 'handlers');
+    fake.run.terminate('cancel');
+    const outcome = await fake.run.done;
+    assert.deepEqual(outcome.exit, { code: null, signal: 'SIGKILL' });
+    assert.deepEqual(outcome.cleanup?.steps, ['terminate:cancel', 'SIGINT:native', 'SIGTERM:group', 'SIGTERM:0', 'SIGKILL:1']);
+    assert.equal(outcome.cleanup?.confirmed, true);
+    assert.equal(isRunning(native), false);
+  } finally {
+    fake.dispose();
+  }
+});
+
+test('hang_after_result: the final event stays relayed when the run is ended afterwards', async () => {
+  const fake = startFake('hang_after_result', { spec: FAST });
+  try {
+    await waitForReady(fake.readyFile, 'result');
+    fake.run.terminate('timeout');
+    const outcome = await fake.run.done;
+    assert.equal(outcome.cleanup?.confirmed, true);
+    const results = stdoutEvents(fake.stdout()).filter((e) => e['type'] === 'result');
+    assert.equal(results.length, 1);
+  } finally {
+    fake.dispose();
+  }
+});
+
+test('the native environment is exactly the one given', async () => {
+  const fake = startFake('ok', { env: { ONLY_THIS: 'yes' } });
+  try {
+    const outcome = await fake.run.done;
+    assert.equal(outcome.cleanup?.confirmed, true);
+    const record = fake.record();
+    assert.deepEqual(Object.keys(record.env).sort(), ['FAKE_CLAUDE_READY_FILE', 'FAKE_CLAUDE_RECORD', 'FAKE_CLAUDE_SCENARIO', 'ONLY_THIS', 'PATH']);
+    assert.deepEqual(record.argv, ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hello']);
+    assert.equal(record.stdin, null, 'stdin is /dev/null when no prompt is piped');
+    assert.deepEqual(record.fds.slice(0, 3).map((f) => f.fd), [0, 1, 2]);
+    // Descriptors above 2 that lack O_CLOEXEC survived an exec: they were inherited, not opened by node.
+    assert.deepEqual(record.fds.filter((f) => f.fd > 2 && f.cloexec !== true), []);
+  } finally {
+    fake.dispose();
+  }
+});
+
+test('a stdin prompt is delivered and closed: no 3 s wait', async () => {
+  const prompt = 'prompt via stdin\nsecond line ✓';
+  const started = performance.now();
+  const fake = startFake('ok', { stdin: prompt, args: ['-p', '--output-format', 'json'] });
+  try {
+    const outcome = await fake.run.done;
+    assert.ok(performance.now() - started < 2500, `took ${performance.now() - started} ms`);
+    assert.equal(fake.record().stdin, prompt);
+    assert.doesNotMatch(outcome.stderrTail, /no stdin data/);
+    assert.equal(stdoutEvents(fake.stdout()).length, 1);
+  } finally {
+    fake.dispose();
+  }
+});
+
+test('a missing native binary is a spawn_error with confirmed (empty) cleanup', async () => {
+  const { startSupervised } = await import('../../lib/supervise/run-supervised.ts');
+  const run = startSupervised({ file: '/nonexistent/claude', args: [], cwd: '/', env: {}, stdin: null }, { onStdout: () => {} });
+  const outcome = await run.done;
+  assert.equal(outcome.spawned, null);
+  assert.equal(outcome.spawnError?.code, 'ENOENT');
+  assert.equal(outcome.exit, null);
+  assert.equal(outcome.cleanup?.confirmed, true);
+});
+
+test('supervisor SIGKILL: no report, so cleanup stays null and the adapter kills the native itself', async () => {
+  const fake = startFake('sigint_result', { spec: FAST });
+  let native: ProcessIdentity | null = null;
+  try {
+    native = await waitForReady(fake.readyFile, 'handlers');
+    const supervisor = identify(fake.run.supervisorPid ?? -1);
+    assert.ok(supervisor);
+    process.kill(supervisor.pid, 'SIGKILL');
+    const outcome = await fake.run.done;
+    assert.equal(outcome.cleanup, null);
+    assert.deepEqual(outcome.supervisorExit, { code: null, signal: 'SIGKILL' });
+    assert.ok(outcome.fallbackKilled >= 1);
+    await waitForGone([native], 2000);
+  } finally {
+    killIfRunning([native]);
+    fake.dispose();
+  }
+});

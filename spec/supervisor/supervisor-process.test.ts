@@ -1,0 +1,148 @@
+/** The supervisor child driven directly over its three pipes (no startSupervised), on the real process table. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getSupervisorCommand } from '../../lib/supervise/supervisor-command.ts';
+import { parseReportLine } from '../../lib/supervise/report-parse.ts';
+import type { ControlMessage, ReportMessage } from '../../lib/supervise/protocol.ts';
+import { isRunning, waitForReady } from '../helpers/proc.ts';
+import { baseEnv, FAKE_CLAUDE } from './harness.ts';
+
+interface Direct {
+  send(message: ControlMessage | string): void;
+  endControl(): void;
+  readonly pid: number;
+  readonly done: Promise<{ code: number | null; signal: string | null; reports: ReportMessage[]; stdout: string }>;
+}
+
+function startDirect(extraFd?: number): Direct {
+  const command = getSupervisorCommand();
+  const stdio: ('pipe' | number)[] = ['pipe', 'pipe', 'pipe'];
+  if (extraFd !== undefined) stdio.push(extraFd);
+  const child = spawn(command.file, [...command.args], { detached: true, stdio });
+  let stdout = '';
+  let report = '';
+  child.stdout?.on('data', (c: Buffer) => { stdout += c.toString(); });
+  child.stderr?.on('data', (c: Buffer) => { report += c.toString(); });
+  const done = new Promise<{ code: number | null; signal: string | null; reports: ReportMessage[]; stdout: string }>((resolve) => {
+    child.on('close', (code, signal) => {
+      const reports = report.split('\n').filter((l) => l !== '').map((l) => {
+        const parsed = parseReportLine(l);
+        assert.ok(parsed, `unparseable report line: ${l}`);
+        return parsed;
+      });
+      resolve({ code, signal, reports, stdout });
+    });
+  });
+  return {
+    send: (m) => { child.stdin?.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n'); },
+    endControl: () => { child.stdin?.end(); },
+    pid: child.pid ?? -1,
+    done,
+  };
+}
+
+function spawnMessage(dir: string, scenario: string): ControlMessage {
+  return {
+    type: 'spawn', file: FAKE_CLAUDE, args: ['-p', '--output-format', 'stream-json', '--', 'hi'], cwd: dir, stdin: null,
+    env: baseEnv({ FAKE_CLAUDE_SCENARIO: scenario, FAKE_CLAUDE_READY_FILE: join(dir, 'ready'), FAKE_CLAUDE_RECORD: join(dir, 'record.json') }),
+    interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50,
+  };
+}
+
+const cleanupOf = (reports: ReportMessage[]) => {
+  const last = reports.at(-1);
+  assert.equal(last?.type, 'cleanup');
+  return last as Extract<ReportMessage, { type: 'cleanup' }>;
+};
+
+test('a descriptor leaked into the supervisor never reaches the native process', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sup-direct-'));
+  const leaked = openSync(join(dir, 'leaked-file'), 'w');
+  try {
+    const sup = startDirect(leaked);
+    sup.send(spawnMessage(dir, 'ok'));
+    const { code, reports } = await sup.done;
+    assert.equal(code, 0);
+    assert.equal(cleanupOf(reports).confirmed, true);
+    const record = JSON.parse(readFileSync(join(dir, 'record.json'), 'utf8')) as { fds: { fd: number; target: string; cloexec: boolean | null }[] };
+    assert.deepEqual(record.fds.filter((f) => f.target.endsWith('leaked-file')), []);
+    assert.deepEqual(record.fds.filter((f) => f.fd > 2 && f.cloexec !== true), []);
+  } finally {
+    closeSync(leaked);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('control EOF before any spawn: confirmed empty cleanup, exit 0', async () => {
+  const sup = startDirect();
+  sup.endControl();
+  const { code, reports, stdout } = await sup.done;
+  assert.equal(code, 0);
+  assert.equal(stdout, '');
+  assert.deepEqual(reports, [{ type: 'cleanup', confirmed: true, survivors: [], survivors_omitted: 0, steps: ['control_eof'], error: null, stderr_tail: '', stderr_bytes: 0 }]);
+});
+
+test('a malformed first control line is a spawn_error, nothing is spawned', async () => {
+  const sup = startDirect();
+  sup.send('{"type":"spawn"}');
+  const { code, reports } = await sup.done;
+  assert.equal(code, 0);
+  assert.deepEqual(reports.map((r) => r.type), ['spawn_error', 'cleanup']);
+  assert.equal(reports[0]?.type === 'spawn_error' && reports[0].code, 'BAD_CONTROL');
+});
+
+test('control EOF mid-run (adapter gone) runs the ladder from SIGINT', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sup-direct-'));
+  try {
+    const sup = startDirect();
+    sup.send(spawnMessage(dir, 'sigint_result'));
+    const native = await waitForReady(join(dir, 'ready'), 'handlers');
+    sup.endControl();
+    const { code, reports, stdout } = await sup.done;
+    assert.equal(code, 0);
+    const cleanup = cleanupOf(reports);
+    assert.deepEqual(cleanup.steps, ['control_eof', 'SIGINT:native']);
+    assert.equal(cleanup.confirmed, true);
+    assert.match(stdout, /"terminal_reason":"aborted_streaming"/);
+    assert.equal(isRunning(native), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('group-wide SIGTERM/SIGINT/SIGHUP do not kill the supervisor: it still reports', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sup-direct-'));
+  try {
+    const sup = startDirect();
+    sup.send(spawnMessage(dir, 'sigint_result'));
+    await waitForReady(join(dir, 'ready'), 'handlers');
+    process.kill(-sup.pid, 'SIGHUP');
+    const { code, reports } = await sup.done;
+    assert.equal(code, 0);
+    assert.deepEqual(reports.find((r) => r.type === 'exit'), { type: 'exit', code: null, signal: 'SIGHUP' });
+    assert.equal(cleanupOf(reports).confirmed, true);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const again = startDirect();
+      again.send(spawnMessage(dir, 'hang_after_result'));
+      await waitForReady(join(dir, 'ready'), 'result');
+      process.kill(-again.pid, signal);
+      const outcome = await again.done;
+      assert.equal(outcome.code, 0, signal);
+      assert.equal(cleanupOf(outcome.reports).confirmed, true, signal);
+      rmSync(join(dir, 'ready'), { force: true });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('importing lib/supervisor/main.ts does not start a supervisor', async () => {
+  const before = process.listenerCount('SIGTERM');
+  const mod = await import('../../lib/supervisor/main.ts');
+  assert.equal(typeof mod.runSupervisor, 'function');
+  assert.equal(process.listenerCount('SIGTERM'), before);
+});
