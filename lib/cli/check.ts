@@ -1,0 +1,86 @@
+/**
+ * `claude-run-mcp check`: a maintainer report on the installed native binary. It resolves the binary,
+ * asserts its version, and compares its `--help` options with cli-tree.json. Informational only:
+ * nothing at runtime reads help. Prints one JSON report; exit 0 only when the version matches and no
+ * declared option drifted (undeclared native options are listed but do not fail the check).
+ */
+import { isToolError } from '../tool-errors.ts';
+import { compareHelpWithTree, parseHelpOptions } from '../native/help-drift.ts';
+import { resolveNativeBinary } from '../native/resolve-bin.ts';
+import { CLI_TREE } from '../native/tree.ts';
+import { assertNativeVersion, queryNative, VERSION_TIMEOUT_MS } from '../native/version.ts';
+import type { DriftReport } from '../native/help-drift.ts';
+import type { CliTree } from '../native/tree.ts';
+import type { ToolErrorData } from '../tool-errors.ts';
+
+export const MAX_HELP_STDOUT_BYTES = 256 * 1024;
+
+export interface CheckInput {
+  readonly cliFlag?: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd?: string | undefined;
+  readonly tree?: CliTree | undefined;
+  readonly timeoutMs?: number | undefined;
+  /** Receives the whole report (one JSON document and a newline). */
+  readonly write: (text: string) => void;
+}
+
+export interface CheckReport {
+  readonly ok: boolean;
+  readonly binary: string | null;
+  readonly tested_version: string;
+  readonly version: { readonly ok: true; readonly version: string } | { readonly ok: false; readonly error: ToolErrorData };
+  readonly help: ({ readonly ok: boolean } & DriftReport) | { readonly ok: false; readonly error: string } | null;
+  readonly note: string;
+}
+
+const NOTE = 'Checks the binary, its version and its --help only; it says nothing about authentication or backend access.';
+
+/** Writes the report and returns the process exit code (0 = no drift and the tested version). */
+export async function runCheck(input: CheckInput): Promise<number> {
+  const report = await getCheckReport(input);
+  input.write(`${JSON.stringify(report, null, 2)}\n`);
+  return report.ok ? 0 : 1;
+}
+
+export async function getCheckReport(input: CheckInput): Promise<CheckReport> {
+  const tree = input.tree ?? CLI_TREE;
+  const timeoutMs = input.timeoutMs ?? VERSION_TIMEOUT_MS;
+  const env = definedEnv(input.env);
+  let bin: string;
+  try {
+    bin = resolveNativeBinary({ cliFlag: input.cliFlag, env: input.env, cwd: input.cwd });
+  } catch (error) {
+    return { ok: false, binary: null, tested_version: tree.native.tested_version, version: { ok: false, error: errorData(error) }, help: null, note: NOTE };
+  }
+  let version: CheckReport['version'];
+  try {
+    version = { ok: true, ...(await assertNativeVersion({ bin, tree, timeoutMs, env })) };
+  } catch (error) {
+    version = { ok: false, error: errorData(error) };
+  }
+  const help = await getHelpDrift(bin, tree, timeoutMs, env);
+  return { ok: version.ok && help.ok, binary: bin, tested_version: tree.native.tested_version, version, help, note: NOTE };
+}
+
+async function getHelpDrift(bin: string, tree: CliTree, timeoutMs: number, env: Record<string, string>): Promise<NonNullable<CheckReport['help']>> {
+  const result = await queryNative({ bin, args: tree.native.help_args, timeoutMs, maxStdoutBytes: MAX_HELP_STDOUT_BYTES, env });
+  if (result.kind === 'spawn_error') return { ok: false, error: `could not run --help: ${result.message}` };
+  if (result.kind === 'timeout') return { ok: false, error: `--help did not answer within ${timeoutMs} ms` };
+  if (result.exitCode !== 0) return { ok: false, error: `--help exited with code ${String(result.exitCode)}` };
+  if (result.stdoutOverflow) return { ok: false, error: `--help printed more than ${MAX_HELP_STDOUT_BYTES} bytes` };
+  const options = parseHelpOptions(result.stdout);
+  if (options.length === 0) return { ok: false, error: '--help listed no options' };
+  return compareHelpWithTree(options, tree);
+}
+
+function definedEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value;
+  return out;
+}
+
+function errorData(error: unknown): ToolErrorData {
+  if (isToolError(error)) return error.toData();
+  throw error;
+}

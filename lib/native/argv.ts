@@ -1,0 +1,127 @@
+/**
+ * Structured options in, exact native argv out. Pure.
+ * Shape: print mode, output-mode flags, supplied options in tree order, then `--` and the prompt.
+ * A prompt above the tree's byte threshold (or when forced) goes to stdin with no positional at all:
+ * print mode reads its prompt from stdin when none is given (verified on the pinned version).
+ */
+import { ToolError } from '../tool-errors.ts';
+import { assertNever } from '../util/assert-never.ts';
+import { UUID_PATTERN } from './tree.ts';
+import type { CliOption, CliTree, OutputMode } from './tree.ts';
+import type { JsonValue } from '../util/json.ts';
+import type { PermissionMode } from '../runs/types.ts';
+
+export interface NativeArgvInput {
+  readonly tree: CliTree;
+  readonly outputMode: OutputMode;
+  /** Always emitted (the one value the adapter supplies itself). */
+  readonly permissionMode: PermissionMode;
+  /** Native options keyed by the tree's `arg`; only supplied ones. `permission_mode` here must equal permissionMode. */
+  readonly options: Readonly<Record<string, JsonValue>>;
+  readonly prompt: string;
+  /** Deliver the prompt on stdin even when it would fit in argv (keeps it out of the process table). */
+  readonly promptViaStdin: boolean;
+}
+
+export interface NativeArgv {
+  readonly args: string[];
+  /** The prompt to write to stdin and then end it; null means spawn with stdin ignored. */
+  readonly stdin: string | null;
+}
+
+const UUID_RE = new RegExp(UUID_PATTERN);
+/** Undeclared keys are named in errors, cut to this length. */
+const MAX_POINTER_KEY_CHARS = 128;
+
+/** Builds the exact argv; throws ToolError('invalid_arguments', …, '/<arg>') for anything undeclared or malformed. */
+export function buildNativeArgv(input: NativeArgvInput): NativeArgv {
+  const { tree } = input;
+  checkPrompt(input.prompt);
+  for (const key of Object.keys(input.options)) {
+    if (!tree.options.some((o) => o.arg === key)) throw new ToolError('invalid_arguments', `${key} is not a declared native option`, pointer(key));
+  }
+  const optionArgs: string[] = [];
+  for (const option of tree.options) {
+    const supplied = Object.hasOwn(input.options, option.arg) ? input.options[option.arg] : undefined;
+    if (option.arg === 'permission_mode') {
+      if (supplied !== undefined && supplied !== input.permissionMode) {
+        throw new ToolError('invalid_arguments', 'permission_mode in options disagrees with the permission mode', pointer(option.arg));
+      }
+      optionArgs.push(...emitOption(tree, option, input.permissionMode));
+    } else if (supplied !== undefined) {
+      optionArgs.push(...emitOption(tree, option, supplied));
+    }
+  }
+  const viaStdin = input.promptViaStdin || Buffer.byteLength(input.prompt, 'utf8') > tree.prompt.max_argv_prompt_bytes;
+  const args = [...tree.print_mode, ...tree.output_modes[input.outputMode], ...optionArgs];
+  if (!viaStdin) args.push(tree.prompt.separator, input.prompt);
+  return { args, stdin: viaStdin ? input.prompt : null };
+}
+
+function checkPrompt(prompt: string): void {
+  if (prompt.length === 0) throw new ToolError('invalid_arguments', 'prompt must not be empty', '/prompt');
+  if (prompt.includes('\0')) throw new ToolError('invalid_arguments', 'prompt must not contain NUL bytes', '/prompt');
+}
+
+/** The argv tokens for one supplied option value. */
+function emitOption(tree: CliTree, option: CliOption, value: JsonValue): string[] {
+  const path = pointer(option.arg);
+  switch (option.value) {
+    case 'none':
+      if (typeof value !== 'boolean') throw invalid(path, 'must be a boolean');
+      return value ? [option.flag] : [];
+    case 'string':
+      return [option.flag, checkText(value, path, tree.limits.max_string_chars)];
+    case 'uuid': {
+      const text = checkText(value, path, tree.limits.max_string_chars);
+      if (!UUID_RE.test(text)) throw invalid(path, 'must be a UUID');
+      return [option.flag, text];
+    }
+    case 'enum':
+      if (typeof value !== 'string' || !option.choices.includes(value)) throw invalid(path, `must be one of: ${option.choices.join(', ')}`);
+      return [option.flag, value];
+    case 'number':
+    case 'integer': {
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(path, 'must be a finite number');
+      if (option.value === 'integer' && !Number.isInteger(value)) throw invalid(path, 'must be an integer');
+      if (option.minimum !== undefined && value < option.minimum) throw invalid(path, `must be at least ${option.minimum}`);
+      if (option.exclusive_minimum !== undefined && value <= option.exclusive_minimum) throw invalid(path, `must be greater than ${option.exclusive_minimum}`);
+      return [option.flag, String(value)];
+    }
+    case 'list': {
+      if (!Array.isArray(value)) throw invalid(path, 'must be an array of strings');
+      if (value.length > tree.limits.max_list_items) throw invalid(path, `must have at most ${tree.limits.max_list_items} items`);
+      // One flag per item: equivalent natively to the variadic form, and immune to item splitting.
+      return value.flatMap((item, i) => [option.flag, checkText(item, `${path}/${i}`, tree.limits.max_list_item_chars)]);
+    }
+    default:
+      return assertNever(option);
+  }
+}
+
+function checkText(value: JsonValue, path: string, maxChars: number): string {
+  if (typeof value !== 'string') throw invalid(path, 'must be a string');
+  if (value.length === 0) throw invalid(path, 'must not be empty');
+  // Option values come before `--`, so a leading '-' would be parsed as a flag.
+  if (value.startsWith('-')) throw invalid(path, 'must not start with "-"');
+  if (value.includes('\0')) throw invalid(path, 'must not contain NUL bytes');
+  if (codePoints(value, maxChars) > maxChars) throw invalid(path, `must be at most ${maxChars} characters`);
+  return value;
+}
+
+function codePoints(text: string, stopAfter: number): number {
+  if (text.length <= stopAfter) return text.length; // UTF-16 units bound code points from above
+  let count = 0;
+  for (const _ of text) if (++count > stopAfter) break;
+  return count;
+}
+
+function invalid(path: string, message: string): ToolError {
+  return new ToolError('invalid_arguments', `${path.slice(1)} ${message}`, path);
+}
+
+/** JSON Pointer of one top-level argument (RFC 6901 escaping). */
+function pointer(key: string): string {
+  const cut = key.length > MAX_POINTER_KEY_CHARS ? `${key.slice(0, MAX_POINTER_KEY_CHARS)}…` : key;
+  return `/${cut.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+}

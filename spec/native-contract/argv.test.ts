@@ -1,0 +1,228 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildNativeArgv } from '../../lib/native/argv.ts';
+import { CLI_TREE } from '../../lib/native/tree.ts';
+import { isToolError } from '../../lib/tool-errors.ts';
+import type { NativeArgvInput } from '../../lib/native/argv.ts';
+import type { JsonValue } from '../../lib/util/json.ts';
+import type { PermissionMode } from '../../lib/runs/types.ts';
+
+const U1 = '0a1b2c3d-0000-4000-8000-00000000000a';
+const U2 = 'F47AC10B-58CC-4372-A567-0E02B2C3D479';
+const JSON_HEAD = ['-p', '--output-format', 'json'];
+/** Options the tree orders before --permission-mode. */
+const BEFORE_PERMISSION_MODE = new Set(['model', 'effort', 'append_system_prompt', 'max_budget_usd', 'max_turns']);
+const STREAM_HEAD = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
+
+function build(over: Partial<NativeArgvInput> = {}): { args: string[]; stdin: string | null } {
+  return buildNativeArgv({ tree: CLI_TREE, outputMode: 'json', permissionMode: 'dontAsk', options: {}, prompt: 'hello', promptViaStdin: false, ...over });
+}
+
+function rejects(over: Partial<NativeArgvInput>, path: string): void {
+  assert.throws(() => build(over), (error: unknown) => {
+    assert.ok(isToolError(error), 'a ToolError');
+    assert.equal(error.code, 'invalid_arguments');
+    assert.equal(error.path, path);
+    return true;
+  });
+}
+
+describe('buildNativeArgv: exact argv', () => {
+  it('minimal json run: print mode, output flags, permission mode, --, prompt', () => {
+    assert.deepEqual(build(), { args: [...JSON_HEAD, '--permission-mode', 'dontAsk', '--', 'hello'], stdin: null });
+  });
+
+  it('minimal stream-json run carries --verbose --include-partial-messages', () => {
+    assert.deepEqual(build({ outputMode: 'stream-json', permissionMode: 'plan' }), {
+      args: [...STREAM_HEAD, '--permission-mode', 'plan', '--', 'hello'],
+      stdin: null,
+    });
+  });
+
+  const perOption: readonly [string, JsonValue, readonly string[]][] = [
+    ['model', 'opus', ['--model', 'opus']],
+    ['model', 'claude-opus-5-5', ['--model', 'claude-opus-5-5']],
+    ['effort', 'low', ['--effort', 'low']],
+    ['effort', 'medium', ['--effort', 'medium']],
+    ['effort', 'high', ['--effort', 'high']],
+    ['effort', 'xhigh', ['--effort', 'xhigh']],
+    ['effort', 'max', ['--effort', 'max']],
+    ['append_system_prompt', 'Answer in French.\nBe terse.', ['--append-system-prompt', 'Answer in French.\nBe terse.']],
+    ['max_budget_usd', 0.5, ['--max-budget-usd', '0.5']],
+    ['max_budget_usd', 2, ['--max-budget-usd', '2']],
+    ['max_budget_usd', 1e-7, ['--max-budget-usd', '1e-7']],
+    ['max_turns', 1, ['--max-turns', '1']],
+    ['max_turns', 25, ['--max-turns', '25']],
+    ['session_id', U1, ['--session-id', U1]],
+    ['session_id', U2, ['--session-id', U2]],
+    ['resume_session_id', U1, ['--resume', U1]],
+    ['continue_previous', true, ['--continue']],
+    ['continue_previous', false, []],
+    ['fork_session', true, ['--fork-session']],
+    ['fork_session', false, []],
+    ['no_session_persistence', true, ['--no-session-persistence']],
+    ['no_session_persistence', false, []],
+    ['allowed_tools', ['Read'], ['--allowedTools', 'Read']],
+    ['allowed_tools', ['Read', 'Bash(git status:*)'], ['--allowedTools', 'Read', '--allowedTools', 'Bash(git status:*)']],
+    ['allowed_tools', [], []],
+    ['disallowed_tools', ['WebFetch', 'Bash(rm:*)'], ['--disallowedTools', 'WebFetch', '--disallowedTools', 'Bash(rm:*)']],
+    ['add_dirs', ['/tmp/a', 'relative dir'], ['--add-dir', '/tmp/a', '--add-dir', 'relative dir']],
+    ['permission_mode', 'dontAsk', []], // equal to permissionMode: accepted, emitted once at its tree position
+  ];
+  for (const [arg, value, tokens] of perOption) {
+    it(`${arg} = ${JSON.stringify(value)}`, () => {
+      const expected = BEFORE_PERMISSION_MODE.has(arg)
+        ? [...JSON_HEAD, ...tokens, '--permission-mode', 'dontAsk', '--', 'hello']
+        : [...JSON_HEAD, '--permission-mode', 'dontAsk', ...tokens, '--', 'hello'];
+      assert.deepEqual(build({ options: { [arg]: value } }).args, expected);
+    });
+  }
+
+  it('every declared option has an exact-argv case above', () => {
+    const covered = new Set(perOption.map(([arg]) => arg));
+    assert.deepEqual(CLI_TREE.options.map((o) => o.arg).filter((arg) => !covered.has(arg)), []);
+  });
+
+  it('all options at once come out in tree order, whatever the key order', () => {
+    const options: Record<string, JsonValue> = {
+      add_dirs: ['/tmp/a', '/tmp/b'],
+      disallowed_tools: ['WebFetch'],
+      allowed_tools: ['Read', 'Bash(git status:*)'],
+      no_session_persistence: true,
+      fork_session: true,
+      continue_previous: true,
+      resume_session_id: U2,
+      session_id: U1,
+      max_turns: 3,
+      max_budget_usd: 0.25,
+      append_system_prompt: 'Be terse.',
+      effort: 'high',
+      model: 'sonnet',
+    };
+    assert.deepEqual(build({ options, permissionMode: 'acceptEdits', prompt: '-starts with a dash' }).args, [
+      ...JSON_HEAD,
+      '--model', 'sonnet', '--effort', 'high', '--append-system-prompt', 'Be terse.', '--max-budget-usd', '0.25',
+      '--max-turns', '3', '--permission-mode', 'acceptEdits', '--session-id', U1, '--resume', U2, '--continue',
+      '--fork-session', '--no-session-persistence', '--allowedTools', 'Read', '--allowedTools', 'Bash(git status:*)',
+      '--disallowedTools', 'WebFetch', '--add-dir', '/tmp/a', '--add-dir', '/tmp/b',
+      '--', '-starts with a dash',
+    ]);
+  });
+
+  it('adds nothing that was not supplied (no model, effort, budget or turns defaults)', () => {
+    const { args } = build({ outputMode: 'stream-json' });
+    for (const flag of ['--model', '--effort', '--max-budget-usd', '--max-turns', '--append-system-prompt']) assert.ok(!args.includes(flag), flag);
+  });
+
+  it('a prompt that looks like an option stays after --', () => {
+    assert.deepEqual(build({ prompt: '--dangerously-skip-permissions' }).args.slice(-2), ['--', '--dangerously-skip-permissions']);
+  });
+});
+
+describe('buildNativeArgv: prompt delivery', () => {
+  const max = CLI_TREE.prompt.max_argv_prompt_bytes;
+  it(`the threshold is ${max} bytes, below Linux MAX_ARG_STRLEN (131072)`, () => assert.ok(max > 0 && max < 131072));
+
+  it('exactly at the threshold the prompt is a positional after --', () => {
+    const prompt = 'a'.repeat(max);
+    assert.deepEqual(build({ prompt }), { args: [...JSON_HEAD, '--permission-mode', 'dontAsk', '--', prompt], stdin: null });
+  });
+
+  it('one byte past the threshold the prompt goes to stdin, with no positional and no separator', () => {
+    const prompt = 'a'.repeat(max + 1);
+    assert.deepEqual(build({ prompt }), { args: [...JSON_HEAD, '--permission-mode', 'dontAsk'], stdin: prompt });
+  });
+
+  it('the threshold counts UTF-8 bytes, not characters', () => {
+    const atBound = 'é'.repeat(max / 2); // 2 bytes each
+    assert.equal(build({ prompt: atBound }).stdin, null);
+    assert.equal(build({ prompt: `${atBound}a` }).stdin, `${atBound}a`);
+  });
+
+  it('promptViaStdin forces stdin for a short prompt', () => {
+    assert.deepEqual(build({ prompt: 'hi', promptViaStdin: true, options: { add_dirs: ['/x'] } }), {
+      args: [...JSON_HEAD, '--permission-mode', 'dontAsk', '--add-dir', '/x'],
+      stdin: 'hi',
+    });
+  });
+});
+
+describe('buildNativeArgv: rejections', () => {
+  const maxChars = CLI_TREE.limits.max_string_chars;
+  const maxItems = CLI_TREE.limits.max_list_items;
+  const maxItemChars = CLI_TREE.limits.max_list_item_chars;
+  const table: readonly [string, Partial<NativeArgvInput>, string][] = [
+    ['undeclared option', { options: { fallback_model: 'x' } }, '/fallback_model'],
+    ['undeclared bypass switch', { options: { dangerously_skip_permissions: true } }, '/dangerously_skip_permissions'],
+    ['own __proto__ key', { options: JSON.parse('{"__proto__": "x"}') as Record<string, JsonValue> }, '/__proto__'],
+    ['pointer escaping of an undeclared key', { options: { 'a/b~c': 1 } }, '/a~1b~0c'],
+    ['empty prompt', { prompt: '' }, '/prompt'],
+    ['NUL in prompt', { prompt: 'a\0b' }, '/prompt'],
+    ['NUL in a stdin prompt', { prompt: 'a\0b', promptViaStdin: true }, '/prompt'],
+    ['model starting with -', { options: { model: '-x' } }, '/model'],
+    ['model --flag', { options: { model: '--dangerously-skip-permissions' } }, '/model'],
+    ['empty model', { options: { model: '' } }, '/model'],
+    ['NUL in model', { options: { model: 'op\0us' } }, '/model'],
+    ['model number', { options: { model: 42 } }, '/model'],
+    ['model null', { options: { model: null } }, '/model'],
+    ['model array', { options: { model: ['opus'] } }, '/model'],
+    ['append_system_prompt one past max chars', { options: { append_system_prompt: 'x'.repeat(maxChars + 1) } }, '/append_system_prompt'],
+    ['append_system_prompt one past max code points (astral)', { options: { append_system_prompt: '😀'.repeat(maxChars + 1) } }, '/append_system_prompt'],
+    ['append_system_prompt starting with -', { options: { append_system_prompt: '- bullet' } }, '/append_system_prompt'],
+    ['effort not a choice', { options: { effort: 'bogus' } }, '/effort'],
+    ['effort wrong case', { options: { effort: 'HIGH' } }, '/effort'],
+    ['effort number', { options: { effort: 1 } }, '/effort'],
+    ['budget zero', { options: { max_budget_usd: 0 } }, '/max_budget_usd'],
+    ['budget negative', { options: { max_budget_usd: -1 } }, '/max_budget_usd'],
+    ['budget string', { options: { max_budget_usd: '1' } }, '/max_budget_usd'],
+    ['budget boolean', { options: { max_budget_usd: true } }, '/max_budget_usd'],
+    ['max_turns zero', { options: { max_turns: 0 } }, '/max_turns'],
+    ['max_turns fraction', { options: { max_turns: 1.5 } }, '/max_turns'],
+    ['max_turns negative', { options: { max_turns: -1 } }, '/max_turns'],
+    ['max_turns string', { options: { max_turns: '3' } }, '/max_turns'],
+    ['permission mode outside the declared three', { permissionMode: 'bypassPermissions' as PermissionMode }, '/permission_mode'],
+    ['permission mode auto', { permissionMode: 'auto' as PermissionMode }, '/permission_mode'],
+    ['permission_mode option disagreeing', { options: { permission_mode: 'plan' } }, '/permission_mode'],
+    ['session_id not a uuid', { options: { session_id: 'not-a-uuid' } }, '/session_id'],
+    ['session_id without hyphens', { options: { session_id: '0a1b2c3d00004000800000000000000a' } }, '/session_id'],
+    ['session_id braced', { options: { session_id: `{${U1}}` } }, '/session_id'],
+    ['session_id with trailing newline', { options: { session_id: `${U1}\n` } }, '/session_id'],
+    ['resume id not a uuid (titles are not accepted)', { options: { resume_session_id: 'my session' } }, '/resume_session_id'],
+    ['resume id number', { options: { resume_session_id: 1 } }, '/resume_session_id'],
+    ['continue_previous string', { options: { continue_previous: 'true' } }, '/continue_previous'],
+    ['fork_session number', { options: { fork_session: 1 } }, '/fork_session'],
+    ['no_session_persistence null', { options: { no_session_persistence: null } }, '/no_session_persistence'],
+    ['allowed_tools not an array', { options: { allowed_tools: 'Read' } }, '/allowed_tools'],
+    ['allowed_tools empty item', { options: { allowed_tools: [''] } }, '/allowed_tools/0'],
+    ['allowed_tools item starting with -', { options: { allowed_tools: ['Read', '-x'] } }, '/allowed_tools/1'],
+    ['allowed_tools item with NUL', { options: { allowed_tools: ['Re\0ad'] } }, '/allowed_tools/0'],
+    ['allowed_tools non-string item', { options: { allowed_tools: ['Read', 1] } }, '/allowed_tools/1'],
+    ['allowed_tools one item too many', { options: { allowed_tools: Array.from({ length: maxItems + 1 }, (_, i) => `T${i}`) } }, '/allowed_tools'],
+    ['allowed_tools item one char too long', { options: { allowed_tools: ['x'.repeat(maxItemChars + 1)] } }, '/allowed_tools/0'],
+    ['disallowed_tools item --flag', { options: { disallowed_tools: ['--help'] } }, '/disallowed_tools/0'],
+    ['add_dirs item starting with -', { options: { add_dirs: ['/ok', '-evil'] } }, '/add_dirs/1'],
+    ['add_dirs object', { options: { add_dirs: { a: '/x' } } }, '/add_dirs'],
+  ];
+  for (const [name, over, path] of table) it(`${name} -> ${path}`, () => rejects(over, path));
+
+  it('accepts values exactly at each bound', () => {
+    const { args } = build({
+      options: {
+        append_system_prompt: '😀'.repeat(maxChars),
+        allowed_tools: Array.from({ length: maxItems }, () => 'x'.repeat(maxItemChars)),
+      },
+    });
+    assert.equal(args.filter((a) => a === '--allowedTools').length, maxItems);
+    assert.ok(args.includes('😀'.repeat(maxChars)));
+  });
+
+  it('error messages never echo the rejected value', () => {
+    try {
+      build({ options: { model: '-secret-value' } });
+      assert.fail('expected a rejection');
+    } catch (error) {
+      assert.ok(isToolError(error));
+      assert.ok(!error.message.includes('secret'));
+    }
+  });
+});

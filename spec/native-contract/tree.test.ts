@@ -1,0 +1,103 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { CLI_TREE, getNativeArgNames, parseCliTree, validateCliTree } from '../../lib/native/tree.ts';
+import { PERMISSION_MODES } from '../../lib/runs/types.ts';
+
+const ROOT = new URL('../../', import.meta.url);
+const raw = (): Record<string, unknown> => JSON.parse(readFileSync(new URL('cli-tree.json', ROOT), 'utf8')) as Record<string, unknown>;
+// Mutations reach into parsed JSON freely; the validator under test is what types it.
+type Mutate = (tree: any) => void;
+
+describe('cli-tree.json', () => {
+  it('is valid and equals what the module loaded', () => {
+    assert.deepEqual(validateCliTree(raw()), []);
+    assert.deepEqual(CLI_TREE, raw());
+  });
+
+  it('pins the exact devDependency version of the native package', () => {
+    const pkg = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { devDependencies: Record<string, string> };
+    assert.equal(pkg.devDependencies[CLI_TREE.native.package], CLI_TREE.native.tested_version);
+    assert.equal(CLI_TREE.native.tested_version, '2.1.332');
+  });
+
+  it('declares at least the required options, with their MCP argument and value kind', () => {
+    const expected: readonly [string, string, string][] = [
+      ['--model', 'model', 'string'],
+      ['--effort', 'effort', 'enum'],
+      ['--append-system-prompt', 'append_system_prompt', 'string'],
+      ['--max-budget-usd', 'max_budget_usd', 'number'],
+      ['--max-turns', 'max_turns', 'integer'],
+      ['--permission-mode', 'permission_mode', 'enum'],
+      ['--session-id', 'session_id', 'uuid'],
+      ['--resume', 'resume_session_id', 'uuid'],
+      ['--continue', 'continue_previous', 'none'],
+      ['--fork-session', 'fork_session', 'none'],
+      ['--no-session-persistence', 'no_session_persistence', 'none'],
+      ['--allowedTools', 'allowed_tools', 'list'],
+      ['--disallowedTools', 'disallowed_tools', 'list'],
+      ['--add-dir', 'add_dirs', 'list'],
+    ];
+    assert.deepEqual(CLI_TREE.options.map((o) => [o.flag, o.arg, o.value]), expected);
+  });
+
+  it('declares exactly the three non-bypass permission modes and the native effort levels', () => {
+    const mode = CLI_TREE.options.find((o) => o.arg === 'permission_mode');
+    assert.ok(mode?.value === 'enum');
+    assert.deepEqual([...mode.choices].sort(), [...PERMISSION_MODES].sort());
+    const effort = CLI_TREE.options.find((o) => o.arg === 'effort');
+    assert.ok(effort?.value === 'enum');
+    assert.deepEqual(effort.choices, ['low', 'medium', 'high', 'xhigh', 'max']);
+  });
+
+  it('getNativeArgNames lists every declared argument', () => {
+    assert.deepEqual([...getNativeArgNames(CLI_TREE)], CLI_TREE.options.map((o) => o.arg));
+    assert.ok(getNativeArgNames(CLI_TREE).has('permission_mode'));
+  });
+
+  it('records --max-turns as verified-hidden, every other option as read from help', () => {
+    for (const option of CLI_TREE.options) assert.equal(option.source, option.flag === '--max-turns' ? 'verified-hidden' : 'help', option.flag);
+  });
+
+  it('declares the fixed flags of both output modes', () => {
+    assert.deepEqual(CLI_TREE.print_mode, ['-p']);
+    assert.deepEqual(CLI_TREE.output_modes, {
+      json: ['--output-format', 'json'],
+      'stream-json': ['--output-format', 'stream-json', '--verbose', '--include-partial-messages'],
+    });
+  });
+
+  const mutations: readonly [string, Mutate, RegExp][] = [
+    ['wrong format_version', (t) => { t.format_version = 2; }, /format_version/],
+    ['unknown top-level key', (t) => { t.extra = 1; }, /unknown key "extra"/],
+    ['bad tested_version', (t) => { t.native.tested_version = 'latest'; }, /tested_version/],
+    ['pattern without capture of the version', (t) => { t.native.version_output_pattern = '^\\d+'; }, /version_output_pattern/],
+    ['pattern not a regexp', (t) => { t.native.version_output_pattern = '('; }, /version_output_pattern/],
+    ['separator other than --', (t) => { t.prompt.separator = '-'; }, /separator/],
+    ['threshold at MAX_ARG_STRLEN', (t) => { t.prompt.max_argv_prompt_bytes = 131072; }, /max_argv_prompt_bytes/],
+    ['string limit that could overflow one argv element', (t) => { t.limits.max_string_chars = 32768; }, /max_string_chars/],
+    ['missing output mode', (t) => { delete t.output_modes.json; }, /output_modes\.json/],
+    ['duplicate flag', (t) => { t.options[1].flag = '--model'; }, /declared twice/],
+    ['duplicate arg', (t) => { t.options[1].arg = 'model'; }, /declared twice/],
+    ['option flag colliding with an output-mode flag', (t) => { t.options[0].flag = '--verbose'; }, /declared twice/],
+    ['short flag', (t) => { t.options[0].flag = '-m'; }, /long flag/],
+    ['unknown value kind', (t) => { t.options[0].value = 'path'; }, /unknown kind/],
+    ['enum without choices', (t) => { delete t.options[1].choices; }, /choices/],
+    ['choices on a string option', (t) => { t.options[0].choices = ['a']; }, /only enum/],
+    ['bound on a string option', (t) => { t.options[0].minimum = 1; }, /only numeric/],
+    ['list that is not repeatable', (t) => { t.options[11].repeatable = false; }, /repeatable/],
+    ['multi-line description', (t) => { t.options[0].description = 'a\nb'; }, /one line/],
+    ['verified-hidden without a note', (t) => { delete t.options[4].verified; }, /verified/],
+    ['bypass mode reachable', (t) => { t.options[5].choices.push('bypassPermissions'); }, /permission_mode/],
+    ['unknown option key', (t) => { t.options[0].default = 'opus'; }, /unknown key "default"/],
+  ];
+  for (const [name, mutate, problem] of mutations) {
+    it(`rejects: ${name}`, () => {
+      const tree = raw();
+      mutate(tree);
+      const problems = validateCliTree(tree);
+      assert.ok(problems.some((p) => problem.test(p)), problems.join('; ') || 'no problem reported');
+      assert.throws(() => parseCliTree(tree), /invalid cli-tree\.json/);
+    });
+  }
+});

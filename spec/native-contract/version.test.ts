@@ -1,0 +1,175 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { assertNativeVersion, MAX_VERSION_STDOUT_BYTES, parseNativeVersion, queryNative } from '../../lib/native/version.ts';
+import { CLI_TREE } from '../../lib/native/tree.ts';
+import { createManualClock } from '../../lib/util/clock.ts';
+import { isToolError } from '../../lib/tool-errors.ts';
+import type { ToolErrorCode } from '../../lib/tool-errors.ts';
+
+const FAKE = fileURLToPath(new URL('../../fixtures/fake-version/fake-claude-version.mjs', import.meta.url));
+const REAL = fileURLToPath(new URL('../../node_modules/.bin/claude', import.meta.url));
+
+describe('parseNativeVersion', () => {
+  const table: readonly [string, string | null][] = [
+    ['2.1.332 (Claude Code)', '2.1.332'],
+    ['2.1.332 (Claude Code)\n', '2.1.332'],
+    ['  2.1.197 (Claude Code)\r\n', '2.1.197'],
+    ['10.20.30 (Claude Code)', '10.20.30'],
+    ['2.1.332', null],
+    ['2.1.332 (claude code)', null],
+    ['v2.1.332 (Claude Code)', null],
+    ['2.1 (Claude Code)', null],
+    ['2.1.332-beta.1 (Claude Code)', null],
+    ['Claude Code 2.1.332', null],
+    ['warning: something\n2.1.332 (Claude Code)', null],
+    ['2.1.332 (Claude Code)\nextra', null],
+    ['', null],
+  ];
+  for (const [stdout, expected] of table) it(JSON.stringify(stdout), () => assert.equal(parseNativeVersion(stdout, CLI_TREE), expected));
+});
+
+async function rejectsWith(promise: Promise<unknown>, code: ToolErrorCode, message: RegExp): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(isToolError(error), String(error));
+    assert.equal(error.code, code);
+    assert.match(error.message, message);
+    assert.doesNotMatch(error.message, /auth|logged|login|ready/i);
+    return true;
+  });
+}
+
+/** True once pid is gone or a zombie nobody reaps (a container init may not); polled with a hard deadline. */
+async function waitUntilGone(pid: number, deadlineMs: number): Promise<boolean> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    let state: string;
+    try {
+      state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] ?? '';
+    } catch {
+      return true;
+    }
+    if (state === 'Z') return true;
+    if (Date.now() > end) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}
+
+async function waitForPidFile(path: string, deadlineMs: number): Promise<number> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      const pid = Number(readFileSync(path, 'utf8'));
+      if (pid > 0) return pid;
+    } catch {
+      // not written yet
+    }
+    if (Date.now() > end) throw new Error(`no pid file after ${deadlineMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('assertNativeVersion with fake binaries', () => {
+  let dir = '';
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'fake-version-')); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const env = (vars: Record<string, string>): Record<string, string> => ({ PATH: process.env['PATH'] ?? '', ...vars });
+
+  it('accepts the tested version', async () => {
+    assert.deepEqual(await assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({}) }), { version: '2.1.332' });
+  });
+
+  it('mismatch names both versions', async () => {
+    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_TEXT: '2.1.400 (Claude Code)\n' }) }), 'native_version_mismatch', /2\.1\.400.*2\.1\.332/);
+  });
+
+  it('an older version is a mismatch too', async () => {
+    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_TEXT: '2.1.197 (Claude Code)' }) }), 'native_version_mismatch', /2\.1\.197/);
+  });
+
+  it('garbage is unreadable', async () => {
+    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_TEXT: 'claude: unknown build\n' }) }), 'native_version_unreadable', /not a Claude Code version/);
+  });
+
+  it(`stdout of exactly ${MAX_VERSION_STDOUT_BYTES} bytes is read`, async () => {
+    const line = '2.1.332 (Claude Code)';
+    const text = line + ' '.repeat(MAX_VERSION_STDOUT_BYTES - line.length);
+    assert.deepEqual(await assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_TEXT: text }) }), { version: '2.1.332' });
+  });
+
+  it('one byte more is unreadable (bounded capture)', async () => {
+    const line = '2.1.332 (Claude Code)';
+    const text = line + ' '.repeat(MAX_VERSION_STDOUT_BYTES + 1 - line.length);
+    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_TEXT: text }) }), 'native_version_unreadable', /more than 4096 bytes/);
+  });
+
+  it('non-zero exit is failed, with the first stderr line', async () => {
+    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_MODE: 'fail' }) }), 'native_version_failed', /exited with code 3: boom: cannot start$/);
+  });
+
+  it('death by signal is failed', async () => {
+    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_MODE: 'signal' }) }), 'native_version_failed', /killed by SIGTERM/);
+  });
+
+  it('a missing binary is failed (spawn error)', async () => {
+    await rejectsWith(assertNativeVersion({ bin: join(dir, 'nope'), tree: CLI_TREE, timeoutMs: 10_000 }), 'native_version_failed', /ENOENT/);
+  });
+
+  it('a hanging binary times out on the injected clock, and is killed and reaped before the promise settles', async () => {
+    const pidFile = join(dir, 'hang.pid');
+    const clock = createManualClock();
+    const pending = assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, clock, env: env({ FAKE_VERSION_MODE: 'hang', FAKE_VERSION_PID_FILE: pidFile }) });
+    const pid = await waitForPidFile(pidFile, 10_000); // readiness: the fake is up and hanging
+    clock.advance(9_999);
+    assert.equal(processExists(pid), true, 'still running one ms before the bound');
+    clock.advance(1);
+    await rejectsWith(pending, 'native_version_timeout', /within 10000 ms/);
+    assert.equal(processExists(pid), false, 'reaped already: no zombie, no process');
+    assert.equal(clock.pending(), 0);
+  });
+
+  it('a grandchild holding stdout open times out, and the whole group is killed', async () => {
+    const pidFile = join(dir, 'orphan.pid');
+    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 1500, env: env({ FAKE_VERSION_MODE: 'orphan', FAKE_VERSION_PID_FILE: pidFile }) }), 'native_version_timeout', /did not answer/);
+    assert.equal(await waitUntilGone(Number(readFileSync(pidFile, 'utf8')), 5000), true);
+  });
+});
+
+describe('the real pinned binary', () => {
+  let home = '';
+  before(() => { home = mkdtempSync(join(tmpdir(), 'claude-home-')); });
+  after(() => rmSync(home, { recursive: true, force: true }));
+  const realEnv = (): Record<string, string> => ({
+    PATH: process.env['PATH'] ?? '',
+    HOME: home,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_ERROR_REPORTING: '1',
+  });
+
+  it(`passes the version assertion (${CLI_TREE.native.tested_version})`, async () => {
+    assert.deepEqual(await assertNativeVersion({ bin: REAL, tree: CLI_TREE, timeoutMs: 30_000, env: realEnv() }), { version: CLI_TREE.native.tested_version });
+  });
+
+  it('prints exactly the documented --version line', async () => {
+    const result = await queryNative({ bin: REAL, args: ['--version'], timeoutMs: 30_000, maxStdoutBytes: 4096, env: realEnv() });
+    assert.equal(result.kind, 'exited');
+    assert.ok(result.kind === 'exited');
+    assert.equal(result.stdout, `${CLI_TREE.native.tested_version} (Claude Code)\n`);
+    assert.equal(result.exitCode, 0);
+  });
+});
