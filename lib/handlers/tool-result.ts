@@ -2,10 +2,13 @@
  * The one place that shapes a tool outcome into a CallToolResult.
  * - text content: a one-line summary, a newline, then the serialized result object (on failure the
  *   serialized `{ error, result }`), so clients without structured content still get the data;
- * - structuredContent (2025-06-18 and later only): `{ result }` on success, `{ result, error }` on failure;
+ * - structuredContent (2025-06-18 and later only): `{ result }` on success, `{ result, error }` on failure.
+ *   A failure's structuredContent is sent only when it conforms to the tool's outputSchema (clients such
+ *   as the official SDK validate it even when isError is set); otherwise the text alone carries it;
  * - isError: true marks a failed operation (a protocol problem is a JSON-RPC error instead).
  */
-import type { ToolOutcome } from '../mcp/types.ts';
+import type { JsonSchema, ToolOutcome } from '../mcp/types.ts';
+import { validate } from '../schema/validate.ts';
 import { features, type ProtocolVersion } from '../rpc/negotiate.ts';
 import type { ToolErrorData } from '../tool-errors.ts';
 import type { JsonObject } from '../util/json.ts';
@@ -19,16 +22,15 @@ export interface CallToolResult {
   readonly isError: boolean;
 }
 
-export function toCallToolResult(outcome: ToolOutcome, version: ProtocolVersion): CallToolResult {
+export function toCallToolResult(outcome: ToolOutcome, version: ProtocolVersion, outputSchema?: JsonSchema): CallToolResult {
   const summary = oneLine(outcome.summary);
   const structured: JsonObject = outcome.ok
     ? { result: outcome.result }
     : { result: outcome.result, error: errorObject(outcome.error) };
   const serialized = JSON.stringify(outcome.ok ? outcome.result : { error: structured['error'] ?? null, result: outcome.result });
   const content = [{ type: 'text', text: `${summary}\n${serialized}` }] as const;
-  return features.structuredContent(version)
-    ? { content, structuredContent: structured, isError: !outcome.ok }
-    : { content, isError: !outcome.ok };
+  const withStructured = features.structuredContent(version) && (outcome.ok || outputSchema === undefined || validate(outputSchema, structured).ok);
+  return withStructured ? { content, structuredContent: structured, isError: !outcome.ok } : { content, isError: !outcome.ok };
 }
 
 function errorObject(error: ToolErrorData): JsonObject {

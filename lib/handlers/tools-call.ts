@@ -6,7 +6,7 @@
  */
 import { isPlainObject, type JsonObject } from '../util/json.ts';
 import { isToolError, type ToolErrorData } from '../tool-errors.ts';
-import type { ToolOutcome } from '../mcp/types.ts';
+import type { JsonSchema, ToolOutcome } from '../mcp/types.ts';
 import { rpcErrors } from '../rpc/errors.ts';
 import { features } from '../rpc/negotiate.ts';
 import { escapePointerToken, validate } from '../schema/validate.ts';
@@ -24,12 +24,13 @@ export async function toolsCall(params: Record<string, unknown>, ctx: HandlerCon
   if (tool === undefined) throw rpcErrors.unknownTool();
 
   const args = params['arguments'] === undefined ? {} : params['arguments'];
-  if (!isPlainObject(args)) return invalidArguments(ctx, '', 'arguments must be an object');
+  const invalid = (path: string, message: string): CallToolResult => invalidArguments(ctx, tool.outputSchema, path, message);
+  if (!isPlainObject(args)) return invalid('', 'arguments must be an object');
   const checked = validate(tool.inputSchema, args);
-  if (!checked.ok) return invalidArguments(ctx, checked.path, `${checked.path || 'arguments'} ${checked.message}`);
+  if (!checked.ok) return invalid(checked.path, `${checked.path || 'arguments'} ${checked.message}`);
 
   const invocation = getWorkInvocation(params['_meta']);
-  if (invocation === 'invalid') return invalidArguments(ctx, WORK_INVOCATION_PATH, `${WORK_INVOCATION_PATH} must be a UUID`);
+  if (invocation === 'invalid') return invalid(WORK_INVOCATION_PATH, `${WORK_INVOCATION_PATH} must be a UUID`);
 
   let outcome: ToolOutcome;
   try {
@@ -44,7 +45,7 @@ export async function toolsCall(params: Record<string, unknown>, ctx: HandlerCon
     if (!isToolError(error)) throw error;
     outcome = { ok: false, summary: error.message, error: error.toData(), result: null };
   }
-  return toCallToolResult(outcome, ctx.protocolVersion);
+  return toCallToolResult(outcome, ctx.protocolVersion, tool.outputSchema);
 }
 
 /** null when absent; the UUID when valid; 'invalid' otherwise (a host must send a UUID or nothing). */
@@ -54,8 +55,8 @@ function getWorkInvocation(meta: unknown): string | null | 'invalid' {
   return typeof value === 'string' && UUID_RE.test(value) ? value : 'invalid';
 }
 
-function invalidArguments(ctx: HandlerContext, path: string, message: string): CallToolResult {
+function invalidArguments(ctx: HandlerContext, outputSchema: JsonSchema | undefined, path: string, message: string): CallToolResult {
   if (!features.validationAsToolError(ctx.protocolVersion)) throw rpcErrors.invalidParams(message, path);
   const error: ToolErrorData = { code: 'invalid_arguments', message, path };
-  return toCallToolResult({ ok: false, summary: `Invalid arguments: ${message}`, error, result: null }, ctx.protocolVersion);
+  return toCallToolResult({ ok: false, summary: `Invalid arguments: ${message}`, error, result: null }, ctx.protocolVersion, outputSchema);
 }

@@ -1,7 +1,7 @@
 // Builds an adapter over the fake hosts and offers terse request helpers.
 import { createAdapter, type Adapter, type AdapterOptions } from '../../lib/adapter.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
-import { createFakeResourceHost, createFakeToolHost, type FakeToolHost } from './fake-hosts.ts';
+import { createFakeResourceHost, createFakeToolHost, type FakeToolHost } from '../../fixtures/hosts/fake-hosts.ts';
 
 export interface Harness {
   readonly adapter: Adapter;

@@ -4,7 +4,7 @@ import { createAdapter } from '../../lib/adapter.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { createManualClock } from '../../lib/util/clock.ts';
 import { createHarness, errorOf, initializedHarness, resultOf } from './harness.ts';
-import { createFakeResourceHost } from './fake-hosts.ts';
+import { createFakeResourceHost } from '../../fixtures/hosts/fake-hosts.ts';
 
 describe('lifecycle', () => {
   it('answers ping before initialize and refuses other requests', async () => {

@@ -1,0 +1,75 @@
+// Spawns the real server (or the fake-host fixture server) and speaks raw newline-delimited JSON-RPC.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const MAIN = ['--import', 'tsx', 'lib/main.ts'];
+export const FAKE = ['--import', 'tsx', 'fixtures/hosts/serve-fake.ts'];
+export const DEADLINE_MS = 20_000;
+
+export interface ServerProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** Every stdout line so far, raw. */
+  readonly lines: string[];
+  stderr(): string;
+  send(message: unknown): void;
+  sendRaw(bytes: string | Buffer): void;
+  /** Resolves with the first parsed stdout message matching `predicate` (hard deadline). */
+  waitForMessage(predicate: (message: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  /** Resolves with the response carrying this id. */
+  response(id: unknown): Promise<Record<string, unknown>>;
+  /** Resolves once the server logged that it serves (its readiness signal on stderr). */
+  ready(): Promise<void>;
+  /** Resolves with the exit code and signal (hard deadline). */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill(): void;
+}
+
+export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly string[] = []): ServerProcess {
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let partial = '';
+  let stderr = '';
+  const waiters = new Set<() => void>();
+  const notify = (): void => { for (const waiter of waiters) waiter(); };
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop() ?? '';
+    lines.push(...parts);
+    notify();
+  });
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => { stderr += chunk; notify(); });
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  child.on('exit', (code, signal) => { exit = { code, signal }; notify(); });
+
+  const until = <T>(probe: () => T | undefined, what: string): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const check = (): void => {
+        const value = probe();
+        if (value !== undefined) {
+          cleanup();
+          resolve(value);
+        }
+      };
+      const timer = setTimeout(() => { cleanup(); reject(new Error(`deadline: ${what}; stderr: ${stderr}`)); }, DEADLINE_MS);
+      const cleanup = (): void => { clearTimeout(timer); waiters.delete(check); };
+      waiters.add(check);
+      check();
+    });
+
+  const parsed = (): Record<string, unknown>[] => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  return {
+    child,
+    lines,
+    stderr: () => stderr,
+    send: (message) => { child.stdin.write(`${JSON.stringify(message)}\n`); },
+    sendRaw: (bytes) => { child.stdin.write(bytes); },
+    waitForMessage: (predicate) => until(() => parsed().find(predicate), 'message'),
+    response: (id) => until(() => parsed().find((m) => m['id'] === id && ('result' in m || 'error' in m)), `response ${String(id)}`),
+    ready: () => until(() => (stderr.includes('serving MCP on stdio') ? true : undefined), 'ready').then(() => {}),
+    exited: () => until(() => exit ?? undefined, 'exit'),
+    kill: () => { if (exit === null) child.kill('SIGKILL'); },
+  };
+}
