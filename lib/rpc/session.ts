@@ -8,6 +8,7 @@
  * response at all. Responses from the client are ignored: this server never sends requests.
  */
 import type { ResourceHost, ToolHost } from '../mcp/types.ts';
+import { assertNever } from '../util/assert-never.ts';
 import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
 import { ABORT_REASONS } from '../handlers/context.ts';
@@ -132,6 +133,8 @@ export function createSession(options: SessionOptions): Session {
         pending.then(forget, forget);
         return pending;
       }
+      default:
+        return assertNever(envelope);
     }
   };
 

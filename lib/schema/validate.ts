@@ -4,6 +4,7 @@
  * never echo the submitted value (a property name may appear in the path, bounded in length).
  */
 import type { JsonSchema } from '../mcp/types.ts';
+import { assertNever } from '../util/assert-never.ts';
 import { isPlainObject } from '../util/json.ts';
 
 export type ValidationResult = { readonly ok: true } | { readonly ok: false; readonly path: string; readonly message: string };
@@ -61,6 +62,7 @@ function hasType(type: NonNullable<JsonSchema['type']>, value: unknown): boolean
     case 'boolean': return typeof value === 'boolean';
     case 'array': return Array.isArray(value);
     case 'null': return value === null;
+    default: return assertNever(type);
   }
 }
 
