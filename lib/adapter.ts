@@ -7,9 +7,9 @@ import type { ServerInfo } from './handlers/initialize.ts';
 import { createSession, type SessionState } from './rpc/session.ts';
 import { systemClock, type Clock } from './util/clock.ts';
 import type { JsonObject } from './util/json.ts';
-import pkg from '../package.json' with { type: 'json' };
+import { ADAPTER_VERSION } from './version.ts';
 
-export const SERVER_INFO: ServerInfo = { name: 'claude-run-mcp', version: pkg.version };
+export const SERVER_INFO: ServerInfo = { name: 'claude-run-mcp', version: ADAPTER_VERSION };
 
 export interface AdapterOptions {
   readonly toolHost: ToolHost;

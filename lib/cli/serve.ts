@@ -6,6 +6,7 @@
  */
 import type { ResourceHost, ToolHost } from '../mcp/types.ts';
 import { createAdapter } from '../adapter.ts';
+import { createHosts as createToolHosts } from '../tools/host.ts';
 import { serveConnection } from '../rpc/connection.ts';
 import { systemClock } from '../util/clock.ts';
 import { parseServeArgs, SERVE_USAGE, type ServeConfig } from './args.ts';
@@ -19,16 +20,8 @@ export interface HostBundle {
 
 export type HostFactory = (config: ServeConfig, log: (line: string) => void) => HostBundle;
 
-// ---- Integration point -------------------------------------------------------------------------
-// The real hosts plug in here: replace the body with the tool room's factories, e.g.
-//   const tools = createToolHost(config); return { toolHost: tools, resourceHost: createResourceHost(...), close: ... }.
-// Until then the server lists no tools and no resources: it exposes only what really works.
-export const createDefaultHosts: HostFactory = () => ({
-  toolHost: { list: () => [], call: () => Promise.reject(new Error('no tools')) },
-  resourceHost: { list: () => [], read: () => { throw new Error('no resources'); } },
-  close: () => Promise.resolve(),
-});
-// -------------------------------------------------------------------------------------------------
+/** The real hosts: the run tools and resources over the native CLI, configured from the command line. */
+export const createDefaultHosts: HostFactory = (config) => createToolHosts({ ...config, env: process.env, cwd: process.cwd() });
 
 const log = (line: string): void => { process.stderr.write(`claude-run-mcp: ${line}\n`); };
 

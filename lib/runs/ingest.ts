@@ -7,6 +7,7 @@
 import type { JsonObject } from '../util/json.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { getBoolean, getNumber, getObject, getString, parseNativeEvent } from '../native/events.ts';
+import type { EventKind } from '../native/events.ts';
 import { createEventRing } from './event-ring.ts';
 import type { EventRing } from './event-ring.ts';
 
@@ -68,6 +69,8 @@ export interface IngestOptions {
   /** Cursor namespace of this run's event ring (use the run id). */
   readonly ringId: string;
   readonly maxFinalBytes?: number;
+  /** Called with every parsed event after it was recorded (progress); absent means no per-event work. */
+  readonly onEvent?: (kind: EventKind, event: JsonObject) => void;
 }
 
 const WHITESPACE_ONLY = /^[ \t\r\n]*$/;
@@ -133,8 +136,11 @@ export function createIngest(options: IngestOptions): Ingest {
       }
       const { event, kind } = parsed;
       switch (kind) {
-        case 'result':
-          return onResult(event, frame.length);
+        case 'result': {
+          const signal = onResult(event, frame.length);
+          if (signal === 'continue') options.onEvent?.(kind, event);
+          return signal;
+        }
         case 'system_init':
           init ??= {
             session_id: getString(event, 'session_id'),
@@ -167,6 +173,7 @@ export function createIngest(options: IngestOptions): Ingest {
           assertNever(kind);
       }
       ring.push(event);
+      options.onEvent?.(kind, event);
       return 'continue';
     },
     onOversizeFrame(bytes) {

@@ -1,0 +1,202 @@
+/**
+ * Executes one reserved run: session serialization → version assertion → supervised native process →
+ * bounded ingestion → classification. Every wait is bounded by the run's timeouts or its cancel signal;
+ * the outcome is decided only after the supervisor's cleanup report (or its absence) is known.
+ */
+import { createLineSplitter } from '../util/line-splitter.ts';
+import type { Clock } from '../util/clock.ts';
+import type { JsonObject } from '../util/json.ts';
+import { classifyRun, type Classification, type Termination } from '../native/classify.ts';
+import type { EventKind } from '../native/events.ts';
+import type { NativeArgv } from '../native/argv.ts';
+import { isToolError, type ToolErrorData } from '../tool-errors.ts';
+import { createIngest, type Ingest } from './ingest.ts';
+import { sessionLockKeys, type SessionLock } from './session-lock.ts';
+import type { RunRequest, RunState } from './types.ts';
+import type { SupervisedHooks, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervise/run-supervised.ts';
+
+/** A native stdout line may not exceed this before its newline; a longer one stops the run. */
+export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;
+
+export interface ExecuteDeps {
+  readonly clock: Clock;
+  /** Asserts the native version (throws a ToolError with a native_version_* code). */
+  readonly checkVersion: () => Promise<void>;
+  readonly startSupervised: (spec: SupervisedSpec, hooks: SupervisedHooks) => SupervisedRun;
+  readonly sessionLock: SessionLock;
+  /** Ids of the saved conversations of a directory, newest first (for honest continue reporting). */
+  readonly listSessionIds: (cwd: string) => string[];
+  readonly nativeEnv: Readonly<Record<string, string>>;
+  /** Ladder and tracking tuning forwarded to the supervisor. */
+  readonly supervision?: Pick<SupervisedSpec, 'interruptGraceMs' | 'termGraceMs' | 'killGraceMs' | 'trackIntervalMs' | 'supervisorCommand'>;
+}
+
+export interface PreparedRun {
+  readonly request: RunRequest;
+  /** Absolute path of the resolved native binary. */
+  readonly bin: string;
+  readonly argv: NativeArgv;
+}
+
+export interface RunExecutionHooks {
+  onState(state: RunState): void;
+  /** Per native event, only when progress is wanted. */
+  readonly onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined;
+  /** Raw native stdout bytes, before framing (the CLI projection keeps them to print them unchanged). */
+  readonly onStdout?: ((chunk: Buffer) => void) | undefined;
+}
+
+export interface RunExecution {
+  readonly ingest: Ingest;
+  /** Requests cancellation; the outcome still waits for cleanup. Idempotent. */
+  cancel(): void;
+  readonly done: Promise<Classification>;
+}
+
+export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: PreparedRun, hooks: RunExecutionHooks): RunExecution {
+  const controller = new AbortController();
+  const ingest = createIngest({ ringId: runId, ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}) });
+  const done = execute(deps, prepared, hooks, ingest, controller.signal);
+  return { ingest, cancel: () => controller.abort(), done };
+}
+
+async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal): Promise<Classification> {
+  const { request } = prepared;
+  const knownIds = request.session.kind === 'continue' ? deps.listSessionIds(request.cwd) : [];
+  const early = (termination: Termination | null, error: ToolErrorData | null): Classification =>
+    finish(deps, prepared, ingest, { termination, spawnError: null, outcome: null, knownIds, preSpawnError: error });
+
+  const keys = sessionLockKeys(request.session, request.cwd, knownIds[0] ?? null);
+  let release: (() => void) | null = null;
+  if (keys.length > 0) {
+    hooks.onState('waiting_for_session');
+    try {
+      release = await deps.sessionLock.acquireAll(keys, signal);
+    } catch (error) {
+      if (signal.aborted) return early('cancel', null);
+      if (isToolError(error)) return early(null, error.toData());
+      throw error;
+    }
+  }
+  try {
+    if (signal.aborted) return early('cancel', null);
+    hooks.onState('checking_version');
+    try {
+      await deps.checkVersion();
+    } catch (error) {
+      if (isToolError(error)) return early(null, error.toData());
+      throw error;
+    }
+    if (signal.aborted) return early('cancel', null);
+    hooks.onState('starting');
+    return await supervise(deps, prepared, hooks, ingest, signal, knownIds);
+  } finally {
+    release?.();
+  }
+}
+
+async function supervise(
+  deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal, knownIds: string[],
+): Promise<Classification> {
+  const { request, bin, argv } = prepared;
+  const { clock } = deps;
+  let termination: Termination | null = null;
+  let lastActivity = clock.now();
+  const disposers: Array<() => void> = [];
+
+  let run: SupervisedRun | null = null;
+  const stop = (reason: Termination): void => {
+    if (termination !== null) return;
+    termination = reason;
+    hooks.onState('stopping');
+    run?.terminate(reason);
+  };
+  const onSignal = (signalValue: ReturnType<Ingest['onFrame']>): void => {
+    if (signalValue !== 'continue') stop(signalValue);
+  };
+  const splitter = createLineSplitter({
+    maxLineBytes: MAX_NATIVE_FRAME_BYTES,
+    onLine: (frame) => { if (termination === null || termination === 'cancel' || termination === 'timeout' || termination === 'idle_timeout') onSignal(ingest.onFrame(frame)); },
+    onOversize: (bytes) => onSignal(ingest.onOversizeFrame(bytes)),
+  });
+
+  run = deps.startSupervised(
+    { file: bin, args: argv.args, cwd: request.cwd, env: deps.nativeEnv, stdin: argv.stdin, ...deps.supervision },
+    {
+      onStdout(chunk) {
+        lastActivity = clock.now();
+        hooks.onStdout?.(chunk);
+        splitter.push(chunk);
+      },
+      onReport(message) {
+        if (message.type === 'spawned' && termination === null) hooks.onState('running');
+      },
+    },
+  );
+  disposers.push(clock.setTimeout(() => stop('timeout'), request.timeoutMs));
+  if (request.idleTimeoutMs !== null) {
+    const idleMs = request.idleTimeoutMs;
+    const arm = (delay: number): void => {
+      disposers.push(clock.setTimeout(() => {
+        const quiet = clock.now() - lastActivity;
+        if (quiet >= idleMs) stop('idle_timeout');
+        else arm(idleMs - quiet);
+      }, delay));
+    };
+    arm(idleMs);
+  }
+  const onAbort = (): void => stop('cancel');
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+
+  try {
+    const outcome = await run.done;
+    splitter.end();
+    return finish(deps, prepared, ingest, { termination, spawnError: outcome.spawnError, outcome, knownIds, preSpawnError: null });
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    for (const dispose of disposers) dispose();
+  }
+}
+
+interface FinishInput {
+  readonly termination: Termination | null;
+  readonly spawnError: SupervisedOutcome['spawnError'];
+  readonly outcome: SupervisedOutcome | null;
+  readonly knownIds: readonly string[];
+  /** An error decided before anything was spawned (version, session lock). */
+  readonly preSpawnError: ToolErrorData | null;
+}
+
+function finish(_deps: ExecuteDeps, prepared: PreparedRun, ingest: Ingest, input: FinishInput): Classification {
+  const { outcome } = input;
+  const cleanup = outcome === null
+    ? { confirmed: true, error: null } // nothing was started
+    : outcome.cleanup === null
+      ? { confirmed: false, error: describeLostSupervisor(outcome), code: 'supervisor_failed' as const }
+      : { confirmed: outcome.cleanup.confirmed, error: outcome.cleanup.error ?? (outcome.cleanup.confirmed ? null : survivorsText(outcome)) };
+  const classification = classifyRun({
+    ingest: ingest.snapshot(),
+    exit: outcome?.exit ?? null,
+    termination: input.termination,
+    spawnError: input.spawnError,
+    cleanup,
+    stderrTail: outcome?.stderrTail ?? '',
+    session: prepared.request.session,
+    continueKnownSessionIds: input.knownIds,
+  });
+  if (input.preSpawnError !== null && input.termination === null) {
+    return { ...classification, is_error: true, error: input.preSpawnError };
+  }
+  return classification;
+}
+
+function describeLostSupervisor(outcome: SupervisedOutcome): string {
+  const how = outcome.supervisorExit.signal ?? `exit code ${String(outcome.supervisorExit.code)}`;
+  return `the supervisor ended (${how}) without a cleanup report; the adapter killed ${outcome.fallbackKilled} leftover process(es) but cannot prove nothing survived`;
+}
+
+function survivorsText(outcome: SupervisedOutcome): string {
+  const survivors = outcome.cleanup?.survivors ?? [];
+  return `${survivors.length} process(es) could not be proven dead: ${survivors.slice(0, 8).map((s) => s.pid).join(', ')}`;
+}

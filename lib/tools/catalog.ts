@@ -1,0 +1,77 @@
+import type { JsonSchema, ToolDefinition } from '../mcp/types.ts';
+import type { JsonObject } from '../util/json.ts';
+import { PERMISSION_MODES } from '../runs/types.ts';
+import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
+import { toolAnnotations, toolMeta, toWireName, type ToolName } from './declarations.ts';
+import { DEFAULT_TIMEOUT_SECONDS } from './run-input.ts';
+
+export const MAX_WAIT_SECONDS = 30;
+export const MAX_EVENTS_PAGE_LIMIT = 256;
+export const DEFAULT_EVENTS_PAGE_LIMIT = 50;
+
+export interface CatalogOptions {
+  /** Native option properties generated from cli-tree.json, keyed by MCP argument name. */
+  readonly nativeProperties: Readonly<Record<string, JsonSchema>>;
+  readonly maxTimeoutSeconds: number;
+  readonly underscoreNames: boolean;
+}
+
+const RUN_ID: JsonSchema = { type: 'string', description: 'An adapter run_id returned by claude.run.start or claude.run.', minLength: 1, maxLength: 128 };
+const LIFETIME =
+  `Handles live in this adapter process only (at most ${MAX_RETAINED_RUNS} retained, ${MAX_ACTIVE_RUNS} active or with unconfirmed cleanup); ` +
+  'they die with it. Native saved conversations are untouched: save session_id before release to resume later.';
+
+function runInputSchema(options: CatalogOptions): JsonSchema {
+  const { permission_mode: _ignored, ...native } = options.nativeProperties;
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['prompt'],
+    properties: {
+      prompt: { type: 'string', minLength: 1, description: 'The prompt for Claude Code (print mode). Passed after `--`, or on stdin when large.' },
+      cwd: { type: 'string', minLength: 1, description: 'Absolute path of an existing working directory. Default: the server\'s own.' },
+      permission_mode: { type: 'string', enum: PERMISSION_MODES, default: 'dontAsk', description: 'Native permission mode. dontAsk (default) denies anything that would prompt; plan; acceptEdits. Bypass modes are not available.' },
+      timeout_seconds: { type: 'integer', minimum: 1, maximum: options.maxTimeoutSeconds, default: DEFAULT_TIMEOUT_SECONDS, description: `Wall-clock bound for the run (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${options.maxTimeoutSeconds}).` },
+      idle_timeout_seconds: { type: 'integer', minimum: 1, maximum: options.maxTimeoutSeconds, description: 'End the run when the native process writes nothing for this long.' },
+      ...native,
+    },
+  };
+}
+
+const RESULT_OUTPUT: JsonSchema = {
+  type: 'object',
+  properties: { result: { type: 'object', description: 'The run result object (see docs/tools.md).' } },
+  required: ['result'],
+};
+
+function define(name: ToolName, options: CatalogOptions, title: string, description: string, inputSchema: JsonSchema): ToolDefinition {
+  return {
+    name: toWireName(name, options.underscoreNames),
+    title,
+    description,
+    inputSchema,
+    outputSchema: RESULT_OUTPUT,
+    annotations: { title, ...toolAnnotations(name) },
+    _meta: toolMeta(name) as JsonObject,
+  };
+}
+
+/** The advertised tools in a fixed order; the validator checks calls against these very schemas. */
+export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
+  const runInput = runInputSchema(options);
+  const byId = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({ type: 'object', additionalProperties: false, required: ['run_id'], properties: { run_id: RUN_ID, ...extra } });
+  return [
+    define('claude.run', options, 'Run Claude Code', `Run one bounded Claude Code prompt (claude -p) and wait for its final native result and confirmed process cleanup. Sends progress per native event when a progressToken is given. ${LIFETIME}`, runInput),
+    define('claude.run.start', options, 'Start a Claude Code run', `Start the same run as claude.run without waiting; returns an adapter-owned run_id at once. Fails with active_limit_reached or capacity_exhausted (starting nothing) at the bounds. ${LIFETIME}`, runInput),
+    define('claude.run.list', options, 'List runs', `List the runs retained by this adapter process: run_id, state, completed, timestamps, session_id. ${LIFETIME}`, { type: 'object', additionalProperties: false, properties: {} }),
+    define('claude.run.result', options, 'Run result', `Current state of a run, or its completed result (the same object claude.run returns). wait_seconds (0-${MAX_WAIT_SECONDS}) waits for the run to settle. Reading never releases the handle.`,
+      byId({ wait_seconds: { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0, description: 'Wait up to this long for the run to settle.' } })),
+    define('claude.run.events', options, 'Run events', `A bounded cursor page of the run's native stream-json events (the run keeps at most 256 events / 256 KiB; overflow is reported as missed_events). Reading never releases the handle.`,
+      byId({
+        cursor: { type: 'string', minLength: 1, maxLength: 256, description: 'Opaque next_cursor of a previous page; omit to start at the oldest retained event.' },
+        limit: { type: 'integer', minimum: 1, maximum: MAX_EVENTS_PAGE_LIMIT, default: DEFAULT_EVENTS_PAGE_LIMIT, description: `Events per page (1-${MAX_EVENTS_PAGE_LIMIT}).` },
+      })),
+    define('claude.run.cancel', options, 'Cancel a run', 'Cancel one owned run: its native process group and descendants are ended through the supervisor (SIGINT, then SIGTERM, then SIGKILL). Later claude.run.result reads show the cleanup outcome. Does not release the handle or touch the saved conversation.', byId()),
+    define('claude.run.release', options, 'Release a run', 'Discard one completed run and its events, only after process cleanup was confirmed (run_active / cleanup_unconfirmed otherwise). The native saved conversation is untouched.', byId()),
+  ];
+}

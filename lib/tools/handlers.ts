@@ -1,0 +1,131 @@
+/**
+ * One handler per tool: (args, ctx) → outcome. Handlers validate what a schema cannot, ask the runtime,
+ * and shape results; they never write to stdout. Run failures are outcomes with isError, not throws.
+ */
+import type { CallContext, ToolOutcome } from '../mcp/types.ts';
+import type { JsonObject, JsonValue } from '../util/json.ts';
+import type { RunResult } from '../runs/types.ts';
+import type { RunEntry } from '../runs/registry.ts';
+import { isToolError, ToolError } from '../tool-errors.ts';
+import { progressText } from '../native/progress-text.ts';
+import { assertNever } from '../util/assert-never.ts';
+import type { ToolName } from './declarations.ts';
+import type { LiveRun, Runtime } from './runtime.ts';
+import type { PreparedRun } from '../runs/execute.ts';
+import { DEFAULT_EVENTS_PAGE_LIMIT } from './catalog.ts';
+
+export interface HandlerDeps {
+  readonly runtime: Runtime;
+  /** Validates and prepares a run (input rules, binary, exact argv); throws ToolError before anything starts. */
+  readonly prepare: (args: JsonObject) => PreparedRun;
+}
+
+export async function callTool(name: ToolName, args: JsonObject, ctx: CallContext, deps: HandlerDeps): Promise<ToolOutcome> {
+  try {
+    switch (name) {
+      case 'claude.run': return await runSync(args, ctx, deps);
+      case 'claude.run.start': return startDetached(args, ctx, deps);
+      case 'claude.run.list': return list(deps);
+      case 'claude.run.result': return await result(args, ctx, deps);
+      case 'claude.run.events': return events(args, deps);
+      case 'claude.run.cancel': return cancel(args, deps);
+      case 'claude.run.release': return release(args, deps);
+      default: return assertNever(name);
+    }
+  } catch (error) {
+    if (isToolError(error)) return { ok: false, summary: `${name} failed: ${error.code}`, error: error.toData(), result: null };
+    throw error;
+  }
+}
+
+async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Promise<ToolOutcome> {
+  const prepared = deps.prepare(args);
+  const progress = ctx.progress;
+  const entry = deps.runtime.start(prepared, {
+    acquiredBy: ctx.workInvocation,
+    sync: true,
+    onEvent: progress ? (kind, event) => progress(progressText(kind, event)) : undefined,
+  });
+  const onAbort = (): void => entry.live.execution?.cancel();
+  if (ctx.signal.aborted) onAbort();
+  else ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await entry.live.settled;
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+  return runOutcome(deps.runtime.resultOf(entry));
+}
+
+function startDetached(args: JsonObject, ctx: CallContext, deps: HandlerDeps): ToolOutcome {
+  const entry = deps.runtime.start(deps.prepare(args), { acquiredBy: ctx.workInvocation, sync: false });
+  const body = deps.runtime.resultOf(entry);
+  return { ok: true, summary: `started ${entry.run_id} (${body.state})`, result: asJson(body) };
+}
+
+function list(deps: HandlerDeps): ToolOutcome {
+  const runs = deps.runtime.registry.list();
+  const counts = deps.runtime.registry.counts();
+  return {
+    ok: true,
+    summary: `${runs.length} retained run(s), ${counts.active} active`,
+    result: { runs: runs as unknown as JsonValue[], retained: counts.retained, active: counts.active } as JsonObject,
+  };
+}
+
+async function result(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Promise<ToolOutcome> {
+  const entry = lookup(args, deps);
+  const waitSeconds = typeof args['wait_seconds'] === 'number' ? args['wait_seconds'] : 0;
+  await deps.runtime.waitSettled(entry, waitSeconds * 1000, ctx.signal);
+  const body = deps.runtime.resultOf(entry);
+  if (!body.completed) return { ok: true, summary: `${body.run_id} is ${body.state}`, result: asJson(body) };
+  return runOutcome(body);
+}
+
+function events(args: JsonObject, deps: HandlerDeps): ToolOutcome {
+  const entry = lookup(args, deps);
+  const cursor = typeof args['cursor'] === 'string' ? args['cursor'] : undefined;
+  const limit = typeof args['limit'] === 'number' ? args['limit'] : DEFAULT_EVENTS_PAGE_LIMIT;
+  const ring = entry.live.execution?.ingest.ring;
+  if (ring === undefined) throw new ToolError('run_not_found', 'the run has no event stream');
+  const page = ring.page(cursor, limit);
+  return {
+    ok: true,
+    summary: `${page.events.length} event(s)${page.has_more ? ', more follow' : ''}${page.missed_events > 0 ? `, ${page.missed_events} missed` : ''}`,
+    result: { run_id: entry.run_id, state: entry.state, completed: entry.completed, ...page } as unknown as JsonObject,
+  };
+}
+
+function cancel(args: JsonObject, deps: HandlerDeps): ToolOutcome {
+  const entry = lookup(args, deps);
+  const requested = !entry.completed;
+  if (requested) entry.live.execution?.cancel();
+  const body = deps.runtime.resultOf(entry);
+  return {
+    ok: true,
+    summary: requested ? `cancellation requested for ${entry.run_id}` : `${entry.run_id} had already completed`,
+    result: { cancel_requested: requested, run: asJson(body) },
+  };
+}
+
+function release(args: JsonObject, deps: HandlerDeps): ToolOutcome {
+  const runId = String(args['run_id']);
+  const removed = deps.runtime.registry.release(runId);
+  return { ok: true, summary: `released ${runId}`, result: { released: true, run_id: removed.run_id, session_id: removed.session_id } };
+}
+
+function lookup(args: JsonObject, deps: HandlerDeps): RunEntry<LiveRun> {
+  return deps.runtime.registry.get(String(args['run_id']));
+}
+
+function runOutcome(body: RunResult): ToolOutcome {
+  if (!body.is_error && body.error === null) {
+    return { ok: true, summary: `${body.run_id} succeeded (session ${body.session_id ?? 'unknown'})`, result: asJson(body) };
+  }
+  const error = body.error ?? { code: 'native_error' as const, message: 'the run failed' };
+  return { ok: false, summary: `${body.run_id} failed: ${error.code}`, error, result: asJson(body) };
+}
+
+function asJson(body: RunResult): JsonObject {
+  return body as unknown as JsonObject;
+}

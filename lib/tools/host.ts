@@ -1,0 +1,141 @@
+/**
+ * Composes the tool and resource hosts of one adapter process from its configuration: the cli-tree
+ * contract, the run runtime, the tool catalog and the resources. Effects (spawn, fs, clock, randomness)
+ * are wired here and nowhere deeper.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CallContext, ResourceHost, ToolHost } from '../mcp/types.ts';
+import type { JsonObject } from '../util/json.ts';
+import { systemClock, type Clock } from '../util/clock.ts';
+import { CLI_TREE, getNativeArgNames, type CliTree } from '../native/tree.ts';
+import { getNativeOptionSchemas } from '../native/schema-gen.ts';
+import { buildNativeArgv } from '../native/argv.ts';
+import { resolveNativeBinary } from '../native/resolve-bin.ts';
+import { assertNativeVersion, VERSION_TIMEOUT_MS } from '../native/version.ts';
+import { getNativeEnv, isRecursiveLaunch } from '../native/native-env.ts';
+import { getProjectDir } from '../native/transcripts.ts';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/negotiate.ts';
+import { createSessionLock } from '../runs/session-lock.ts';
+import { createWorkSnapshotReader } from '../runs/work-snapshot.ts';
+import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
+import { MAX_EVENTS, MAX_EVENT_BYTES } from '../runs/event-ring.ts';
+import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
+import { MAX_NATIVE_FRAME_BYTES, type ExecuteDeps, type PreparedRun } from '../runs/execute.ts';
+import { startSupervised } from '../supervise/run-supervised.ts';
+import { ToolError } from '../tool-errors.ts';
+import { ADAPTER_VERSION } from '../version.ts';
+import { buildCatalog } from './catalog.ts';
+import { fromWireName } from './declarations.ts';
+import { callTool } from './handlers.ts';
+import { parseRunInput } from './run-input.ts';
+import { createRuntime } from './runtime.ts';
+import { createResourceHost } from './resources.ts';
+
+export interface HostConfig {
+  readonly claudeBin: string | null;
+  readonly maxTimeoutSeconds: number;
+  readonly underscoreNames: boolean;
+  readonly promptViaStdin: boolean;
+  /** The adapter's environment (the native environment derives from it). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Default cwd of runs, and the base of a relative --claude-bin. */
+  readonly cwd: string;
+  readonly clock?: Clock;
+  readonly tree?: CliTree;
+  readonly versionTimeoutMs?: number;
+  readonly supervision?: ExecuteDeps['supervision'];
+}
+
+export interface HostBundle {
+  readonly toolHost: ToolHost;
+  readonly resourceHost: ResourceHost;
+  /** Cancels every unsettled run and waits for its cleanup. */
+  readonly close: () => Promise<void>;
+}
+
+export function createHosts(config: HostConfig): HostBundle {
+  const clock = config.clock ?? systemClock;
+  const tree = config.tree ?? CLI_TREE;
+  const nativeArgNames = getNativeArgNames(tree);
+  const nativeEnv = getNativeEnv(config.env, ADAPTER_VERSION);
+  const recursive = isRecursiveLaunch(config.env);
+  const resolveBin = (): string => resolveNativeBinary({ cliFlag: config.claudeBin ?? undefined, env: config.env, cwd: config.cwd });
+  let assertedVersion: string | null = null;
+
+  const runtime = createRuntime({
+    clock,
+    random: (n) => randomBytes(n),
+    checkVersion: async () => {
+      const { version } = await assertNativeVersion({ bin: resolveBin(), tree, timeoutMs: config.versionTimeoutMs ?? VERSION_TIMEOUT_MS, env: nativeEnv, clock });
+      assertedVersion = version;
+    },
+    startSupervised,
+    sessionLock: createSessionLock(),
+    listSessionIds: (cwd) => listSessionIds(config.env, cwd),
+    nativeEnv,
+    ...(config.supervision ? { supervision: config.supervision } : {}),
+  });
+
+  const prepare = (args: JsonObject): PreparedRun => {
+    if (recursive) throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
+    const request = parseRunInput(args, { nativeArgNames, defaultCwd: config.cwd, isDirectory });
+    const cwd = realpathSync(request.cwd);
+    const argv = buildNativeArgv({ tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: config.promptViaStdin });
+    const bin = resolveBin();
+    return { request: { ...request, cwd }, bin, argv };
+  };
+
+  const catalog = buildCatalog({ nativeProperties: getNativeOptionSchemas(tree), maxTimeoutSeconds: config.maxTimeoutSeconds, underscoreNames: config.underscoreNames });
+  const toolHost: ToolHost = {
+    list: () => catalog,
+    call: (name: string, args: JsonObject, ctx: CallContext) => {
+      const tool = fromWireName(name, config.underscoreNames);
+      if (tool === null) return Promise.reject(new Error('unknown tool'));
+      return callTool(tool, args, ctx, { runtime, prepare });
+    },
+  };
+
+  const instanceId = randomUUID();
+  const resourceHost = createResourceHost({
+    work: createWorkSnapshotReader(runtime.registry, instanceId),
+    capabilities: () => {
+      let binary: string | null = null;
+      let binaryError: string | null = null;
+      try { binary = resolveBin(); } catch (error) { binaryError = error instanceof ToolError ? error.code : 'native_not_found'; }
+      return {
+        adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId },
+        native: { binary, binary_error: binaryError, asserted_version: assertedVersion, tested_version: tree.native.tested_version, authentication: 'not checked: a version answer says nothing about login or API access' },
+        protocol_versions: [...SUPPORTED_PROTOCOL_VERSIONS],
+        cli_tree: tree as unknown as JsonObject,
+        limits: {
+          max_retained_runs: MAX_RETAINED_RUNS, max_active_runs: MAX_ACTIVE_RUNS, max_events_per_run: MAX_EVENTS, max_event_bytes_per_run: MAX_EVENT_BYTES,
+          max_final_event_bytes: MAX_FINAL_BYTES, max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES, max_timeout_seconds: config.maxTimeoutSeconds,
+          prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes, prompt_via_stdin: config.promptViaStdin, recursion_refused: recursive,
+        },
+      };
+    },
+  });
+
+  return { toolHost, resourceHost, close: () => runtime.close() };
+}
+
+function isDirectory(path: string): boolean {
+  try { return statSync(path).isDirectory(); } catch { return false; }
+}
+
+/** Session ids of a directory's saved transcripts, newest first; empty when there are none or they cannot be read. */
+function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {
+  const dir = getProjectDir(env, cwd);
+  if (dir === null) return [];
+  try {
+    return readdirSync(dir)
+      .filter((name) => name.endsWith('.jsonl'))
+      .map((name) => ({ id: name.slice(0, -'.jsonl'.length), mtime: statSync(join(dir, name)).mtimeMs }))
+      .sort((a, b) => b.mtime - a.mtime)
+      .map((entry) => entry.id);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The run manager of one adapter process: reserves runs in the registry, drives their executions and
+ * settles them. One registry serves claude.run and the detached tools alike.
+ */
+import type { Clock } from '../util/clock.ts';
+import type { Classification } from '../native/classify.ts';
+import type { RunRequest, RunResult, RunState } from '../runs/types.ts';
+import { createRunRegistry, type RunEntry, type RunRegistry } from '../runs/registry.ts';
+import { startRunExecution, type ExecuteDeps, type PreparedRun, type RunExecution } from '../runs/execute.ts';
+import type { EventKind } from '../native/events.ts';
+import type { JsonObject } from '../util/json.ts';
+
+export interface LiveRun {
+  readonly request: RunRequest;
+  execution: RunExecution | null;
+  classification: Classification | null;
+  /** Resolves when the run settled (classification set, registry settled). */
+  readonly settled: Promise<void>;
+  markSettled(): void;
+}
+
+export interface Runtime {
+  readonly registry: RunRegistry<LiveRun>;
+  /** Reserves and starts a run; throws capacity/active-limit ToolErrors before starting anything. */
+  start(prepared: PreparedRun, options: { acquiredBy: string | null; sync: boolean; onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined }): RunEntry<LiveRun>;
+  /** The result object as it stands now (completed or not). */
+  resultOf(entry: RunEntry<LiveRun>): RunResult;
+  /** Waits until the run settles or ms pass (or the signal aborts); never throws. */
+  waitSettled(entry: RunEntry<LiveRun>, ms: number, signal: AbortSignal): Promise<void>;
+  /** Cancels every unsettled run and waits for all of them to settle. */
+  close(): Promise<void>;
+}
+
+export function createRuntime(deps: ExecuteDeps & { readonly clock: Clock; readonly random: (bytes: number) => Uint8Array }): Runtime {
+  const registry = createRunRegistry<LiveRun>({ clock: deps.clock, random: deps.random });
+
+  const setState = (runId: string, state: Exclude<RunState, 'completed'>): void => {
+    const entry = registry.get(runId);
+    if (!entry.completed && entry.state !== state) registry.update(runId, { state });
+  };
+
+  return {
+    registry,
+    start(prepared, options) {
+      const entry = registry.reserve({
+        acquiredBy: options.acquiredBy,
+        sync: options.sync,
+        live: () => {
+          let markSettled = (): void => {};
+          const settled = new Promise<void>((resolve) => { markSettled = resolve; });
+          return { request: prepared.request, execution: null, classification: null, settled, markSettled };
+        },
+      });
+      const live = entry.live;
+      const runId = entry.run_id;
+      const execution = startRunExecution(deps, runId, prepared, {
+        onState: (state) => { if (state !== 'completed') setState(runId, state); },
+        onEvent: options.onEvent,
+      });
+      live.execution = execution;
+      execution.done.then(
+        (classification) => {
+          live.classification = classification;
+          registry.settle(runId, { cleanupConfirmed: classification.cleanup_confirmed, sessionId: classification.session_id });
+          live.markSettled();
+        },
+        (error: unknown) => {
+          // An engine bug: settle honestly as unconfirmed rather than leaving the slot active forever.
+          live.classification = null;
+          registry.settle(runId, { cleanupConfirmed: false, sessionId: null });
+          live.markSettled();
+          process.emitWarning(`run ${runId} failed internally: ${error instanceof Error ? error.message : String(error)}`);
+        },
+      );
+      return entry;
+    },
+    resultOf(entry) {
+      return buildResult(entry);
+    },
+    async waitSettled(entry, ms, signal) {
+      if (entry.completed || ms <= 0 || signal.aborted) return;
+      let dispose = (): void => {};
+      let onAbort = (): void => {};
+      await Promise.race([
+        entry.live.settled,
+        new Promise<void>((resolve) => { dispose = deps.clock.setTimeout(resolve, ms); }),
+        new Promise<void>((resolve) => { onAbort = resolve; signal.addEventListener('abort', onAbort, { once: true }); }),
+      ]);
+      dispose();
+      signal.removeEventListener('abort', onAbort);
+    },
+    async close() {
+      const pending = registry.entries().filter((e) => !e.completed);
+      for (const entry of pending) entry.live.execution?.cancel();
+      await Promise.all(pending.map((e) => e.live.settled));
+    },
+  };
+}
+
+function buildResult(entry: RunEntry<LiveRun>): RunResult {
+  const live = entry.live;
+  const c = live.classification;
+  const ingest = live.execution?.ingest.snapshot() ?? null;
+  const resumeRequested = live.request.session.kind === 'resume' || live.request.session.kind === 'continue';
+  const base = {
+    run_id: entry.run_id,
+    state: entry.state,
+    completed: entry.completed,
+    created_at: entry.created_at,
+    settled_at: entry.settled_at,
+  };
+  if (c !== null) return { ...base, ...c, cleanup_confirmed: entry.cleanup_confirmed, cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error };
+  return {
+    ...base,
+    is_error: entry.completed,
+    error: entry.completed ? { code: 'supervisor_failed', message: 'the run ended without an outcome (internal failure)' } : null,
+    native_error: null,
+    session_id: ingest?.init?.session_id ?? entry.session_id,
+    resume_requested: resumeRequested,
+    resumed: null,
+    model: ingest?.assistant_model ?? ingest?.init?.model ?? null,
+    result: null,
+    final: null,
+    usage: null,
+    model_usage_this_call: null,
+    total_cost_usd: null,
+    cost_scope: 'conversation',
+    num_turns: null,
+    duration_ms: null,
+    permission_denials: null,
+    api_retries: ingest?.api_retries ?? 0,
+    exit_code: null,
+    signal: null,
+    timed_out: false,
+    cancelled: false,
+    cleanup_confirmed: entry.cleanup_confirmed,
+    cleanup_error: null,
+    stderr_tail: '',
+    events_total: ingest?.events_total ?? 0,
+    events_dropped: ingest?.events_dropped ?? 0,
+    events_omitted: ingest?.events_omitted ?? 0,
+    malformed_lines: ingest?.malformed_lines ?? 0,
+  };
+}

@@ -1,0 +1,74 @@
+// An in-process adapter over the real tool hosts, driving the fake native CLI through real supervisors.
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createAdapter, type Adapter } from '../../lib/adapter.ts';
+import { createHosts, type HostBundle, type HostConfig } from '../../lib/tools/host.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
+
+export const FAKE_CLAUDE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
+
+export interface ToolHarness {
+  readonly adapter: Adapter;
+  readonly hosts: HostBundle;
+  readonly dir: string;
+  readonly notifications: JsonObject[];
+  call(name: string, args: JsonObject, meta?: JsonObject, id?: number): Promise<ToolCallResult>;
+  request(method: string, params?: JsonObject): Promise<JsonObject>;
+  close(): Promise<void>;
+}
+
+export interface ToolCallResult {
+  readonly isError: boolean;
+  readonly result: JsonObject | null;
+  readonly error: JsonObject | null;
+  readonly text: string;
+}
+
+let nextId = 1;
+
+export async function createToolHarness(options: { env?: Record<string, string>; config?: Partial<HostConfig>; protocolVersion?: string } = {}): Promise<ToolHarness> {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-tools-')));
+  const env: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, ...options.env };
+  const hosts = createHosts({
+    claudeBin: FAKE_CLAUDE,
+    maxTimeoutSeconds: 1800,
+    underscoreNames: false,
+    promptViaStdin: false,
+    env,
+    cwd: dir,
+    supervision: { interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50 },
+    ...options.config,
+  });
+  const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close });
+  const notifications: JsonObject[] = [];
+  adapter.onNotification((n) => notifications.push(n));
+  const request = async (method: string, params?: JsonObject): Promise<JsonObject> => {
+    const id = nextId++;
+    return (await adapter.handle({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) })) as JsonObject;
+  };
+  await request('initialize', { protocolVersion: options.protocolVersion ?? '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } });
+  await adapter.handle({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return {
+    adapter,
+    hosts,
+    dir,
+    notifications,
+    request,
+    async call(name, args, meta, id) {
+      const response = (await adapter.handle({ jsonrpc: '2.0', id: id ?? nextId++, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } })) as JsonObject;
+      const res = response['result'] as JsonObject | undefined;
+      if (res === undefined) throw new Error(`protocol error: ${JSON.stringify(response['error'])}`);
+      const structured = res['structuredContent'] as JsonObject | undefined;
+      const content = res['content'] as Array<{ text: string }>;
+      const text = content[0]?.text ?? '';
+      const parsed = structured ?? (JSON.parse(text.slice(text.indexOf('\n') + 1)) as JsonObject);
+      return { isError: res['isError'] === true, result: (parsed['result'] as JsonObject | null) ?? null, error: (parsed['error'] as JsonObject | null) ?? null, text };
+    },
+    async close() {
+      await adapter.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

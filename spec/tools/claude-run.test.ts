@@ -1,0 +1,146 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createToolHarness } from '../helpers/tool-harness.ts';
+
+test('claude.run succeeds end to end with honest fields, progress and confirmed cleanup', async () => {
+  const h = await createToolHarness();
+  try {
+    const out = await h.call('claude.run', { prompt: 'say hi', cwd: h.dir, model: 'sonnet' }, { progressToken: 'p1' });
+    assert.equal(out.isError, false, out.text);
+    const r = out.result!;
+    assert.equal(r['state'], 'completed');
+    assert.equal(r['completed'], true);
+    assert.equal(r['is_error'], false);
+    assert.equal(r['error'], null);
+    assert.equal(r['result'], 'Hi! I am a fake Claude.');
+    assert.match(String(r['session_id']), /^[0-9a-f-]{36}$/);
+    assert.equal(r['model'], 'sonnet');
+    assert.equal(r['exit_code'], 0);
+    assert.equal(r['cleanup_confirmed'], true);
+    assert.equal(r['cleanup_error'], null);
+    assert.equal(r['total_cost_usd'], 0.049148);
+    assert.equal(r['cost_scope'], 'conversation');
+    assert.equal(r['num_turns'], 1);
+    assert.ok((r['events_total'] as number) > 5);
+    const progress = h.notifications.filter((n) => n['method'] === 'notifications/progress');
+    assert.ok(progress.length >= 5);
+    const counters = progress.map((n) => (n['params'] as { progress: number }).progress);
+    assert.deepEqual(counters, counters.map((_, i) => i + 1));
+  } finally {
+    await h.close();
+  }
+});
+
+test('the native process receives exact argv with the prompt after --, and only scrubbed env', async () => {
+  const recordDir = mkdtempSync(join(tmpdir(), 'crm-record-'));
+  const record = join(recordDir, 'record.json');
+  const h2 = await createToolHarness({ env: { COMPUTER_MCP_SECRET: 'x', FAKE_CLAUDE_RECORD: record } });
+  try {
+    const out = await h2.call('claude.run', { prompt: '-starts with a dash', cwd: h2.dir, allowed_tools: ['Read', 'Grep'], max_turns: 3 });
+    assert.equal(out.isError, false, out.text);
+    const rec = JSON.parse(readFileSync(record, 'utf8')) as { argv: string[]; env: Record<string, string>; fds: Array<{ fd: number; cloexec: boolean | null }> };
+    assert.deepEqual(rec.argv, [
+      '-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages',
+      '--max-turns', '3', '--permission-mode', 'dontAsk', '--allowedTools', 'Read', '--allowedTools', 'Grep',
+      '--', '-starts with a dash',
+    ]);
+    assert.ok(!('COMPUTER_MCP_SECRET' in rec.env));
+    assert.equal(rec.env['CLAUDE_RUN_MCP_ACTIVE'], '1');
+    // Node's own descriptors are close-on-exec (created after exec); anything inherited would not be.
+    assert.deepEqual(rec.fds.filter((f) => f.fd > 2 && f.cloexec !== true), []);
+  } finally {
+    await h2.close();
+    rmSync(recordDir, { recursive: true, force: true });
+  }
+});
+
+const failures: Array<[string, string, Record<string, string>?]> = [
+  ['exit_nonzero', 'native_exit_nonzero'],
+  ['no_result', 'missing_final_event'],
+  ['two_results', 'duplicate_final_event'],
+  ['malformed_result', 'malformed_final_event'],
+  ['huge_line', 'native_frame_too_large'],
+  ['huge_final', 'final_event_too_large'],
+  ['api_error_401', 'authentication_failed'],
+  ['api_error_429', 'rate_limited'],
+  ['api_error_500', 'api_server_error'],
+  ['api_error_529', 'overloaded'],
+  ['resume_not_found', 'session_not_found'],
+  ['session_in_use', 'session_id_in_use'],
+];
+for (const [scenario, code] of failures) {
+  test(`scenario ${scenario} is a tool error with code ${code} and confirmed cleanup`, async () => {
+    const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: scenario } });
+    try {
+      const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
+      assert.equal(out.isError, true);
+      assert.equal((out.error as { code: string }).code, code, out.text.slice(0, 400));
+      assert.equal(out.result!['cleanup_confirmed'], true);
+      assert.equal(out.result!['completed'], true);
+    } finally {
+      await h.close();
+    }
+  });
+}
+
+test('timeout: a final event followed by a process that never exits still times out', async () => {
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'hang_after_result' } });
+  try {
+    const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir, timeout_seconds: 1 });
+    assert.equal(out.isError, true);
+    assert.equal((out.error as { code: string }).code, 'timeout');
+    assert.equal(out.result!['timed_out'], true);
+    assert.equal(out.result!['result'], 'Hi! I am a fake Claude.', 'the first valid final event stays available');
+    assert.equal(out.result!['cleanup_confirmed'], true);
+  } finally {
+    await h.close();
+  }
+});
+
+test('idle timeout ends a silent run', async () => {
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_DELAY_MS: '3000' } });
+  try {
+    const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir, idle_timeout_seconds: 1 });
+    assert.equal((out.error as { code: string }).code, 'idle_timeout');
+    assert.equal(out.result!['cleanup_confirmed'], true);
+  } finally {
+    await h.close();
+  }
+});
+
+test('missing binary is native_not_found before anything is reserved', async () => {
+  const h = await createToolHarness({ config: { claudeBin: '/nonexistent/claude' } });
+  try {
+    const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
+    assert.equal((out.error as { code: string }).code, 'native_not_found');
+    const list = await h.call('claude.run.list', {});
+    assert.equal((list.result!['runs'] as unknown[]).length, 0);
+  } finally {
+    await h.close();
+  }
+});
+
+test('version mismatch is reported naming both versions', async () => {
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION: '9.9.9' } });
+  try {
+    const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
+    assert.equal((out.error as { code: string }).code, 'native_version_mismatch');
+    assert.match(String((out.error as { message: string }).message), /9\.9\.9/);
+    assert.match(String((out.error as { message: string }).message), /2\.1\.332/);
+  } finally {
+    await h.close();
+  }
+});
+
+test('recursion sentinel: an adapter started inside a run refuses to run tools', async () => {
+  const h = await createToolHarness({ env: { CLAUDE_RUN_MCP_ACTIVE: '1' } });
+  try {
+    const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
+    assert.equal((out.error as { code: string }).code, 'recursion_refused');
+  } finally {
+    await h.close();
+  }
+});
