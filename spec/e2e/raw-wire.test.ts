@@ -34,7 +34,7 @@ describe('raw wire: the real server', () => {
     await server.waitForMessage((m) => m['id'] === null && (m['error'] as { data?: { code: string } }).data?.code === 'frame_too_large');
     server.send({ jsonrpc: '2.0', id: 6, method: 'server/discover' });
     assert.equal(errorCode(await server.response(6)), -32601);
-    server.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'claude.run', arguments: {} } });
+    server.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'claude.nope', arguments: {} } });
     assert.deepEqual(await server.response(7), { jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'Unknown tool' } });
     server.send({ jsonrpc: '2.0', id: 8, method: 'resources/read', params: { uri: 'computer-mcp://nope' } });
     assert.equal(errorCode(await server.response(8)), -32002);
