@@ -1,45 +1,88 @@
 /**
  * Builds the audited single-file bundle: one ESM file with a shebang, importing only node: builtins,
  * unminified, with `// lib/...` region comments. Byte-reproducible for a given esbuild version.
+ *
  * Usage: node --import tsx scripts/build.ts [--outdir DIR]
+ *   default: writes dist/claude-run-mcp.mjs, dist/claude-run-mcp.meta.json and the committed bundle.sha256
+ *   --outdir DIR: writes the bundle and metafile into DIR only (bundle.sha256 is left alone)
  */
-import { build, type Metafile } from 'esbuild';
+import { build, version as ESBUILD_VERSION, type BuildOptions, type Metafile } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BUNDLE_NAME = 'claude-run-mcp.mjs';
+export const METAFILE_NAME = 'claude-run-mcp.meta.json';
+export const HASH_FILE = join(ROOT, 'bundle.sha256');
+export const SHEBANG = '#!/usr/bin/env node';
+export { ESBUILD_VERSION };
 
-export async function buildBundle(outdir: string): Promise<{ file: string; sha256: string; metafile: Metafile }> {
-  mkdirSync(outdir, { recursive: true });
-  const file = join(outdir, BUNDLE_NAME);
-  const result = await build({
-    absWorkingDir: ROOT,
-    entryPoints: ['lib/main.ts'],
-    outfile: file,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    minify: false,
-    legalComments: 'none',
-    charset: 'utf8',
-    packages: 'external',
-    banner: { js: '#!/usr/bin/env node' },
-    metafile: true,
-    logLevel: 'warning',
-  });
-  chmodSync(file, 0o755);
-  const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
-  return { file, sha256, metafile: result.metafile };
+/** Every option that shapes the output bytes, in one place (docs/AUDIT.md repeats them). */
+export const BUILD_OPTIONS = {
+  absWorkingDir: ROOT,
+  entryPoints: ['lib/main.ts'],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  minify: false,
+  legalComments: 'none',
+  charset: 'utf8',
+  // Anything that is not a relative import stays an import; verify-bundle then proves all are node:*.
+  packages: 'external',
+  banner: { js: SHEBANG },
+  metafile: true,
+  logLevel: 'warning',
+} as const satisfies BuildOptions;
+
+export interface BuiltBundle {
+  readonly file: string;
+  readonly sha256: string;
+  readonly bytes: number;
+  readonly metafile: Metafile;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+export async function buildBundle(outdir: string): Promise<BuiltBundle> {
+  mkdirSync(outdir, { recursive: true });
+  const file = join(outdir, BUNDLE_NAME);
+  const result = await build({ ...BUILD_OPTIONS, outfile: file });
+  chmodSync(file, 0o755);
+  writeFileSync(join(outdir, METAFILE_NAME), `${JSON.stringify(result.metafile, null, 2)}\n`);
+  const content = readFileSync(file);
+  return { file, sha256: createHash('sha256').update(content).digest('hex'), bytes: content.length, metafile: result.metafile };
+}
+
+/** The line bundle.sha256 holds: the `sha256sum` format, so `cd dist && sha256sum -c ../bundle.sha256` works. */
+export function formatHashLine(sha256: string): string {
+  return `${sha256}  ${BUNDLE_NAME}\n`;
+}
+
+/** The committed hash, or null when the file is missing or malformed. */
+export function readCommittedHash(path: string = HASH_FILE): string | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+  const match = /^([0-9a-f]{64}) {2}(\S+)\n$/.exec(text);
+  return match !== null && match[2] === BUNDLE_NAME ? (match[1] ?? null) : null;
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const i = process.argv.indexOf('--outdir');
-  const outdir = i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : join(ROOT, 'dist');
-  const { file, sha256 } = await buildBundle(outdir);
-  process.stdout.write(`${sha256}  ${BUNDLE_NAME}\n`);
-  process.stderr.write(`built ${file}\n`);
+  const custom = i >= 0 ? process.argv[i + 1] : undefined;
+  if (i >= 0 && custom === undefined) {
+    process.stderr.write('build: --outdir needs a directory\n');
+    process.exit(2);
+  }
+  const built = await buildBundle(custom ?? join(ROOT, 'dist'));
+  if (custom === undefined) writeFileSync(HASH_FILE, formatHashLine(built.sha256));
+  process.stdout.write(formatHashLine(built.sha256));
+  process.stderr.write(
+    `built ${built.file} (${built.bytes} bytes, ${Object.keys(built.metafile.inputs).length} inputs, esbuild ${ESBUILD_VERSION}, node ${process.version})` +
+      `${custom === undefined ? '; wrote bundle.sha256' : ''}\n`,
+  );
 }
