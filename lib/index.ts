@@ -1,4 +1,8 @@
-/** Library exports: the protocol core without stdio, and the contracts a host implements. */
+/**
+ * Library exports. Most hosts need only createClaudeRunAdapter (the stdio server's tools, resources and
+ * limits, in-process); createAdapter plus the host contracts let a host bring its own tools instead.
+ */
+export { createClaudeRunAdapter, type ClaudeRunAdapterOptions } from './library.ts';
 export { createAdapter, SERVER_INFO, type Adapter, type AdapterOptions } from './adapter.ts';
 export { serveConnection, MAX_FRAME_BYTES, type Connection, type ConnectionOptions } from './rpc/connection.ts';
 export { SUPPORTED_PROTOCOL_VERSIONS, negotiateVersion, type ProtocolVersion } from './rpc/negotiate.ts';
@@ -16,3 +20,8 @@ export type {
   ToolOutcome,
 } from './mcp/types.ts';
 export { TOOL_ERROR_CODES, ToolError, type ToolErrorCode, type ToolErrorData } from './tool-errors.ts';
+export { TOOL_NAMES, type ToolName } from './tools/declarations.ts';
+export type { RunResult, RunState } from './runs/types.ts';
+// For hosts that bundle lib/ into their own entry file: dispatch argv[2] === SUPERVISOR_ARGV_FLAG to runSupervisor().
+export { runSupervisor } from './supervisor/supervisor.ts';
+export { SUPERVISOR_ARGV_FLAG, type SupervisorCommand } from './supervise/supervisor-command.ts';

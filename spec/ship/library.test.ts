@@ -1,0 +1,151 @@
+// The library face, driven directly: createClaudeRunAdapter() with the fake CLI, no stdio anywhere.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClaudeRunAdapter, createAdapter, TOOL_NAMES, type Adapter, type ClaudeRunAdapterOptions } from '../../lib/index.ts';
+import { parseServeArgs } from '../../lib/cli/args.ts';
+import { createHosts } from '../../lib/tools/host.ts';
+import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
+import { readProcStat, waitForGone, waitForReady } from '../helpers/proc.ts';
+import { identityOf } from '../../lib/supervisor/proc-stat.ts';
+
+type Json = Record<string, unknown>;
+
+async function withAdapter(options: Partial<ClaudeRunAdapterOptions> & { scenarioEnv?: Record<string, string> }, body: (adapter: Adapter, dir: string, rpc: (method: string, params?: Json) => Promise<Json>) => Promise<void>): Promise<void> {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-lib-')));
+  const { scenarioEnv, ...rest } = options;
+  const adapter = createClaudeRunAdapter({
+    claudeBin: FAKE_CLAUDE,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, ...scenarioEnv },
+    cwd: dir,
+    ...rest,
+  });
+  let id = 0;
+  const rpc = async (method: string, params?: Json): Promise<Json> => (await adapter.handle({ jsonrpc: '2.0', id: ++id, method, ...(params ? { params } : {}) })) as Json;
+  try {
+    await body(adapter, dir, rpc);
+  } finally {
+    await adapter.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const resultOf = (response: Json): Json => response['result'] as Json;
+
+test('initialize, tools/list and resources through the library: the server\'s tools, resources and limits', async () => {
+  await withAdapter({ maxTimeoutSeconds: 900 }, async (adapter, _dir, rpc) => {
+    const init = resultOf(await rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'lib', version: '0' } }));
+    assert.equal(init['protocolVersion'], '2025-11-25');
+    assert.deepEqual(init['serverInfo'], { name: 'claude-run-mcp', version: '0.1.0' });
+    assert.equal(await adapter.handle({ jsonrpc: '2.0', method: 'notifications/initialized' }), undefined);
+    const tools = resultOf(await rpc('tools/list'))['tools'] as Array<{ name: string; inputSchema: { properties: Json } }>;
+    assert.deepEqual(tools.map((t) => t.name), [...TOOL_NAMES]);
+    assert.equal((tools[0]?.inputSchema.properties['timeout_seconds'] as Json)['maximum'], 900);
+    const resources = resultOf(await rpc('resources/list'))['resources'] as Array<{ uri: string }>;
+    assert.deepEqual(resources.map((r) => r.uri), ['claude-run://capabilities', 'computer-mcp://runtime/work/v1']);
+    const read = resultOf(await rpc('resources/read', { uri: 'claude-run://capabilities' }));
+    const capabilities = JSON.parse((read['contents'] as Array<{ text: string }>)[0]?.text ?? '{}') as { limits: Json; native: Json };
+    assert.equal(capabilities.limits['max_timeout_seconds'], 900);
+    assert.equal(capabilities.limits['max_retained_runs'], 32);
+    assert.equal(capabilities.limits['max_active_runs'], 4);
+    assert.equal(capabilities.native['binary'], FAKE_CLAUDE);
+  });
+});
+
+test('with default options the library lists exactly what the stdio server lists', async () => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-lib-eq-')));
+  const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir };
+  const parsed = parseServeArgs([]);
+  assert.equal(parsed.kind, 'config');
+  if (parsed.kind !== 'config') return;
+  const serverHosts = createHosts({ ...parsed.config, env, cwd: dir });
+  const server = createAdapter({ toolHost: serverHosts.toolHost, resourceHost: serverHosts.resourceHost, onClose: serverHosts.close });
+  const library = createClaudeRunAdapter({ env, cwd: dir });
+  try {
+    const lists: unknown[] = [];
+    for (const adapter of [server, library]) {
+      await adapter.handle({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '0' } } });
+      lists.push(await adapter.handle({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+      lists.push(await adapter.handle({ jsonrpc: '2.0', id: 3, method: 'resources/list' }));
+    }
+    assert.deepEqual(lists.slice(2), lists.slice(0, 2));
+  } finally {
+    await server.close();
+    await library.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('underscoreNames lists claude_run… and only that spelling is callable', async () => {
+  await withAdapter({ underscoreNames: true }, async (_adapter, dir, rpc) => {
+    await rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lib', version: '0' } });
+    const tools = resultOf(await rpc('tools/list'))['tools'] as Array<{ name: string }>;
+    assert.deepEqual(tools.map((t) => t.name), TOOL_NAMES.map((n) => n.replaceAll('.', '_')));
+    const dotted = await rpc('tools/call', { name: 'claude.run', arguments: { prompt: 'x', cwd: dir } });
+    assert.equal((dotted['error'] as Json)['code'], -32602);
+  });
+});
+
+test('claude.run through handle(): progress via onNotification, a completed result with confirmed cleanup', async () => {
+  await withAdapter({}, async (adapter, dir, rpc) => {
+    const notifications: Json[] = [];
+    const unsubscribe = adapter.onNotification((n) => notifications.push(n));
+    await rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lib', version: '0' } });
+    const response = await rpc('tools/call', { name: 'claude.run', arguments: { prompt: 'say hi', cwd: dir }, _meta: { progressToken: 7 } });
+    const call = resultOf(response);
+    assert.equal(call['isError'], false, JSON.stringify(call));
+    const result = (call['structuredContent'] as Json)['result'] as Json;
+    assert.equal(result['state'], 'completed');
+    assert.equal(result['result'], 'Hi! I am a fake Claude.');
+    assert.equal(result['cleanup_confirmed'], true);
+    const progress = notifications.filter((n) => n['method'] === 'notifications/progress');
+    assert.ok(progress.length >= 5, `progress: ${progress.length}`);
+    assert.ok(progress.every((n) => (n['params'] as Json)['progressToken'] === 7));
+    unsubscribe();
+    const before = notifications.length;
+    await rpc('tools/call', { name: 'claude.run', arguments: { prompt: 'again', cwd: dir }, _meta: { progressToken: 8 } });
+    assert.equal(notifications.length, before, 'no notification reaches an unsubscribed listener');
+  });
+});
+
+test('close() cancels a running detached run and resolves only after its processes are gone', async () => {
+  const readyDir = mkdtempSync(join(tmpdir(), 'crm-lib-ready-'));
+  const readyFile = join(readyDir, 'ready.jsonl');
+  try {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-lib-close-')));
+    const adapter = createClaudeRunAdapter({
+      claudeBin: FAKE_CLAUDE,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_SLOW_EVENTS: '10000', FAKE_CLAUDE_READY_FILE: readyFile },
+      cwd: dir,
+    });
+    try {
+      await adapter.handle({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lib', version: '0' } } });
+      const started = (await adapter.handle({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claude.run.start', arguments: { prompt: 'long', cwd: dir } } })) as Json;
+      assert.equal(resultOf(started)['isError'], false);
+      const native = await waitForReady(readyFile, 'streaming');
+      const supervisorStat = readProcStat(readProcStat(native.pid)?.ppid ?? -1);
+      assert.ok(supervisorStat, 'the supervisor is the native process\'s parent');
+      const supervisor = identityOf(supervisorStat);
+      await adapter.close();
+      // close() waited for the supervisor's report, so nothing may remain; the short deadline only absorbs reaping.
+      await waitForGone([native, supervisor], 1000);
+      const after = (await adapter.handle({ jsonrpc: '2.0', id: 3, method: 'ping' })) as Json;
+      assert.equal((after['error'] as Json)['code'], -32001);
+    } finally {
+      await adapter.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  } finally {
+    rmSync(readyDir, { recursive: true, force: true });
+  }
+});
+
+test('options are validated: maxTimeoutSeconds 1..86400 (both bounds and one past each), cwd absolute, claudeBin non-empty', async () => {
+  const base = { env: { PATH: '/usr/bin:/bin' }, cwd: tmpdir() };
+  for (const ok of [1, 86_400]) await createClaudeRunAdapter({ ...base, maxTimeoutSeconds: ok }).close();
+  for (const bad of [0, 86_401, 1.5]) assert.throws(() => createClaudeRunAdapter({ ...base, maxTimeoutSeconds: bad }), RangeError);
+  assert.throws(() => createClaudeRunAdapter({ ...base, cwd: 'relative/dir' }), TypeError);
+  assert.throws(() => createClaudeRunAdapter({ ...base, claudeBin: '' }), TypeError);
+});
