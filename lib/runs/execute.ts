@@ -62,7 +62,7 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
 
 async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal): Promise<Classification> {
   const { request } = prepared;
-  const knownIds = request.session.kind === 'continue' ? deps.listSessionIds(request.cwd) : [];
+  let knownIds = request.session.kind === 'continue' ? deps.listSessionIds(request.cwd) : [];
   const early = (termination: Termination | null, error: ToolErrorData | null): Classification =>
     finish(deps, prepared, ingest, { termination, spawnError: null, outcome: null, knownIds, preSpawnError: error });
 
@@ -79,6 +79,9 @@ async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecu
     }
   }
   try {
+    // A run queued on this directory may have created or extended a conversation meanwhile: judge
+    // continue against the transcripts that exist now, right before spawning.
+    if (request.session.kind === 'continue') knownIds = deps.listSessionIds(request.cwd);
     if (signal.aborted) return early('cancel', null);
     hooks.onState('checking_version');
     try {
