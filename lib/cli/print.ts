@@ -18,7 +18,7 @@ import { validate } from '../schema/validate.ts';
 import { createSessionLock } from '../runs/session-lock.ts';
 import { startRunExecution } from '../runs/execute.ts';
 import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
-import { startSupervised } from '../supervise/run-supervised.ts';
+import { prepareSupervisor } from '../supervise/run-supervised.ts';
 import { parseRunInput } from '../tools/run-input.ts';
 import { isToolError, ToolError } from '../tool-errors.ts';
 import { systemClock } from '../util/clock.ts';
@@ -62,7 +62,7 @@ export async function runPrint(argv: readonly string[], io: PrintIo): Promise<nu
       {
         clock: systemClock,
         checkVersion: async () => { await assertNativeVersion({ bin, tree: CLI_TREE, timeoutMs: VERSION_TIMEOUT_MS, env: nativeEnv }); },
-        startSupervised,
+        prepareSupervisor,
         sessionLock: createSessionLock(),
         listSessionIds: () => [],
         nativeEnv,

@@ -13,7 +13,8 @@ import { isToolError, type ToolErrorData } from '../tool-errors.ts';
 import { createIngest, type Ingest } from './ingest.ts';
 import { sessionLockKeys, type SessionLock } from './session-lock.ts';
 import type { RunRequest, RunState } from './types.ts';
-import type { SupervisedHooks, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervise/run-supervised.ts';
+import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervise/run-supervised.ts';
+import type { SupervisorCommand } from '../supervise/supervisor-command.ts';
 
 /** A native stdout line may not exceed this before its newline; a longer one stops the run. */
 export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;
@@ -22,7 +23,8 @@ export interface ExecuteDeps {
   readonly clock: Clock;
   /** Asserts the native version (throws a ToolError with a native_version_* code). */
   readonly checkVersion: () => Promise<void>;
-  readonly startSupervised: (spec: SupervisedSpec, hooks: SupervisedHooks) => SupervisedRun;
+  /** Starts an idle supervisor; it is prepared while the version check runs so their startups overlap. */
+  readonly prepareSupervisor: (command?: SupervisorCommand) => PreparedSupervisor;
   readonly sessionLock: SessionLock;
   /** Ids of the saved conversations of a directory, newest first (for honest continue reporting). */
   readonly listSessionIds: (cwd: string) => string[];
@@ -84,22 +86,31 @@ async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecu
     if (request.session.kind === 'continue') knownIds = deps.listSessionIds(request.cwd);
     if (signal.aborted) return early('cancel', null);
     hooks.onState('checking_version');
+    // The supervisor boots while the version is checked; it spawns nothing until start() and exits unused
+    // when the check fails (awaited, so nothing of the run outlives its outcome).
+    const supervisor = deps.prepareSupervisor(deps.supervision?.supervisorCommand);
+    let started = false;
     try {
-      await deps.checkVersion();
-    } catch (error) {
-      if (isToolError(error)) return early(null, error.toData());
-      throw error;
+      try {
+        await deps.checkVersion();
+      } catch (error) {
+        if (isToolError(error)) return early(null, error.toData());
+        throw error;
+      }
+      if (signal.aborted) return early('cancel', null);
+      hooks.onState('starting');
+      started = true;
+      return await supervise(deps, supervisor, prepared, hooks, ingest, signal, knownIds);
+    } finally {
+      if (!started) await supervisor.dispose();
     }
-    if (signal.aborted) return early('cancel', null);
-    hooks.onState('starting');
-    return await supervise(deps, prepared, hooks, ingest, signal, knownIds);
   } finally {
     release?.();
   }
 }
 
 async function supervise(
-  deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal, knownIds: string[],
+  deps: ExecuteDeps, supervisor: PreparedSupervisor, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal, knownIds: string[],
 ): Promise<Classification> {
   const { request, bin, argv } = prepared;
   const { clock } = deps;
@@ -123,7 +134,7 @@ async function supervise(
     onOversize: (bytes) => onSignal(ingest.onOversizeFrame(bytes)),
   });
 
-  run = deps.startSupervised(
+  run = supervisor.start(
     { file: bin, args: argv.args, cwd: request.cwd, env: deps.nativeEnv, stdin: argv.stdin, ...deps.supervision },
     {
       onStdout(chunk) {

@@ -2,6 +2,8 @@
  * Parent side of one supervised native run: starts the supervisor detached (a new session and group that
  * the live supervisor pins), sends `spawn`, relays native stdout to a hook, collects the bounded report,
  * and falls back to a best-effort kill if the supervisor dies without its cleanup report.
+ * Two phases, so the supervisor's own startup can overlap the version check: prepareSupervisor() spawns it
+ * idle, start() hands it the run (or dispose() lets it exit unused).
  */
 import { spawn } from 'node:child_process';
 import { createLineSplitter } from '../util/line-splitter.ts';
@@ -10,7 +12,7 @@ import { readProcStat } from '../supervisor/proc-table.ts';
 import { killLeftovers } from './fallback-kill.ts';
 import { REPORT_MAX_BYTES, type ControlMessage, type ProcessIdentity, type ReportMessage, type TerminateReason } from './protocol.ts';
 import { parseReportLine } from './report-parse.ts';
-import { getSupervisorCommand, type SupervisorCommand } from './supervisor-command.ts';
+import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
 
 export { getSupervisorCommand };
 export type { SupervisorCommand };
@@ -64,14 +66,37 @@ export interface SupervisedRun {
   readonly done: Promise<SupervisedOutcome>;
 }
 
+/**
+ * An idle supervisor, started ahead of its run so its startup overlaps other work (the version check).
+ * It waits for `start`; `dispose` instead closes its control pipe and it exits having spawned nothing.
+ */
+export interface PreparedSupervisor {
+  readonly supervisorPid: number | null;
+  /** Sends `spawn`; at most once, never after dispose. */
+  start(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun;
+  /** Lets an unused supervisor go; resolves once it exited and its pipes closed (also after start). */
+  dispose(): Promise<void>;
+}
+
 /** Starts one supervised run; `done` settles after the supervisor exited and every pipe was drained. */
 export function startSupervised(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun {
-  const command = spec.supervisorCommand ?? getSupervisorCommand();
-  const child = spawn(command.file, [...command.args], { detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  return prepareSupervisor(spec.supervisorCommand).start(spec, hooks);
+}
+
+/** Spawns a supervisor that waits for its run; nothing native runs until `start`. */
+export function prepareSupervisor(command: SupervisorCommand = getSupervisorCommand()): PreparedSupervisor {
+  const child = spawn(command.file, [...command.args], {
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: getSupervisorEnv(process.env),
+    windowsHide: true,
+  });
   // Unreaped until its exit event, so this identity is stable for the fallback.
   const supervisorStat = child.pid === undefined ? null : readProcStat(child.pid);
   const supervisorId = supervisorStat ? identityOf(supervisorStat) : null;
 
+  let hooks: SupervisedHooks | null = null;
+  let phase: 'idle' | 'started' | 'disposed' = 'idle';
   let spawned: ProcessIdentity | null = null;
   let spawnError: SupervisedOutcome['spawnError'] = null;
   let exit: SupervisedOutcome['exit'] = null;
@@ -87,7 +112,7 @@ export function startSupervised(spec: SupervisedSpec, hooks: SupervisedHooks): S
       case 'exit': exit = { code: message.code, signal: message.signal }; break;
       case 'cleanup': cleanup = message; break;
     }
-    hooks.onReport?.(message);
+    hooks?.onReport?.(message);
   };
   const splitter = createLineSplitter({
     maxLineBytes: REPORT_MAX_BYTES,
@@ -103,7 +128,8 @@ export function startSupervised(spec: SupervisedSpec, hooks: SupervisedHooks): S
     child.stdin.write(JSON.stringify(message) + '\n');
   };
   child.stdin.on('error', () => { controlOpen = false; });
-  child.stdout.on('data', (chunk: Buffer) => { hooks.onStdout(chunk); });
+  // Before `start` a supervisor writes nothing on fd 1; whatever might come is drained, not kept.
+  child.stdout.on('data', (chunk: Buffer) => { hooks?.onStdout(chunk); });
   child.stderr.on('data', (chunk: Buffer) => {
     // The report pipe is bounded as a whole: bytes past REPORT_MAX_BYTES are drained and ignored.
     const room = REPORT_MAX_BYTES - reportBytes;
@@ -140,26 +166,42 @@ export function startSupervised(spec: SupervisedSpec, hooks: SupervisedHooks): S
     });
   });
 
-  send({
-    type: 'spawn',
-    file: spec.file,
-    args: spec.args,
-    cwd: spec.cwd,
-    env: spec.env,
-    stdin: spec.stdin,
-    interruptGraceMs: spec.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS,
-    termGraceMs: spec.termGraceMs ?? DEFAULT_TERM_GRACE_MS,
-    killGraceMs: spec.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
-    trackIntervalMs: spec.trackIntervalMs ?? DEFAULT_TRACK_INTERVAL_MS,
-  });
-
   return {
-    terminate(reason) {
-      if (terminated) return;
-      terminated = true;
-      send({ type: 'terminate', reason });
-    },
     supervisorPid: child.pid ?? null,
-    done,
+    start(spec, runHooks) {
+      if (phase !== 'idle') throw new Error(`supervisor already ${phase}`);
+      phase = 'started';
+      hooks = runHooks;
+      send({
+        type: 'spawn',
+        file: spec.file,
+        args: spec.args,
+        cwd: spec.cwd,
+        env: spec.env,
+        stdin: spec.stdin,
+        interruptGraceMs: spec.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS,
+        termGraceMs: spec.termGraceMs ?? DEFAULT_TERM_GRACE_MS,
+        killGraceMs: spec.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+        trackIntervalMs: spec.trackIntervalMs ?? DEFAULT_TRACK_INTERVAL_MS,
+      });
+      return {
+        terminate(reason) {
+          if (terminated) return;
+          terminated = true;
+          send({ type: 'terminate', reason });
+        },
+        supervisorPid: child.pid ?? null,
+        done,
+      };
+    },
+    dispose() {
+      if (phase === 'idle') {
+        phase = 'disposed';
+        // EOF before any `spawn`: the supervisor reports an empty cleanup and exits.
+        if (controlOpen) child.stdin.end();
+        controlOpen = false;
+      }
+      return done.then(() => {});
+    },
   };
 }

@@ -22,3 +22,22 @@ export function getSupervisorCommand(moduleUrl: string = import.meta.url): Super
   }
   return { file: process.execPath, args: [fileURLToPath(moduleUrl), SUPERVISOR_ARGV_FLAG] };
 }
+
+/**
+ * Adapter environment variables the supervisor must not see. It spawns the native process with an explicit
+ * environment, so it needs none of these: NODE_OPTIONS could preload code that writes on its data pipe,
+ * NODE_EXTRA_CA_CERTS costs Node 20 a certificate load at every start, and reserved host metadata stays
+ * out of every process the adapter starts.
+ */
+const SUPERVISOR_ENV_DROPPED = ['NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS'] as const;
+const RESERVED_ENV_PREFIX = 'COMPUTER_MCP';
+
+/** The supervisor's own environment: the adapter's, minus what it must not or need not carry. */
+export function getSupervisorEnv(adapterEnv: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(adapterEnv)) {
+    if (value === undefined || (SUPERVISOR_ENV_DROPPED as readonly string[]).includes(key) || key.toUpperCase().startsWith(RESERVED_ENV_PREFIX)) continue;
+    env[key] = value;
+  }
+  return env;
+}

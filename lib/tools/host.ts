@@ -23,7 +23,7 @@ import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
 import { MAX_EVENTS, MAX_EVENT_BYTES } from '../runs/event-ring.ts';
 import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { MAX_NATIVE_FRAME_BYTES, type ExecuteDeps, type PreparedRun } from '../runs/execute.ts';
-import { startSupervised } from '../supervise/run-supervised.ts';
+import { prepareSupervisor } from '../supervise/run-supervised.ts';
 import { ToolError } from '../tool-errors.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { buildCatalog } from './catalog.ts';
@@ -71,7 +71,7 @@ export function createHosts(config: HostConfig): HostBundle {
       const { version } = await assertNativeVersion({ bin: resolveBin(), tree, timeoutMs: config.versionTimeoutMs ?? VERSION_TIMEOUT_MS, env: nativeEnv, clock });
       assertedVersion = version;
     },
-    startSupervised,
+    prepareSupervisor,
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv,
