@@ -102,35 +102,13 @@ try {
   drawBar(true);
   if (tty) out();
   showResult(structured(sync), sync.isError === true);
-
-  // 2. Detached run: stream the answer by paging the run's events.
-  out();
-  out(bold('2. claude.run.start + claude.run.events') + dim('  detached; the answer streams from the event pages'));
-  const detachedRun = structured((await client.callTool({ name: 'claude.run.start', arguments: { prompt: 'Count to five.', cwd: work, timeout_seconds: RUN_TIMEOUT_SECONDS } })) as CallToolResult);
-  const runId = String(detachedRun['run_id']);
-  out(`   run_id ${runId} (${String(detachedRun['state'])})`);
-  process.stdout.write('   > ');
-  const pages = await streamEvents(runId);
-  out();
-  out(dim(`   ${pages.pages} event page(s), ${pages.events} events, missed ${pages.missed}`));
-  const settled = (await client.callTool({ name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: 30 } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
-  showResult(structured(settled), settled.isError === true);
-  const listed = structured((await client.callTool({ name: 'claude.run.list', arguments: {} })) as CallToolResult);
-  out(`   claude.run.list: ${String(listed['retained'])} retained, ${String(listed['active'])} active`);
-  const released = (await client.callTool({ name: 'claude.run.release', arguments: { run_id: runId } })) as CallToolResult;
-  out(`   claude.run.release: ${released.isError ? `refused (${firstLine(released)})` : 'released (the saved conversation is untouched)'}`);
-
-  // 3. Cancellation mid-stream.
-  out();
-  out(bold('3. claude.run.cancel') + dim('  mid-stream; the supervisor sends SIGINT, then SIGTERM/SIGKILL if needed'));
-  const victim = String(structured((await client.callTool({ name: 'claude.run.start', arguments: { prompt: 'Write a long story.', cwd: work, timeout_seconds: RUN_TIMEOUT_SECONDS } })) as CallToolResult)['run_id']);
-  const seen = await waitForEvents(victim, 3);
-  const cancel = structured((await client.callTool({ name: 'claude.run.cancel', arguments: { run_id: victim } })) as CallToolResult);
-  out(`   cancel after ${seen} events: ${cancel['cancel_requested'] === true ? 'requested' : 'the run had already completed'}`);
-  const cancelled = (await client.callTool({ name: 'claude.run.result', arguments: { run_id: victim, wait_seconds: 30 } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
-  const cancelledRun = structured(cancelled);
-  showResult(cancelledRun, cancelled.isError === true);
-  if (cancelledRun['completed'] !== true) problems.push('the cancelled run did not settle within 30 s');
+  if (sync.isError === true) {
+    const code = (structured(sync)['error'] as { code?: string } | null)?.code;
+    if (code === 'authentication_failed') out('   hint: log in once with `claude` (or set ANTHROPIC_API_KEY), then run the demo again');
+    out(dim('   the first run failed, so the demo skips the detached and cancel acts'));
+  } else {
+    await detachedActs();
+  }
 
   // Cleanup confirmation.
   out();
@@ -161,6 +139,38 @@ if (problems.length > 0) {
   process.exitCode = 1;
 } else {
   out(`   every run reported cleanup_confirmed: true; nothing the demo started is left running.`);
+}
+
+/** Acts 2 and 3: a detached run streamed from its event pages, then a run cancelled mid-stream. */
+async function detachedActs(): Promise<void> {
+  // 2. Detached run: stream the answer by paging the run's events.
+  out();
+  out(bold('2. claude.run.start + claude.run.events') + dim('  detached; the answer streams from the event pages'));
+  const detachedRun = structured((await client.callTool({ name: 'claude.run.start', arguments: { prompt: 'Count to five.', cwd: work, timeout_seconds: RUN_TIMEOUT_SECONDS } })) as CallToolResult);
+  const runId = String(detachedRun['run_id']);
+  out(`   run_id ${runId} (${String(detachedRun['state'])})`);
+  process.stdout.write('   > ');
+  const pages = await streamEvents(runId);
+  out();
+  out(dim(`   ${pages.pages} event page(s), ${pages.events} events, missed ${pages.missed}`));
+  const settled = (await client.callTool({ name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: 30 } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
+  showResult(structured(settled), settled.isError === true);
+  const listed = structured((await client.callTool({ name: 'claude.run.list', arguments: {} })) as CallToolResult);
+  out(`   claude.run.list: ${String(listed['retained'])} retained, ${String(listed['active'])} active`);
+  const released = (await client.callTool({ name: 'claude.run.release', arguments: { run_id: runId } })) as CallToolResult;
+  out(`   claude.run.release: ${released.isError ? `refused (${firstLine(released)})` : 'released (the saved conversation is untouched)'}`);
+
+  // 3. Cancellation mid-stream.
+  out();
+  out(bold('3. claude.run.cancel') + dim('  mid-stream; the supervisor sends SIGINT, then SIGTERM/SIGKILL if needed'));
+  const victim = String(structured((await client.callTool({ name: 'claude.run.start', arguments: { prompt: 'Write a long story.', cwd: work, timeout_seconds: RUN_TIMEOUT_SECONDS } })) as CallToolResult)['run_id']);
+  const seen = await waitForEvents(victim, 3);
+  const cancel = structured((await client.callTool({ name: 'claude.run.cancel', arguments: { run_id: victim } })) as CallToolResult);
+  out(`   cancel after ${seen} events: ${cancel['cancel_requested'] === true ? 'requested' : 'the run had already completed'}`);
+  const cancelled = (await client.callTool({ name: 'claude.run.result', arguments: { run_id: victim, wait_seconds: 30 } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
+  const cancelledRun = structured(cancelled);
+  showResult(cancelledRun, cancelled.isError === true);
+  if (cancelledRun['completed'] !== true) problems.push('the cancelled run did not settle within 30 s');
 }
 
 function showResult(r: Json, isError: boolean): void {
