@@ -1,0 +1,119 @@
+// Through the official SDK client over stdio: the retention bounds exactly at and one past them
+// (4 active, 32 retained), eviction of the oldest settled run, every run_not_found wording, and the
+// work snapshot (acquired_by, revision, unbound errors that keep the last valid revision).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { startSdkServer, type SdkServer } from './sdk-server.ts';
+import { waitUntil } from '../sessions/helpers.ts';
+
+const WORK_URI = 'computer-mcp://runtime/work/v1';
+const HANG = '[fake:sigint_result] hold until cancelled';
+
+async function work(server: SdkServer): Promise<{ revision: number; instance_id: string; owners: Array<{ run_id: string; acquired_by: string; state: string }> }> {
+  const read = await server.client.readResource({ uri: WORK_URI });
+  return JSON.parse((read.contents[0] as { text: string }).text) as never;
+}
+
+/** Processes the fake ran: 'native' lines are runs, 'exit' lines of other pids are version checks. */
+function spawned(server: SdkServer): { runs: number; versionChecks: number } {
+  const lines = server.lines();
+  const runPids = new Set(lines.filter((l) => l.ready === 'native').map((l) => l.pid));
+  return { runs: runPids.size, versionChecks: lines.filter((l) => l.ready === 'exit' && !runPids.has(l.pid)).length };
+}
+
+test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest settled run', async () => {
+  const server = await startSdkServer({ env: { FAKE_CLAUDE_SLOW_EVENTS: '6', FAKE_CLAUDE_DELAY_MS: '150' } });
+  const host = randomUUID();
+  try {
+    const empty = await work(server);
+    assert.deepEqual([empty.revision, empty.owners], [0, []]);
+
+    const active: string[] = [];
+    for (let i = 0; i < 4; i++) active.push(await server.start({ prompt: HANG }, host));
+    const fifth = await server.call('claude.run.start', { prompt: HANG, cwd: server.dir }, host);
+    assert.equal(fifth.error?.['code'], 'active_limit_reached');
+    assert.match(String(fifth.error?.['message']), /nothing was started/);
+    const sync = await server.call('claude.run', { prompt: 'sync', cwd: server.dir }, host);
+    assert.equal(sync.error?.['code'], 'active_limit_reached', 'a synchronous run counts toward the active limit');
+    const listed = await server.call('claude.run.list', {});
+    assert.deepEqual([listed.result?.['retained'], listed.result?.['active']], [4, 4]);
+    const snapshot = await work(server);
+    assert.deepEqual(snapshot.owners.map((o) => [o.run_id, o.acquired_by]), active.map((id) => [id, host]));
+
+    assert.equal((await server.call('claude.run.release', { run_id: active[0]! })).error?.['code'], 'run_active');
+    await waitUntil('4 native processes ready', () => server.lines().filter((l) => l.ready === 'handlers').length === 4);
+    for (const id of active) assert.equal((await server.call('claude.run.cancel', { run_id: id })).result?.['cancel_requested'], true);
+    for (const id of active) assert.equal((await server.settled(id)).error?.['code'], 'cancelled');
+    assert.deepEqual(spawned(server), { runs: 4, versionChecks: 4 }, 'the refused starts spawned nothing');
+    for (const id of active) assert.equal((await server.call('claude.run.release', { run_id: id }, randomUUID())).result?.['released'], true);
+    const released = active[0]!;
+
+    // Created first but settled second: eviction goes by settling order.
+    const older = await server.start({ prompt: '[fake:slow] created first' }, host);
+    const younger = await server.start({ prompt: 'created second' }, host);
+    assert.equal((await server.settled(younger)).isError, false);
+    assert.equal((await server.settled(older)).isError, false);
+    const kept = [older, younger];
+    while (kept.length < 32) {
+      const batch: string[] = [];
+      for (let i = 0; i < Math.min(4, 32 - kept.length); i++) batch.push(await server.start({ prompt: `fill ${kept.length + i}` }, host));
+      for (const id of batch) assert.equal((await server.settled(id)).isError, false);
+      kept.push(...batch);
+    }
+    const full = await server.call('claude.run.list', {});
+    assert.deepEqual((full.result?.['runs'] as Array<{ run_id: string }>).map((r) => r.run_id), kept, 'exactly 32 retained, none evicted');
+    const revisionAtBound = (await work(server)).revision;
+
+    const thirtyThird = await server.start({ prompt: 'one past the bound' }, host);
+    const after = await server.call('claude.run.list', {});
+    assert.equal(after.result?.['retained'], 32);
+    assert.deepEqual((after.result?.['runs'] as Array<{ run_id: string }>).map((r) => r.run_id), [...kept.filter((id) => id !== younger), thirtyThird]);
+    const evicted = await server.call('claude.run.result', { run_id: younger });
+    assert.equal(evicted.error?.['code'], 'run_not_found');
+    assert.match(String(evicted.error?.['message']), /was evicted/);
+    await server.settled(thirtyThird);
+    await server.start({ prompt: 'two past the bound' }, host);
+    assert.match(String((await server.call('claude.run.events', { run_id: older })).error?.['message']), /was evicted/, 'then the next oldest settled');
+
+    assert.match(String((await server.call('claude.run.release', { run_id: released })).error?.['message']), /was released/);
+    assert.match(String((await server.call('claude.run.cancel', { run_id: 'run_' + 'Z'.repeat(22) })).error?.['message']), /unknown to this adapter process/);
+    const final = await work(server);
+    assert.ok(final.revision > revisionAtBound);
+    assert.equal(final.owners.length, 32);
+    assert.ok(!final.owners.some((o) => o.run_id === younger || o.run_id === older), 'eviction ends ownership');
+  } finally {
+    await server.close();
+  }
+});
+
+test('SDK: work snapshot errors while an unbound run is retained and keep the last valid revision', async () => {
+  const server = await startSdkServer();
+  const host = randomUUID();
+  try {
+    const bound = await server.start({ prompt: 'bound' }, host);
+    await server.settled(bound);
+    const valid = await work(server);
+    assert.deepEqual(valid.owners.map((o) => [o.run_id, o.acquired_by, o.state]), [[bound, host, 'completed']]);
+
+    const unbound = await server.start({ prompt: 'no invocation metadata' });
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(server.client.readResource({ uri: WORK_URI }), (error: { data?: { code?: string }; message?: string }) => {
+        assert.equal(error.data?.code, 'work_snapshot_unbound');
+        assert.match(String(error.message), new RegExp(`last valid revision stays ${valid.revision}`));
+        return true;
+      });
+    }
+    assert.equal((await server.settled(unbound)).isError, false, 'clients without the metadata can use every tool');
+    assert.equal((await server.call('claude.run.events', { run_id: unbound, limit: 1 })).isError, false);
+    assert.equal((await server.call('claude.run.release', { run_id: unbound })).result?.['released'], true);
+
+    const next = await work(server);
+    assert.equal(next.instance_id, valid.instance_id);
+    assert.ok(next.revision > valid.revision, `${valid.revision} -> ${next.revision}`);
+    assert.deepEqual(next.owners.map((o) => o.run_id), [bound]);
+    assert.equal((await work(server)).revision, next.revision, 'reading is not a change');
+  } finally {
+    await server.close();
+  }
+});
