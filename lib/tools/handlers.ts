@@ -38,6 +38,10 @@ export async function callTool(name: ToolName, args: JsonObject, ctx: CallContex
   }
 }
 
+/**
+ * A synchronous run holds an active slot while it runs and stays retained afterwards like a detached
+ * one: its result carries a run_id that result/events/list/release must keep honouring (see registry.ts).
+ */
 async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Promise<ToolOutcome> {
   const prepared = deps.prepare(args);
   const progress = ctx.progress;
@@ -64,7 +68,7 @@ function startDetached(args: JsonObject, ctx: CallContext, deps: HandlerDeps): T
 }
 
 function list(deps: HandlerDeps): ToolOutcome {
-  const runs = deps.runtime.registry.list();
+  const runs = deps.runtime.list();
   const counts = deps.runtime.registry.counts();
   return {
     ok: true,

@@ -5,7 +5,7 @@
 import type { Clock } from '../util/clock.ts';
 import type { Classification } from '../native/classify.ts';
 import type { RunRequest, RunResult, RunState } from '../runs/types.ts';
-import { createRunRegistry, type RunEntry, type RunRegistry } from '../runs/registry.ts';
+import { createRunRegistry, type RunEntry, type RunListItem, type RunRegistry } from '../runs/registry.ts';
 import { startRunExecution, type ExecuteDeps, type PreparedRun, type RunExecution } from '../runs/execute.ts';
 import type { EventKind } from '../native/events.ts';
 import type { JsonObject } from '../util/json.ts';
@@ -23,6 +23,8 @@ export interface Runtime {
   readonly registry: RunRegistry<LiveRun>;
   /** Reserves and starts a run; throws capacity/active-limit ToolErrors before starting anything. */
   start(prepared: PreparedRun, options: { acquiredBy: string | null; sync: boolean; onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined }): RunEntry<LiveRun>;
+  /** Retained runs in creation order; a live run shows the session id of its init event before it settles. */
+  list(): RunListItem[];
   /** The result object as it stands now (completed or not). */
   resultOf(entry: RunEntry<LiveRun>): RunResult;
   /** Waits until the run settles or ms pass (or the signal aborts); never throws. */
@@ -73,6 +75,13 @@ export function createRuntime(deps: ExecuteDeps & { readonly clock: Clock; reado
         },
       );
       return entry;
+    },
+    list() {
+      return registry.list().map((item) => {
+        if (item.session_id !== null || item.completed) return item;
+        const init = registry.get(item.run_id).live.execution?.ingest.snapshot().init;
+        return { ...item, session_id: init?.session_id ?? null };
+      });
     },
     resultOf(entry) {
       return buildResult(entry);

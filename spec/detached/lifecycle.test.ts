@@ -30,10 +30,16 @@ test('start returns at once; list, result long-poll, cancel, and release of a de
 
     const pid = await nativePid(h, HANG);
     const native = identify(pid)!;
-    const list = await h.call('claude.run.list', {});
-    const item = (list.result?.['runs'] as JsonObject[])[0]!;
+    const session = h.lines().find((l) => l.ready === 'session' && l.pid === pid)!.session;
+    let item: JsonObject = {};
+    let list = await h.call('claude.run.list', {});
+    await waitUntil('the live session id in the listing', async () => {
+      list = await h.call('claude.run.list', {});
+      item = (list.result?.['runs'] as JsonObject[])[0]!;
+      return item['session_id'] !== null;
+    });
     assert.deepEqual(Object.keys(item).sort(), ['acquired_by', 'cleanup_confirmed', 'completed', 'created_at', 'run_id', 'session_id', 'settled_at', 'state']);
-    assert.deepEqual([item['run_id'], item['completed'], item['settled_at']], [runId, false, null]);
+    assert.deepEqual([item['run_id'], item['completed'], item['settled_at'], item['session_id']], [runId, false, null, session]);
     assert.deepEqual([list.result?.['retained'], list.result?.['active']], [1, 1]);
 
     const polled = performance.now();
