@@ -1,7 +1,7 @@
 // The library face, driven directly: createClaudeRunAdapter() with the fake CLI, no stdio anywhere.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClaudeRunAdapter, createAdapter, TOOL_NAMES, type Adapter, type ClaudeRunAdapterOptions } from '../../lib/index.ts';
@@ -10,6 +10,7 @@ import { createHosts } from '../../lib/tools/host.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { readProcStat, waitForGone, waitForReady } from '../helpers/proc.ts';
 import { identityOf } from '../../lib/supervisor/proc-stat.ts';
+import { buildBundle } from '../../scripts/build.ts';
 
 type Json = Record<string, unknown>;
 
@@ -139,6 +140,27 @@ test('close() cancels a running detached run and resolves only after its process
     }
   } finally {
     rmSync(readyDir, { recursive: true, force: true });
+  }
+});
+
+test('supervisorCommand can point at the single-file bundle: its __supervisor role supervises the library\'s runs', async () => {
+  const bundleDir = mkdtempSync(join(tmpdir(), 'crm-lib-bundle-'));
+  try {
+    const { file } = await buildBundle(bundleDir);
+    const readyFile = join(bundleDir, 'ready.jsonl');
+    await withAdapter({ supervisorCommand: { file: process.execPath, args: [file, '__supervisor'] }, scenarioEnv: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_SLOW_EVENTS: '3', FAKE_CLAUDE_DELAY_MS: '100', FAKE_CLAUDE_READY_FILE: readyFile } }, async (_adapter, dir, rpc) => {
+      await rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lib', version: '0' } });
+      const pending = rpc('tools/call', { name: 'claude.run', arguments: { prompt: 'x', cwd: dir } });
+      const native = await waitForReady(readyFile, 'streaming');
+      const parent = readProcStat(native.pid)?.ppid ?? -1;
+      const argv = readFileSync(`/proc/${parent}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      assert.deepEqual(argv.slice(1), [file, '__supervisor']);
+      const result = (resultOf(await pending)['structuredContent'] as Json)['result'] as Json;
+      assert.equal(result['is_error'], false, JSON.stringify(result['error']));
+      assert.equal(result['cleanup_confirmed'], true);
+    });
+  } finally {
+    rmSync(bundleDir, { recursive: true, force: true });
   }
 });
 
