@@ -4,10 +4,10 @@
  * opens are marked), so a descriptor leaked into the adapter would reach the native CLI. Everything Node
  * opens carries O_CLOEXEC; an fd above 2 without it was inherited, and the supervisor closes it.
  */
-import { closeSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, readdirSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { createWriteStream, fstatSync } from 'node:fs';
 import type { Writable } from 'node:stream';
+import { readProcFile } from './proc-table.ts';
 
 const O_CLOEXEC = 0o2000000;
 
@@ -30,7 +30,7 @@ export function closeInheritedFds(): number {
     const fd = Number(name);
     if (!(fd > 2)) continue;
     try {
-      if (isCloseOnExec(readFileSync(`/proc/self/fdinfo/${fd}`, 'latin1'))) continue;
+      if (isCloseOnExec(readProcFile(`/proc/self/fdinfo/${fd}`))) continue;
       closeSync(fd);
       closed++;
     } catch {

@@ -93,8 +93,9 @@ export function runSupervisor(): void {
     reportLine({ type: 'spawned', pid: identity.pid, start: identity.start, pgid: stat?.pgid ?? selfPid });
     const runTracker = createRunTracker({ selfPid, groupMode, roots: [identity] });
     tracker = runTracker;
+    // No scan right away: a process forked this instant has no descendants yet, and a scan costs a few ms
+    // of CPU the native process needs to start. The ladder scans first thing anyway.
     const scan = (): void => { if (!cleaning) runTracker.observe(readProcTable()); };
-    scan();
     const interval = setInterval(scan, message.trackIntervalMs);
     stopTracking = () => { clearInterval(interval); };
 
