@@ -78,7 +78,7 @@ for (const version of ['2025-11-25', '2025-06-18', '2024-11-05']) {
     const marker = markers(random);
     let checked = 0;
     try {
-      const list = (await h.request('tools/list')) as { result: { tools: ToolDefinition[] } };
+      const list = (await h.request('tools/list')) as unknown as { result: { tools: ToolDefinition[] } };
       const tools = list.result.tools;
       assert.equal(tools.length, 7);
       for (const tool of tools) {
