@@ -220,7 +220,7 @@ async function waitForEvents(runId: string, count: number): Promise<number> {
 
 function nativePids(): number[] {
   if (!existsSync(readyFile)) return [];
-  const lines = readFileSync(readyFile, 'utf8').split('\n').filter((l) => l.startsWith('{'));
+  const lines = readFileSync(readyFile, 'utf8').split('\n').slice(0, -1);
   return [...new Set(lines.map((l) => JSON.parse(l) as { ready?: string; pid?: number }).filter((l) => l.ready === 'native' && typeof l.pid === 'number').map((l) => l.pid as number))];
 }
 

@@ -139,8 +139,8 @@ function sleep(ms: number): Promise<void> {
 
 function readReady(file: string, what: string): { pid: number } | undefined {
   if (!existsSync(file)) return undefined;
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (line === '') continue;
+  // Only complete lines: the fixture may be appending while we read.
+  for (const line of readFileSync(file, 'utf8').split('\n').slice(0, -1)) {
     const entry = JSON.parse(line) as { ready?: string; pid?: number };
     if (entry.ready === what && typeof entry.pid === 'number') return { pid: entry.pid };
   }
