@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolHarness } from '../helpers/tool-harness.ts';
+import { createManualClock } from '../../lib/util/clock.ts';
 
 test('claude.run succeeds end to end with honest fields, progress and confirmed cleanup', async () => {
   const h = await createToolHarness();
@@ -86,10 +87,29 @@ for (const [scenario, code] of failures) {
   });
 }
 
+/** Resolves once the fake CLI has written a readiness line `what` to its ready file. */
+async function waitForReady(file: string, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    let text = '';
+    try { text = readFileSync(file, 'utf8'); } catch { /* not yet written */ }
+    if (text.split('\n').some((line) => line.includes(`"ready":"${what}"`))) return;
+    if (Date.now() > deadline) throw new Error(`fake never reported ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 test('timeout: a final event followed by a process that never exits still times out', async () => {
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'hang_after_result' } });
+  const clock = createManualClock();
+  const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
+  const readyFile = join(readyDir, 'ready.jsonl');
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'hang_after_result', FAKE_CLAUDE_READY_FILE: readyFile }, config: { clock } });
   try {
-    const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir, timeout_seconds: 1 });
+    const pending = h.call('claude.run', { prompt: 'x', cwd: h.dir, timeout_seconds: 5 });
+    await waitForReady(readyFile, 'result');
+    clock.advance(4_999);
+    clock.advance(1);
+    const out = await pending;
     assert.equal(out.isError, true);
     assert.equal((out.error as { code: string }).code, 'timeout');
     assert.equal(out.result!['timed_out'], true);
@@ -97,17 +117,26 @@ test('timeout: a final event followed by a process that never exits still times 
     assert.equal(out.result!['cleanup_confirmed'], true);
   } finally {
     await h.close();
+    rmSync(readyDir, { recursive: true, force: true });
   }
 });
 
-test('idle timeout ends a silent run', async () => {
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_DELAY_MS: '3000' } });
+test('idle timeout ends a run that stays silent for idle_timeout_seconds', async () => {
+  const clock = createManualClock();
+  const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
+  const readyFile = join(readyDir, 'ready.jsonl');
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_DELAY_MS: '60000', FAKE_CLAUDE_READY_FILE: readyFile }, config: { clock } });
   try {
-    const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir, idle_timeout_seconds: 1 });
+    const pending = h.call('claude.run', { prompt: 'x', cwd: h.dir, idle_timeout_seconds: 2, timeout_seconds: 100 });
+    await waitForReady(readyFile, 'streaming');
+    clock.advance(2_000);
+    const out = await pending;
     assert.equal((out.error as { code: string }).code, 'idle_timeout');
+    assert.equal(out.result!['timed_out'], true);
     assert.equal(out.result!['cleanup_confirmed'], true);
   } finally {
     await h.close();
+    rmSync(readyDir, { recursive: true, force: true });
   }
 });
 
