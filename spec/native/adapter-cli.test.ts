@@ -9,7 +9,7 @@ import type { FakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '../helpers/native-env.ts';
 import type { NativeSandbox } from '../helpers/native-env.ts';
 import { resultOf, runClaude } from './direct-claude.ts';
-import { describe as describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
+import { describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
 
 const REPLY = 'Hi from the fake, printed by the projection.';
 /** Far above a fake turn; only a hung process gets here, and then it is killed. */

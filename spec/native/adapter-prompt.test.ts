@@ -15,7 +15,7 @@ const OVER_128_KIB_BYTES = 128 * 1024 + 4096;
  * Exactly `bytes` UTF-8 bytes: starts with dashes (it must never be read as a flag), carries multi-byte
  * characters, newlines and tabs, and ends in a non-space (so trimming would show).
  */
-export function promptOfBytes(bytes: number, id: string): string {
+function promptOfBytes(bytes: number, id: string): string {
   const head = `--${id} keep me intact\n`;
   const unit = 'ünï\tcødé ✓ line\n';
   let text = head;

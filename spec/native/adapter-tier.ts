@@ -134,7 +134,7 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
       try {
         await client.close();
         const left = await pollUntilGone(() => sandbox.processes(), LEAK_POLL_MS);
-        assert.deepEqual(describe(left), [], 'nothing the tier started survives the adapter');
+        assert.deepEqual(describeProcesses(left), [], 'nothing the tier started survives the adapter');
       } finally {
         await fake.close();
         await sandbox.cleanup();
@@ -153,7 +153,7 @@ export async function inCwd(tier: AdapterTier, body: (cwd: string) => Promise<vo
     await body(cwd);
     passed = true;
     const left = await pollUntilGone(() => tier.strays(), LEAK_POLL_MS);
-    assert.deepEqual(describe(left), [], 'no native, supervisor or tool process left after the test');
+    assert.deepEqual(describeProcesses(left), [], 'no native, supervisor or tool process left after the test');
   } finally {
     // A failed test may leave a run behind; end it so the next test starts clean.
     if (!passed) await tier.settleAll().catch(() => {});
@@ -166,7 +166,7 @@ function isServerHelper(p: SandboxProcess, serverPid: number): boolean {
   return readProcStat(p.pid)?.ppid === serverPid && p.exe !== null && basename(p.exe) === 'esbuild';
 }
 
-export function describe(processes: readonly SandboxProcess[]): string[] {
+export function describeProcesses(processes: readonly SandboxProcess[]): string[] {
   return processes.map((p) => `${p.pid} ${p.cmdline.join(' ').slice(0, 200)}`);
 }
 
