@@ -44,9 +44,9 @@ export function nativeTestEnv(extra: Record<string, string> = {}): Record<string
   return { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, ...extra };
 }
 
-export function startRawServer(options: { args?: readonly string[]; env?: Record<string, string> } = {}): RawServer {
+export function startRawServer(options: { args?: readonly string[]; env?: Record<string, string>; claudeBin?: string } = {}): RawServer {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-faults-')));
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(ROOT, 'lib', 'main.ts'), '--claude-bin', FAKE_CLAUDE, ...(options.args ?? [])], {
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(ROOT, 'lib', 'main.ts'), '--claude-bin', options.claudeBin ?? FAKE_CLAUDE, ...(options.args ?? [])], {
     cwd: dir,
     env: { ...nativeTestEnv({ HOME: dir }), ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],

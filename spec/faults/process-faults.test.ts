@@ -1,0 +1,173 @@
+/**
+ * Process faults through the real tool layer (in-process adapter, real supervisors, fake native CLI, the
+ * real process table): kill -9 of the supervisor and of the native process at seeded random points, a
+ * native that ignores SIGTERM, a grandchild holding the pipes, a setsid child. After each: nothing of the
+ * run's session or group survives, the reported cleanup state is honest, and the adapter still runs work.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
+import { readReadyLines } from '../helpers/proc.ts';
+import { createRandom } from './schema-cases.ts';
+import { cmdlineOf, descendantsOf, identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
+import { identityOf } from '../../lib/supervisor/proc-stat.ts';
+
+const SEED = 0xdead_0009;
+const POINTS = 3;
+const SLOW = { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_SLOW_EVENTS: '60', FAKE_CLAUDE_DELAY_MS: '40' };
+
+async function startRun(h: ToolHarness): Promise<string> {
+  const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
+  assert.equal(started.isError, false, started.text.slice(0, 300));
+  return String(started.result?.['run_id']);
+}
+
+async function settledResult(h: ToolHarness, runId: string): Promise<Record<string, unknown>> {
+  for (;;) {
+    const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
+    if (out.result?.['completed'] === true) return out.result;
+  }
+}
+
+/** The run's native process: the supervisor's child running the fake CLI (not its --version). */
+function nativeOf(supervisorPid: number): ProcessIdentity | undefined {
+  const stat = descendantsOf(supervisorPid).find((s) => /fake-claude\.mjs/.test(cmdlineOf(s.pid)) && !/--version/.test(cmdlineOf(s.pid)));
+  return stat ? identityOf(stat) : undefined;
+}
+
+async function assertStillServing(h: ToolHarness): Promise<void> {
+  const out = await h.call('claude.run', { prompt: 'again', cwd: h.dir });
+  assert.equal(out.isError, false, out.text.slice(0, 500));
+  assert.equal(out.result?.['cleanup_confirmed'], true);
+}
+
+test('kill -9 of the supervisor at random points: reported unconfirmed, leftovers ended, serving goes on', async (t) => {
+  const random = createRandom(SEED);
+  const h = await createToolHarness({ env: SLOW });
+  const victims: (ProcessIdentity | null)[] = [];
+  try {
+    // At most three: a run whose cleanup cannot be proven keeps one of the four active slots for good.
+    for (let i = 0; i < POINTS; i++) {
+      const runId = await startRun(h);
+      const supervisor = await waitFor('the prepared supervisor', () => supervisorsOf(process.pid)[0]);
+      const pointMs = Math.floor(random() * 1800);
+      await delay(pointMs);
+      const family = [supervisor, ...descendantsOf(supervisor.pid).map(identityOf)];
+      victims.push(...family);
+      process.kill(supervisor.pid, 'SIGKILL');
+      const result = await settledResult(h, runId);
+      assert.equal(result['is_error'], true);
+      assert.equal(result['cleanup_confirmed'], false, 'a vanished supervisor never yields confirmed cleanup');
+      assert.equal((result['cleanup_error'] as { code: string } | null)?.code, 'supervisor_failed');
+      await waitForNoOrphans(family, [supervisor.pid]);
+      t.diagnostic(`point ${pointMs} ms: ${family.length - 1} process(es) of the run, state ${String(result['state'])}, error ${String((result['error'] as { code: string }).code)}`);
+    }
+    await assertStillServing(h);
+  } finally {
+    killAll(victims);
+    await h.close();
+  }
+});
+
+test('kill -9 of the native process at random points: an error, cleanup still proven, serving goes on', async (t) => {
+  const random = createRandom(SEED + 1);
+  const h = await createToolHarness({ env: SLOW });
+  const victims: (ProcessIdentity | null)[] = [];
+  try {
+    for (let i = 0; i < POINTS; i++) {
+      const runId = await startRun(h);
+      const supervisor = await waitFor('the prepared supervisor', () => supervisorsOf(process.pid)[0]);
+      const native = await waitFor('the native process', () => nativeOf(supervisor.pid));
+      victims.push(supervisor, native);
+      const pointMs = Math.floor(random() * 1500);
+      await delay(pointMs);
+      process.kill(native.pid, 'SIGKILL');
+      const result = await settledResult(h, runId);
+      assert.equal(result['is_error'], true);
+      assert.equal(result['signal'], 'SIGKILL');
+      assert.equal(result['cleanup_confirmed'], true, JSON.stringify(result['cleanup_error']));
+      await waitForNoOrphans([supervisor, native], [supervisor.pid]);
+      t.diagnostic(`point ${pointMs} ms: error ${String((result['error'] as { code: string }).code)}`);
+    }
+    await assertStillServing(h);
+  } finally {
+    killAll(victims);
+    await h.close();
+  }
+});
+
+test('kill -9 of the supervisor while a setsid child lives: the adapter fallback traces and ends it', async () => {
+  const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
+  const readyFile = join(readyDir, 'ready.jsonl');
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: 'hang', FAKE_CLAUDE_READY_FILE: readyFile } });
+  const victims: (ProcessIdentity | null)[] = [];
+  try {
+    const runId = await startRun(h);
+    const supervisor = await waitFor('the prepared supervisor', () => supervisorsOf(process.pid)[0]);
+    const line = await waitFor('ready setsid', () => readReadyLines(readyFile).find((l) => l.ready === 'setsid'));
+    const escapee = identify(line.pid);
+    assert.ok(escapee);
+    const native = nativeOf(supervisor.pid) ?? null;
+    victims.push(supervisor, escapee, native);
+    process.kill(supervisor.pid, 'SIGKILL');
+    const result = await settledResult(h, runId);
+    assert.equal(result['cleanup_confirmed'], false);
+    // Out of the supervisor's session, but still the native's child when the fallback looked.
+    await waitForNoOrphans(victims.filter((v): v is ProcessIdentity => v !== null), [supervisor.pid], 2000);
+  } finally {
+    killAll(victims);
+    await h.close();
+    rmSync(readyDir, { recursive: true, force: true });
+  }
+});
+
+test('a failed version check lets the supervisor prepared beside it go before the run settles', async () => {
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION: '9.9.9' } });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
+      assert.equal((out.error as { code: string } | null)?.code, 'native_version_mismatch');
+      assert.equal(out.result?.['cleanup_confirmed'], true);
+      assert.deepEqual(supervisorsOf(process.pid), [], 'no supervisor outlives the outcome');
+    }
+  } finally {
+    await h.close();
+  }
+});
+
+const LADDER_CASES: readonly { name: string; env: Record<string, string>; ready: string; cancel: boolean }[] = [
+  { name: 'a native that ignores SIGINT and SIGTERM is SIGKILLed on cancel', env: { FAKE_CLAUDE_SCENARIO: 'ignore_sigterm' }, ready: 'handlers', cancel: true },
+  { name: 'a grandchild holding the native pipes is ended after a normal exit', env: { FAKE_CLAUDE_SCENARIO: 'grandchild_holds_stdout' }, ready: 'grandchild', cancel: false },
+  { name: 'a setsid child (own session) is tracked and ended on cancel', env: { FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: 'hang' }, ready: 'setsid', cancel: true },
+];
+
+for (const c of LADDER_CASES) {
+  test(c.name, async () => {
+    const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
+    const readyFile = join(readyDir, 'ready.jsonl');
+    const run = await createToolHarness({ env: { ...c.env, FAKE_CLAUDE_READY_FILE: readyFile } });
+    const victims: (ProcessIdentity | null)[] = [];
+    try {
+      const runId = await startRun(run);
+      const supervisor = await waitFor('the prepared supervisor', () => supervisorsOf(process.pid)[0]);
+      const line = await waitFor(`ready ${c.ready}`, () => readReadyLines(readyFile).find((l) => l.ready === c.ready));
+      const extra = identify(line.pid);
+      const native = nativeOf(supervisor.pid) ?? null;
+      victims.push(supervisor, extra, native);
+      if (c.cancel) await run.call('claude.run.cancel', { run_id: runId });
+      const result = await settledResult(run, runId);
+      assert.equal(result['cleanup_confirmed'], true, JSON.stringify(result['cleanup_error']));
+      assert.equal(result['cancelled'], c.cancel);
+      await waitForNoOrphans(victims.filter((v): v is ProcessIdentity => v !== null), [supervisor.pid], 2000);
+    } finally {
+      killAll(victims);
+      await run.close();
+      rmSync(readyDir, { recursive: true, force: true });
+    }
+  });
+}
