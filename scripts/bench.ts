@@ -1,0 +1,106 @@
+/**
+ * `npm run bench`: the side-by-side benchmarks. Every figure is measured against its comparison point in the
+ * same run, interleaved where possible, as a median of repeated rounds. Prints a table and writes
+ * docs/benchmarks.md. Uses dist/claude-run-mcp.mjs (built into a temp dir first when absent).
+ * Usage: node --import tsx scripts/bench.ts [--quick] [--only a,b] [--no-write]
+ *   benches: cold, overhead, ingest, memory, responsive, progress
+ */
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BUNDLE_NAME, buildBundle, ROOT } from './build.ts';
+import { benchColdStart } from './bench/cold-start.ts';
+import { benchRunOverhead } from './bench/run-overhead.ts';
+import { benchIngest } from './bench/ingest.ts';
+import { benchMemory } from './bench/memory.ts';
+import { benchResponsiveness } from './bench/responsiveness.ts';
+import { benchProgressLatency } from './bench/progress-latency.ts';
+import { renderReport, type Row } from './bench/report.ts';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const onlyIndex = args.indexOf('--only');
+const only = onlyIndex >= 0 ? new Set((args[onlyIndex + 1] ?? '').split(',')) : null;
+const wanted = (name: string): boolean => only === null || only.has(name);
+const rounds = (full: number): number => (quick ? Math.max(3, Math.ceil(full / 4)) : full);
+
+const FAKE = fileURLToPath(new URL('../fixtures/fake-claude.mjs', import.meta.url));
+const BENCH_NATIVE = fileURLToPath(new URL('./bench/bench-native.mjs', import.meta.url));
+const SDK_SERVER = fileURLToPath(new URL('./bench/sdk-server.mjs', import.meta.url));
+
+async function main(): Promise<void> {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-bench-')));
+  try {
+    let bundle = join(ROOT, 'dist', BUNDLE_NAME);
+    if (!existsSync(bundle)) bundle = (await buildBundle(join(dir, 'dist'))).file;
+    // One clean environment for every process: machine-specific startup work (NODE_OPTIONS preloads,
+    // NODE_EXTRA_CA_CERTS) would otherwise blur the comparisons.
+    const env: NodeJS.ProcessEnv = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: dir, LANG: 'C.UTF-8' };
+    const rows: Row[] = [];
+    const notes: string[] = [];
+    const log = (line: string): void => { process.stderr.write(`bench: ${line}\n`); };
+
+    if (wanted('cold')) {
+      log('cold start');
+      const r = await benchColdStart({ bundle, sdkServer: SDK_SERVER, env, cwd: dir, samples: rounds(21) });
+      rows.push(
+        { bench: '1 cold start → initialize', measure: 'bundle / node -e 0', value: r.bundleOverFloor, target: 1.3, unit: 'ratio', detail: `bundle ${r.bundleMs.toFixed(1)} ms, floor ${r.floorMs.toFixed(1)} ms` },
+        { bench: '1 cold start → initialize', measure: 'bundle / SDK server', value: r.bundleOverSdk, target: 0.5, unit: 'ratio', detail: `SDK server ${r.sdkMs.toFixed(1)} ms` },
+      );
+    }
+    if (wanted('overhead')) {
+      log('per-run overhead');
+      const r = await benchRunOverhead({ bundle, fake: FAKE, env, dir, samples: rounds(21) });
+      rows.push({
+        bench: '2 per-run overhead',
+        measure: 'claude.run − (native --version + native run)',
+        value: r.overheadMs, target: 30, unit: 'ms',
+        detail: `claude.run ${r.adapterMs.toFixed(1)} ms; native --version ${r.nativeVersionMs.toFixed(1)} + run ${r.nativeRunMs.toFixed(1)} ms`,
+      });
+      notes.push(
+        `Split of one run (in-process timeline, bundled supervisor, medians), sequential → overlapped: ` +
+        `version check ${r.sequential.versionMs.toFixed(1)} → ${r.overlapped.versionMs.toFixed(1)} ms; ` +
+        `supervisor start after the check ${r.sequential.supervisorWaitMs.toFixed(1)} → ${r.overlapped.supervisorWaitMs.toFixed(1)} ms; ` +
+        `native run ${r.sequential.nativeMs.toFixed(1)} → ${r.overlapped.nativeMs.toFixed(1)} ms; ` +
+        `cleanup ${r.sequential.cleanupMs.toFixed(1)} → ${r.overlapped.cleanupMs.toFixed(1)} ms; ` +
+        `total ${r.sequential.totalMs.toFixed(1)} → ${r.overlapped.totalMs.toFixed(1)} ms. ` +
+        `An idle bundled supervisor boots and exits in ${r.supervisorBootMs.toFixed(1)} ms (node -e 0: ${r.nodeFloorMs.toFixed(1)} ms).`,
+      );
+    }
+    if (wanted('ingest')) {
+      log('stream ingestion');
+      const r = await benchIngest({ bundle, native: BENCH_NATIVE, env, dir, bytes: quick ? 16 * 1024 * 1024 : 48 * 1024 * 1024, samples: rounds(7) });
+      rows.push({ bench: '3 stream ingestion', measure: 'adapter / bare splitter + JSON.parse', value: r.ratio, target: 0.7, unit: 'ratio-min', detail: `${r.adapterMiBs.toFixed(0)} vs ${r.bareMiBs.toFixed(0)} MiB/s over ${(r.bytes / 1048576).toFixed(0)} MiB (${r.events} events)` });
+    }
+    if (wanted('memory')) {
+      log('memory');
+      const r = await benchMemory({ bundle, native: BENCH_NATIVE, env, dir, samples: rounds(3) });
+      rows.push({ bench: '4 memory', measure: 'peak RSS delta / 32 × (256 KiB + 128 KiB)', value: r.ratio, target: 1.5, unit: 'ratio', detail: `peak delta ${(r.peakDeltaBytes / 1048576).toFixed(1)} MiB over idle ${(r.idleBytes / 1048576).toFixed(1)} MiB; retained after ${(r.retainedDeltaBytes / 1048576).toFixed(1)} MiB` });
+    }
+    if (wanted('responsive')) {
+      log('responsiveness');
+      const r = await benchResponsiveness({ bundle, native: BENCH_NATIVE, env, dir, floodMs: quick ? 2000 : 5000 });
+      rows.push(
+        { bench: '5 responsiveness (4 floods)', measure: 'p99 events/result poll', value: r.pollP99Ms, target: 10, unit: 'ms', detail: `p50 ${r.pollP50Ms.toFixed(2)} ms over ${r.polls} polls` },
+        { bench: '5 responsiveness (4 floods)', measure: 'p99 ping', value: r.pingP99Ms, target: 10, unit: 'ms', detail: `p50 ${r.pingP50Ms.toFixed(2)} ms over ${r.pings} pings` },
+      );
+    }
+    if (wanted('progress')) {
+      log('progress latency');
+      const r = await benchProgressLatency({ bundle, native: BENCH_NATIVE, env, dir, events: quick ? 100 : 400 });
+      rows.push(
+        { bench: '6 progress latency', measure: 'native write → notifications/progress p50', value: r.p50Ms, target: null, unit: 'ms', detail: `${r.events} events, 1 every ${r.intervalMs} ms` },
+        { bench: '6 progress latency', measure: 'native write → notifications/progress p99', value: r.p99Ms, target: null, unit: 'ms', detail: `max ${r.maxMs.toFixed(2)} ms` },
+      );
+    }
+    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${quick ? 'quick' : 'full'} run`;
+    const report = renderReport(rows, notes, machine);
+    process.stdout.write(`${report.table}\n`);
+    if (!args.includes('--no-write') && only === null) writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), report.markdown);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,65 @@
+/**
+ * Benchmark 5: responsiveness under load. Four detached runs flood stream-json at full speed while one
+ * client polls claude.run.events, claude.run.result and ping back to back (one request in flight at a
+ * time). Latency is the client's round trip per request.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
+import { startInitialized, toolResult } from './rpc-client.ts';
+import { percentile } from './stats.ts';
+
+export interface ResponsivenessResult {
+  readonly pollP50Ms: number;
+  readonly pollP99Ms: number;
+  readonly pingP50Ms: number;
+  readonly pingP99Ms: number;
+  readonly polls: number;
+  readonly pings: number;
+}
+
+/** Pause between requests so the client measures latency rather than saturating the server itself. */
+const GAP_MS = 2;
+
+export async function benchResponsiveness(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string; floodMs: number }): Promise<ResponsivenessResult> {
+  const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', options.native], { env: options.env, cwd: options.dir });
+  const polls: number[] = [];
+  const pings: number[] = [];
+  try {
+    const started = await Promise.all(Array.from({ length: MAX_ACTIVE_RUNS }, () =>
+      server.request('tools/call', { name: 'claude.run.start', arguments: { prompt: `timed:${options.floodMs}` } })));
+    const ids = started.map(({ response }) => String(toolResult(response).result['run_id']));
+    const cursors = new Map<string, string | undefined>();
+    let running = ids.length;
+    for (let i = 0; running > 0; i++) {
+      const runId = ids[i % ids.length] as string;
+      const cursor = cursors.get(runId);
+      const events = await server.request('tools/call', { name: 'claude.run.events', arguments: { run_id: runId, limit: 50, ...(cursor ? { cursor } : {}) } });
+      cursors.set(runId, String(toolResult(events.response).result['next_cursor']));
+      polls.push(events.ms);
+      await delay(GAP_MS);
+      const result = await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: runId } });
+      polls.push(result.ms);
+      await delay(GAP_MS);
+      const ping = await server.request('ping');
+      pings.push(ping.ms);
+      await delay(GAP_MS);
+      if (i % ids.length === ids.length - 1) {
+        running = 0;
+        for (const id of ids) {
+          const { result: r } = toolResult((await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: id } })).response);
+          if (r['completed'] !== true) running++;
+        }
+      }
+    }
+  } finally {
+    await server.close();
+  }
+  return {
+    pollP50Ms: percentile(polls, 50),
+    pollP99Ms: percentile(polls, 99),
+    pingP50Ms: percentile(pings, 50),
+    pingP99Ms: percentile(pings, 99),
+    polls: polls.length,
+    pings: pings.length,
+  };
+}
