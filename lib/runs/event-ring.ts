@@ -44,8 +44,11 @@ export interface EventPage extends RingCounts {
 }
 
 export interface EventRing {
-  /** Returns the sequence number given to the event and whether it was retained. */
-  push(event: JsonObject): { seq: number; retained: boolean };
+  /**
+   * Returns the sequence number given to the event and whether it was retained. `text` is the event's own
+   * JSON text when the caller has it (the native line it was parsed from), saving a re-serialization.
+   */
+  push(event: JsonObject, text?: string): { seq: number; retained: boolean };
   /** Counts a native frame that could not be kept at all (e.g. an oversized line); it takes a seq. */
   omit(): number;
   page(cursor: string | undefined, limit?: number): EventPage;
@@ -95,8 +98,8 @@ export function createEventRing(options: EventRingOptions): EventRing {
   };
 
   return {
-    push(event) {
-      const text = JSON.stringify(event);
+    push(event, serialized) {
+      const text = serialized ?? JSON.stringify(event);
       const size = Buffer.byteLength(text, 'utf8');
       if (size > maxEventBytes) return { seq: omit(), retained: false };
       while (entries.length > 0 && (entries.length + 1 > maxEvents || bytes + size > maxEventBytes)) {

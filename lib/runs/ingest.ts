@@ -96,7 +96,7 @@ export function createIngest(options: IngestOptions): Ingest {
   let deniedEvents = 0;
   const deniedTools: string[] = [];
 
-  const onResult = (event: JsonObject, bytes: number): IngestSignal => {
+  const onResult = (event: JsonObject, text: string, bytes: number): IngestSignal => {
     resultsSeen += 1;
     const valid = getString(event, 'subtype') !== null && getBoolean(event, 'is_error') !== null;
     if (!valid) invalidResults += 1;
@@ -111,7 +111,7 @@ export function createIngest(options: IngestOptions): Ingest {
       final = event;
       finalBytes = bytes;
     }
-    ring.push(event);
+    ring.push(event, text);
     return 'continue';
   };
 
@@ -129,7 +129,9 @@ export function createIngest(options: IngestOptions): Ingest {
   return {
     ring,
     onFrame(frame) {
-      const parsed = parseNativeEvent(frame);
+      // Decoded once: parsed here, and kept as the ring's copy of the event (no re-serialization).
+      const text = frame.toString('utf8');
+      const parsed = parseNativeEvent(text);
       if (!parsed.ok) {
         if (!WHITESPACE_ONLY.test(frame.toString('latin1'))) malformedLines += 1;
         return 'continue';
@@ -137,7 +139,7 @@ export function createIngest(options: IngestOptions): Ingest {
       const { event, kind } = parsed;
       switch (kind) {
         case 'result': {
-          const signal = onResult(event, frame.length);
+          const signal = onResult(event, text, frame.length);
           if (signal === 'continue') options.onEvent?.(kind, event);
           return signal;
         }
@@ -172,7 +174,7 @@ export function createIngest(options: IngestOptions): Ingest {
         default:
           assertNever(kind);
       }
-      ring.push(event);
+      ring.push(event, text);
       options.onEvent?.(kind, event);
       return 'continue';
     },
