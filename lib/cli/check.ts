@@ -4,6 +4,8 @@
  * nothing at runtime reads help. Prints one JSON report; exit 0 only when the version matches and no
  * declared option drifted (undeclared native options are listed but do not fail the check).
  */
+import { getNativeEnv } from '../native/native-env.ts';
+import { ADAPTER_VERSION } from '../version.ts';
 import { isToolError } from '../tool-errors.ts';
 import { compareHelpWithTree, parseHelpOptions } from '../native/help-drift.ts';
 import { resolveNativeBinary } from '../native/resolve-bin.ts';
@@ -46,7 +48,8 @@ export async function runCheck(input: CheckInput): Promise<number> {
 export async function getCheckReport(input: CheckInput): Promise<CheckReport> {
   const tree = input.tree ?? CLI_TREE;
   const timeoutMs = input.timeoutMs ?? VERSION_TIMEOUT_MS;
-  const env = definedEnv(input.env);
+  // The same scrubbed environment a run would get: no reserved host metadata reaches the binary.
+  const env = getNativeEnv(input.env, ADAPTER_VERSION);
   let bin: string;
   try {
     bin = resolveNativeBinary({ cliFlag: input.cliFlag, env: input.env, cwd: input.cwd });
@@ -72,12 +75,6 @@ async function getHelpDrift(bin: string, tree: CliTree, timeoutMs: number, env: 
   const options = parseHelpOptions(result.stdout);
   if (options.length === 0) return { ok: false, error: '--help listed no options' };
   return compareHelpWithTree(options, tree);
-}
-
-function definedEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value;
-  return out;
 }
 
 function errorData(error: unknown): ToolErrorData {

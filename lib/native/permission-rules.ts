@@ -7,10 +7,12 @@ import { ToolError } from '../tool-errors.ts';
  * misses the deny. Failing closed means allowing exactly what is wanted instead.
  */
 export function checkPermissionRules(allowed: readonly string[], disallowed: readonly string[]): void {
-  for (const [di, deny] of disallowed.entries()) {
+  // The native CLI splits one list item on commas and whitespace outside parentheses ("Bash Write").
+  const allowRules = allowed.flatMap(splitRules);
+  for (const [di, item] of disallowed.entries()) for (const deny of splitRules(item)) {
     const denyRule = parseRule(deny);
     if (!denyRule || denyRule.spec === null) continue;
-    for (const allow of allowed) {
+    for (const allow of allowRules) {
       const allowRule = parseRule(allow);
       if (!allowRule || allowRule.tool !== denyRule.tool) continue;
       if (allowRule.spec === null || isNarrowerThan(denyRule.spec, allowRule.spec)) {
@@ -29,6 +31,25 @@ export function checkPermissionRules(allowed: readonly string[], disallowed: rea
 }
 
 interface Rule { readonly tool: string; readonly spec: string | null }
+
+/** Splits one list item into rules at commas and whitespace that are not inside parentheses. */
+export function splitRules(item: string): string[] {
+  const rules: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of item) {
+    if (ch === '(') depth += 1;
+    else if (ch === ')') depth = Math.max(0, depth - 1);
+    if (depth === 0 && (ch === ',' || /\s/.test(ch))) {
+      if (current !== '') rules.push(current);
+      current = '';
+    } else {
+      current += ch;
+    }
+  }
+  if (current !== '') rules.push(current);
+  return rules;
+}
 
 function parseRule(rule: string): Rule | null {
   const match = /^([A-Za-z0-9_.-]+)(?:\((.*)\))?$/s.exec(rule.trim());

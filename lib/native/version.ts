@@ -3,6 +3,8 @@
  * and asserts that the installed version is the tested one. A passing check says the binary runs and
  * has the right version; it says nothing about authentication or backend access.
  */
+import { readProcTable } from '../supervisor/proc-table.ts';
+import { isLive } from '../supervisor/proc-stat.ts';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { ToolError } from '../tool-errors.ts';
@@ -64,7 +66,8 @@ export function queryNative(input: NativeQueryInput): Promise<NativeQuery> {
     };
     const cancelTimer = clock.setTimeout(() => {
       timedOut = true;
-      killGroup(child);
+      // Once the leader is reaped, its group id stays ours only while a member is alive: check first.
+      if (!exited || groupHasMembers(child.pid)) killGroup(child);
       child.stdout?.destroy();
       child.stderr?.destroy();
       // Exited already, but a descendant held the pipes open: nothing left to reap.
@@ -136,6 +139,10 @@ function capture(stream: NodeJS.ReadableStream | null, maxBytes: number): { text
     kept += part.length;
   });
   return { text: () => Buffer.concat(chunks).toString('utf8'), overflow: () => overflow };
+}
+
+function groupHasMembers(pgid: number | undefined): boolean {
+  return pgid !== undefined && readProcTable().some((stat) => stat.pgid === pgid && isLive(stat));
 }
 
 function killGroup(child: ChildProcess): void {

@@ -50,7 +50,8 @@ export interface IngestState {
   readonly last_assistant_error: string | null;
   readonly last_assistant_error_status: number | null;
   readonly api_retries: number;
-  readonly last_api_retry: JsonObject | null;
+  /** The last system/api_retry, reduced to its small figures (a retained run must not pin a whole event). */
+  readonly last_api_retry: { readonly attempt: number | null; readonly error_status: number | null; readonly retry_delay_ms: number | null } | null;
   readonly permission_denied_events: number;
   readonly denied_tools: readonly string[];
   readonly events_total: number;
@@ -73,6 +74,10 @@ export interface IngestOptions {
   readonly onEvent?: (kind: EventKind, event: JsonObject) => void;
 }
 
+/** Init facts are identifiers and paths; anything longer is not kept per retained run. */
+const MAX_INIT_FIELD_CHARS = 4096;
+const short = (value: string | null): string | null => (value === null ? null : value.slice(0, MAX_INIT_FIELD_CHARS));
+
 const WHITESPACE_ONLY = /^[ \t\r\n]*$/;
 
 export function createIngest(options: IngestOptions): Ingest {
@@ -92,7 +97,7 @@ export function createIngest(options: IngestOptions): Ingest {
   let lastAssistantError: string | null = null;
   let lastAssistantErrorStatus: number | null = null;
   let apiRetries = 0;
-  let lastApiRetry: JsonObject | null = null;
+  let lastApiRetry: IngestState['last_api_retry'] = null;
   let deniedEvents = 0;
   const deniedTools: string[] = [];
 
@@ -145,16 +150,16 @@ export function createIngest(options: IngestOptions): Ingest {
         }
         case 'system_init':
           init ??= {
-            session_id: getString(event, 'session_id'),
-            model: getString(event, 'model'),
-            claude_code_version: getString(event, 'claude_code_version'),
-            permissionMode: getString(event, 'permissionMode'),
-            cwd: getString(event, 'cwd'),
+            session_id: short(getString(event, 'session_id')),
+            model: short(getString(event, 'model')),
+            claude_code_version: short(getString(event, 'claude_code_version')),
+            permissionMode: short(getString(event, 'permissionMode')),
+            cwd: short(getString(event, 'cwd')),
           };
           break;
         case 'system_api_retry':
           apiRetries += 1;
-          lastApiRetry = event;
+          lastApiRetry = { attempt: getNumber(event, 'attempt'), error_status: getNumber(event, 'error_status'), retry_delay_ms: getNumber(event, 'retry_delay_ms') };
           break;
         case 'system_permission_denied': {
           deniedEvents += 1;

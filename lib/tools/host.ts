@@ -81,7 +81,12 @@ export function createHosts(config: HostConfig): HostBundle {
   const prepare = (args: JsonObject): PreparedRun => {
     if (recursive) throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
     const request = parseRunInput(args, { nativeArgNames, defaultCwd: config.cwd, isDirectory });
-    const cwd = realpathSync(request.cwd);
+    let cwd: string;
+    try {
+      cwd = realpathSync(request.cwd);
+    } catch {
+      throw new ToolError('invalid_arguments', 'cwd must name an existing directory', '/cwd');
+    }
     const argv = buildNativeArgv({ tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: config.promptViaStdin });
     const bin = resolveBin();
     return { request: { ...request, cwd }, bin, argv };

@@ -40,7 +40,9 @@ export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunReques
 
   const nativeOptions: Record<string, JsonValue> = {};
   for (const [key, value] of Object.entries(args)) {
-    if (ctx.nativeArgNames.has(key) && key !== 'permission_mode' && value !== undefined) nativeOptions[key] = value;
+    if (!ctx.nativeArgNames.has(key) || key === 'permission_mode' || value === undefined) continue;
+    // UUIDs are case-insensitive natively; one spelling keeps locks and resume checks consistent.
+    nativeOptions[key] = SESSION_ID_ARGS.has(key) && typeof value === 'string' ? value.toLowerCase() : value;
   }
   const permissionMode = (typeof args['permission_mode'] === 'string' ? args['permission_mode'] : 'dontAsk') as PermissionMode;
 
@@ -55,9 +57,11 @@ export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunReques
   };
 }
 
+const SESSION_ID_ARGS: ReadonlySet<string> = new Set(['session_id', 'resume_session_id']);
+
 function getSessionIntent(args: JsonObject): SessionIntent {
-  const newId = args['session_id'];
-  const resumeId = args['resume_session_id'];
+  const newId = lower(args['session_id']);
+  const resumeId = lower(args['resume_session_id']);
   const continuePrevious = args['continue_previous'] === true;
   const fork = args['fork_session'] === true;
   const noPersistence = args['no_session_persistence'] === true;
@@ -80,6 +84,10 @@ function getSessionIntent(args: JsonObject): SessionIntent {
   if (typeof resumeId === 'string') return { kind: 'resume', sessionId: resumeId, fork };
   if (continuePrevious) return { kind: 'continue', fork };
   return { kind: 'fresh' };
+}
+
+function lower(value: JsonValue | undefined): JsonValue | undefined {
+  return typeof value === 'string' ? value.toLowerCase() : value;
 }
 
 function stringList(value: JsonValue | undefined): string[] {

@@ -55,6 +55,13 @@ for (const [name, extra, path] of exclusivity) {
   });
 }
 
+test('session ids are normalized to lower case so one conversation has one lock key', () => {
+  const upper = ID.toUpperCase();
+  assert.deepEqual(parseRunInput({ prompt: 'x', resume_session_id: upper }, ctx).session, { kind: 'resume', sessionId: ID, fork: false });
+  assert.deepEqual(parseRunInput({ prompt: 'x', session_id: upper }, ctx).session, { kind: 'new', sessionId: ID });
+  assert.equal(parseRunInput({ prompt: 'x', resume_session_id: upper }, ctx).nativeOptions['resume_session_id'], ID);
+});
+
 test('session intents', () => {
   assert.deepEqual(parseRunInput({ prompt: 'x', session_id: ID }, ctx).session, { kind: 'new', sessionId: ID });
   assert.deepEqual(parseRunInput({ prompt: 'x', resume_session_id: ID, fork_session: true }, ctx).session, { kind: 'resume', sessionId: ID, fork: true });
@@ -77,6 +84,10 @@ test('carve-out deny under a broad allow fails closed, with an explanation', () 
 
 const rules: Array<[string[], string[], boolean]> = [
   [['Bash'], ['Bash(rm:*)'], true],
+  [['Bash(git:*),Read'], ['Bash(git commit:*)'], true],
+  [['Read Bash(git:*)'], ['Bash(git commit:*)'], true],
+  [['Bash(git status:*)'], ['Write Bash(git status --porcelain:*)'], true],
+  [['Bash(git log --oneline:*) Read'], ['Write'], false],
   [['Bash(git:*)'], ['Bash(git push:*)'], true],
   [['Bash(npm run:*)'], ['Bash(npm run deploy:*)'], true],
   [['Bash(git status:*)'], ['Bash(git commit:*)'], false],
