@@ -4,7 +4,8 @@
  * Supervisor stdio (only fds 0-2, so nothing else can leak into the native process):
  *   fd 0  control, adapter -> supervisor: JSON lines (first `spawn`, then optional `terminate`). EOF means
  *         the adapter is gone: the supervisor terminates the run and exits.
- *   fd 1  data, supervisor -> adapter: the native stdout bytes, relayed unchanged.
+ *   fd 1  data, native -> adapter: the supervisor hands its own fd 1 to the native process as its stdout, so
+ *         the native bytes reach the adapter unchanged with no relay hop (the supervisor never writes on it).
  *   fd 2  report, supervisor -> adapter: JSON lines (`spawned`, `exit`, then exactly one final `cleanup`).
  * Native stderr never reaches the adapter as a stream: the supervisor keeps a bounded tail and puts it in
  * the cleanup report.

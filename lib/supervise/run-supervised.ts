@@ -129,7 +129,13 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   };
   child.stdin.on('error', () => { controlOpen = false; });
   // Before `start` a supervisor writes nothing on fd 1; whatever might come is drained, not kept.
-  child.stdout.on('data', (chunk: Buffer) => { hooks?.onStdout(chunk); });
+  // One chunk per event-loop turn: libuv would otherwise deliver up to 32 reads (2 MiB) in a row, and with
+  // four floods the adapter's stdin waited 100 ms and more behind them.
+  child.stdout.on('data', (chunk: Buffer) => {
+    hooks?.onStdout(chunk);
+    child.stdout.pause();
+    setImmediate(() => { child.stdout.resume(); });
+  });
   child.stderr.on('data', (chunk: Buffer) => {
     // The report pipe is bounded as a whole: bytes past REPORT_MAX_BYTES are drained and ignored.
     const room = REPORT_MAX_BYTES - reportBytes;

@@ -2,40 +2,18 @@
 import type { Writable } from 'node:stream';
 
 export interface Sink {
-  /** False means "wait for whenDrained before writing more". */
-  write(chunk: Buffer | string): boolean;
-  whenDrained(fn: () => void): void;
-  /** True while a write is waiting for the reader (backpressure). */
-  isBlocked(): boolean;
+  write(chunk: Buffer | string): void;
   /** Ends and closes the fd; resolves once flushed or once the reader is known gone. */
   end(): Promise<void>;
 }
 
 export function createSink(stream: Writable): Sink {
   let broken = false;
-  let blocked = false;
-  const waiters: (() => void)[] = [];
-  const release = (): void => {
-    blocked = false;
-    for (const fn of waiters.splice(0)) fn();
-  };
-  stream.on('error', () => {
-    broken = true;
-    release();
-  });
-  stream.on('drain', release);
+  stream.on('error', () => { broken = true; });
   return {
     write(chunk) {
-      if (broken) return true;
-      if (stream.write(chunk)) return true;
-      blocked = true;
-      return false;
+      if (!broken) stream.write(chunk);
     },
-    whenDrained(fn) {
-      if (!blocked || broken) fn();
-      else waiters.push(fn);
-    },
-    isBlocked: () => blocked && !broken,
     end() {
       return new Promise((resolve) => {
         if (broken || stream.destroyed) {

@@ -1,7 +1,7 @@
 /**
- * The supervisor process: spawns one native CLI in its own process group, relays its stdout on fd 1,
- * reports on fd 2, and on terminate / control EOF / native exit runs the ladder and proves cleanup.
- * Protocol: lib/supervise/protocol.ts.
+ * The supervisor process: spawns one native CLI in its own process group with the supervisor's own fd 1
+ * as the native stdout (the bytes go straight to the adapter, no relay hop), reports on fd 2, and on
+ * terminate / control EOF / native exit runs the ladder and proves cleanup. Protocol: lib/supervise/protocol.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
@@ -27,7 +27,8 @@ export function runSupervisor(): void {
   // Group signals (SIGTERM to -pgid) reach the supervisor too; it must outlive them to report.
   for (const signal of SHIELDED_SIGNALS) process.on(signal, () => {});
   closeInheritedFds();
-  const data = createSink(openWritableFd(1));
+  // fd 1 is never opened as a stream here: that would make the descriptor non-blocking, and the native
+  // process shares it.
   const report = createSink(openWritableFd(2));
   const tail = createByteTail(STDERR_TAIL_MAX_BYTES);
   const selfPid = process.pid;
@@ -40,14 +41,12 @@ export function runSupervisor(): void {
   let exited = false;
   let cleaning = false;
   let stopTracking = (): void => {};
-  let settleStdout = (_graceMs: number): Promise<void> => Promise.resolve();
   let settleStderr = (_graceMs: number): Promise<void> => Promise.resolve();
 
   const finish = async (outcome: LadderOutcome, extraSteps: readonly string[]): Promise<void> => {
     stopTracking();
     const graceMs = spec?.killGraceMs ?? 0;
-    await Promise.all([settleStdout(graceMs), settleStderr(graceMs)]);
-    await data.end();
+    await settleStderr(graceMs);
     report.write(formatCleanupLine({ ...outcome, steps: [...extraSteps, ...outcome.steps], stderrTail: tail.text(), stderrBytes: tail.totalBytes() }));
     await report.end();
     process.exit(0);
@@ -76,7 +75,7 @@ export function runSupervisor(): void {
     const native = spawn(message.file, [...message.args], {
       cwd: message.cwd,
       env: { ...message.env },
-      stdio: [message.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [message.stdin === null ? 'ignore' : 'pipe', 1, 'pipe'],
       windowsHide: true,
     });
     if (native.pid === undefined) {
@@ -103,20 +102,10 @@ export function runSupervisor(): void {
       native.stdin.on('error', () => {});
       native.stdin.end(message.stdin ?? '');
     }
-    const out = native.stdout;
     const err = native.stderr;
-    if (out) {
-      out.on('data', (chunk: Buffer) => {
-        if (!data.write(chunk)) {
-          out.pause();
-          data.whenDrained(() => out.resume());
-        }
-      });
-      settleStdout = watchEnd(out, () => data.isBlocked());
-    }
     if (err) {
       err.on('data', (chunk: Buffer) => { tail.push(chunk); });
-      settleStderr = watchEnd(err, () => false);
+      settleStderr = watchEnd(err);
     }
     native.once('exit', (code, signal) => {
       exited = true;
@@ -152,10 +141,10 @@ export function runSupervisor(): void {
 }
 
 /**
- * Watches a native output pipe for its end. After cleanup, a pipe still held open by a process that
- * survived is destroyed once graceMs pass without progress; waiting on a slow adapter reader is progress.
+ * Watches the native stderr pipe for its end. After cleanup, a pipe still held open by a process that
+ * survived is destroyed once graceMs pass, so the report is never held back by it.
  */
-function watchEnd(stream: Readable, waitingOnReader: () => boolean): (graceMs: number) => Promise<void> {
+function watchEnd(stream: Readable): (graceMs: number) => Promise<void> {
   let ended = false;
   const ends: (() => void)[] = [];
   const markEnded = (): void => {
@@ -170,20 +159,13 @@ function watchEnd(stream: Readable, waitingOnReader: () => boolean): (graceMs: n
       resolve();
       return;
     }
-    let timer: NodeJS.Timeout | null = null;
-    const arm = (): void => {
-      timer = setTimeout(() => {
-        if (waitingOnReader()) arm();
-        else {
-          stream.destroy();
-          markEnded();
-        }
-      }, graceMs);
-    };
+    const timer = setTimeout(() => {
+      stream.destroy();
+      markEnded();
+    }, graceMs);
     ends.push(() => {
-      if (timer) clearTimeout(timer);
+      clearTimeout(timer);
       resolve();
     });
-    arm();
   });
 }

@@ -3,10 +3,15 @@
  * Bytes are split on 0x0A before any decoding, so multibyte UTF-8 survives chunking.
  * A frame longer than maxLineBytes is never buffered past the bound: its bytes are discarded up to
  * the next newline and reported once through onOversize. The buffer grows by doubling up to the bound.
+ * A frame that lies whole inside one pushed chunk is handed out as a view of that chunk (no copy: this is
+ * the hot path of native stream ingestion); only frames spanning chunks are assembled in the buffer.
  */
 export interface LineSplitterOptions {
   readonly maxLineBytes: number;
-  /** A complete frame without its trailing "\n" (and without a trailing "\r"). */
+  /**
+   * A complete frame without its trailing "\n" (and without a trailing "\r"). It may be a view of the
+   * pushed chunk: a caller that rewrites its chunks must copy frames it keeps beyond the call.
+   */
   readonly onLine: (frame: Buffer) => void;
   /** A frame exceeded maxLineBytes; `discardedBytes` is known once its newline (or end) arrives. */
   readonly onOversize: (discardedBytes: number) => void;
@@ -52,6 +57,12 @@ export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
       let start = 0;
       while (start < chunk.length) {
         const nl = chunk.indexOf(NEWLINE, start);
+        if (nl !== -1 && length === 0 && !discarding) {
+          if (nl - start > maxLineBytes) onOversize(nl - start);
+          else emit(chunk.subarray(start, nl));
+          start = nl + 1;
+          continue;
+        }
         const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
         if (discarding) {
           discarded += piece.length;
