@@ -7,11 +7,11 @@
  * of what 32 retained runs may hold. Exit code 1 when a check fails.
  * Usage: node --import tsx scripts/soak.ts [--sequential N] [--concurrent N]
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUNDLE_NAME, buildBundle, ROOT } from './build.ts';
+import { ensureBundle } from './bench/bundle.ts';
 import { startInitialized, toolResult, type RpcServer } from './bench/rpc-client.ts';
 import { percentile } from './bench/stats.ts';
 import { MAX_EVENT_BYTES } from '../lib/runs/event-ring.ts';
@@ -68,8 +68,7 @@ async function main(): Promise<number> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-soak-')));
   let server: RpcServer | null = null;
   try {
-    let bundle = join(ROOT, 'dist', BUNDLE_NAME);
-    if (!existsSync(bundle)) bundle = (await buildBundle(join(dir, 'dist'))).file;
+    const bundle = await ensureBundle(dir, log);
     const env: NodeJS.ProcessEnv = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: dir, LANG: 'C.UTF-8' };
     server = await startInitialized(process.execPath, [bundle, '--claude-bin', FAKE], { env, cwd: dir });
     const failures: string[] = [];

@@ -24,6 +24,8 @@ export const DEFAULT_KILL_GRACE_MS = 1000;
 export const DEFAULT_TRACK_INTERVAL_MS = 100;
 /** After the supervisor exits, its pipes get this long to deliver their last bytes. */
 export const SUPERVISOR_PIPE_GRACE_MS = 2000;
+/** Native stdout is ingested at most this much per event-loop turn, so requests never queue behind floods. */
+export const STDOUT_SLICE_BYTES = 16 * 1024;
 
 export interface SupervisedSpec {
   readonly file: string;
@@ -128,13 +130,31 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     child.stdin.write(JSON.stringify(message) + '\n');
   };
   child.stdin.on('error', () => { controlOpen = false; });
-  // Before `start` a supervisor writes nothing on fd 1; whatever might come is drained, not kept.
-  // One chunk per event-loop turn: libuv would otherwise deliver up to 32 reads (2 MiB) in a row, and with
-  // four floods the adapter's stdin waited 100 ms and more behind them.
+  // Native stdout (nothing comes before `start`) is handed on in slices of at most STDOUT_SLICE_BYTES, one
+  // per event-loop turn: libuv would otherwise deliver up to 32 reads (2 MiB) in a row, and with four floods
+  // the adapter's stdin waited 100 ms and more behind them.
+  let pending: Buffer | null = null;
+  const deliver = (): void => {
+    const chunk = pending;
+    if (chunk === null) return;
+    const slice = chunk.subarray(0, STDOUT_SLICE_BYTES);
+    pending = chunk.length > STDOUT_SLICE_BYTES ? chunk.subarray(STDOUT_SLICE_BYTES) : null;
+    hooks?.onStdout(slice);
+    setImmediate(() => {
+      if (pending !== null) deliver();
+      else if (!child.stdout.destroyed) child.stdout.resume();
+    });
+  };
+  /** Hands on whatever is still queued, at once (the pipe ended: nothing may arrive after `done`). */
+  const flushPending = (): void => {
+    const rest = pending;
+    pending = null;
+    if (rest !== null) hooks?.onStdout(rest);
+  };
   child.stdout.on('data', (chunk: Buffer) => {
-    hooks?.onStdout(chunk);
     child.stdout.pause();
-    setImmediate(() => { child.stdout.resume(); });
+    pending = chunk;
+    deliver();
   });
   child.stderr.on('data', (chunk: Buffer) => {
     // The report pipe is bounded as a whole: bytes past REPORT_MAX_BYTES are drained and ignored.
@@ -156,6 +176,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     });
     child.once('close', () => {
       if (pipeTimer) clearTimeout(pipeTimer);
+      flushPending();
       splitter.end();
       const report: CleanupReport | null = cleanup;
       const fallbackKilled = report === null ? killLeftovers(supervisorId, spawned) : 0;

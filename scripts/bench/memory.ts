@@ -3,7 +3,11 @@
  * then filled with 32 retained runs each at the full event bound (256 events / 256 KiB) and the full final
  * bound (a final event just under 128 KiB), then 4 floods run at once (each evicting one retained run and
  * ending at the same bounds). The peak is the kernel's high-water mark (VmHWM, reset after the idle read).
+ * Beside it, a probe process runs the same hosts with --expose-gc and reads the live heap after full
+ * collections: what is really retained, apart from the heap room V8 keeps after allocation bursts.
  */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { MAX_EVENT_BYTES } from '../../lib/runs/event-ring.ts';
 import { MAX_FINAL_BYTES } from '../../lib/runs/ingest.ts';
@@ -18,6 +22,9 @@ export interface MemoryResult {
   readonly theoreticalBytes: number;
   /** Median over fresh servers of peak delta / theoretical retained bytes. */
   readonly ratio: number;
+  /** Live heap (after full GC) with 32 full runs retained, over idle; and its ratio to the theory. */
+  readonly liveRetainedBytes: number;
+  readonly liveRatio: number;
   readonly samples: number;
 }
 
@@ -25,6 +32,18 @@ const THEORETICAL_BYTES = MAX_RETAINED_RUNS * (MAX_EVENT_BYTES + MAX_FINAL_BYTES
 /** A final event this large stays under MAX_FINAL_BYTES with its newline. */
 const FINAL_BYTES = MAX_FINAL_BYTES - 64;
 const FLOOD_MS = 1500;
+const PROBE = fileURLToPath(new URL('./memory-probe.ts', import.meta.url));
+
+function probe(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string }): Promise<{ idle: number; filled: number; end: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', import.meta.resolve('tsx'), PROBE, options.bundle, options.native, String(FINAL_BYTES), String(FLOOD_MS)], { cwd: options.dir, env: options.env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (c: string) => { out += c; });
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(out) as { idle: number; filled: number; end: number }) : reject(new Error(`memory probe exited ${String(code)}`))));
+  });
+}
 
 async function once(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string }): Promise<{ idle: number; peak: number; after: number }> {
   const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', options.native], { env: options.env, cwd: options.dir });
@@ -58,13 +77,20 @@ async function once(options: { bundle: string; native: string; env: NodeJS.Proce
 
 export async function benchMemory(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string; samples: number }): Promise<MemoryResult> {
   const runs: { idle: number; peak: number; after: number }[] = [];
-  for (let i = 0; i < options.samples; i++) runs.push(await once(options));
+  const live: number[] = [];
+  for (let i = 0; i < options.samples; i++) {
+    runs.push(await once(options));
+    const heap = await probe(options);
+    live.push(heap.filled - heap.idle);
+  }
   return {
     idleBytes: median(runs.map((r) => r.idle)),
     peakDeltaBytes: median(runs.map((r) => r.peak)),
     retainedDeltaBytes: median(runs.map((r) => r.after)),
     theoreticalBytes: THEORETICAL_BYTES,
     ratio: median(runs.map((r) => r.peak / THEORETICAL_BYTES)),
+    liveRetainedBytes: median(live),
+    liveRatio: median(live) / THEORETICAL_BYTES,
     samples: options.samples,
   };
 }
