@@ -104,6 +104,9 @@ async function main(): Promise<number> {
     clearInterval(watcher);
     const concurrentSeconds = (performance.now() - concurrentStarted) / 1000;
     const listed = toolResult((await server.request('tools/call', { name: 'claude.run.list', arguments: {} })).response).result;
+    // A run settles on its supervisor's final report; the supervisor's own exit follows within milliseconds.
+    const settleBy = performance.now() + 2000;
+    while (childrenOf(server.pid) > 0 && performance.now() < settleBy) await new Promise((resolve) => setTimeout(resolve, 20));
     const end = sample(server, SEQUENTIAL + CONCURRENT);
     samples.push(end);
     log(`concurrent ${CONCURRENT}: ${end.fds} fds, RSS ${(end.rssBytes / 1048576).toFixed(1)} MiB, ${end.children} children, peak ${peakChildren} processes below the server`);

@@ -206,7 +206,8 @@ function finish(_deps: ExecuteDeps, prepared: PreparedRun, ingest: Ingest, input
 }
 
 function describeLostSupervisor(outcome: SupervisedOutcome): string {
-  const how = outcome.supervisorExit.signal ?? `exit code ${String(outcome.supervisorExit.code)}`;
+  const exit = outcome.supervisorExit;
+  const how = exit === null ? 'exit not observed' : (exit.signal ?? `exit code ${String(exit.code)}`);
   return `the supervisor ended (${how}) without a cleanup report; the adapter killed ${outcome.fallbackKilled} leftover process(es) but cannot prove nothing survived`;
 }
 

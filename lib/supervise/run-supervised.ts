@@ -1,9 +1,12 @@
 /**
  * Parent side of one supervised native run: starts the supervisor detached (a new session and group that
- * the live supervisor pins), sends `spawn`, relays native stdout to a hook, collects the bounded report,
- * and falls back to a best-effort kill if the supervisor dies without its cleanup report.
+ * the live supervisor pins), sends `spawn`, reads native stdout (written straight into our pipe) into a
+ * hook, collects the bounded report, and falls back to a best-effort kill if the supervisor dies without
+ * its cleanup report.
  * Two phases, so the supervisor's own startup can overlap the version check: prepareSupervisor() spawns it
  * idle, start() hands it the run (or dispose() lets it exit unused).
+ * A run settles as soon as the cleanup report is in and both pipes ended: the supervisor only exits after
+ * that, and Node's teardown of it takes 6-15 ms nobody needs to wait for.
  */
 import { spawn } from 'node:child_process';
 import { createLineSplitter } from '../util/line-splitter.ts';
@@ -12,6 +15,7 @@ import { readProcStat } from '../supervisor/proc-table.ts';
 import { killLeftovers } from './fallback-kill.ts';
 import { REPORT_MAX_BYTES, type ControlMessage, type ProcessIdentity, type ReportMessage, type TerminateReason } from './protocol.ts';
 import { parseReportLine } from './report-parse.ts';
+import { readInSlices } from './sliced-reader.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
 
 export { getSupervisorCommand };
@@ -54,7 +58,8 @@ export interface SupervisedOutcome {
   readonly exit: { readonly code: number | null; readonly signal: string | null } | null;
   /** null: no explicit report arrived, so cleanup is unconfirmed. */
   readonly cleanup: CleanupReport | null;
-  readonly supervisorExit: { readonly code: number | null; readonly signal: string | null };
+  /** null when the run settled on the supervisor's final report, before its exit was observed. */
+  readonly supervisorExit: { readonly code: number | null; readonly signal: string | null } | null;
   readonly stderrTail: string;
   readonly stderrBytes: number;
   /** Processes the adapter itself SIGKILLed because the supervisor left no cleanup report. */
@@ -78,6 +83,8 @@ export interface PreparedSupervisor {
   start(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun;
   /** Lets an unused supervisor go; resolves once it exited and its pipes closed (also after start). */
   dispose(): Promise<void>;
+  /** Resolves once the supervisor process exited and its pipes closed. */
+  readonly exited: Promise<void>;
 }
 
 /** Starts one supervised run; `done` settles after the supervisor exited and every pipe was drained. */
@@ -130,32 +137,13 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     child.stdin.write(JSON.stringify(message) + '\n');
   };
   child.stdin.on('error', () => { controlOpen = false; });
-  // Native stdout (nothing comes before `start`) is handed on in slices of at most STDOUT_SLICE_BYTES, one
-  // per event-loop turn: libuv would otherwise deliver up to 32 reads (2 MiB) in a row, and with four floods
-  // the adapter's stdin waited 100 ms and more behind them.
-  let pending: Buffer | null = null;
-  const deliver = (): void => {
-    const chunk = pending;
-    if (chunk === null) return;
-    const slice = chunk.subarray(0, STDOUT_SLICE_BYTES);
-    pending = chunk.length > STDOUT_SLICE_BYTES ? chunk.subarray(STDOUT_SLICE_BYTES) : null;
-    hooks?.onStdout(slice);
-    setImmediate(() => {
-      if (pending !== null) deliver();
-      else if (!child.stdout.destroyed) child.stdout.resume();
-    });
-  };
-  /** Hands on whatever is still queued, at once (the pipe ended: nothing may arrive after `done`). */
-  const flushPending = (): void => {
-    const rest = pending;
-    pending = null;
-    if (rest !== null) hooks?.onStdout(rest);
-  };
-  child.stdout.on('data', (chunk: Buffer) => {
-    child.stdout.pause();
-    pending = chunk;
-    deliver();
-  });
+  let settleEarly = (): void => {};
+  // Native stdout (nothing comes before `start`; whatever might come then is drained, not kept).
+  const stdout = readInSlices(child.stdout, STDOUT_SLICE_BYTES, (slice) => { hooks?.onStdout(slice); }, () => settleEarly());
+  let reportEnded = false;
+  const endReport = (): void => { reportEnded = true; settleEarly(); };
+  child.stderr.once('end', endReport);
+  child.stderr.once('close', endReport);
   child.stderr.on('data', (chunk: Buffer) => {
     // The report pipe is bounded as a whole: bytes past REPORT_MAX_BYTES are drained and ignored.
     const room = REPORT_MAX_BYTES - reportBytes;
@@ -163,9 +151,24 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     reportBytes += chunk.length;
   });
 
+  let resolveExited = (): void => {};
+  const exited = new Promise<void>((resolve) => { resolveExited = resolve; });
   const done = new Promise<SupervisedOutcome>((resolve) => {
-    let supervisorExit: SupervisedOutcome['supervisorExit'] = { code: null, signal: null };
+    let supervisorExit: SupervisedOutcome['supervisorExit'] = null;
     let pipeTimer: NodeJS.Timeout | null = null;
+    let settled = false;
+    const settle = (fallbackKilled: number): void => {
+      if (settled) return;
+      settled = true;
+      splitter.end();
+      const report: CleanupReport | null = cleanup;
+      resolve({
+        spawned, spawnError, exit, cleanup: report, supervisorExit, fallbackKilled,
+        stderrTail: report?.stderr_tail ?? '',
+        stderrBytes: report?.stderr_bytes ?? 0,
+      });
+    };
+    settleEarly = () => { if (cleanup !== null && stdout.ended() && reportEnded) settle(0); };
     child.once('exit', (code, signal) => {
       supervisorExit = { code, signal };
       controlOpen = false;
@@ -176,25 +179,21 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     });
     child.once('close', () => {
       if (pipeTimer) clearTimeout(pipeTimer);
-      flushPending();
-      splitter.end();
-      const report: CleanupReport | null = cleanup;
-      const fallbackKilled = report === null ? killLeftovers(supervisorId, spawned) : 0;
-      resolve({
-        spawned, spawnError, exit, cleanup: report, supervisorExit, fallbackKilled,
-        stderrTail: report?.stderr_tail ?? '',
-        stderrBytes: report?.stderr_bytes ?? 0,
-      });
+      stdout.flush();
+      if (!settled) settle(cleanup === null ? killLeftovers(supervisorId, spawned) : 0);
+      resolveExited();
     });
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return;
       spawnError = { code: error.code ?? 'SUPERVISOR_SPAWN_FAILED', message: error.message };
-      resolve({ spawned: null, spawnError, exit: null, cleanup: null, supervisorExit, stderrTail: '', stderrBytes: 0, fallbackKilled: 0 });
+      settle(0);
+      resolveExited();
     });
   });
 
   return {
     supervisorPid: child.pid ?? null,
+    exited,
     start(spec, runHooks) {
       if (phase !== 'idle') throw new Error(`supervisor already ${phase}`);
       phase = 'started';
@@ -228,7 +227,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
         if (controlOpen) child.stdin.end();
         controlOpen = false;
       }
-      return done.then(() => {});
+      return exited;
     },
   };
 }

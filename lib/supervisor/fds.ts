@@ -4,7 +4,7 @@
  * opens are marked), so a descriptor leaked into the adapter would reach the native CLI. Everything Node
  * opens carries O_CLOEXEC; an fd above 2 without it was inherited, and the supervisor closes it.
  */
-import { closeSync, createWriteStream, fstatSync, readdirSync } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, openSync, readdirSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { readProcFile } from './proc-table.ts';
@@ -45,4 +45,18 @@ export function openWritableFd(fd: number): Writable {
   const stat = fstatSync(fd);
   if (stat.isFIFO() || stat.isSocket()) return new Socket({ fd, readable: false, writable: true });
   return createWriteStream('', { fd, autoClose: true });
+}
+
+/**
+ * Gives up this process's fd 1 once the native process holds its own copy, so the adapter sees the data
+ * pipe end as soon as the native side closes. /dev/null takes the slot: no later open can land on fd 1.
+ */
+export function releaseStdout(): void {
+  try {
+    closeSync(1);
+  } catch {
+    return;
+  }
+  const fd = openSync('/dev/null', 'w');
+  if (fd !== 1) closeSync(fd);
 }

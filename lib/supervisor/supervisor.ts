@@ -9,7 +9,7 @@ import { CONTROL_LINE_MAX_BYTES, STDERR_TAIL_MAX_BYTES, type ControlMessage, typ
 import { createLineSplitter } from '../util/line-splitter.ts';
 import { formatCleanupLine } from './cleanup-report.ts';
 import { parseControlLine } from './control.ts';
-import { closeInheritedFds, openWritableFd } from './fds.ts';
+import { closeInheritedFds, openWritableFd, releaseStdout } from './fds.ts';
 import { runLadder, type LadderOutcome } from './ladder.ts';
 import { identityOf } from './proc-stat.ts';
 import { readProcStat, readProcTable } from './proc-table.ts';
@@ -86,6 +86,7 @@ export function runSupervisor(): void {
       return;
     }
     child = native;
+    releaseStdout();
     // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
     const stat = readProcStat(native.pid);
     const identity = stat ? identityOf(stat) : { pid: native.pid, start: '0' };
