@@ -9,12 +9,11 @@
  * that, and Node's teardown of it takes 6-15 ms nobody needs to wait for.
  */
 import { spawn } from 'node:child_process';
-import { createLineSplitter } from '../util/line-splitter.ts';
 import { identityOf } from '../supervisor/proc-stat.ts';
 import { readProcStat } from '../supervisor/proc-table.ts';
 import { killLeftovers } from './fallback-kill.ts';
-import { REPORT_MAX_BYTES, type ControlMessage, type ProcessIdentity, type ReportMessage, type TerminateReason } from './protocol.ts';
-import { parseReportLine } from './report-parse.ts';
+import type { ControlMessage, ProcessIdentity, ReportMessage, TerminateReason } from './protocol.ts';
+import { readReports } from './report-reader.ts';
 import { readInSlices } from './sliced-reader.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
 
@@ -110,7 +109,6 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   let spawnError: SupervisedOutcome['spawnError'] = null;
   let exit: SupervisedOutcome['exit'] = null;
   let cleanup: CleanupReport | null = null;
-  let reportBytes = 0;
   let terminated = false;
   let controlOpen = true;
 
@@ -123,15 +121,6 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     }
     hooks?.onReport?.(message);
   };
-  const splitter = createLineSplitter({
-    maxLineBytes: REPORT_MAX_BYTES,
-    onLine: (frame) => {
-      const message = parseReportLine(frame.toString('utf8'));
-      if (message && cleanup === null) onReport(message);
-    },
-    onOversize: () => {},
-  });
-
   const send = (message: ControlMessage): void => {
     if (!controlOpen) return;
     child.stdin.write(JSON.stringify(message) + '\n');
@@ -140,16 +129,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   let settleEarly = (): void => {};
   // Native stdout (nothing comes before `start`; whatever might come then is drained, not kept).
   const stdout = readInSlices(child.stdout, STDOUT_SLICE_BYTES, (slice) => { hooks?.onStdout(slice); }, () => settleEarly());
-  let reportEnded = false;
-  const endReport = (): void => { reportEnded = true; settleEarly(); };
-  child.stderr.once('end', endReport);
-  child.stderr.once('close', endReport);
-  child.stderr.on('data', (chunk: Buffer) => {
-    // The report pipe is bounded as a whole: bytes past REPORT_MAX_BYTES are drained and ignored.
-    const room = REPORT_MAX_BYTES - reportBytes;
-    if (room > 0) splitter.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-    reportBytes += chunk.length;
-  });
+  const reports = readReports(child.stderr, onReport, () => settleEarly());
 
   let resolveExited = (): void => {};
   const exited = new Promise<void>((resolve) => { resolveExited = resolve; });
@@ -160,7 +140,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     const settle = (fallbackKilled: number): void => {
       if (settled) return;
       settled = true;
-      splitter.end();
+      reports.end();
       const report: CleanupReport | null = cleanup;
       resolve({
         spawned, spawnError, exit, cleanup: report, supervisorExit, fallbackKilled,
@@ -168,7 +148,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
         stderrBytes: report?.stderr_bytes ?? 0,
       });
     };
-    settleEarly = () => { if (cleanup !== null && stdout.ended() && reportEnded) settle(0); };
+    settleEarly = () => { if (cleanup !== null && stdout.ended() && reports.ended()) settle(0); };
     child.once('exit', (code, signal) => {
       supervisorExit = { code, signal };
       controlOpen = false;

@@ -1,0 +1,44 @@
+/**
+ * Reads the supervisor's report pipe (fd 2): JSON lines, bounded as a whole by REPORT_MAX_BYTES (bytes past
+ * it are drained and ignored). Nothing after the final `cleanup` line is taken.
+ */
+import type { Readable } from 'node:stream';
+import { createLineSplitter } from '../util/line-splitter.ts';
+import { REPORT_MAX_BYTES, type ReportMessage } from './protocol.ts';
+import { parseReportLine } from './report-parse.ts';
+
+export interface ReportReader {
+  /** Takes a last unterminated line, if any. */
+  end(): void;
+  /** True once the pipe ended (or closed). */
+  ended(): boolean;
+}
+
+export function readReports(stream: Readable, onMessage: (message: ReportMessage) => void, onEnd: () => void): ReportReader {
+  let bytes = 0;
+  let final = false;
+  let ended = false;
+  const splitter = createLineSplitter({
+    maxLineBytes: REPORT_MAX_BYTES,
+    onLine: (frame) => {
+      const message = parseReportLine(frame.toString('utf8'));
+      if (message === null || final) return;
+      final = message.type === 'cleanup';
+      onMessage(message);
+    },
+    onOversize: () => {},
+  });
+  stream.on('data', (chunk: Buffer) => {
+    const room = REPORT_MAX_BYTES - bytes;
+    if (room > 0) splitter.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+    bytes += chunk.length;
+  });
+  const markEnded = (): void => {
+    if (ended) return;
+    ended = true;
+    onEnd();
+  };
+  stream.once('end', markEnded);
+  stream.once('close', markEnded);
+  return { end: () => splitter.end(), ended: () => ended };
+}
