@@ -21,8 +21,8 @@ export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;
 
 export interface ExecuteDeps {
   readonly clock: Clock;
-  /** Asserts the native version (throws a ToolError with a native_version_* code). */
-  readonly checkVersion: () => Promise<void>;
+  /** Asserts the version of the binary about to run (throws a ToolError with a native_version_* code). */
+  readonly checkVersion: (bin: string) => Promise<void>;
   /** Starts an idle supervisor; it is prepared while the version check runs so their startups overlap. */
   readonly prepareSupervisor: (command?: SupervisorCommand) => PreparedSupervisor;
   readonly sessionLock: SessionLock;
@@ -64,18 +64,34 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
 
 async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal): Promise<Classification> {
   const { request } = prepared;
+  // timeout_seconds bounds the whole run, including waiting for its conversation and the version check.
+  const deadline = new AbortController();
+  const disposeDeadline = deps.clock.setTimeout(() => deadline.abort(), request.timeoutMs);
+  try {
+    return await executeWithin(deps, prepared, hooks, ingest, signal, deadline.signal);
+  } finally {
+    disposeDeadline();
+  }
+}
+
+async function executeWithin(
+  deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal, deadline: AbortSignal,
+): Promise<Classification> {
+  const { request } = prepared;
   let knownIds = request.session.kind === 'continue' ? deps.listSessionIds(request.cwd) : [];
   const early = (termination: Termination | null, error: ToolErrorData | null): Classification =>
     finish(deps, prepared, ingest, { termination, spawnError: null, outcome: null, knownIds, preSpawnError: error });
+  const interrupted = (): Termination | null => (signal.aborted ? 'cancel' : deadline.aborted ? 'timeout' : null);
 
   const keys = sessionLockKeys(request.session, request.cwd, knownIds[0] ?? null);
   let release: (() => void) | null = null;
   if (keys.length > 0) {
     hooks.onState('waiting_for_session');
     try {
-      release = await deps.sessionLock.acquireAll(keys, signal);
+      release = await deps.sessionLock.acquireAll(keys, AbortSignal.any([signal, deadline]));
     } catch (error) {
-      if (signal.aborted) return early('cancel', null);
+      const why = interrupted();
+      if (why !== null) return early(why, null);
       if (isToolError(error)) return early(null, error.toData());
       throw error;
     }
@@ -84,23 +100,29 @@ async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecu
     // A run queued on this directory may have created or extended a conversation meanwhile: judge
     // continue against the transcripts that exist now, right before spawning.
     if (request.session.kind === 'continue') knownIds = deps.listSessionIds(request.cwd);
-    if (signal.aborted) return early('cancel', null);
+    if (interrupted() !== null) return early(interrupted(), null);
     hooks.onState('checking_version');
     // The supervisor boots while the version is checked; it spawns nothing until start() and exits unused
     // when the check fails (awaited, so nothing of the run outlives its outcome).
-    const supervisor = deps.prepareSupervisor(deps.supervision?.supervisorCommand);
+    let supervisor: PreparedSupervisor;
+    try {
+      supervisor = deps.prepareSupervisor(deps.supervision?.supervisorCommand);
+    } catch (error) {
+      // A synchronous spawn failure (EAGAIN, EMFILE): nothing was started, so nothing needs cleaning.
+      return early(null, { code: 'spawn_failed', message: `the supervisor could not be started: ${error instanceof Error ? error.message : String(error)}` });
+    }
     let started = false;
     try {
       try {
-        await deps.checkVersion();
+        await deps.checkVersion(prepared.bin);
       } catch (error) {
         if (isToolError(error)) return early(null, error.toData());
         throw error;
       }
-      if (signal.aborted) return early('cancel', null);
+      if (interrupted() !== null) return early(interrupted(), null);
       hooks.onState('starting');
       started = true;
-      return await supervise(deps, supervisor, prepared, hooks, ingest, signal, knownIds);
+      return await supervise(deps, supervisor, prepared, hooks, ingest, signal, deadline, knownIds);
     } finally {
       if (!started) await supervisor.dispose();
     }
@@ -110,7 +132,8 @@ async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecu
 }
 
 async function supervise(
-  deps: ExecuteDeps, supervisor: PreparedSupervisor, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal, knownIds: string[],
+  deps: ExecuteDeps, supervisor: PreparedSupervisor, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest,
+  signal: AbortSignal, deadline: AbortSignal, knownIds: string[],
 ): Promise<Classification> {
   const { request, bin, argv } = prepared;
   const { clock } = deps;
@@ -147,17 +170,23 @@ async function supervise(
       },
     },
   );
-  disposers.push(clock.setTimeout(() => stop('timeout'), request.timeoutMs));
+  const onDeadline = (): void => stop('timeout');
+  if (deadline.aborted) onDeadline();
+  else deadline.addEventListener('abort', onDeadline, { once: true });
+  disposers.push(() => deadline.removeEventListener('abort', onDeadline));
   if (request.idleTimeoutMs !== null) {
     const idleMs = request.idleTimeoutMs;
+    // One live idle timer, re-armed for the remaining quiet time when output arrived meanwhile.
+    let disposeIdle = (): void => {};
     const arm = (delay: number): void => {
-      disposers.push(clock.setTimeout(() => {
+      disposeIdle = clock.setTimeout(() => {
         const quiet = clock.now() - lastActivity;
         if (quiet >= idleMs) stop('idle_timeout');
         else arm(idleMs - quiet);
-      }, delay));
+      }, delay);
     };
     arm(idleMs);
+    disposers.push(() => disposeIdle());
   }
   const onAbort = (): void => stop('cancel');
   if (signal.aborted) onAbort();
@@ -166,6 +195,11 @@ async function supervise(
   try {
     const outcome = await run.done;
     splitter.end();
+    if (run.supervisorPid === null) {
+      // The supervisor itself never started (spawn failed: EAGAIN, EMFILE, ENOENT): nothing of the run exists.
+      const message = outcome.spawnError?.message ?? 'the supervisor process could not be started';
+      return finish(deps, prepared, ingest, { termination, spawnError: { code: outcome.spawnError?.code ?? 'SUPERVISOR_SPAWN', message }, outcome: null, knownIds, preSpawnError: null });
+    }
     return finish(deps, prepared, ingest, { termination, spawnError: outcome.spawnError, outcome, knownIds, preSpawnError: null });
   } finally {
     signal.removeEventListener('abort', onAbort);

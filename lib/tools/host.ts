@@ -67,8 +67,8 @@ export function createHosts(config: HostConfig): HostBundle {
   const runtime = createRuntime({
     clock,
     random: (n) => randomBytes(n),
-    checkVersion: async () => {
-      const { version } = await assertNativeVersion({ bin: resolveBin(), tree, timeoutMs: config.versionTimeoutMs ?? VERSION_TIMEOUT_MS, env: nativeEnv, clock });
+    checkVersion: async (bin) => {
+      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: config.versionTimeoutMs ?? VERSION_TIMEOUT_MS, env: nativeEnv, clock });
       assertedVersion = version;
     },
     prepareSupervisor,

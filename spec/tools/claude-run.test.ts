@@ -173,3 +173,30 @@ test('recursion sentinel: an adapter started inside a run refuses to run tools',
     await h.close();
   }
 });
+
+test('timeout_seconds also bounds waiting for the conversation lock: a queued run times out without spawning', async () => {
+  const clock = createManualClock();
+  const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
+  const readyFile = join(readyDir, 'ready.jsonl');
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_DELAY_MS: '60000', FAKE_CLAUDE_READY_FILE: readyFile }, config: { clock } });
+  const id = '0b6f7c9e-3d2a-4c1b-9e8f-7a6b5c4d3e2f';
+  try {
+    const first = await h.call('claude.run.start', { prompt: '[fake:slow] hold the conversation', cwd: h.dir, session_id: id, timeout_seconds: 100 });
+    await waitForReady(readyFile, 'streaming');
+    const second = await h.call('claude.run.start', { prompt: 'queued behind it', cwd: h.dir, resume_session_id: id, timeout_seconds: 5 });
+    const secondId = String(second.result!['run_id']);
+    const queued = await h.call('claude.run.result', { run_id: secondId });
+    assert.equal(queued.result!['state'], 'waiting_for_session');
+    clock.advance(5_000);
+    const settled = await h.call('claude.run.result', { run_id: secondId, wait_seconds: 30 });
+    assert.equal((settled.error as { code: string }).code, 'timeout');
+    assert.equal(settled.result!['exit_code'], null, 'nothing was spawned for the queued run');
+    assert.equal(settled.result!['cleanup_confirmed'], true);
+    const spawned = readFileSync(readyFile, 'utf8').split('\n').filter((line) => line.includes('"ready":"native"'));
+    assert.equal(spawned.length, 1, 'only the first run started a native process');
+    await h.call('claude.run.cancel', { run_id: String(first.result!['run_id']) });
+  } finally {
+    await h.close();
+    rmSync(readyDir, { recursive: true, force: true });
+  }
+});
