@@ -15,6 +15,7 @@ import { sessionLockKeys, type SessionLock } from './session-lock.ts';
 import type { RunRequest, RunState } from './types.ts';
 import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervise/run-supervised.ts';
 import type { SupervisorCommand } from '../supervise/supervisor-command.ts';
+import type { ProcessIdentity } from '../supervise/protocol.ts';
 
 /** A native stdout line may not exceed this before its newline; a longer one stops the run. */
 export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;
@@ -46,6 +47,8 @@ export interface RunExecutionHooks {
   readonly onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined;
   /** Raw native stdout bytes, before framing (the CLI projection keeps them to print them unchanged). */
   readonly onStdout?: ((chunk: Buffer) => void) | undefined;
+  /** The supervised outcome, when a supervisor ran. */
+  readonly onOutcome?: ((outcome: SupervisedOutcome) => void) | undefined;
 }
 
 export interface RunExecution {
@@ -53,13 +56,17 @@ export interface RunExecution {
   /** Requests cancellation; the outcome still waits for cleanup. Idempotent. */
   cancel(): void;
   readonly done: Promise<Classification>;
+  /** After settling: processes the supervisor reported alive at its end ([] when none; null when unknown). */
+  survivors(): readonly ProcessIdentity[] | null;
 }
 
 export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: PreparedRun, hooks: RunExecutionHooks): RunExecution {
   const controller = new AbortController();
   const ingest = createIngest({ ringId: runId, ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}) });
-  const done = execute(deps, prepared, hooks, ingest, controller.signal);
-  return { ingest, cancel: () => controller.abort(), done };
+  let survivors: readonly ProcessIdentity[] | null = [];
+  const observed: RunExecutionHooks = { ...hooks, onOutcome: (outcome) => { survivors = outcome.cleanup === null ? null : outcome.cleanup.survivors; } };
+  const done = execute(deps, prepared, observed, ingest, controller.signal);
+  return { ingest, cancel: () => controller.abort(), done, survivors: () => survivors };
 }
 
 async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal): Promise<Classification> {
@@ -200,6 +207,7 @@ async function supervise(
       const message = outcome.spawnError?.message ?? 'the supervisor process could not be started';
       return finish(deps, prepared, ingest, { termination, spawnError: { code: outcome.spawnError?.code ?? 'SUPERVISOR_SPAWN', message }, outcome: null, knownIds, preSpawnError: null });
     }
+    hooks.onOutcome?.(outcome);
     return finish(deps, prepared, ingest, { termination, spawnError: outcome.spawnError, outcome, knownIds, preSpawnError: null });
   } finally {
     signal.removeEventListener('abort', onAbort);

@@ -114,7 +114,7 @@ function cancel(args: JsonObject, deps: HandlerDeps): ToolOutcome {
 
 function release(args: JsonObject, deps: HandlerDeps): ToolOutcome {
   const runId = String(args['run_id']);
-  const removed = deps.runtime.registry.release(runId);
+  const removed = deps.runtime.release(runId);
   return { ok: true, summary: `released ${runId}`, result: { released: true, run_id: removed.run_id, session_id: removed.session_id } };
 }
 

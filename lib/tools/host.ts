@@ -24,6 +24,8 @@ import { MAX_EVENTS, MAX_EVENT_BYTES } from '../runs/event-ring.ts';
 import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { MAX_NATIVE_FRAME_BYTES, type ExecuteDeps, type PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervise/run-supervised.ts';
+import { readProcStat } from '../supervisor/proc-table.ts';
+import { isLive, isSameProcess } from '../supervisor/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { buildCatalog } from './catalog.ts';
@@ -72,6 +74,10 @@ export function createHosts(config: HostConfig): HostBundle {
       assertedVersion = version;
     },
     prepareSupervisor,
+    isGone: (identity) => {
+      const stat = readProcStat(identity.pid);
+      return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
+    },
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv,

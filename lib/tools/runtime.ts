@@ -9,6 +9,7 @@ import { createRunRegistry, type RunEntry, type RunListItem, type RunRegistry } 
 import { startRunExecution, type ExecuteDeps, type PreparedRun, type RunExecution } from '../runs/execute.ts';
 import type { EventKind } from '../native/events.ts';
 import type { JsonObject } from '../util/json.ts';
+import type { ProcessIdentity } from '../supervise/protocol.ts';
 
 export interface LiveRun {
   readonly request: RunRequest;
@@ -29,12 +30,33 @@ export interface Runtime {
   resultOf(entry: RunEntry<LiveRun>): RunResult;
   /** Waits until the run settles or ms pass (or the signal aborts); never throws. */
   waitSettled(entry: RunEntry<LiveRun>, ms: number, signal: AbortSignal): Promise<void>;
+  /** Releases a completed run whose cleanup is confirmed (re-checked first); else run_active / cleanup_unconfirmed. */
+  release(runId: string): RunEntry<LiveRun>;
   /** Cancels every unsettled run and waits for all of them to settle. */
   close(): Promise<void>;
 }
 
-export function createRuntime(deps: ExecuteDeps & { readonly clock: Clock; readonly random: (bytes: number) => Uint8Array }): Runtime {
+export interface RuntimeDeps extends ExecuteDeps {
+  readonly clock: Clock;
+  readonly random: (bytes: number) => Uint8Array;
+  /** True when the process with this identity no longer exists (or is a zombie): used to re-check survivors. */
+  readonly isGone: (identity: ProcessIdentity) => boolean;
+}
+
+export function createRuntime(deps: RuntimeDeps): Runtime {
   const registry = createRunRegistry<LiveRun>({ clock: deps.clock, random: deps.random });
+
+  // A run that settled with survivors keeps its slot until they are proven gone: each read re-checks the
+  // exact identities the supervisor reported (pid + start time), so a later exit frees the slot honestly.
+  // Without a report (the supervisor itself was lost) nothing can be proven, and the run stays uncertain.
+  const recheck = (entry: RunEntry<LiveRun>): void => {
+    if (!entry.completed || entry.cleanup_confirmed) return;
+    const survivors = entry.live.execution?.survivors() ?? null;
+    if (survivors === null || survivors.length === 0 || entry.live.classification === null) return;
+    if (!survivors.every((identity) => deps.isGone(identity))) return;
+    registry.confirmCleanup(entry.run_id);
+    entry.live.classification = { ...entry.live.classification, cleanup_confirmed: true, cleanup_error: null };
+  };
 
   const setState = (runId: string, state: Exclude<RunState, 'completed'>): void => {
     const entry = registry.get(runId);
@@ -77,6 +99,7 @@ export function createRuntime(deps: ExecuteDeps & { readonly clock: Clock; reado
       return entry;
     },
     list() {
+      for (const entry of registry.entries()) recheck(entry);
       return registry.list().map((item) => {
         if (item.session_id !== null || item.completed) return item;
         const init = registry.get(item.run_id).live.execution?.ingest.snapshot().init;
@@ -84,7 +107,12 @@ export function createRuntime(deps: ExecuteDeps & { readonly clock: Clock; reado
       });
     },
     resultOf(entry) {
+      recheck(entry);
       return buildResult(entry);
+    },
+    release(runId) {
+      recheck(registry.get(runId));
+      return registry.release(runId);
     },
     async waitSettled(entry, ms, signal) {
       if (entry.completed || ms <= 0 || signal.aborted) return;
