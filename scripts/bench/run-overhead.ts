@@ -6,12 +6,14 @@
  * driven through lib/ with the bundled supervisor, once sequential and once overlapped as execute.ts does.
  */
 import { spawn } from 'node:child_process';
+import { build } from 'esbuild';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { assertNativeVersion } from '../../lib/native/version.ts';
 import { prepareSupervisor, type PreparedSupervisor } from '../../lib/supervise/run-supervised.ts';
 import type { SupervisorCommand } from '../../lib/supervise/supervisor-command.ts';
+import { ROOT } from '../build.ts';
 import { startInitialized, toolResult } from './rpc-client.ts';
 import { median, monoMs } from './stats.ts';
 
@@ -35,6 +37,8 @@ export interface RunOverheadResult {
   readonly overlapped: Split;
   /** Spawn → exit of an idle bundled supervisor that gets EOF at once, and of `node -e 0`. */
   readonly supervisorBootMs: number;
+  /** The same for a bundle of the supervisor alone (what a separate entry file would cost). */
+  readonly supervisorOnlyBootMs: number;
   readonly nodeFloorMs: number;
   readonly samples: number;
 }
@@ -102,6 +106,12 @@ export async function benchRunOverhead(options: { bundle: string; fake: string; 
   const { FAKE_CLAUDE_RECORD: _dropped, ...nativeEnv } = raw.env;
   const rec: Recorded = { argv: raw.argv, env: nativeEnv, cwd: raw.cwd };
 
+  // The supervisor alone, bundled the same way, to see what loading the whole bundle costs it.
+  const supervisorOnly = join(dir, 'supervisor-only.mjs');
+  await build({
+    stdin: { contents: "import { runSupervisor } from './lib/supervisor/supervisor.ts'; runSupervisor();", resolveDir: ROOT, loader: 'ts', sourcefile: 'supervisor-only.ts' },
+    bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: supervisorOnly, logLevel: 'warning',
+  });
   const server = await startInitialized(process.execPath, serverArgs, { env, cwd: dir });
   const command: SupervisorCommand = { file: process.execPath, args: [bundle, '__supervisor'] };
   const adapter: number[] = [];
@@ -111,6 +121,7 @@ export async function benchRunOverhead(options: { bundle: string; fake: string; 
   const sequential: Split[] = [];
   const overlapped: Split[] = [];
   const boot: number[] = [];
+  const bootOnly: number[] = [];
   const floor: number[] = [];
   try {
     for (let i = 0; i < options.samples + 2; i++) {
@@ -122,6 +133,7 @@ export async function benchRunOverhead(options: { bundle: string; fake: string; 
       const seq = await timeline('sequential', fake, rec, command);
       const ovl = await timeline('overlapped', fake, rec, command);
       const b = await timeSpawn(process.execPath, [bundle, '__supervisor'], env, dir, true);
+      const o = await timeSpawn(process.execPath, [supervisorOnly], env, dir, true);
       const f = await timeSpawn(process.execPath, ['-e', '0'], env, dir);
       if (i < 2) continue; // warm-up rounds
       adapter.push(call.ms);
@@ -131,6 +143,7 @@ export async function benchRunOverhead(options: { bundle: string; fake: string; 
       sequential.push(seq);
       overlapped.push(ovl);
       boot.push(b);
+      bootOnly.push(o);
       floor.push(f);
     }
   } finally {
@@ -144,6 +157,7 @@ export async function benchRunOverhead(options: { bundle: string; fake: string; 
     sequential: medianSplit(sequential),
     overlapped: medianSplit(overlapped),
     supervisorBootMs: median(boot),
+    supervisorOnlyBootMs: median(bootOnly),
     nodeFloorMs: median(floor),
     samples: options.samples,
   };
