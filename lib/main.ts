@@ -37,13 +37,21 @@ if (process.argv[2] === '__supervisor') {
   const { runSupervisor } = await import('./supervisor/main.ts');
   runSupervisor();
 } else {
-  // process.exit after the role finished: every role has already cleaned up what it owns, and stdout
-  // writes to pipes and files are synchronous on POSIX, so nothing queued is lost.
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      process.stderr.write(`claude-run-mcp: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-      process.exit(1);
-    },
-  );
+  // Every role has already cleaned up what it owns. Stdout writes to a pipe queue in libuv once the
+  // pipe is full, and process.exit drops that queue, so wait until stdout drained first: as long as
+  // the reader keeps reading, giving up only after FLUSH_STALL_MS without progress. serve has already
+  // waited that way for its own output (lib/rpc/connection.ts): a second wait would only double the
+  // time a stuck reader holds up the exit.
+  const argv = process.argv.slice(2);
+  const flushedByRole = argv[0] === undefined || argv[0].startsWith('-') || argv[0] === 'serve';
+  const exit = async (code: number, flushed: boolean): Promise<void> => {
+    const { flushOutput } = await import('./rpc/drain.ts');
+    const { systemClock } = await import('./util/clock.ts');
+    if (!flushed && !(await flushOutput(process.stdout, systemClock))) process.stderr.write('claude-run-mcp: gave up on stdout: the reader stopped reading\n');
+    process.exit(code);
+  };
+  main(argv).then((code) => exit(code, flushedByRole), (error: unknown) => {
+    process.stderr.write(`claude-run-mcp: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return exit(1, false);
+  });
 }

@@ -1,6 +1,7 @@
 /**
  * Classifies one parsed JSON-RPC message. Only the envelope is checked here; params are the
- * method's business (method existence outranks param validity).
+ * method's business (method existence outranks param validity). A message with a `method` key and
+ * no `id` key is a notification whatever else is wrong with it: JSON-RPC never answers those.
  */
 import { isPlainObject } from '../util/json.ts';
 import type { RequestId } from './errors.ts';
@@ -12,7 +13,9 @@ export type Envelope =
   | { readonly kind: 'notification'; readonly method: string; readonly params: Params }
   | { readonly kind: 'response'; readonly id: RequestId | null }
   /** Not a valid message; `id` is the request id when one could be read, else null. */
-  | { readonly kind: 'invalid'; readonly id: RequestId | null };
+  | { readonly kind: 'invalid'; readonly id: RequestId | null }
+  /** Notification-shaped but invalid: never answered; `method` is kept (when a string) for the log. */
+  | { readonly kind: 'invalid-notification'; readonly method: string | null };
 
 export function isRequestId(value: unknown): value is RequestId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
@@ -20,14 +23,17 @@ export function isRequestId(value: unknown): value is RequestId {
 
 export function classifyMessage(value: unknown): Envelope {
   if (!isPlainObject(value)) return { kind: 'invalid', id: null };
-  const id = isRequestId(value['id']) ? value['id'] : null;
-  if (value['jsonrpc'] !== '2.0') return { kind: 'invalid', id };
   const params = value['params'];
   const paramsOk = params === undefined || isPlainObject(params) || Array.isArray(params);
   const method = value['method'];
+  if (Object.hasOwn(value, 'method') && !Object.hasOwn(value, 'id')) {
+    if (value['jsonrpc'] === '2.0' && typeof method === 'string' && paramsOk) return { kind: 'notification', method, params: params as Params };
+    return { kind: 'invalid-notification', method: typeof method === 'string' ? method : null };
+  }
+  const id = isRequestId(value['id']) ? value['id'] : null;
+  if (value['jsonrpc'] !== '2.0') return { kind: 'invalid', id };
   if (typeof method === 'string') {
     if (!paramsOk) return { kind: 'invalid', id };
-    if (!Object.hasOwn(value, 'id')) return { kind: 'notification', method, params: params as Params };
     // MCP forbids null ids; any other non-string, non-number id is not a request either.
     if (id === null) return { kind: 'invalid', id: null };
     return { kind: 'request', id, method, params: params as Params };

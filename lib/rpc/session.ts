@@ -124,6 +124,9 @@ export function createSession(options: SessionOptions): Session {
     const envelope = classifyMessage(message);
     switch (envelope.kind) {
       case 'invalid': return Promise.resolve(fail(envelope.id, rpcErrors.invalidRequest()));
+      case 'invalid-notification':
+        log(`ignored an invalid notification${envelope.method === null ? '' : ` ${JSON.stringify(envelope.method.slice(0, 64))}`}`);
+        return Promise.resolve(undefined);
       case 'response': return Promise.resolve(undefined);
       case 'notification': onNotification(envelope.method, envelope.params); return Promise.resolve(undefined);
       case 'request': {

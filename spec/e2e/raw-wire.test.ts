@@ -42,6 +42,19 @@ describe('raw wire: the real server', () => {
     assert.deepEqual(await server.response(9), { jsonrpc: '2.0', id: 9, result: {} });
     assert.equal(server.lines.some((line) => line.includes('"id":5')), false, 'the oversize request never ran');
   });
+
+  it('never answers a notification-shaped message, however invalid', async () => {
+    const before = server.lines.length;
+    for (const line of ['{"jsonrpc":"2.0","method":"x","params":5}', '{"jsonrpc":"1.0","method":"x"}', '{"method":null}']) server.sendRaw(`${line}\n`);
+    server.send({ jsonrpc: '2.0', id: 'n1', method: 'ping' });
+    await server.response('n1');
+    assert.deepEqual(server.lines.slice(before), ['{"jsonrpc":"2.0","id":"n1","result":{}}']);
+    const deadline = Date.now() + 20_000; // stderr is a separate pipe: its line may come after the response
+    while (!server.stderr().includes('ignored an invalid notification "x"')) {
+      assert.ok(Date.now() < deadline, `no log line; stderr: ${server.stderr()}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  });
 });
 
 describe('raw wire: serve composed with fake hosts', () => {

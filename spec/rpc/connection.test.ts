@@ -1,47 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
-import { createAdapter } from '../../lib/adapter.ts';
-import { FLUSH_ON_CLOSE_MS, serveConnection, type Connection } from '../../lib/rpc/connection.ts';
-import { createManualClock, systemClock, type Clock } from '../../lib/util/clock.ts';
-import { createFakeResourceHost, createFakeToolHost, type FakeToolHost } from '../../fixtures/hosts/fake-hosts.ts';
-import { createGatedSink, waitFor, type GatedSink } from './streams.ts';
-
-interface Rig {
-  readonly input: PassThrough;
-  readonly sink: GatedSink;
-  readonly connection: Connection;
-  readonly tools: FakeToolHost;
-  readonly cleanups: () => number;
-  send(message: unknown): void;
-  byId(id: unknown): Promise<Record<string, unknown>>;
-}
-
-function createRig(options: { maxFrameBytes?: number; maxQueuedProgressBytes?: number; gated?: boolean; clock?: Clock } = {}): Rig {
-  const input = new PassThrough();
-  const sink = createGatedSink(options.gated ?? false);
-  const tools = createFakeToolHost();
-  let cleanups = 0;
-  const adapter = createAdapter({ toolHost: tools, resourceHost: createFakeResourceHost(), onClose: async () => { cleanups++; } });
-  const { gated: _gated, ...rest } = options;
-  const connection = serveConnection({ input, output: sink.stream, adapter, log: () => {}, clock: systemClock, ...rest });
-  return {
-    input,
-    sink,
-    connection,
-    tools,
-    cleanups: () => cleanups,
-    send: (message) => input.write(`${JSON.stringify(message)}\n`),
-    async byId(id) {
-      const find = (): Record<string, unknown> | undefined =>
-        sink.messages().find((m) => (m as { id?: unknown }).id === id && ('result' in (m as object) || 'error' in (m as object))) as Record<string, unknown> | undefined;
-      await waitFor(() => find() !== undefined);
-      return find() ?? {};
-    },
-  };
-}
-
-const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25' } };
+import { FLUSH_STALL_MS } from '../../lib/rpc/drain.ts';
+import { createManualClock } from '../../lib/util/clock.ts';
+import { createRig, INIT } from './rig.ts';
+import { waitFor } from './streams.ts';
 
 describe('connection framing', () => {
   it('splits frames on newline bytes before decoding, across chunk boundaries', async () => {
@@ -126,7 +88,7 @@ describe('connection lifecycle', () => {
     rig.input.destroy();
   });
 
-  it('a client that stops reading cannot hold shutdown forever', async () => {
+  it('a client that stops reading cannot hold shutdown forever: one whole stall window ends it', async () => {
     const clock = createManualClock();
     const rig = createRig({ gated: true, clock });
     rig.send(INIT);
@@ -136,13 +98,40 @@ describe('connection lifecycle', () => {
     let closed = false;
     void rig.connection.closed.then(() => { closed = true; });
     await waitFor(() => clock.pending() === 1);
-    clock.advance(FLUSH_ON_CLOSE_MS - 1);
+    clock.advance(FLUSH_STALL_MS - 1);
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(closed, false, 'still flushing just before the bound');
     clock.advance(1);
     await rig.connection.closed;
     assert.equal(rig.cleanups(), 1);
     assert.equal(rig.sink.messages().length, 1, 'the queued ping response never reached the stalled reader');
+    assert.ok(rig.logs.some((line) => line.startsWith('gave up on ')), rig.logs.join('\n'));
+  });
+
+  it('a slow reader that keeps draining keeps shutdown waiting until every response arrived', async () => {
+    const clock = createManualClock();
+    const stallMs = 1000;
+    const rig = createRig({ gated: true, clock, flushStallMs: stallMs });
+    rig.send(INIT);
+    for (let id = 1; id <= 6; id++) rig.send({ jsonrpc: '2.0', id, method: 'ping' });
+    await waitFor(() => rig.connection.writer.stats().queuedMessages === 6);
+    rig.input.end();
+    let closed = false;
+    void rig.connection.closed.then(() => { closed = true; });
+    await waitFor(() => clock.pending() === 1);
+    // Each window the reader takes one more line: slower than any fixed short deadline, but alive.
+    for (let delivered = 1; delivered < 7; delivered++) {
+      clock.advance(stallMs - 1);
+      assert.equal(rig.sink.releaseOne(), true);
+      await waitFor(() => rig.sink.messages().length === delivered + 1);
+      clock.advance(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(closed, false, `still flushing after ${delivered} lines`);
+    }
+    rig.sink.release();
+    await rig.connection.closed;
+    assert.deepEqual(rig.sink.messages().map((m) => (m as { id: number }).id), [0, 1, 2, 3, 4, 5, 6]);
+    assert.equal(rig.logs.some((line) => line.startsWith('gave up on ')), false);
   });
 });
 

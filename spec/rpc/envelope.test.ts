@@ -19,6 +19,13 @@ describe('classifyMessage', () => {
     ['non-string method', { jsonrpc: '2.0', id: 4, method: 5 }, { kind: 'invalid', id: 4 }],
     ['primitive params', { jsonrpc: '2.0', id: 5, method: 'ping', params: 'x' }, { kind: 'invalid', id: 5 }],
     ['empty object', { jsonrpc: '2.0' }, { kind: 'invalid', id: null }],
+    // A method without an id key is a notification whatever else is wrong: it must never be answered.
+    ['notification with primitive params', { jsonrpc: '2.0', method: 'x', params: 5 }, { kind: 'invalid-notification', method: 'x' }],
+    ['notification with a wrong version', { jsonrpc: '1.0', method: 'x' }, { kind: 'invalid-notification', method: 'x' }],
+    ['notification without a version', { method: 'x' }, { kind: 'invalid-notification', method: 'x' }],
+    ['notification with a non-string method', { jsonrpc: '2.0', method: 5 }, { kind: 'invalid-notification', method: null }],
+    ['notification with a null method', { jsonrpc: '2.0', method: null, params: {} }, { kind: 'invalid-notification', method: null }],
+    ['an id key (even null) makes it an invalid request, answered', { jsonrpc: '2.0', id: null, method: 'x', params: 5 }, { kind: 'invalid', id: null }],
   ];
   for (const [title, input, expected] of cases) {
     it(title, () => assert.deepEqual(classifyMessage(input), expected));

@@ -54,6 +54,17 @@ describe('envelope errors', () => {
     assert.equal(errorOf(await h.request(4, 'tools/list', [1])).message, 'Invalid params: params must be an object');
   });
 
+  it('never answers a notification-shaped message, however invalid; it is logged instead', async () => {
+    const h = await initializedHarness('2025-11-25');
+    for (const message of [{ jsonrpc: '2.0', method: 'x', params: 5 }, { jsonrpc: '1.0', method: 'x' }, { method: 5 }]) {
+      assert.equal(await h.adapter.handle(message), undefined, JSON.stringify(message));
+    }
+    assert.equal(h.logs.filter((line) => line.startsWith('ignored an invalid notification')).length, 3);
+    const batching = await initializedHarness('2025-03-26');
+    const batch = await batching.adapter.handle([{ jsonrpc: '2.0', method: 'x', params: 5 }, { jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    assert.deepEqual(batch, [{ jsonrpc: '2.0', id: 1, result: {} }], 'inside a batch it gets no entry either');
+  });
+
   it('ignores responses: this server never sends requests', async () => {
     const h = await initializedHarness('2025-11-25');
     assert.equal(await h.adapter.handle({ jsonrpc: '2.0', id: 77, result: {} }), undefined);

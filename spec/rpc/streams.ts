@@ -1,29 +1,39 @@
 // In-memory streams for protocol specs.
 import { PassThrough, Writable } from 'node:stream';
 
-/** A sink whose writes stay pending (write() returns false) while it is gated. */
+/**
+ * A sink whose writes stay pending while it is gated: their bytes count in `writableLength` (like
+ * libuv's queue for a pipe) and write() returns false once that passes `highWaterMark`.
+ */
 export interface GatedSink {
   readonly stream: Writable;
   /** Complete lines written so far, parsed. */
   messages(): unknown[];
+  /** Every chunk size the stream was handed, in order. */
+  readonly chunkSizes: number[];
   gate(): void;
   release(): void;
+  /** Completes the oldest pending write and stays gated; false when none was pending. */
+  releaseOne(): boolean;
 }
 
-export function createGatedSink(gated = false): GatedSink {
+export function createGatedSink(gated = false, highWaterMark = 1): GatedSink {
   let text = '';
   let closed = gated;
   let held: (() => void)[] = [];
+  const chunkSizes: number[] = [];
   const stream = new Writable({
-    highWaterMark: 1,
+    highWaterMark,
     write(chunk: Buffer, _encoding, callback) {
       text += chunk.toString('utf8');
+      chunkSizes.push(chunk.length);
       if (closed) held.push(() => callback());
       else callback();
     },
   });
   return {
     stream,
+    chunkSizes,
     messages: () => text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown),
     gate() { closed = true; },
     release() {
@@ -32,7 +42,17 @@ export function createGatedSink(gated = false): GatedSink {
       held = [];
       for (const callback of callbacks) callback();
     },
+    releaseOne() {
+      const callback = held.shift();
+      callback?.();
+      return callback !== undefined;
+    },
   };
+}
+
+/** Lets queued microtasks and immediates run `rounds` times (for asserting that nothing more happens). */
+export async function settle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Resolves when `predicate` holds, polling each macrotask; rejects after `deadlineMs`. */

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { createMessageWriter } from '../../lib/rpc/writer.ts';
-import { createGatedSink, waitFor } from './streams.ts';
+import { createMessageWriter, WRITE_SLICE_BYTES } from '../../lib/rpc/writer.ts';
+import { createGatedSink, settle, waitFor } from './streams.ts';
 
 const progress = (n: number): unknown => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: n } });
 const lineBytes = (message: unknown): number => Buffer.byteLength(`${JSON.stringify(message)}\n`);
@@ -29,7 +29,8 @@ describe('message writer', () => {
     assert.equal(writer.writeDroppable(progress(3)), false, 'one past the bound is dropped');
     const responses = Array.from({ length: 50 }, (_, i) => writer.write({ id: i + 2 }));
     assert.equal(writer.writeDroppable(progress(4)), false);
-    assert.deepEqual(writer.stats(), { droppedProgress: 2, queuedProgressBytes: bound, queuedMessages: 52 });
+    const queuedResponseBytes = Array.from({ length: 51 }, (_, i) => lineBytes({ id: i + 1 })).reduce((a, b) => a + b, 0);
+    assert.deepEqual(writer.stats(), { droppedProgress: 2, queuedProgressBytes: bound, queuedMessages: 52, queuedBytes: queuedResponseBytes + bound, writtenBytes: 0 });
     assert.deepEqual(sink.messages(), [{ id: 1 }], 'nothing else is written while the stream is backed up');
 
     sink.release();
@@ -52,6 +53,75 @@ describe('message writer', () => {
     assert.equal(flushed, false);
     sink.release();
     await flushing;
+  });
+
+  it('flush waits for the stream\'s own buffer too, not just the writer queue', async () => {
+    // Like a pipe: write() accepts (returns true) but the bytes still sit in libuv's queue.
+    const sink = createGatedSink(true, 1024 * 1024);
+    const writer = createMessageWriter(sink.stream);
+    await writer.write({ id: 1 });
+    await writer.write({ id: 2 });
+    assert.equal(writer.stats().queuedMessages, 0);
+    assert.equal(writer.queuedBytes(), lineBytes({ id: 1 }) + lineBytes({ id: 2 }), 'writableLength counts');
+    let flushed = false;
+    const flushing = writer.flush().then(() => { flushed = true; });
+    await settle();
+    assert.equal(flushed, false, 'bytes still pending in the stream');
+    sink.releaseOne();
+    await settle();
+    assert.equal(flushed, false, 'one line still pending');
+    sink.release();
+    await flushing;
+    assert.equal(writer.queuedBytes(), 0);
+    assert.equal(writer.stats().writtenBytes, lineBytes({ id: 1 }) + lineBytes({ id: 2 }));
+  });
+
+  it('whenQueuedAtMost resolves once queued bytes (both levels) fall to the bound', async () => {
+    const sink = createGatedSink(true);
+    const writer = createMessageWriter(sink.stream);
+    const one = lineBytes({ id: 1 });
+    for (let i = 1; i <= 4; i++) void writer.write({ id: i });
+    assert.equal(writer.queuedBytes(), 4 * one);
+    await writer.whenQueuedAtMost(4 * one); // exactly at the bound: already there
+    let atTwo = false;
+    void writer.whenQueuedAtMost(2 * one).then(() => { atTwo = true; });
+    sink.releaseOne();
+    await settle();
+    assert.equal(atTwo, false, 'three lines still queued');
+    assert.equal(writer.queuedBytes(), 3 * one);
+    sink.releaseOne();
+    await waitFor(() => atTwo);
+    assert.equal(writer.queuedBytes(), 2 * one);
+    sink.release();
+    await writer.flush();
+  });
+
+  it('hands a long line to the stream in slices, so progress shows while it drains', async () => {
+    const sink = createGatedSink(false, 1024 * 1024);
+    const writer = createMessageWriter(sink.stream);
+    const atBound = { pad: 'x'.repeat(WRITE_SLICE_BYTES - lineBytes({ pad: '' })) };
+    assert.equal(lineBytes(atBound), WRITE_SLICE_BYTES);
+    await writer.write(atBound);
+    const pastBound = { pad: 'x'.repeat(WRITE_SLICE_BYTES - lineBytes({ pad: '' }) + 1) };
+    await writer.write(pastBound);
+    await writer.flush();
+    assert.deepEqual(sink.chunkSizes, [WRITE_SLICE_BYTES, WRITE_SLICE_BYTES, 1]);
+    assert.deepEqual(sink.messages(), [atBound, pastBound]);
+    await settle(); // write callbacks of synchronous writes run on the next tick
+    assert.equal(writer.stats().writtenBytes, 2 * WRITE_SLICE_BYTES + 1);
+
+    const gated = createGatedSink(true);
+    const slow = createMessageWriter(gated.stream);
+    void slow.write(pastBound);
+    await settle();
+    assert.deepEqual(gated.chunkSizes, [WRITE_SLICE_BYTES], 'the next slice waits for the first to drain');
+    assert.equal(slow.queuedBytes(), WRITE_SLICE_BYTES + 1);
+    gated.releaseOne();
+    await waitFor(() => gated.chunkSizes.length === 2);
+    assert.equal(slow.stats().writtenBytes, WRITE_SLICE_BYTES, 'the first slice counts as progress on its own');
+    gated.release();
+    await slow.flush();
+    assert.deepEqual(gated.messages(), [pastBound]);
   });
 
   it('rejects writes after the stream is destroyed instead of hanging', async () => {
