@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     }
     if (wanted('ingest')) {
       log('stream ingestion');
-      const r = await benchIngest({ bundle, native: BENCH_NATIVE, env, dir, bytes: quick ? 16 * 1024 * 1024 : 48 * 1024 * 1024, samples: rounds(7) });
+      const r = await benchIngest({ bundle, native: BENCH_NATIVE, env, dir, bytes: quick ? 16 * 1024 * 1024 : 48 * 1024 * 1024, samples: rounds(9) });
       rows.push({ bench: '3 stream ingestion', measure: 'adapter / bare splitter + JSON.parse', value: r.ratio, target: 0.7, unit: 'ratio-min', detail: `${r.adapterMiBs.toFixed(0)} vs ${r.bareMiBs.toFixed(0)} MiB/s over ${(r.bytes / 1048576).toFixed(0)} MiB (${r.events} events)` });
     }
     if (wanted('memory')) {
