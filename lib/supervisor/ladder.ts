@@ -88,5 +88,6 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
   let error: string | null = null;
   if (failures.length > 0) error = `signal refused (EPERM) for pid ${[...new Set(failures)].join(', ')}`;
   else if (!target.nativeExited()) error = 'native process exit was not observed';
+  else if (tracker.overflowed()) error = 'more processes than the tracker can remember: some may have escaped unseen';
   return { survivors, steps, error };
 }

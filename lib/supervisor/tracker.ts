@@ -12,6 +12,8 @@ export interface RunTracker {
   /** Processes of the run still alive in `table` (the supervisor itself excluded), sorted by pid. */
   remaining(table: readonly ProcStat[]): ProcStat[];
   trackedCount(): number;
+  /** True once a process could not be remembered because the cap was reached: cleanup is then unprovable. */
+  overflowed(): boolean;
 }
 
 /** Tracked identities are capped so a fork bomb cannot grow the supervisor without bound. */
@@ -20,9 +22,16 @@ export const MAX_TRACKED_PROCESSES = 4096;
 export function createRunTracker(options: { readonly selfPid: number; readonly groupMode: boolean; readonly roots: readonly ProcessIdentity[] }): RunTracker {
   const { selfPid, groupMode } = options;
   const tracked = new Map<string, ProcessIdentity>();
+  let overflow = false;
   const remember = (stat: ProcStat): void => {
-    if (stat.pid === selfPid || tracked.size >= MAX_TRACKED_PROCESSES) return;
-    tracked.set(identityKey(stat), identityOf(stat));
+    if (stat.pid === selfPid) return;
+    const key = identityKey(stat);
+    if (tracked.has(key)) return;
+    if (tracked.size >= MAX_TRACKED_PROCESSES) {
+      overflow = true;
+      return;
+    }
+    tracked.set(key, identityOf(stat));
   };
   for (const root of options.roots) tracked.set(identityKey(root), root);
 
@@ -41,5 +50,6 @@ export function createRunTracker(options: { readonly selfPid: number; readonly g
       return [...out.values()].sort((a, b) => a.pid - b.pid);
     },
     trackedCount: () => tracked.size,
+    overflowed: () => overflow,
   };
 }

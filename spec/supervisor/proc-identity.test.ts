@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { collectDescendants, compareStart, groupMembers, isSameProcess, parseProcStat, type ProcStat } from '../../lib/supervisor/proc-stat.ts';
-import { createRunTracker } from '../../lib/supervisor/tracker.ts';
+import { createRunTracker, MAX_TRACKED_PROCESSES } from '../../lib/supervisor/tracker.ts';
 
 const line = (pid: number, comm: string, state: string, ppid: number, pgid: number, sid: number, start: string): string =>
   `${pid} (${comm}) ${state} ${ppid} ${pgid} ${sid} 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 ${start} 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0`;
@@ -65,4 +65,19 @@ test('tracker without group mode never claims group members it did not see desce
   const table = [stat(10, 1, 5, 5, '1'), stat(11, 10, 5, 5, '2'), stat(30, 1, 5, 5, '8')];
   tracker.observe(table);
   assert.deepEqual(tracker.remaining(table).map((s) => s.pid), [11]);
+});
+
+test('tracker at its cap: the process past MAX_TRACKED_PROCESSES marks tracking overflowed (cleanup unprovable)', () => {
+  const self = 10;
+  const tracker = createRunTracker({ selfPid: self, groupMode: false, roots: [{ pid: 11, start: '2' }] });
+  const children = (count: number): ProcStat[] => Array.from({ length: count }, (_, i) => stat(100 + i, 11, 100 + i, 100 + i, String(10 + i)));
+  const atCap = [stat(11, 10, 10, 10, '2'), ...children(MAX_TRACKED_PROCESSES - 1)];
+  tracker.observe(atCap);
+  assert.equal(tracker.trackedCount(), MAX_TRACKED_PROCESSES);
+  assert.equal(tracker.overflowed(), false);
+  tracker.observe(atCap);
+  assert.equal(tracker.overflowed(), false, 'seeing the same processes again is not overflow');
+  tracker.observe([stat(11, 10, 10, 10, '2'), ...children(MAX_TRACKED_PROCESSES)]);
+  assert.equal(tracker.trackedCount(), MAX_TRACKED_PROCESSES);
+  assert.equal(tracker.overflowed(), true);
 });
