@@ -15,8 +15,7 @@ import { benchColdStart } from './bench/cold-start.ts';
 import { benchRunOverhead } from './bench/run-overhead.ts';
 import { benchIngest } from './bench/ingest.ts';
 import { benchMemory } from './bench/memory.ts';
-import { benchResponsiveness } from './bench/responsiveness.ts';
-import { benchProgressLatency } from './bench/progress-latency.ts';
+import { runIsolated } from './bench/isolated.ts';
 import { renderReport, type Row } from './bench/report.ts';
 
 const args = process.argv.slice(2);
@@ -83,7 +82,7 @@ async function main(): Promise<void> {
     }
     if (wanted('responsive')) {
       log('responsiveness');
-      const r = await benchResponsiveness({ bundle, native: BENCH_NATIVE, env, dir, floodMs: quick ? 2000 : 5000 });
+      const r = await runIsolated('responsive', { bundle, native: BENCH_NATIVE, env, dir, floodMs: quick ? 2000 : 5000 });
       rows.push(
         { bench: '5 responsiveness (4 floods)', measure: 'p99 events/result poll', value: r.pollP99Ms, target: 10, unit: 'ms', detail: `p50 ${r.pollP50Ms.toFixed(2)} ms over ${r.polls} polls` },
         { bench: '5 responsiveness (4 floods)', measure: 'p99 ping', value: r.pingP99Ms, target: 10, unit: 'ms', detail: `p50 ${r.pingP50Ms.toFixed(2)} ms over ${r.pings} pings` },
@@ -91,7 +90,7 @@ async function main(): Promise<void> {
     }
     if (wanted('progress')) {
       log('progress latency');
-      const r = await benchProgressLatency({ bundle, native: BENCH_NATIVE, env, dir, events: quick ? 100 : 400 });
+      const r = await runIsolated('progress', { bundle, native: BENCH_NATIVE, env, dir, events: quick ? 100 : 400 });
       rows.push(
         { bench: '6 progress latency', measure: 'native write → notifications/progress p50', value: r.p50Ms, target: null, unit: 'ms', detail: `${r.events} events, 1 every ${r.intervalMs} ms` },
         { bench: '6 progress latency', measure: 'native write → notifications/progress p99', value: r.p99Ms, target: null, unit: 'ms', detail: `max ${r.maxMs.toFixed(2)} ms` },
