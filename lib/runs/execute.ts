@@ -13,6 +13,7 @@ import { isToolError, type ToolErrorData } from '../tool-errors.ts';
 import { createIngest, type Ingest } from './ingest.ts';
 import { sessionLockKeys, type SessionLock } from './session-lock.ts';
 import type { RunRequest, RunState } from './types.ts';
+import { DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_TERM_GRACE_MS, SUPERVISOR_PIPE_GRACE_MS } from '../supervise/run-supervised.ts';
 import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervise/run-supervised.ts';
 import type { SupervisorCommand } from '../supervise/supervisor-command.ts';
 import type { ProcessIdentity } from '../supervise/protocol.ts';
@@ -154,6 +155,9 @@ async function supervise(
     termination = reason;
     hooks.onState('stopping');
     run?.terminate(reason);
+    // The ladder is bounded; a supervisor that outlives it by a margin is wedged (e.g. stopped): kill it
+    // so the run settles through the adapter's fallback instead of hanging.
+    disposers.push(clock.setTimeout(() => run?.killSupervisor(), supervisorDeadlineMs(deps)));
   };
   const onSignal = (signalValue: ReturnType<Ingest['onFrame']>): void => {
     if (signalValue !== 'continue') stop(signalValue);
@@ -213,6 +217,13 @@ async function supervise(
     signal.removeEventListener('abort', onAbort);
     for (const dispose of disposers) dispose();
   }
+}
+
+/** Ladder total plus pipe grace plus margin: how long a terminated run may take before its supervisor is killed. */
+export const SUPERVISOR_MARGIN_MS = 5_000;
+function supervisorDeadlineMs(deps: ExecuteDeps): number {
+  const s = deps.supervision ?? {};
+  return (s.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS) + (s.termGraceMs ?? DEFAULT_TERM_GRACE_MS) + (s.killGraceMs ?? DEFAULT_KILL_GRACE_MS) + SUPERVISOR_PIPE_GRACE_MS + SUPERVISOR_MARGIN_MS;
 }
 
 interface FinishInput {

@@ -68,6 +68,8 @@ export interface SupervisedOutcome {
 export interface SupervisedRun {
   /** The first reason wins; later calls and calls after the run ended do nothing. */
   terminate(reason: TerminateReason): void;
+  /** SIGKILLs a supervisor that stopped answering (never after Node reaped it); the fallback then runs. */
+  killSupervisor(): void;
   readonly supervisorPid: number | null;
   readonly done: Promise<SupervisedOutcome>;
 }
@@ -196,6 +198,8 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
           terminated = true;
           send({ type: 'terminate', reason });
         },
+        // ChildProcess.kill is a no-op once the exit was reaped, so a recycled pid is never signalled.
+        killSupervisor() { child.kill('SIGKILL'); },
         supervisorPid: child.pid ?? null,
         done,
       };

@@ -200,3 +200,31 @@ test('timeout_seconds also bounds waiting for the conversation lock: a queued ru
     rmSync(readyDir, { recursive: true, force: true });
   }
 });
+
+test('a wedged supervisor (SIGSTOP) is killed after the ladder deadline; the fallback ends the native and the state is honest', async () => {
+  const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
+  const readyFile = join(readyDir, 'ready.jsonl');
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_DELAY_MS: '60000', FAKE_CLAUDE_READY_FILE: readyFile } });
+  try {
+    const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
+    const runId = String(started.result!['run_id']);
+    await waitForReady(readyFile, 'streaming');
+    const nativePid = (JSON.parse(readFileSync(readyFile, 'utf8').split('\n').find((l) => l.includes('"ready":"streaming"'))!) as { pid: number }).pid;
+    const supervisorPid = Number(readFileSync(`/proc/${nativePid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    process.kill(supervisorPid, 'SIGSTOP');
+    await h.call('claude.run.cancel', { run_id: runId });
+    const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
+    assert.equal(out.result!['completed'], true);
+    assert.equal((out.error as { code: string }).code, 'cancelled');
+    assert.equal(out.result!['cleanup_confirmed'], false, 'a lost supervisor cannot prove cleanup');
+    assert.equal((out.result!['cleanup_error'] as { code: string }).code, 'supervisor_failed');
+    // SIGKILL is asynchronous: poll the process table with a hard deadline.
+    const alive = (): boolean => { try { return !readFileSync(`/proc/${nativePid}/stat`, 'utf8').includes(') Z '); } catch { return false; } };
+    const deadline = Date.now() + 5_000;
+    while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(alive(), false, 'the fallback ended the native process');
+  } finally {
+    await h.close();
+    rmSync(readyDir, { recursive: true, force: true });
+  }
+});

@@ -30,7 +30,7 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
     dispose: () => Promise.resolve(),
     start: (_spec, hooks) => {
       queueMicrotask(() => hooks.onStdout(Buffer.from(`${result}\n`)));
-      return { supervisorPid: 99, terminate: () => {}, done: new Promise((resolve) => setTimeout(() => resolve(outcome), 5)) };
+      return { supervisorPid: 99, terminate: () => {}, killSupervisor: () => {}, done: new Promise((resolve) => setTimeout(() => resolve(outcome), 5)) };
     },
   };
 }
