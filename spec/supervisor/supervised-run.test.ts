@@ -151,11 +151,11 @@ test('the native environment is exactly the one given', async () => {
 
 test('a stdin prompt is delivered and closed: no 3 s wait', async () => {
   const prompt = 'prompt via stdin\nsecond line ✓';
-  const started = performance.now();
   const fake = startFake('ok', { stdin: prompt, args: ['-p', '--output-format', 'json'] });
   try {
     const outcome = await fake.run.done;
-    assert.ok(performance.now() - started < 2500, `took ${performance.now() - started} ms`);
+    // The fake, like the real CLI, warns after waiting 3 s on an open empty stdin; no warning means no wait
+    // (a wall-clock bound here would only measure the machine's load).
     assert.equal(fake.record().stdin, prompt);
     assert.doesNotMatch(outcome.stderrTail, /no stdin data/);
     assert.equal(stdoutEvents(fake.stdout()).length, 1);
