@@ -39,5 +39,8 @@ export function getSupervisorEnv(adapterEnv: Readonly<Record<string, string | un
     if (value === undefined || (SUPERVISOR_ENV_DROPPED as readonly string[]).includes(key) || key.toUpperCase().startsWith(RESERVED_ENV_PREFIX)) continue;
     env[key] = value;
   }
+  // fd 2 is the report pipe: a process warning printed there would break a report line. The native
+  // process gets its environment from the spawn message, so this never reaches it.
+  env['NODE_NO_WARNINGS'] = '1';
   return env;
 }

@@ -38,9 +38,9 @@ test('start after the supervisor had time to boot: the run is the same as startS
   await supervisor.dispose();
 });
 
-test('the supervisor environment drops NODE_OPTIONS, NODE_EXTRA_CA_CERTS and reserved host metadata only', () => {
+test('the supervisor environment drops NODE_OPTIONS, NODE_EXTRA_CA_CERTS and reserved host metadata, and silences warnings on its report pipe', () => {
   const env = getSupervisorEnv({
     PATH: '/bin', HOME: '/h', NODE_OPTIONS: '--require x', NODE_EXTRA_CA_CERTS: '/c.pem', COMPUTER_MCP_TOKEN: 's', computer_mcp_x: 's', NODE_V8_COVERAGE: '/cov', UNSET: undefined,
   });
-  assert.deepEqual(env, { PATH: '/bin', HOME: '/h', NODE_V8_COVERAGE: '/cov' });
+  assert.deepEqual(env, { PATH: '/bin', HOME: '/h', NODE_V8_COVERAGE: '/cov', NODE_NO_WARNINGS: '1' });
 });
