@@ -6,8 +6,9 @@
  * `{"code","message"}` on stderr and exit 1 (2 for usage errors). A native result that exists is still
  * printed on failure, since it is the native program's own account of what happened.
  */
+import { isDirectory } from '../util/is-directory.ts';
 import { randomBytes } from 'node:crypto';
-import { realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { CLI_TREE, getNativeArgNames } from '../native/tree.ts';
 import { getNativeOptionSchemas } from '../native/schema-gen.ts';
 import { buildNativeArgv } from '../native/argv.ts';
@@ -140,6 +141,3 @@ function toNumber(text: string, arg: string): number {
   return value;
 }
 
-function isDirectory(path: string): boolean {
-  try { return statSync(path).isDirectory(); } catch { return false; }
-}

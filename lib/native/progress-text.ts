@@ -2,13 +2,13 @@
  * A short, single-line progress message per native event: `type/subtype` plus a brief excerpt,
  * at most MAX_PROGRESS_BYTES of UTF-8 (cut on a code point boundary).
  */
+import { truncateUtf8 } from '../util/utf8.ts';
 import type { JsonObject } from '../util/json.ts';
 import { assertNever } from '../util/assert-never.ts';
 import type { EventKind } from './events.ts';
 import { getArray, getBoolean, getNumber, getObject, getString } from './events.ts';
 
 export const MAX_PROGRESS_BYTES = 1024;
-const ELLIPSIS = '…';
 
 export function progressText(kind: EventKind, event: JsonObject): string {
   return truncateUtf8(singleLine(describe(kind, event)), MAX_PROGRESS_BYTES);
@@ -109,14 +109,4 @@ function singleLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f]+/g, ' ');
 }
 
-/** Cuts `text` to at most maxBytes of UTF-8, on a code point boundary, marking the cut with an ellipsis. */
-export function truncateUtf8(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= maxBytes) return text;
-  const budget = maxBytes - Buffer.byteLength(ELLIPSIS, 'utf8');
-  if (budget <= 0) return '';
-  let end = budget;
-  // Back up over UTF-8 continuation bytes (10xxxxxx) so no code point is split.
-  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1;
-  return bytes.subarray(0, end).toString('utf8') + ELLIPSIS;
-}
+export { truncateUtf8 };

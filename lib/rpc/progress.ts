@@ -2,6 +2,7 @@
  * Builds the progress callback handed to a tool call: each call becomes one
  * notifications/progress with a strictly increasing counter. Nothing is sent once the request is done.
  */
+import { truncateUtf8 } from '../util/utf8.ts';
 import type { JsonObject } from '../util/json.ts';
 import type { RequestId } from './errors.ts';
 import { isRequestId } from './envelope.ts';
@@ -24,19 +25,7 @@ export function getProgressToken(params: Record<string, unknown>): RequestId | u
   return isRequestId(token) ? token : undefined;
 }
 
-export function truncateUtf8(text: string, maxBytes: number): string {
-  if (Buffer.byteLength(text) <= maxBytes) return text;
-  const ellipsis = '…';
-  let budget = maxBytes - Buffer.byteLength(ellipsis);
-  let out = '';
-  for (const char of text) {
-    const size = Buffer.byteLength(char);
-    if (size > budget) break;
-    budget -= size;
-    out += char;
-  }
-  return out + ellipsis;
-}
+export { truncateUtf8 };
 
 export function createProgressReporter(
   token: RequestId | undefined,

@@ -3,6 +3,7 @@
  * contract, the run runtime, the tool catalog and the resources. Effects (spawn, fs, clock, randomness)
  * are wired here and nowhere deeper.
  */
+import { isDirectory } from '../util/is-directory.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -132,9 +133,6 @@ export function createHosts(config: HostConfig): HostBundle {
   return { toolHost, resourceHost, close: () => runtime.close() };
 }
 
-function isDirectory(path: string): boolean {
-  try { return statSync(path).isDirectory(); } catch { return false; }
-}
 
 /** Session ids of a directory's saved transcripts, newest first; empty when there are none or they cannot be read. */
 function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {
