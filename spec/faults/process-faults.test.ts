@@ -17,6 +17,15 @@ import { createRandom } from './schema-cases.ts';
 import { cmdlineOf, descendantsOf, identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
 import { identityOf } from '../../lib/supervisor/proc-stat.ts';
 
+// A run settles on its supervisor's report, a few ms before that supervisor exits: a finished run's
+// supervisor can still be listed when the next run starts, so each test takes one it has not seen yet.
+const seenSupervisors = new Set<string>();
+function newSupervisor(): ProcessIdentity | undefined {
+  const fresh = supervisorsOf(process.pid).find((s) => !seenSupervisors.has(`${s.pid}:${s.start}`));
+  if (fresh) seenSupervisors.add(`${fresh.pid}:${fresh.start}`);
+  return fresh;
+}
+
 const SEED = 0xdead_0009;
 const POINTS = 3;
 const SLOW = { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_SLOW_EVENTS: '60', FAKE_CLAUDE_DELAY_MS: '40' };
@@ -54,7 +63,7 @@ test('kill -9 of the supervisor at random points: reported unconfirmed, leftover
     // At most three: a run whose cleanup cannot be proven keeps one of the four active slots for good.
     for (let i = 0; i < POINTS; i++) {
       const runId = await startRun(h);
-      const supervisor = await waitFor('the prepared supervisor', () => supervisorsOf(process.pid)[0]);
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor);
       const pointMs = Math.floor(random() * 1800);
       await delay(pointMs);
       const family = [supervisor, ...descendantsOf(supervisor.pid).map(identityOf)];
@@ -81,7 +90,7 @@ test('kill -9 of the native process at random points: an error, cleanup still pr
   try {
     for (let i = 0; i < POINTS; i++) {
       const runId = await startRun(h);
-      const supervisor = await waitFor('the prepared supervisor', () => supervisorsOf(process.pid)[0]);
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor);
       const native = await waitFor('the native process', () => nativeOf(supervisor.pid));
       victims.push(supervisor, native);
       const pointMs = Math.floor(random() * 1500);
@@ -108,7 +117,7 @@ test('kill -9 of the supervisor while a setsid child lives: the adapter fallback
   const victims: (ProcessIdentity | null)[] = [];
   try {
     const runId = await startRun(h);
-    const supervisor = await waitFor('the prepared supervisor', () => supervisorsOf(process.pid)[0]);
+    const supervisor = await waitFor('the prepared supervisor', newSupervisor);
     const line = await waitFor('ready setsid', () => readReadyLines(readyFile).find((l) => l.ready === 'setsid'));
     const escapee = identify(line.pid);
     assert.ok(escapee);
@@ -154,7 +163,7 @@ for (const c of LADDER_CASES) {
     const victims: (ProcessIdentity | null)[] = [];
     try {
       const runId = await startRun(run);
-      const supervisor = await waitFor('the prepared supervisor', () => supervisorsOf(process.pid)[0]);
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor);
       const line = await waitFor(`ready ${c.ready}`, () => readReadyLines(readyFile).find((l) => l.ready === c.ready));
       const extra = identify(line.pid);
       const native = nativeOf(supervisor.pid) ?? null;
