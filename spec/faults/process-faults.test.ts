@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,13 +17,15 @@ import { createRandom } from './schema-cases.ts';
 import { cmdlineOf, descendantsOf, identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
 import { identityOf } from '../../lib/supervisor/proc-stat.ts';
 
-// A run settles on its supervisor's report, a few ms before that supervisor exits: a finished run's
-// supervisor can still be listed when the next run starts, so each test takes one it has not seen yet.
-const seenSupervisors = new Set<string>();
-function newSupervisor(): ProcessIdentity | undefined {
-  const fresh = supervisorsOf(process.pid).find((s) => !seenSupervisors.has(`${s.pid}:${s.start}`));
-  if (fresh) seenSupervisors.add(`${fresh.pid}:${fresh.start}`);
-  return fresh;
+// A run settles on its supervisor's report, a few ms before that supervisor exits, so a finished run's
+// supervisor can still be listed when the next run starts: take only one started after `since` (clock ticks
+// since boot, the unit of /proc/<pid>/stat start times).
+const CLOCK_TICKS_PER_SECOND = 100;
+function nowTicks(): bigint {
+  return BigInt(Math.floor(Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * CLOCK_TICKS_PER_SECOND));
+}
+function newSupervisor(since: bigint): () => ProcessIdentity | undefined {
+  return () => supervisorsOf(process.pid).find((s) => BigInt(s.start) >= since);
 }
 
 const SEED = 0xdead_0009;
@@ -62,8 +64,9 @@ test('kill -9 of the supervisor at random points: reported unconfirmed, leftover
   try {
     // At most three: a run whose cleanup cannot be proven keeps one of the four active slots for good.
     for (let i = 0; i < POINTS; i++) {
+      const since = nowTicks();
       const runId = await startRun(h);
-      const supervisor = await waitFor('the prepared supervisor', newSupervisor);
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
       const pointMs = Math.floor(random() * 1800);
       await delay(pointMs);
       const family = [supervisor, ...descendantsOf(supervisor.pid).map(identityOf)];
@@ -89,8 +92,9 @@ test('kill -9 of the native process at random points: an error, cleanup still pr
   const victims: (ProcessIdentity | null)[] = [];
   try {
     for (let i = 0; i < POINTS; i++) {
+      const since = nowTicks();
       const runId = await startRun(h);
-      const supervisor = await waitFor('the prepared supervisor', newSupervisor);
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
       const native = await waitFor('the native process', () => nativeOf(supervisor.pid));
       victims.push(supervisor, native);
       const pointMs = Math.floor(random() * 1500);
@@ -116,8 +120,9 @@ test('kill -9 of the supervisor while a setsid child lives: the adapter fallback
   const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: 'hang', FAKE_CLAUDE_READY_FILE: readyFile } });
   const victims: (ProcessIdentity | null)[] = [];
   try {
+    const since = nowTicks();
     const runId = await startRun(h);
-    const supervisor = await waitFor('the prepared supervisor', newSupervisor);
+    const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
     const line = await waitFor('ready setsid', () => readReadyLines(readyFile).find((l) => l.ready === 'setsid'));
     const escapee = identify(line.pid);
     assert.ok(escapee);
@@ -162,8 +167,9 @@ for (const c of LADDER_CASES) {
     const run = await createToolHarness({ env: { ...c.env, FAKE_CLAUDE_READY_FILE: readyFile } });
     const victims: (ProcessIdentity | null)[] = [];
     try {
+      const since = nowTicks();
       const runId = await startRun(run);
-      const supervisor = await waitFor('the prepared supervisor', newSupervisor);
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
       const line = await waitFor(`ready ${c.ready}`, () => readReadyLines(readyFile).find((l) => l.ready === c.ready));
       const extra = identify(line.pid);
       const native = nativeOf(supervisor.pid) ?? null;
