@@ -107,7 +107,25 @@ async function executeWithin(
   try {
     // A run queued on this directory may have created or extended a conversation meanwhile: judge
     // continue against the transcripts that exist now, right before spawning.
-    if (request.session.kind === 'continue') knownIds = deps.listSessionIds(request.cwd);
+    if (request.session.kind === 'continue') {
+      const newestBefore = knownIds[0] ?? null;
+      knownIds = deps.listSessionIds(request.cwd);
+      const newest = knownIds[0] ?? null;
+      if (newest !== null && newest !== newestBefore) {
+        // The conversation this continue will extend was created while it waited: hold its key too, so a
+        // resume of it cannot write at the same time. No cycle: a resume never waits for a directory key.
+        try {
+          const releaseNewest = await deps.sessionLock.acquire(`session:${newest}`, AbortSignal.any([signal, deadline]));
+          const releaseFirst = release;
+          release = () => { releaseNewest(); releaseFirst?.(); };
+        } catch (error) {
+          const why = interrupted();
+          if (why !== null) return early(why, null);
+          if (isToolError(error)) return early(null, error.toData());
+          throw error;
+        }
+      }
+    }
     if (interrupted() !== null) return early(interrupted(), null);
     hooks.onState('checking_version');
     // The supervisor boots while the version is checked; it spawns nothing until start() and exits unused

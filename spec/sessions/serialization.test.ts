@@ -91,3 +91,25 @@ test('cancelling a run that waits for its conversation ends it without spawning 
     await h.close();
   }
 });
+
+test('a continue that waited for its directory also holds the conversation created meanwhile: a resume of it waits', async () => {
+  const h = await createSessionHarness(SLOW);
+  try {
+    const cwd = h.subdir('fresh');
+    const first = await h.start({ prompt: 'C1', cwd, continue_previous: true }); // no conversation yet: starts one
+    const second = await h.start({ prompt: 'C2', cwd, continue_previous: true }); // queued on the directory
+    const out1 = await h.settled(first);
+    assert.equal(out1.isError, false, out1.text.slice(0, 300));
+    const created = String(out1.result?.['session_id']);
+    await waitUntil('C2 streaming', () => h.lines().some((l) => l.ready === 'session' && l.prompt === 'C2'));
+    const resume = await h.start({ prompt: 'R', cwd, resume_session_id: created });
+    const [out2, outR] = [await h.settled(second), await h.settled(resume)];
+    assert.equal(out2.isError, false, out2.text.slice(0, 300));
+    assert.equal(outR.isError, false, outR.text.slice(0, 300));
+    assert.deepEqual([out2.result?.['session_id'], out2.result?.['resumed']], [created, true]);
+    const [c2, r] = [h.span('C2'), h.span('R')];
+    assert.ok(c2.end <= r.start, `the resume started (${r.start}) only after the continue ended (${c2.end})`);
+  } finally {
+    await h.close();
+  }
+});
