@@ -6,6 +6,8 @@
  * `{"code","message"}` on stderr and exit 1 (2 for usage errors). A native result that exists is still
  * printed on failure, since it is the native program's own account of what happened.
  */
+import { assertNever } from '../util/assert-never.ts';
+import { DEFAULT_MAX_TIMEOUT_SECONDS } from './args.ts';
 import { isDirectory } from '../util/is-directory.ts';
 import { randomBytes } from 'node:crypto';
 import { realpathSync } from 'node:fs';
@@ -28,7 +30,6 @@ import type { JsonSchema } from '../mcp/types.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 
 export const PRINT_USAGE = 'usage: claude-run-mcp print --permission-mode dontAsk|plan|acceptEdits [declared native options] [--cwd DIR] [--timeout-seconds N] [--claude-bin PATH] -- PROMPT';
-const MAX_PRINT_TIMEOUT_SECONDS = 1800;
 
 export interface PrintIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -50,7 +51,7 @@ export async function runPrint(argv: readonly string[], io: PrintIo): Promise<nu
     throw error;
   }
   try {
-    const schema: JsonSchema = { type: 'object', additionalProperties: true, properties: { ...getNativeOptionSchemas(CLI_TREE), timeout_seconds: { type: 'integer', minimum: 1, maximum: MAX_PRINT_TIMEOUT_SECONDS } } };
+    const schema: JsonSchema = { type: 'object', additionalProperties: true, properties: { ...getNativeOptionSchemas(CLI_TREE), timeout_seconds: { type: 'integer', minimum: 1, maximum: DEFAULT_MAX_TIMEOUT_SECONDS } } };
     const checked = validate(schema, parsed.args);
     if (!checked.ok) throw new ToolError('invalid_arguments', checked.message, checked.path);
     const request = parseRunInput(parsed.args, { nativeArgNames: getNativeArgNames(CLI_TREE), defaultCwd: io.cwd, isDirectory });
@@ -128,6 +129,7 @@ export function parsePrintArgs(argv: readonly string[]): ParsedPrint {
       }
       case 'number': case 'integer': args[option.arg] = toNumber(valueOf(flag), option.arg); break;
       case 'string': case 'uuid': case 'enum': args[option.arg] = valueOf(flag); break;
+      default: assertNever(option);
     }
   }
   if (typeof args['prompt'] !== 'string' || args['prompt'] === '') throw new ToolError('invalid_arguments', 'a prompt is required after --', '/prompt');

@@ -4,6 +4,7 @@
  * Invalid arguments: under 2025-11-25 a tool execution error (isError, code invalid_arguments, path);
  * under older dates a -32602 protocol error with data.path. Unknown tool: -32602 "Unknown tool".
  */
+import { isUuid } from '../util/uuid.ts';
 import { isPlainObject, type JsonObject } from '../util/json.ts';
 import { isToolError, type ToolErrorData } from '../tool-errors.ts';
 import type { JsonSchema, ToolOutcome } from '../mcp/types.ts';
@@ -15,7 +16,6 @@ import { toCallToolResult, type CallToolResult } from './tool-result.ts';
 
 export const WORK_INVOCATION_META_KEY = 'io.github.computer-mcp/work-invocation';
 const WORK_INVOCATION_PATH = `/_meta/${escapePointerToken(WORK_INVOCATION_META_KEY)}`;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function toolsCall(params: Record<string, unknown>, ctx: HandlerContext): Promise<CallToolResult> {
   const name = params['name'];
@@ -52,7 +52,7 @@ export async function toolsCall(params: Record<string, unknown>, ctx: HandlerCon
 function getWorkInvocation(meta: unknown): string | null | 'invalid' {
   if (!isPlainObject(meta) || !Object.hasOwn(meta, WORK_INVOCATION_META_KEY)) return null;
   const value = meta[WORK_INVOCATION_META_KEY];
-  return typeof value === 'string' && UUID_RE.test(value) ? value : 'invalid';
+  return typeof value === 'string' && isUuid(value) ? value : 'invalid';
 }
 
 function invalidArguments(ctx: HandlerContext, outputSchema: JsonSchema | undefined, path: string, message: string): CallToolResult {

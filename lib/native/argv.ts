@@ -4,9 +4,9 @@
  * A prompt above the tree's byte threshold (or when forced) goes to stdin with no positional at all:
  * print mode reads its prompt from stdin when none is given (verified on the pinned version).
  */
+import { isUuid } from '../util/uuid.ts';
 import { ToolError } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
-import { UUID_PATTERN } from './tree.ts';
 import type { CliOption, CliTree, OutputMode } from './tree.ts';
 import type { JsonValue } from '../util/json.ts';
 import type { PermissionMode } from '../runs/types.ts';
@@ -29,7 +29,6 @@ export interface NativeArgv {
   readonly stdin: string | null;
 }
 
-const UUID_RE = new RegExp(UUID_PATTERN);
 /** Undeclared keys are named in errors, cut to this length. */
 const MAX_POINTER_KEY_CHARS = 128;
 
@@ -74,7 +73,7 @@ function emitOption(tree: CliTree, option: CliOption, value: JsonValue): string[
       return [option.flag, checkText(value, path, tree.limits.max_string_chars)];
     case 'uuid': {
       const text = checkText(value, path, tree.limits.max_string_chars);
-      if (!UUID_RE.test(text)) throw invalid(path, 'must be a UUID');
+      if (!isUuid(text)) throw invalid(path, 'must be a UUID');
       return [option.flag, text];
     }
     case 'enum':

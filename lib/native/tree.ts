@@ -2,6 +2,7 @@
  * The pinned native contract (cli-tree.json at the package root), typed and structurally validated
  * once at load. The JSON is imported so the bundle embeds it; a malformed tree fails at startup.
  */
+import { UUID_PATTERN } from '../util/uuid.ts';
 import treeJson from '../../cli-tree.json' with { type: 'json' };
 import { PERMISSION_MODES } from '../runs/types.ts';
 
@@ -15,7 +16,7 @@ export type OptionSource = (typeof OPTION_SOURCES)[number];
 /** Linux MAX_ARG_STRLEN: one argv element, terminating NUL included. */
 export const MAX_ARG_STRLEN_BYTES = 131072;
 /** Canonical hyphenated UUID, any case (the native CLI accepts and echoes either). */
-export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+export { UUID_PATTERN };
 
 interface OptionBase {
   readonly flag: string;

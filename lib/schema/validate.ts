@@ -3,6 +3,7 @@
  * It understands exactly the subset `JsonSchema` declares. Failures name a JSON Pointer path and
  * never echo the submitted value (a property name may appear in the path, bounded in length).
  */
+import { isUuid } from '../util/uuid.ts';
 import type { JsonSchema } from '../mcp/types.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { isPlainObject } from '../util/json.ts';
@@ -13,7 +14,6 @@ export type ValidationResult = { readonly ok: true } | { readonly ok: false; rea
 export const MAX_POINTER_TOKEN_CHARS = 128;
 
 const OK: ValidationResult = { ok: true };
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const compiled = new WeakMap<JsonSchema, RegExp>();
 
 /** Validates `value` against `schema`; the first failure wins (document order of the value). */
@@ -79,7 +79,7 @@ function checkString(schema: JsonSchema, value: string, path: string): Validatio
     if (schema.minLength !== undefined && length < schema.minLength) return fail(path, `must be at least ${schema.minLength} characters`);
     if (schema.maxLength !== undefined && length > schema.maxLength) return fail(path, `must be at most ${schema.maxLength} characters`);
   }
-  if (schema.format === 'uuid' && !UUID_RE.test(value)) return fail(path, 'must be a UUID');
+  if (schema.format === 'uuid' && !isUuid(value)) return fail(path, 'must be a UUID');
   if (schema.pattern !== undefined && !patternOf(schema, schema.pattern).test(value)) {
     return fail(path, 'does not match the required pattern');
   }

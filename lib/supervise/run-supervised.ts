@@ -8,6 +8,7 @@
  * A run settles as soon as the cleanup report is in and both pipes ended: the supervisor only exits after
  * that, and Node's teardown of it takes 6-15 ms nobody needs to wait for.
  */
+import { assertNever } from '../util/assert-never.ts';
 import { spawn } from 'node:child_process';
 import { identityOf } from '../supervisor/proc-stat.ts';
 import { readProcStat } from '../supervisor/proc-table.ts';
@@ -120,6 +121,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
       case 'spawn_error': spawnError = { code: message.code, message: message.message }; break;
       case 'exit': exit = { code: message.code, signal: message.signal }; break;
       case 'cleanup': cleanup = message; break;
+      default: assertNever(message);
     }
     hooks?.onReport?.(message);
   };

@@ -1,4 +1,5 @@
 /** How the adapter starts a supervisor child, from source (tsx) or from the single-file bundle. */
+import { RESERVED_ENV_PREFIX } from '../native/native-env.ts';
 import { fileURLToPath } from 'node:url';
 
 export interface SupervisorCommand {
@@ -30,7 +31,6 @@ export function getSupervisorCommand(moduleUrl: string = import.meta.url): Super
  * out of every process the adapter starts.
  */
 const SUPERVISOR_ENV_DROPPED = ['NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS'] as const;
-const RESERVED_ENV_PREFIX = 'COMPUTER_MCP';
 
 /** The supervisor's own environment: the adapter's, minus what it must not or need not carry. */
 export function getSupervisorEnv(adapterEnv: Readonly<Record<string, string | undefined>>): Record<string, string> {

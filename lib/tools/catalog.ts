@@ -1,3 +1,4 @@
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../runs/event-ring.ts';
 import type { JsonSchema, ToolDefinition } from '../mcp/types.ts';
 import type { JsonObject } from '../util/json.ts';
 import { PERMISSION_MODES } from '../runs/types.ts';
@@ -6,8 +7,8 @@ import { toolAnnotations, toolMeta, toWireName, type ToolName } from './declarat
 import { DEFAULT_TIMEOUT_SECONDS } from './run-input.ts';
 
 export const MAX_WAIT_SECONDS = 30;
-export const MAX_EVENTS_PAGE_LIMIT = 256;
-export const DEFAULT_EVENTS_PAGE_LIMIT = 50;
+export const MAX_EVENTS_PAGE_LIMIT = MAX_PAGE_LIMIT;
+export const DEFAULT_EVENTS_PAGE_LIMIT = DEFAULT_PAGE_LIMIT;
 
 export interface CatalogOptions {
   /** Native option properties generated from cli-tree.json, keyed by MCP argument name. */
