@@ -10,7 +10,8 @@ import { isToolError } from '../tool-errors.ts';
 import { compareHelpWithTree, parseHelpOptions } from '../native/help-drift.ts';
 import { resolveNativeBinary } from '../native/resolve-bin.ts';
 import { CLI_TREE } from '../native/tree.ts';
-import { assertNativeVersion, queryNative, VERSION_TIMEOUT_MS } from '../native/version.ts';
+import { assertNativeVersion, VERSION_TIMEOUT_MS, type NativeQueryFn } from '../native/version.ts';
+import { prepareSupervisor } from '../supervise/run-supervised.ts';
 import type { DriftReport } from '../native/help-drift.ts';
 import type { CliTree } from '../native/tree.ts';
 import type { ToolErrorData } from '../tool-errors.ts';
@@ -33,6 +34,8 @@ export interface CheckReport {
   readonly tested_version: string;
   readonly version: { readonly ok: true; readonly version: string } | { readonly ok: false; readonly error: ToolErrorData };
   readonly help: ({ readonly ok: boolean } & DriftReport) | { readonly ok: false; readonly error: string } | null;
+  /** The two queries ran under a supervisor like any run: whether everything they started is proven gone. */
+  readonly cleanup_confirmed: boolean;
   readonly note: string;
 }
 
@@ -54,23 +57,34 @@ export async function getCheckReport(input: CheckInput): Promise<CheckReport> {
   try {
     bin = resolveNativeBinary({ cliFlag: input.cliFlag, env: input.env, cwd: input.cwd });
   } catch (error) {
-    return { ok: false, binary: null, tested_version: tree.native.tested_version, version: { ok: false, error: errorData(error) }, help: null, note: NOTE };
+    return { ok: false, binary: null, tested_version: tree.native.tested_version, version: { ok: false, error: errorData(error) }, help: null, cleanup_confirmed: true, note: NOTE };
   }
+  const supervisor = prepareSupervisor();
+  const cwd = input.cwd ?? process.cwd();
+  const query: NativeQueryFn = (q) => supervisor.probe({ file: bin, args: q.args, cwd, env, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
   let version: CheckReport['version'];
+  let help: NonNullable<CheckReport['help']>;
   try {
-    version = { ok: true, ...(await assertNativeVersion({ bin, tree, timeoutMs, env })) };
-  } catch (error) {
-    version = { ok: false, error: errorData(error) };
+    try {
+      version = { ok: true, ...(await assertNativeVersion({ bin, tree, timeoutMs, query })) };
+    } catch (error) {
+      version = { ok: false, error: errorData(error) };
+    }
+    help = await getHelpDrift(query, tree, timeoutMs);
+  } finally {
+    await supervisor.dispose();
   }
-  const help = await getHelpDrift(bin, tree, timeoutMs, env);
-  return { ok: version.ok && help.ok, binary: bin, tested_version: tree.native.tested_version, version, help, note: NOTE };
+  const cleanup = await supervisor.dispose();
+  const cleanupConfirmed = cleanup.cleanup?.confirmed ?? false;
+  return { ok: version.ok && help.ok && cleanupConfirmed, binary: bin, tested_version: tree.native.tested_version, version, help, cleanup_confirmed: cleanupConfirmed, note: NOTE };
 }
 
-async function getHelpDrift(bin: string, tree: CliTree, timeoutMs: number, env: Record<string, string>): Promise<NonNullable<CheckReport['help']>> {
-  const result = await queryNative({ bin, args: tree.native.help_args, timeoutMs, maxStdoutBytes: MAX_HELP_STDOUT_BYTES, env });
+async function getHelpDrift(query: NativeQueryFn, tree: CliTree, timeoutMs: number): Promise<NonNullable<CheckReport['help']>> {
+  const result = await query({ args: tree.native.help_args, timeoutMs, maxStdoutBytes: MAX_HELP_STDOUT_BYTES });
   if (result.kind === 'spawn_error') return { ok: false, error: `could not run --help: ${result.message}` };
   if (result.kind === 'timeout') return { ok: false, error: `--help did not answer within ${timeoutMs} ms` };
-  if (result.exitCode !== 0) return { ok: false, error: `--help exited with code ${String(result.exitCode)}` };
+  if (result.kind === 'cancelled') return { ok: false, error: '--help was ended before it answered' };
+  if (result.code !== 0) return { ok: false, error: `--help exited with code ${String(result.code)}` };
   if (result.stdoutOverflow) return { ok: false, error: `--help printed more than ${MAX_HELP_STDOUT_BYTES} bytes` };
   const options = parseHelpOptions(result.stdout);
   if (options.length === 0) return { ok: false, error: '--help listed no options' };

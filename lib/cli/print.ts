@@ -63,7 +63,7 @@ export async function runPrint(argv: readonly string[], io: PrintIo): Promise<nu
     const execution = startRunExecution(
       {
         clock: systemClock,
-        checkVersion: async (checked) => { await assertNativeVersion({ bin: checked, tree: CLI_TREE, timeoutMs: VERSION_TIMEOUT_MS, env: nativeEnv }); },
+        checkVersion: async (checked, query) => { await assertNativeVersion({ bin: checked, tree: CLI_TREE, timeoutMs: VERSION_TIMEOUT_MS, query }); },
         prepareSupervisor,
         sessionLock: createSessionLock(),
         listSessionIds: () => [],

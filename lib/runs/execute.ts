@@ -9,6 +9,7 @@ import type { JsonObject } from '../util/json.ts';
 import { classifyRun, type Classification, type Termination } from '../native/classify.ts';
 import type { EventKind } from '../native/events.ts';
 import type { NativeArgv } from '../native/argv.ts';
+import type { NativeQueryFn } from '../native/version.ts';
 import { isToolError, type ToolErrorData } from '../tool-errors.ts';
 import { createIngest, type Ingest } from './ingest.ts';
 import { sessionLockKeys, type SessionLock } from './session-lock.ts';
@@ -24,7 +25,7 @@ export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;
 export interface ExecuteDeps {
   readonly clock: Clock;
   /** Asserts the version of the binary about to run (throws a ToolError with a native_version_* code). */
-  readonly checkVersion: (bin: string) => Promise<void>;
+  readonly checkVersion: (bin: string, query: NativeQueryFn) => Promise<void>;
   /** Starts an idle supervisor; it is prepared while the version check runs so their startups overlap. */
   readonly prepareSupervisor: (command?: SupervisorCommand) => PreparedSupervisor;
   readonly sessionLock: SessionLock;
@@ -128,8 +129,8 @@ async function executeWithin(
     }
     if (interrupted() !== null) return early(interrupted(), null);
     hooks.onState('checking_version');
-    // The supervisor boots while the version is checked; it spawns nothing until start() and exits unused
-    // when the check fails (awaited, so nothing of the run outlives its outcome).
+    // The version check runs inside the run's supervisor: whatever it leaves is the run's to end and
+    // report, and a cancel or timeout ends it at once. A failed check still waits for that cleanup.
     let supervisor: PreparedSupervisor;
     try {
       supervisor = deps.prepareSupervisor(deps.supervision?.supervisorCommand);
@@ -139,13 +140,18 @@ async function executeWithin(
     }
     let started = false;
     try {
-      try {
-        await deps.checkVersion(prepared.bin);
-      } catch (error) {
-        if (isToolError(error)) return early(null, error.toData());
+      const query: NativeQueryFn = (q) => supervisor.probe({ file: prepared.bin, args: q.args, cwd: request.cwd, env: deps.nativeEnv, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
+      const checked = deps.checkVersion(prepared.bin, query).then(() => null, (error: unknown) => {
+        if (isToolError(error)) return error.toData();
         throw error;
+      });
+      const versionError = await untilAborted(checked, AbortSignal.any([signal, deadline]));
+      if (versionError !== null || interrupted() !== null) {
+        const outcome = await supervisor.dispose();
+        hooks.onOutcome?.(outcome);
+        const why = interrupted();
+        return finish(deps, prepared, ingest, { termination: why, spawnError: null, outcome, knownIds, preSpawnError: why === null ? versionError : null, spawned: false });
       }
-      if (interrupted() !== null) return early(interrupted(), null);
       hooks.onState('starting');
       started = true;
       return await supervise(deps, supervisor, prepared, hooks, ingest, signal, deadline, knownIds);
@@ -249,12 +255,24 @@ interface FinishInput {
   readonly spawnError: SupervisedOutcome['spawnError'];
   readonly outcome: SupervisedOutcome | null;
   readonly knownIds: readonly string[];
-  /** An error decided before anything was spawned (version, session lock). */
+  /** An error decided before the native process was spawned (version, session lock). */
   readonly preSpawnError: ToolErrorData | null;
+  /** False when the run ended before the native process was asked for (only probes ran). */
+  readonly spawned?: boolean;
 }
 
 function finish(_deps: ExecuteDeps, prepared: PreparedRun, ingest: Ingest, input: FinishInput): Classification {
   const { outcome } = input;
+  if (input.spawned === false && outcome !== null) {
+    // Only probes ran: their cleanup is the run's, the rest is as if nothing had been started.
+    const before = finish(_deps, prepared, ingest, { ...input, outcome: null, spawned: true });
+    const cleanup = outcome.cleanup === null
+      ? { confirmed: false, error: describeLostSupervisor(outcome) }
+      : { confirmed: outcome.cleanup.confirmed, error: outcome.cleanup.error ?? (outcome.cleanup.confirmed ? null : survivorsText(outcome)) };
+    if (cleanup.confirmed) return before;
+    const cleanupError = { code: outcome.cleanup === null ? 'supervisor_failed' as const : 'cleanup_unconfirmed' as const, message: cleanup.error ?? 'cleanup could not be proven' };
+    return { ...before, cleanup_confirmed: false, cleanup_error: cleanupError, is_error: true, error: before.error ?? cleanupError };
+  }
   const cleanup = outcome === null
     ? { confirmed: true, error: null } // nothing was started
     : outcome.cleanup === null
@@ -285,4 +303,17 @@ function describeLostSupervisor(outcome: SupervisedOutcome): string {
 function survivorsText(outcome: SupervisedOutcome): string {
   const survivors = outcome.cleanup?.survivors ?? [];
   return `${survivors.length} process(es) could not be proven dead: ${survivors.slice(0, 8).map((s) => s.pid).join(', ')}`;
+}
+
+/** Resolves with the promise's value, or with null as soon as `signal` aborts (the promise is left to settle). */
+function untilAborted<T>(promise: Promise<T | null>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => resolve(null);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => { signal.removeEventListener('abort', onAbort); resolve(value); },
+      (error: unknown) => { signal.removeEventListener('abort', onAbort); reject(error); },
+    );
+  });
 }

@@ -1,17 +1,18 @@
 /**
  * Best-effort cleanup when the supervisor died without a cleanup report (e.g. it was SIGKILLed).
  * It kills the native process (verified by start time), whatever is left in the supervisor's session or
- * group and started no earlier than the supervisor, and every descendant of either that can still be
- * traced by ppid (a child in its own session, like the Bash tool, while its parent lives). Descendants
- * already reparented away are out of reach here; the outcome stays "unconfirmed" whatever this manages.
+ * group and started no earlier than the supervisor, every descendant of either that can still be traced by
+ * ppid, and every process started since the supervisor that carries the run's marker in its environment
+ * (which finds the orphans a dead parent left behind). The outcome stays "unconfirmed" whatever this
+ * manages: the supervisor's tracking record died with it.
  */
-import type { ProcessIdentity } from './protocol.ts';
+import { RUN_MARKER_ENV, type ProcessIdentity } from './protocol.ts';
 import { collectDescendants, compareStart, identityOf, isLive, type ProcStat } from '../supervisor/proc-stat.ts';
-import { readProcTable } from '../supervisor/proc-table.ts';
+import { environHas, readProcTable } from '../supervisor/proc-table.ts';
 import { signalIdentity } from '../supervisor/kill.ts';
 
 /** Returns how many processes were sent SIGKILL. */
-export function killLeftovers(supervisor: ProcessIdentity | null, native: ProcessIdentity | null): number {
+export function killLeftovers(supervisor: ProcessIdentity | null, native: ProcessIdentity | null, marker: string | null): number {
   const table = supervisor || native ? readProcTable() : [];
   const victims = new Map<number, ProcStat>();
   // One snapshot first, then signals: killing the native first would reparent its children out of reach.
@@ -24,6 +25,12 @@ export function killLeftovers(supervisor: ProcessIdentity | null, native: Proces
       if (stat.sid !== supervisor.pid && stat.pgid !== supervisor.pid) continue;
       if (stat.pid === supervisor.pid || compareStart(stat.start, supervisor.start) < 0) continue;
       victims.set(stat.pid, stat);
+    }
+  }
+  if (supervisor && marker !== null) {
+    for (const stat of table) {
+      if (victims.has(stat.pid) || !isLive(stat) || compareStart(stat.start, supervisor.start) < 0) continue;
+      if (environHas(stat.pid, RUN_MARKER_ENV, marker) === true) victims.set(stat.pid, stat);
     }
   }
   let killed = 0;

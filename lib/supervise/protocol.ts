@@ -2,17 +2,34 @@
  * The private protocol between the adapter and one supervisor child.
  *
  * Supervisor stdio (only fds 0-2, so nothing else can leak into the native process):
- *   fd 0  control, adapter -> supervisor: JSON lines (first `spawn`, then optional `terminate`). EOF means
- *         the adapter is gone: the supervisor terminates the run and exits.
+ *   fd 0  control, adapter -> supervisor: JSON lines (any number of `probe`s, one at a time, such as the
+ *         version check; then at most one `spawn`; then optional `terminate`). EOF means the adapter is done
+ *         or gone: the supervisor ends whatever of the run lives and exits.
  *   fd 1  data, native -> adapter: the supervisor hands its own fd 1 to the native process as its stdout, so
  *         the native bytes reach the adapter unchanged with no relay hop (the supervisor never writes on it).
- *   fd 2  report, supervisor -> adapter: JSON lines (`spawned`, `exit`, then exactly one final `cleanup`).
+ *   fd 2  report, supervisor -> adapter: JSON lines (`probe_result` per probe, `spawned`, `exit`, then exactly
+ *         one final `cleanup`).
+ * Every process the supervisor starts (probes and the native) carries RUN_MARKER_ENV=<marker> in its
+ * environment, so whatever it leaves can be found in /proc however it re-parents or re-groups itself.
  * Native stderr never reaches the adapter as a stream: the supervisor keeps a bounded tail and puts it in
  * the cleanup report.
  */
 
-/** Bound on everything the supervisor writes on fd 2 (all report lines together). */
+/** Bound on the run's report lines on fd 2 (all but the probe results, together). */
 export const REPORT_MAX_BYTES = 64 * 1024;
+/** A probe's stdout kept by the supervisor; more is drained and reported as overflow. */
+export const PROBE_STDOUT_MAX_BYTES = 256 * 1024;
+export const PROBE_STDERR_MAX_BYTES = 2 * 1024;
+/** One probe_result line: base64 of the bounded outputs plus the envelope. */
+export const PROBE_LINE_MAX_BYTES = 4 * Math.ceil((PROBE_STDOUT_MAX_BYTES + PROBE_STDERR_MAX_BYTES) / 3) + 1024;
+/** Probes one supervisor runs at most; later ones are refused. */
+export const MAX_PROBES = 4;
+/** Everything the supervisor may write on fd 2; the adapter drains and ignores bytes beyond it. */
+export const REPORT_PIPE_MAX_BYTES = REPORT_MAX_BYTES + MAX_PROBES * PROBE_LINE_MAX_BYTES;
+/** The environment variable that marks every process of one run (value: a per-run random marker). */
+export const RUN_MARKER_ENV = 'CLAUDE_RUN_MCP_RUN_MARKER';
+/** A marker is 32 lower-case hex digits (128 random bits). */
+export const RUN_MARKER_PATTERN = /^[0-9a-f]{32}$/;
 export const STDERR_TAIL_MAX_BYTES = 16 * 1024;
 export const CONTROL_LINE_MAX_BYTES = 32 * 1024 * 1024;
 
@@ -20,7 +37,21 @@ export type TerminateReason = 'cancel' | 'timeout' | 'idle_timeout' | 'frame_too
 
 export type ControlMessage =
   | {
+      /** Runs one short command (e.g. `--version`) in the run's group and reports its bounded output. */
+      readonly type: 'probe';
+      readonly id: number;
+      readonly file: string;
+      readonly args: readonly string[];
+      readonly cwd: string;
+      readonly env: Readonly<Record<string, string>>;
+      readonly marker: string;
+      /** The supervisor SIGKILLs the probe after this long and reports `timeout`. */
+      readonly timeoutMs: number;
+      readonly maxStdoutBytes: number;
+    }
+  | {
       readonly type: 'spawn';
+      readonly marker: string;
       readonly file: string;
       readonly args: readonly string[];
       readonly cwd: string;
@@ -40,7 +71,15 @@ export interface ProcessIdentity {
   readonly start: string;
 }
 
+export type ProbeOutcome =
+  | { readonly kind: 'exited'; readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stdoutOverflow: boolean; readonly stderr: string }
+  | { readonly kind: 'spawn_error'; readonly message: string }
+  | { readonly kind: 'timeout' }
+  /** Ended because the run was terminated (or the control pipe closed) while it ran. */
+  | { readonly kind: 'cancelled' };
+
 export type ReportMessage =
+  | { readonly type: 'probe_result'; readonly id: number; readonly outcome: ProbeOutcome }
   | { readonly type: 'spawned'; readonly pid: number; readonly start: string; readonly pgid: number }
   | { readonly type: 'spawn_error'; readonly code: string; readonly message: string }
   | { readonly type: 'exit'; readonly code: number | null; readonly signal: string | null }

@@ -1,5 +1,5 @@
 /** Pure validation of report lines (supervisor -> adapter). Unknown or malformed lines yield null. */
-import type { ProcessIdentity, ReportMessage } from './protocol.ts';
+import type { ProbeOutcome, ProcessIdentity, ReportMessage } from './protocol.ts';
 import { isPlainObject } from '../util/json.ts';
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
@@ -15,6 +15,10 @@ export function parseReportLine(line: string): ReportMessage | null {
   }
   if (!isPlainObject(v)) return null;
   switch (v['type']) {
+    case 'probe_result': {
+      const outcome = parseProbeOutcome(v);
+      return isInt(v['id']) && outcome !== null ? { type: 'probe_result', id: v['id'], outcome } : null;
+    }
     case 'spawned':
       return isInt(v['pid']) && isStr(v['start']) && isInt(v['pgid']) ? { type: 'spawned', pid: v['pid'], start: v['start'], pgid: v['pgid'] } : null;
     case 'spawn_error':
@@ -46,5 +50,37 @@ export function parseReportLine(line: string): ReportMessage | null {
     }
     default:
       return null;
+  }
+}
+
+/** The wire form of a probe result: outputs travel as base64 so their size on the pipe is bounded. */
+export function formatProbeResult(id: number, outcome: ProbeOutcome): string {
+  const wire: Record<string, unknown> = { type: 'probe_result', id, kind: outcome.kind };
+  if (outcome.kind === 'exited') {
+    Object.assign(wire, {
+      code: outcome.code, signal: outcome.signal, stdout_overflow: outcome.stdoutOverflow,
+      stdout_b64: Buffer.from(outcome.stdout, 'utf8').toString('base64'), stderr_b64: Buffer.from(outcome.stderr, 'utf8').toString('base64'),
+    });
+  } else if (outcome.kind === 'spawn_error') {
+    wire['message'] = outcome.message;
+  }
+  return JSON.stringify(wire) + '\n';
+}
+
+function parseProbeOutcome(v: Record<string, unknown>): ProbeOutcome | null {
+  switch (v['kind']) {
+    case 'timeout': return { kind: 'timeout' };
+    case 'cancelled': return { kind: 'cancelled' };
+    case 'spawn_error': return isStr(v['message']) ? { kind: 'spawn_error', message: v['message'] } : null;
+    case 'exited': {
+      const { code, signal } = { code: v['code'], signal: v['signal'] };
+      if (!(code === null || isInt(code)) || !(signal === null || isStr(signal)) || typeof v['stdout_overflow'] !== 'boolean') return null;
+      if (!isStr(v['stdout_b64']) || !isStr(v['stderr_b64'])) return null;
+      return {
+        kind: 'exited', code, signal, stdoutOverflow: v['stdout_overflow'],
+        stdout: Buffer.from(v['stdout_b64'], 'base64').toString('utf8'), stderr: Buffer.from(v['stderr_b64'], 'base64').toString('utf8'),
+      };
+    }
+    default: return null;
   }
 }

@@ -1,10 +1,10 @@
 /**
- * Reads the supervisor's report pipe (fd 2): JSON lines, bounded as a whole by REPORT_MAX_BYTES (bytes past
- * it are drained and ignored). Nothing after the final `cleanup` line is taken.
+ * Reads the supervisor's report pipe (fd 2): JSON lines, bounded as a whole by REPORT_PIPE_MAX_BYTES (bytes
+ * past it are drained and ignored). Nothing after the final `cleanup` line is taken.
  */
 import type { Readable } from 'node:stream';
 import { createLineSplitter } from '../util/line-splitter.ts';
-import { REPORT_MAX_BYTES, type ReportMessage } from './protocol.ts';
+import { PROBE_LINE_MAX_BYTES, REPORT_MAX_BYTES, REPORT_PIPE_MAX_BYTES, type ReportMessage } from './protocol.ts';
 import { parseReportLine } from './report-parse.ts';
 
 export interface ReportReader {
@@ -19,7 +19,7 @@ export function readReports(stream: Readable, onMessage: (message: ReportMessage
   let final = false;
   let ended = false;
   const splitter = createLineSplitter({
-    maxLineBytes: REPORT_MAX_BYTES,
+    maxLineBytes: Math.max(REPORT_MAX_BYTES, PROBE_LINE_MAX_BYTES),
     onLine: (frame) => {
       const message = parseReportLine(frame.toString('utf8'));
       if (message === null || final) return;
@@ -29,7 +29,7 @@ export function readReports(stream: Readable, onMessage: (message: ReportMessage
     onOversize: () => {},
   });
   stream.on('data', (chunk: Buffer) => {
-    const room = REPORT_MAX_BYTES - bytes;
+    const room = REPORT_PIPE_MAX_BYTES - bytes;
     if (room > 0) splitter.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
     bytes += chunk.length;
   });

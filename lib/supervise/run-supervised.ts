@@ -10,10 +10,11 @@
  */
 import { assertNever } from '../util/assert-never.ts';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { identityOf } from '../supervisor/proc-stat.ts';
 import { readProcStat } from '../supervisor/proc-table.ts';
 import { killLeftovers } from './fallback-kill.ts';
-import type { ControlMessage, ProcessIdentity, ReportMessage, TerminateReason } from './protocol.ts';
+import type { ControlMessage, ProbeOutcome, ProcessIdentity, ReportMessage, TerminateReason } from './protocol.ts';
 import { readReports } from './report-reader.ts';
 import { readInSlices } from './sliced-reader.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
@@ -75,16 +76,29 @@ export interface SupervisedRun {
   readonly done: Promise<SupervisedOutcome>;
 }
 
+/** One short command run by the supervisor inside the run (the version check, `--help`). */
+export interface ProbeSpec {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly maxStdoutBytes: number;
+}
+
 /**
- * An idle supervisor, started ahead of its run so its startup overlaps other work (the version check).
- * It waits for `start`; `dispose` instead closes its control pipe and it exits having spawned nothing.
+ * A supervisor started ahead of its run. It may run probes (each in the run's group, with the run's marker,
+ * accounted for in the final cleanup like the run itself), then `start` hands it the run; `dispose` instead
+ * closes its control pipe: it ends whatever the probes left and reports cleanup.
  */
 export interface PreparedSupervisor {
   readonly supervisorPid: number | null;
+  /** Runs one probe; resolves with its outcome (`cancelled` once dispose was called while it ran). */
+  probe(spec: ProbeSpec): Promise<ProbeOutcome>;
   /** Sends `spawn`; at most once, never after dispose. */
   start(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun;
-  /** Lets an unused supervisor go; resolves once it exited and its pipes closed (also after start). */
-  dispose(): Promise<void>;
+  /** Lets a supervisor go that will not start a run; resolves with its cleanup outcome (also after start). */
+  dispose(): Promise<SupervisedOutcome>;
   /** Resolves once the supervisor process exited and its pipes closed. */
   readonly exited: Promise<void>;
 }
@@ -94,8 +108,13 @@ export function startSupervised(spec: SupervisedSpec, hooks: SupervisedHooks): S
   return prepareSupervisor(spec.supervisorCommand).start(spec, hooks);
 }
 
-/** Spawns a supervisor that waits for its run; nothing native runs until `start`. */
-export function prepareSupervisor(command: SupervisorCommand = getSupervisorCommand()): PreparedSupervisor {
+/** A fresh run marker: 128 random bits, hex. */
+export function newRunMarker(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** Spawns a supervisor that waits for its run; nothing runs until `probe` or `start`. */
+export function prepareSupervisor(command: SupervisorCommand = getSupervisorCommand(), marker: string = newRunMarker()): PreparedSupervisor {
   const child = spawn(command.file, [...command.args], {
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -114,13 +133,25 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   let cleanup: CleanupReport | null = null;
   let terminated = false;
   let controlOpen = true;
+  let nextProbeId = 0;
+  const probes = new Map<number, (outcome: ProbeOutcome) => void>();
+  const endProbes = (outcome: ProbeOutcome): void => {
+    for (const resolve of probes.values()) resolve(outcome);
+    probes.clear();
+  };
 
   const onReport = (message: ReportMessage): void => {
     switch (message.type) {
+      case 'probe_result': {
+        const resolve = probes.get(message.id);
+        probes.delete(message.id);
+        resolve?.(message.outcome);
+        return;
+      }
       case 'spawned': spawned = { pid: message.pid, start: message.start }; break;
       case 'spawn_error': spawnError = { code: message.code, message: message.message }; break;
       case 'exit': exit = { code: message.code, signal: message.signal }; break;
-      case 'cleanup': cleanup = message; break;
+      case 'cleanup': cleanup = message; endProbes({ kind: 'cancelled' }); break;
       default: assertNever(message);
     }
     hooks?.onReport?.(message);
@@ -141,10 +172,12 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     let supervisorExit: SupervisedOutcome['supervisorExit'] = null;
     let pipeTimer: NodeJS.Timeout | null = null;
     let settled = false;
-    const settle = (fallbackKilled: number): void => {
+    let fallbackKilled = 0;
+    const settle = (): void => {
       if (settled) return;
       settled = true;
       reports.end();
+      endProbes({ kind: 'spawn_error', message: 'the supervisor ended before the probe finished' });
       const report: CleanupReport | null = cleanup;
       resolve({
         spawned, spawnError, exit, cleanup: report, supervisorExit, fallbackKilled,
@@ -152,11 +185,14 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
         stderrBytes: report?.stderr_bytes ?? 0,
       });
     };
-    settleEarly = () => { if (cleanup !== null && stdout.ended() && reports.ended()) settle(0); };
+    settleEarly = () => { if (cleanup !== null && stdout.ended() && reports.ended()) settle(); };
     child.once('exit', (code, signal) => {
       supervisorExit = { code, signal };
       controlOpen = false;
       child.stdin.destroy();
+      // The supervisor exits by itself (code 0) only after its report was written; any other end means it
+      // died mid-run. Act at once: every moment waited lets a dying native orphan its children.
+      if ((code !== 0 || signal !== null) && cleanup === null) fallbackKilled += killLeftovers(supervisorId, spawned, marker);
       // A process that escaped could still hold our read ends' peers open; do not wait on it forever.
       pipeTimer = setTimeout(() => { child.stdout.destroy(); child.stderr.destroy(); }, SUPERVISOR_PIPE_GRACE_MS);
       pipeTimer.unref();
@@ -164,13 +200,15 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     child.once('close', () => {
       if (pipeTimer) clearTimeout(pipeTimer);
       stdout.flush();
-      if (!settled) settle(cleanup === null ? killLeftovers(supervisorId, spawned) : 0);
+      // A second sweep: whatever was re-parented or started while the first one ran.
+      if (!settled && cleanup === null) fallbackKilled += killLeftovers(supervisorId, spawned, marker);
+      settle();
       resolveExited();
     });
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return;
       spawnError = { code: error.code ?? 'SUPERVISOR_SPAWN_FAILED', message: error.message };
-      settle(0);
+      settle();
       resolveExited();
     });
   });
@@ -178,12 +216,20 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   return {
     supervisorPid: child.pid ?? null,
     exited,
+    probe(spec) {
+      if (phase !== 'idle' || !controlOpen) return Promise.resolve({ kind: 'spawn_error', message: `the supervisor is ${phase === 'idle' ? 'gone' : phase}` });
+      const id = nextProbeId++;
+      const result = new Promise<ProbeOutcome>((resolve) => { probes.set(id, resolve); });
+      send({ type: 'probe', id, marker, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, timeoutMs: spec.timeoutMs, maxStdoutBytes: spec.maxStdoutBytes });
+      return result;
+    },
     start(spec, runHooks) {
       if (phase !== 'idle') throw new Error(`supervisor already ${phase}`);
       phase = 'started';
       hooks = runHooks;
       send({
         type: 'spawn',
+        marker,
         file: spec.file,
         args: spec.args,
         cwd: spec.cwd,
@@ -209,11 +255,11 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     dispose() {
       if (phase === 'idle') {
         phase = 'disposed';
-        // EOF before any `spawn`: the supervisor reports an empty cleanup and exits.
+        // EOF before any `spawn`: the supervisor ends a running probe and what probes left, reports, exits.
         if (controlOpen) child.stdin.end();
         controlOpen = false;
       }
-      return exited;
+      return done;
     },
   };
 }

@@ -1,8 +1,9 @@
 /**
  * Reads a pipe in slices of at most `sliceBytes`, one per event-loop turn. libuv otherwise delivers up to 32
  * reads (2 MiB) of a busy pipe in a row; with four native floods the adapter's stdin waited 100 ms and
- * more behind them. The stream stays paused while a chunk is being handed on, so its 'end' is only
- * emitted once everything before it was delivered.
+ * more behind them. The stream is paused while slices are handed on, but someone else may resume it
+ * (Node resumes a child's stdio when the child exits): chunks that arrive meanwhile are queued behind the
+ * ones not yet delivered, never in their place. 'end' is handled only once everything before it went out.
  */
 import type { Readable } from 'node:stream';
 
@@ -14,34 +15,51 @@ export interface SlicedReader {
 }
 
 export function readInSlices(stream: Readable, sliceBytes: number, deliver: (slice: Buffer) => void, onEnd: () => void): SlicedReader {
-  let pending: Buffer | null = null;
+  /** Chunks received and not yet fully delivered, in arrival order; the first may be partly delivered. */
+  const queue: Buffer[] = [];
+  let stepping = false;
+  let sawEnd = false;
   let ended = false;
+  const finishIfDone = (): void => {
+    if (sawEnd && queue.length === 0 && !ended) {
+      ended = true;
+      onEnd();
+    }
+  };
   const step = (): void => {
-    const chunk = pending;
-    if (chunk === null) return;
-    pending = chunk.length > sliceBytes ? chunk.subarray(sliceBytes) : null;
-    deliver(chunk.length > sliceBytes ? chunk.subarray(0, sliceBytes) : chunk);
-    setImmediate(() => {
-      if (pending !== null) step();
-      else if (!stream.destroyed) stream.resume();
-    });
+    const chunk = queue[0];
+    if (chunk === undefined) {
+      stepping = false;
+      if (!stream.destroyed && !sawEnd) stream.resume();
+      finishIfDone();
+      return;
+    }
+    if (chunk.length > sliceBytes) {
+      queue[0] = chunk.subarray(sliceBytes);
+      deliver(chunk.subarray(0, sliceBytes));
+    } else {
+      queue.shift();
+      deliver(chunk);
+    }
+    setImmediate(step);
   };
   const flush = (): void => {
-    const rest = pending;
-    pending = null;
-    if (rest !== null) deliver(rest);
-  };
-  const markEnded = (): void => {
-    if (ended) return;
-    flush();
-    ended = true;
-    onEnd();
+    const rest = queue.splice(0);
+    if (rest.length > 0) deliver(rest.length === 1 ? rest[0]! : Buffer.concat(rest));
+    finishIfDone();
   };
   stream.on('data', (chunk: Buffer) => {
     stream.pause();
-    pending = chunk;
-    step();
+    queue.push(chunk);
+    if (!stepping) {
+      stepping = true;
+      step();
+    }
   });
+  const markEnded = (): void => {
+    sawEnd = true;
+    if (!stepping) finishIfDone();
+  };
   stream.once('end', markEnded);
   stream.once('close', markEnded);
   return { flush, ended: () => ended };

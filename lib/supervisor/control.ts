@@ -1,9 +1,19 @@
 /** Pure validation of control lines (adapter -> supervisor). Anything malformed is rejected whole. */
-import type { ControlMessage, TerminateReason } from '../supervise/protocol.ts';
+import { RUN_MARKER_PATTERN, type ControlMessage, type TerminateReason } from '../supervise/protocol.ts';
 import { isPlainObject } from '../util/json.ts';
 
 const TERMINATE_REASONS: readonly TerminateReason[] = ['cancel', 'timeout', 'idle_timeout', 'frame_too_large', 'final_too_large', 'adapter_gone'];
 const MAX_GRACE_MS = 10 * 60 * 1000;
+/** A probe answers within minutes or not at all. */
+const MAX_PROBE_TIMEOUT_MS = 10 * 60 * 1000;
+
+interface Command {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly marker: string;
+}
 
 export function parseControlLine(line: string): ControlMessage | null {
   let value: unknown;
@@ -17,31 +27,35 @@ export function parseControlLine(line: string): ControlMessage | null {
     const reason = value['reason'];
     return TERMINATE_REASONS.find((r) => r === reason) !== undefined ? { type: 'terminate', reason: reason as TerminateReason } : null;
   }
+  const command = parseCommand(value);
+  if (command === null) return null;
+  const int = (key: string, min: number, max: number): number | null => {
+    const n = value[key];
+    return typeof n === 'number' && Number.isInteger(n) && n >= min && n <= max ? n : null;
+  };
+  if (value['type'] === 'probe') {
+    const id = int('id', 0, Number.MAX_SAFE_INTEGER);
+    const timeoutMs = int('timeoutMs', 1, MAX_PROBE_TIMEOUT_MS);
+    const maxStdoutBytes = int('maxStdoutBytes', 0, Number.MAX_SAFE_INTEGER);
+    if (id === null || timeoutMs === null || maxStdoutBytes === null) return null;
+    return { type: 'probe', id, ...command, timeoutMs, maxStdoutBytes };
+  }
   if (value['type'] !== 'spawn') return null;
-  const { file, args, cwd, env, stdin } = { file: value['file'], args: value['args'], cwd: value['cwd'], env: value['env'], stdin: value['stdin'] };
+  const stdin = value['stdin'];
+  if (stdin !== null && typeof stdin !== 'string') return null;
+  const interruptGraceMs = int('interruptGraceMs', 0, MAX_GRACE_MS);
+  const termGraceMs = int('termGraceMs', 0, MAX_GRACE_MS);
+  const killGraceMs = int('killGraceMs', 0, MAX_GRACE_MS);
+  const trackIntervalMs = int('trackIntervalMs', 1, MAX_GRACE_MS);
+  if (interruptGraceMs === null || termGraceMs === null || killGraceMs === null || trackIntervalMs === null) return null;
+  return { type: 'spawn', ...command, stdin, interruptGraceMs, termGraceMs, killGraceMs, trackIntervalMs };
+}
+
+function parseCommand(value: Record<string, unknown>): Command | null {
+  const { file, args, cwd, env, marker } = { file: value['file'], args: value['args'], cwd: value['cwd'], env: value['env'], marker: value['marker'] };
   if (typeof file !== 'string' || file === '' || typeof cwd !== 'string' || cwd === '') return null;
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) return null;
   if (!isPlainObject(env) || !Object.values(env).every((v) => typeof v === 'string')) return null;
-  if (stdin !== null && typeof stdin !== 'string') return null;
-  const grace = (key: string, min: number): number | null => {
-    const n = value[key];
-    return typeof n === 'number' && Number.isInteger(n) && n >= min && n <= MAX_GRACE_MS ? n : null;
-  };
-  const interruptGraceMs = grace('interruptGraceMs', 0);
-  const termGraceMs = grace('termGraceMs', 0);
-  const killGraceMs = grace('killGraceMs', 0);
-  const trackIntervalMs = grace('trackIntervalMs', 1);
-  if (interruptGraceMs === null || termGraceMs === null || killGraceMs === null || trackIntervalMs === null) return null;
-  return {
-    type: 'spawn',
-    file,
-    args: args as string[],
-    cwd,
-    env: env as Record<string, string>,
-    stdin,
-    interruptGraceMs,
-    termGraceMs,
-    killGraceMs,
-    trackIntervalMs,
-  };
+  if (typeof marker !== 'string' || !RUN_MARKER_PATTERN.test(marker)) return null;
+  return { file, args: args as string[], cwd, env: env as Record<string, string>, marker };
 }

@@ -42,3 +42,22 @@ export function readProcTable(): ProcStat[] {
   }
   return table;
 }
+
+/**
+ * Whether /proc/<pid>/environ holds the exact entry `name=value`; null when it cannot be read (gone, or
+ * another user's process). The environment a process was started with is what /proc shows, and it is
+ * passed on to every child that does not replace it.
+ */
+export function environHas(pid: number, name: string, value: string): boolean | null {
+  let environ: Buffer;
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`);
+  } catch {
+    return null;
+  }
+  const entry = Buffer.from(`${name}=${value}\0`, 'utf8');
+  for (let at = environ.indexOf(entry); at >= 0; at = environ.indexOf(entry, at + 1)) {
+    if (at === 0 || environ[at - 1] === 0) return true;
+  }
+  return false;
+}

@@ -1,26 +1,35 @@
 /**
- * The supervisor process: spawns one native CLI in its own process group with the supervisor's own fd 1
- * as the native stdout (the bytes go straight to the adapter, no relay hop), reports on fd 2, and on
- * terminate / control EOF / native exit runs the ladder and proves cleanup. Protocol: lib/supervise/protocol.ts.
+ * The supervisor process: runs the run's probes (the version check) and then one native CLI, all in its own
+ * process group and marked with the run's marker; the native stdout is the supervisor's own fd 1 (the bytes
+ * go straight to the adapter, no relay hop); reports on fd 2; on terminate / control EOF / native exit runs
+ * the ladder over everything the run started and proves cleanup. Protocol: lib/supervise/protocol.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { CONTROL_LINE_MAX_BYTES, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../supervise/protocol.ts';
+import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../supervise/protocol.ts';
+import { formatProbeResult } from '../supervise/report-parse.ts';
+import { assertNever } from '../util/assert-never.ts';
 import { createLineSplitter } from '../util/line-splitter.ts';
 import { formatCleanupLine } from './cleanup-report.ts';
 import { parseControlLine } from './control.ts';
 import { closeInheritedFds, openWritableFd, releaseStdout } from './fds.ts';
 import { runLadder, type LadderOutcome } from './ladder.ts';
+import { startProbe, type RunningProbe } from './probe.ts';
 import { identityOf } from './proc-stat.ts';
-import { readProcStat, readProcTable } from './proc-table.ts';
+import { environHas, readProcStat, readProcTable } from './proc-table.ts';
 import { createSink } from './sink.ts';
 import { createByteTail } from './stderr-tail.ts';
 import { createRunTracker, type RunTracker } from './tracker.ts';
 
 type SpawnMessage = Extract<ControlMessage, { type: 'spawn' }>;
+type ProbeMessage = Extract<ControlMessage, { type: 'probe' }>;
 const SHIELDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 /** How often the ladder re-scans /proc while it waits for processes to go. */
 const LADDER_POLL_MS = 20;
+/** Tracking interval before the run's own (from `spawn`) is known, i.e. while probes run. */
+const PROBE_TRACK_INTERVAL_MS = 100;
+/** Ladder timings when the run ends before `spawn` (only probes ran): nothing there needs a soft stop. */
+const PROBE_ONLY_LADDER = { interruptGraceMs: 0, termGraceMs: 500, killGraceMs: 1000 } as const;
 
 /** Runs the supervisor on this process's stdio; it exits the process itself once the report is written. */
 export function runSupervisor(): void {
@@ -32,84 +41,129 @@ export function runSupervisor(): void {
   const report = createSink(openWritableFd(2));
   const tail = createByteTail(STDERR_TAIL_MAX_BYTES);
   const selfPid = process.pid;
-  const groupMode = readProcStat(selfPid)?.pgid === selfPid;
+  const selfStat = readProcStat(selfPid);
+  const groupMode = selfStat?.pgid === selfPid;
   const reportLine = (message: ReportMessage): void => { report.write(JSON.stringify(message) + '\n'); };
 
+  let marker: string | null = null;
   let spec: SpawnMessage | null = null;
-  let child: ChildProcess | null = null;
+  let native: ChildProcess | null = null;
   let tracker: RunTracker | null = null;
-  let exited = false;
+  let probe: RunningProbe | null = null;
+  let probesRun = 0;
+  /** Every process the supervisor started that has not been reaped yet. */
+  const unreaped = new Set<ChildProcess>();
   let cleaning = false;
   let stopTracking = (): void => {};
   let settleStderr = (_graceMs: number): Promise<void> => Promise.resolve();
 
   const finish = async (outcome: LadderOutcome, extraSteps: readonly string[]): Promise<void> => {
     stopTracking();
-    const graceMs = spec?.killGraceMs ?? 0;
-    await settleStderr(graceMs);
+    await settleStderr(spec?.killGraceMs ?? 0);
     report.write(formatCleanupLine({ ...outcome, steps: [...extraSteps, ...outcome.steps], stderrTail: tail.text(), stderrBytes: tail.totalBytes() }));
     await report.end();
     process.exit(0);
+  };
+
+  const track = (intervalMs: number): RunTracker => {
+    stopTracking();
+    const runTracker = tracker ?? createRunTracker({
+      selfPid, groupMode, roots: [],
+      marker: marker === null || selfStat === null ? null : { notBefore: selfStat.start, hasMarker: (pid) => environHas(pid, RUN_MARKER_ENV, marker as string) },
+    });
+    tracker = runTracker;
+    // No scan right away: a process forked this instant has no descendants yet, and a scan costs CPU the
+    // new process needs to start. The ladder scans first thing anyway.
+    const interval = setInterval(() => { if (!cleaning) runTracker.observe(readProcTable()); }, intervalMs);
+    stopTracking = () => { clearInterval(interval); };
+    return runTracker;
+  };
+
+  /** Adopts the marker of the first command; a later command with another marker is malformed. */
+  const takeMarker = (value: string): boolean => {
+    if (marker === null) marker = value;
+    return marker === value;
+  };
+
+  const adopt = (child: ChildProcess, runTracker: RunTracker): void => {
+    unreaped.add(child);
+    child.once('exit', () => { unreaped.delete(child); });
+    // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
+    const stat = child.pid === undefined ? null : readProcStat(child.pid);
+    if (stat !== null) runTracker.addRoot(identityOf(stat));
   };
 
   const cleanUp = (interrupt: boolean, why: string): void => {
     if (cleaning) return;
     cleaning = true;
     process.stdin.pause();
-    if (spec === null || child === null || tracker === null) {
+    probe?.cancel();
+    if (tracker === null) {
       void finish({ survivors: [], steps: [], error: null }, [why]);
       return;
     }
-    const running = child;
+    const running = native;
     const target = {
       selfPid, groupMode, tracker, readTable: readProcTable,
-      nativeExited: () => exited,
-      interruptNative: () => { running.kill('SIGINT'); },
+      nativeExited: () => unreaped.size === 0,
+      interruptNative: () => { running?.kill('SIGINT'); },
     };
-    const options = { interrupt, interruptGraceMs: spec.interruptGraceMs, termGraceMs: spec.termGraceMs, killGraceMs: spec.killGraceMs, pollMs: Math.min(spec.trackIntervalMs, LADDER_POLL_MS) };
+    const timings = spec ?? { ...PROBE_ONLY_LADDER, trackIntervalMs: PROBE_TRACK_INTERVAL_MS };
+    const options = {
+      interrupt: interrupt && running !== null && unreaped.has(running),
+      interruptGraceMs: timings.interruptGraceMs, termGraceMs: timings.termGraceMs, killGraceMs: timings.killGraceMs,
+      pollMs: Math.min(timings.trackIntervalMs, LADDER_POLL_MS),
+    };
     void runLadder(target, options).then((outcome) => finish(outcome, [why]));
+  };
+
+  const runProbe = (message: ProbeMessage): void => {
+    const refuse = (why: string): void => { report.write(formatProbeResult(message.id, { kind: 'spawn_error', message: why })); };
+    if (probe !== null || spec !== null) return refuse('a probe or the run is already under way');
+    if (probesRun >= MAX_PROBES) return refuse(`at most ${MAX_PROBES} probes per run`);
+    probesRun++;
+    const runTracker = tracker ?? track(PROBE_TRACK_INTERVAL_MS);
+    const started = startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, (outcome) => {
+      probe = null;
+      report.write(formatProbeResult(message.id, outcome));
+    });
+    if (started !== null) {
+      probe = started;
+      adopt(started.child, runTracker);
+    }
   };
 
   const start = (message: SpawnMessage): void => {
     spec = message;
-    const native = spawn(message.file, [...message.args], {
+    const runTracker = track(message.trackIntervalMs);
+    const child = spawn(message.file, [...message.args], {
       cwd: message.cwd,
-      env: { ...message.env },
+      env: { ...message.env, [RUN_MARKER_ENV]: message.marker },
       stdio: [message.stdin === null ? 'ignore' : 'pipe', 1, 'pipe'],
       windowsHide: true,
     });
-    if (native.pid === undefined) {
-      native.once('error', (error: NodeJS.ErrnoException) => {
+    if (child.pid === undefined) {
+      child.once('error', (error: NodeJS.ErrnoException) => {
         reportLine({ type: 'spawn_error', code: error.code ?? 'SPAWN_FAILED', message: error.message });
         cleanUp(false, 'spawn_error');
       });
       return;
     }
-    child = native;
+    native = child;
     releaseStdout();
-    // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
-    const stat = readProcStat(native.pid);
-    const identity = stat ? identityOf(stat) : { pid: native.pid, start: '0' };
-    reportLine({ type: 'spawned', pid: identity.pid, start: identity.start, pgid: stat?.pgid ?? selfPid });
-    const runTracker = createRunTracker({ selfPid, groupMode, roots: [identity] });
-    tracker = runTracker;
-    // No scan right away: a process forked this instant has no descendants yet, and a scan costs a few ms
-    // of CPU the native process needs to start. The ladder scans first thing anyway.
-    const scan = (): void => { if (!cleaning) runTracker.observe(readProcTable()); };
-    const interval = setInterval(scan, message.trackIntervalMs);
-    stopTracking = () => { clearInterval(interval); };
-
-    if (native.stdin) {
-      native.stdin.on('error', () => {});
-      native.stdin.end(message.stdin ?? '');
+    adopt(child, runTracker);
+    const stat = readProcStat(child.pid);
+    reportLine({ type: 'spawned', pid: child.pid, start: stat?.start ?? '0', pgid: stat?.pgid ?? selfPid });
+    if (child.stdin) {
+      child.stdin.on('error', () => {});
+      child.stdin.end(message.stdin ?? '');
     }
-    const err = native.stderr;
+    const err = child.stderr;
     if (err) {
       err.on('data', (chunk: Buffer) => { tail.push(chunk); });
       settleStderr = watchEnd(err);
     }
-    native.once('exit', (code, signal) => {
-      exited = true;
+    child.once('exit', (code, signal) => {
       reportLine({ type: 'exit', code, signal });
       cleanUp(false, 'native_exit');
     });
@@ -117,13 +171,16 @@ export function runSupervisor(): void {
 
   const onControl = (message: ControlMessage | null): void => {
     if (cleaning) return;
-    if (message === null) {
+    if (message === null || (message.type !== 'terminate' && !takeMarker(message.marker))) {
       if (spec === null) reportLine({ type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
-      cleanUp(spec !== null, 'bad_control');
-    } else if (message.type === 'spawn') {
-      if (spec === null) start(message);
-    } else {
-      cleanUp(true, `terminate:${message.reason}`);
+      cleanUp(true, 'bad_control');
+      return;
+    }
+    switch (message.type) {
+      case 'probe': runProbe(message); break;
+      case 'spawn': if (spec === null && probe === null) start(message); break;
+      case 'terminate': cleanUp(true, `terminate:${message.reason}`); break;
+      default: assertNever(message);
     }
   };
 

@@ -1,12 +1,21 @@
 /**
- * Remembers every process that belonged to the run: members of the supervisor's process group and,
- * by walking ppid links, descendants that left the group (the native Bash tool runs in its own session).
- * Identities are kept after reparenting to init, so orphans are still ended; a recycled pid never matches.
+ * Remembers every process that belonged to the run, however it got away:
+ * - members of the supervisor's own process group and session (a child may start a new group inside it);
+ * - descendants by ppid links (the native Bash tool runs commands in a session of their own);
+ * - members of any session or group that a tracked process created: a background job keeps the session
+ *   and group ids of its shell after the shell exits and it is re-parented;
+ * - processes started since the run began whose environment carries the run's marker (found by a
+ *   per-process look at /proc/<pid>/environ, once per process), so an orphan re-parented before any scan
+ *   saw it, or a double-forked daemon, is still found.
+ * Identities (pid + start time) are kept after re-parenting, so orphans are still ended; a recycled pid
+ * never matches.
  */
 import type { ProcessIdentity } from '../supervise/protocol.ts';
-import { collectDescendants, groupMembers, identityKey, identityOf, isLive, type ProcStat } from './proc-stat.ts';
+import { collectDescendants, compareStart, identityKey, identityOf, isLive, type ProcStat } from './proc-stat.ts';
 
 export interface RunTracker {
+  /** Adds a process the supervisor itself started (a probe or the native). */
+  addRoot(identity: ProcessIdentity): void;
   /** Folds one process-table snapshot into the tracked set. */
   observe(table: readonly ProcStat[]): void;
   /** Processes of the run still alive in `table` (the supervisor itself excluded), sorted by pid. */
@@ -16,12 +25,32 @@ export interface RunTracker {
   overflowed(): boolean;
 }
 
+/** How the tracker recognises a marked process; null when the environment cannot be read. */
+export interface MarkerLookup {
+  /** Processes started before this start time (clock ticks since boot) cannot belong to the run. */
+  readonly notBefore: string;
+  hasMarker(pid: number): boolean | null;
+}
+
 /** Tracked identities are capped so a fork bomb cannot grow the supervisor without bound. */
 export const MAX_TRACKED_PROCESSES = 4096;
 
-export function createRunTracker(options: { readonly selfPid: number; readonly groupMode: boolean; readonly roots: readonly ProcessIdentity[] }): RunTracker {
-  const { selfPid, groupMode } = options;
+export interface TrackerOptions {
+  readonly selfPid: number;
+  /** The supervisor leads its own session and group: every member of them is the run's. */
+  readonly groupMode: boolean;
+  readonly roots: readonly ProcessIdentity[];
+  readonly marker: MarkerLookup | null;
+}
+
+export function createRunTracker(options: TrackerOptions): RunTracker {
+  const { selfPid, groupMode, marker } = options;
   const tracked = new Map<string, ProcessIdentity>();
+  /** Session and group ids created by tracked processes (the id is the creator's pid), with its identity key. */
+  const ownedSessions = new Map<number, string>();
+  const ownedGroups = new Map<number, string>();
+  /** Marker look-ups already done, by identity; pruned to the live table on every scan. */
+  const markerChecked = new Map<string, boolean>();
   let overflow = false;
   const remember = (stat: ProcStat): void => {
     if (stat.pid === selfPid) return;
@@ -33,19 +62,64 @@ export function createRunTracker(options: { readonly selfPid: number; readonly g
     }
     tracked.set(key, identityOf(stat));
   };
+  /** An owned id still names our session or group unless its number now belongs to another live process. */
+  const owns = (owned: ReadonlyMap<number, string>, id: number, byPid: ReadonlyMap<number, ProcStat>): boolean => {
+    const creator = owned.get(id);
+    if (creator === undefined) return false;
+    const holder = byPid.get(id);
+    return holder === undefined || identityKey(holder) === creator;
+  };
+  const isOurs = (stat: ProcStat, byPid: ReadonlyMap<number, ProcStat>): boolean =>
+    (groupMode && (stat.pgid === selfPid || stat.sid === selfPid)) || owns(ownedSessions, stat.sid, byPid) || owns(ownedGroups, stat.pgid, byPid);
+  const marked = (stat: ProcStat): boolean => {
+    if (marker === null || compareStart(stat.start, marker.notBefore) < 0) return false;
+    const key = identityKey(stat);
+    let found = markerChecked.get(key);
+    if (found === undefined) {
+      found = marker.hasMarker(stat.pid) === true;
+      markerChecked.set(key, found);
+    }
+    return found;
+  };
   for (const root of options.roots) tracked.set(identityKey(root), root);
 
   return {
+    addRoot(identity) { tracked.set(identityKey(identity), identity); },
     observe(table) {
-      const live = table.filter(isLive);
-      if (groupMode) for (const stat of groupMembers(live, selfPid, selfPid)) remember(stat);
+      const live = table.filter((stat) => isLive(stat) && stat.pid !== selfPid);
+      // An id whose last member is gone may be reused by a stranger: forget it before adopting by it.
+      const sessionsInUse = new Set(live.map((s) => s.sid));
+      const groupsInUse = new Set(live.map((s) => s.pgid));
+      for (const sid of ownedSessions.keys()) if (!sessionsInUse.has(sid)) ownedSessions.delete(sid);
+      for (const pgid of ownedGroups.keys()) if (!groupsInUse.has(pgid)) ownedGroups.delete(pgid);
+      const byPid = new Map(live.map((s) => [s.pid, s]));
+      const liveKeys = new Set(live.map(identityKey));
+      for (const key of markerChecked.keys()) if (!liveKeys.has(key)) markerChecked.delete(key);
+
+      for (const stat of live) if (marked(stat)) remember(stat);
       for (const stat of collectDescendants(live, [...tracked.values()])) remember(stat);
+      // Sessions and groups grow the set and the set grows them: repeat until nothing new is adopted.
+      for (let changed = true; changed;) {
+        changed = false;
+        for (const stat of live) {
+          if (!tracked.has(identityKey(stat))) {
+            if (!isOurs(stat, byPid)) continue;
+            remember(stat);
+            if (!tracked.has(identityKey(stat))) continue;
+            changed = true;
+          }
+          if (stat.sid === stat.pid && !ownedSessions.has(stat.sid)) { ownedSessions.set(stat.sid, identityKey(stat)); changed = true; }
+          if (stat.pgid === stat.pid && !ownedGroups.has(stat.pgid)) { ownedGroups.set(stat.pgid, identityKey(stat)); changed = true; }
+        }
+        if (changed) for (const stat of collectDescendants(live, [...tracked.values()])) remember(stat);
+      }
     },
     remaining(table) {
       const out = new Map<number, ProcStat>();
+      const byPid = new Map(table.filter(isLive).map((s) => [s.pid, s]));
       for (const stat of table) {
         if (stat.pid === selfPid || !isLive(stat)) continue;
-        if ((groupMode && stat.pgid === selfPid) || tracked.has(identityKey(stat))) out.set(stat.pid, stat);
+        if (isOurs(stat, byPid) || tracked.has(identityKey(stat))) out.set(stat.pid, stat);
       }
       return [...out.values()].sort((a, b) => a.pid - b.pid);
     },

@@ -70,8 +70,8 @@ export function createHosts(config: HostConfig): HostBundle {
   const runtime = createRuntime({
     clock,
     random: (n) => randomBytes(n),
-    checkVersion: async (bin) => {
-      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: config.versionTimeoutMs ?? VERSION_TIMEOUT_MS, env: nativeEnv, clock });
+    checkVersion: async (bin, query) => {
+      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: config.versionTimeoutMs ?? VERSION_TIMEOUT_MS, query });
       assertedVersion = version;
     },
     prepareSupervisor,

@@ -64,8 +64,10 @@ function timeSpawn(file: string, args: readonly string[], env: NodeJS.ProcessEnv
 async function timeline(mode: 'sequential' | 'overlapped', fake: string, rec: Recorded, command: SupervisorCommand): Promise<Split> {
   const t0 = monoMs();
   let supervisor: PreparedSupervisor | null = mode === 'overlapped' ? prepareSupervisor(command) : null;
-  await assertNativeVersion({ bin: fake, tree: CLI_TREE, timeoutMs: 10_000, env: rec.env });
+  const prober = supervisor ?? prepareSupervisor(command);
+  await assertNativeVersion({ bin: fake, tree: CLI_TREE, timeoutMs: 10_000, query: (q) => prober.probe({ file: fake, args: q.args, cwd: rec.cwd, env: rec.env, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes }) });
   const t1 = monoMs();
+  if (supervisor === null) await prober.dispose();
   supervisor ??= prepareSupervisor(command);
   let t2 = Number.NaN;
   let t3 = Number.NaN;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareHelpWithTree, parseHelpOptions } from '../../lib/native/help-drift.ts';
 import { getCheckReport, runCheck } from '../../lib/cli/check.ts';
-import { queryNative } from '../../lib/native/version.ts';
+import { queryOnce } from '../helpers/probe.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 
 const FAKE = fileURLToPath(new URL('../../fixtures/fake-version/fake-claude-version.mjs', import.meta.url));
@@ -54,8 +54,8 @@ describe('drift against the real pinned binary', () => {
   before(async () => {
     home = mkdtempSync(join(tmpdir(), 'claude-home-'));
     dir = mkdtempSync(join(tmpdir(), 'help-drift-'));
-    const result = await queryNative({ bin: REAL, args: ['--help'], timeoutMs: 30_000, maxStdoutBytes: 256 * 1024, env: realEnv() });
-    assert.ok(result.kind === 'exited' && result.exitCode === 0);
+    const result = await queryOnce(REAL, ['--help'], realEnv());
+    assert.ok(result.kind === 'exited' && result.code === 0);
     help = result.stdout;
   });
   after(() => {

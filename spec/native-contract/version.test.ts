@@ -4,9 +4,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { assertNativeVersion, MAX_VERSION_STDOUT_BYTES, parseNativeVersion, queryNative } from '../../lib/native/version.ts';
+import { assertNativeVersion, MAX_VERSION_STDOUT_BYTES, parseNativeVersion } from '../../lib/native/version.ts';
+import { checkVersionSupervised, queryOnce, withProbes } from '../helpers/probe.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
-import { createManualClock } from '../../lib/util/clock.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
 import type { ToolErrorCode } from '../../lib/tool-errors.ts';
 
@@ -89,63 +89,68 @@ describe('assertNativeVersion with fake binaries', () => {
   const env = (vars: Record<string, string>): Record<string, string> => ({ PATH: process.env['PATH'] ?? '', ...vars });
 
   it('accepts the tested version', async () => {
-    assert.deepEqual(await assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({}) }), { version: '2.1.332' });
+    assert.deepEqual(await checkVersionSupervised(FAKE, 10_000, env({})), { version: '2.1.332' });
   });
 
   it('mismatch names both versions', async () => {
-    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_TEXT: '2.1.400 (Claude Code)\n' }) }), 'native_version_mismatch', /2\.1\.400.*2\.1\.332/);
+    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: '2.1.400 (Claude Code)\n' })), 'native_version_mismatch', /2\.1\.400.*2\.1\.332/);
   });
 
   it('an older version is a mismatch too', async () => {
-    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_TEXT: '2.1.197 (Claude Code)' }) }), 'native_version_mismatch', /2\.1\.197/);
+    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: '2.1.197 (Claude Code)' })), 'native_version_mismatch', /2\.1\.197/);
   });
 
   it('garbage is unreadable', async () => {
-    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_TEXT: 'claude: unknown build\n' }) }), 'native_version_unreadable', /not a Claude Code version/);
+    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: 'claude: unknown build\n' })), 'native_version_unreadable', /not a Claude Code version/);
   });
 
   it(`stdout of exactly ${MAX_VERSION_STDOUT_BYTES} bytes is read`, async () => {
     const line = '2.1.332 (Claude Code)';
     const text = line + ' '.repeat(MAX_VERSION_STDOUT_BYTES - line.length);
-    assert.deepEqual(await assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_TEXT: text }) }), { version: '2.1.332' });
+    assert.deepEqual(await checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: text })), { version: '2.1.332' });
   });
 
   it('one byte more is unreadable (bounded capture)', async () => {
     const line = '2.1.332 (Claude Code)';
     const text = line + ' '.repeat(MAX_VERSION_STDOUT_BYTES + 1 - line.length);
-    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_TEXT: text }) }), 'native_version_unreadable', /more than 4096 bytes/);
+    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: text })), 'native_version_unreadable', /more than 4096 bytes/);
   });
 
   it('non-zero exit is failed, with the first stderr line', async () => {
-    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_MODE: 'fail' }) }), 'native_version_failed', /exited with code 3: boom: cannot start$/);
+    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_MODE: 'fail' })), 'native_version_failed', /exited with code 3: boom: cannot start$/);
   });
 
   it('death by signal is failed', async () => {
-    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, env: env({ FAKE_VERSION_MODE: 'signal' }) }), 'native_version_failed', /killed by SIGTERM/);
+    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_MODE: 'signal' })), 'native_version_failed', /killed by SIGTERM/);
   });
 
   it('a missing binary is failed (spawn error)', async () => {
-    await rejectsWith(assertNativeVersion({ bin: join(dir, 'nope'), tree: CLI_TREE, timeoutMs: 10_000 }), 'native_version_failed', /ENOENT/);
+    await rejectsWith(checkVersionSupervised(join(dir, 'nope'), 10_000), 'native_version_failed', /ENOENT/);
   });
 
-  it('a hanging binary times out on the injected clock, and is killed and reaped before the promise settles', async () => {
+  it('a hanging binary is SIGKILLed at its timeout by the supervisor, and nothing of it remains', async () => {
     const pidFile = join(dir, 'hang.pid');
-    const clock = createManualClock();
-    const pending = assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, clock, env: env({ FAKE_VERSION_MODE: 'hang', FAKE_VERSION_PID_FILE: pidFile }) });
-    const pid = await waitForPidFile(pidFile, 10_000); // readiness: the fake is up and hanging
-    clock.advance(9_999);
-    assert.equal(processExists(pid), true, 'still running one ms before the bound');
-    clock.advance(1);
-    await rejectsWith(pending, 'native_version_timeout', /within 10000 ms/);
-    assert.equal(processExists(pid), false, 'reaped already: no zombie, no process');
-    assert.equal(clock.pending(), 0);
+    const probed = await withProbes(FAKE, env({ FAKE_VERSION_MODE: 'hang', FAKE_VERSION_PID_FILE: pidFile }), async (query) => {
+      await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 300, query }), 'native_version_timeout', /within 300 ms/);
+    });
+    assert.equal(processExists(Number(readFileSync(pidFile, 'utf8'))), false);
+    assert.equal(probed.outcome.cleanup?.confirmed, true);
   });
 
-  it('a grandchild holding stdout open times out, and the whole group is killed', async () => {
-    const pidFile = join(dir, 'orphan.pid');
-    await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 1500, env: env({ FAKE_VERSION_MODE: 'orphan', FAKE_VERSION_PID_FILE: pidFile }) }), 'native_version_timeout', /did not answer/);
-    assert.equal(await waitUntilGone(Number(readFileSync(pidFile, 'utf8')), 5000), true);
-  });
+  for (const mode of ['orphan', 'leave-group', 'leave-setsid', 'leave-daemon'] as const) {
+    it(`what a version check leaves behind (${mode}) is ended by the run's cleanup, proven gone`, async () => {
+      const pidFile = join(dir, `${mode}.pid`);
+      const probed = await withProbes(FAKE, env({ FAKE_VERSION_MODE: mode, FAKE_VERSION_PID_FILE: pidFile }), async (query) => {
+        const answer = await assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 10_000, query });
+        const leftover = await waitForPidFile(pidFile, 10_000);
+        assert.equal(processExists(leftover), true, 'the leftover is alive while the run goes on');
+        return { answer, leftover };
+      });
+      assert.deepEqual(probed.value.answer, { version: '2.1.332' });
+      assert.equal(await waitUntilGone(probed.value.leftover, 5000), true);
+      assert.equal(probed.outcome.cleanup?.confirmed, true, JSON.stringify(probed.outcome.cleanup));
+    });
+  }
 });
 
 describe('the real pinned binary', () => {
@@ -162,14 +167,14 @@ describe('the real pinned binary', () => {
   });
 
   it(`passes the version assertion (${CLI_TREE.native.tested_version})`, async () => {
-    assert.deepEqual(await assertNativeVersion({ bin: REAL, tree: CLI_TREE, timeoutMs: 30_000, env: realEnv() }), { version: CLI_TREE.native.tested_version });
+    assert.deepEqual(await checkVersionSupervised(REAL, 30_000, realEnv()), { version: CLI_TREE.native.tested_version });
   });
 
   it('prints exactly the documented --version line', async () => {
-    const result = await queryNative({ bin: REAL, args: ['--version'], timeoutMs: 30_000, maxStdoutBytes: 4096, env: realEnv() });
+    const result = await queryOnce(REAL, ['--version'], realEnv(), 30_000, 4096);
     assert.equal(result.kind, 'exited');
     assert.ok(result.kind === 'exited');
     assert.equal(result.stdout, `${CLI_TREE.native.tested_version} (Claude Code)\n`);
-    assert.equal(result.exitCode, 0);
+    assert.equal(result.code, 0);
   });
 });

@@ -47,7 +47,7 @@ test('groupMembers excludes the caller and zombies', () => {
 
 test('tracker keeps a setsid descendant after it is reparented to init, and ignores a recycled pid', () => {
   const self = 10;
-  const tracker = createRunTracker({ selfPid: self, groupMode: true, roots: [{ pid: 11, start: '2' }] });
+  const tracker = createRunTracker({ selfPid: self, groupMode: true, roots: [{ pid: 11, start: '2' }], marker: null });
   // native 11 (in our group) spawned 12 with setsid; 12 spawned 13.
   tracker.observe([stat(10, 1, 10, 10, '1'), stat(11, 10, 10, 10, '2'), stat(12, 11, 12, 12, '3'), stat(13, 12, 12, 12, '4')]);
   assert.equal(tracker.trackedCount(), 3);
@@ -61,7 +61,7 @@ test('tracker keeps a setsid descendant after it is reparented to init, and igno
 });
 
 test('tracker without group mode never claims group members it did not see descend from the native', () => {
-  const tracker = createRunTracker({ selfPid: 10, groupMode: false, roots: [{ pid: 11, start: '2' }] });
+  const tracker = createRunTracker({ selfPid: 10, groupMode: false, roots: [{ pid: 11, start: '2' }], marker: null });
   const table = [stat(10, 1, 5, 5, '1'), stat(11, 10, 5, 5, '2'), stat(30, 1, 5, 5, '8')];
   tracker.observe(table);
   assert.deepEqual(tracker.remaining(table).map((s) => s.pid), [11]);
@@ -69,7 +69,7 @@ test('tracker without group mode never claims group members it did not see desce
 
 test('tracker at its cap: the process past MAX_TRACKED_PROCESSES marks tracking overflowed (cleanup unprovable)', () => {
   const self = 10;
-  const tracker = createRunTracker({ selfPid: self, groupMode: false, roots: [{ pid: 11, start: '2' }] });
+  const tracker = createRunTracker({ selfPid: self, groupMode: false, roots: [{ pid: 11, start: '2' }], marker: null });
   const children = (count: number): ProcStat[] => Array.from({ length: count }, (_, i) => stat(100 + i, 11, 100 + i, 100 + i, String(10 + i)));
   const atCap = [stat(11, 10, 10, 10, '2'), ...children(MAX_TRACKED_PROCESSES - 1)];
   tracker.observe(atCap);

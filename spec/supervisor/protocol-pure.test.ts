@@ -5,11 +5,12 @@ import { parseControlLine } from '../../lib/supervisor/control.ts';
 import { formatCleanupLine, REPORT_RESERVED_BYTES } from '../../lib/supervisor/cleanup-report.ts';
 import { createByteTail } from '../../lib/supervisor/stderr-tail.ts';
 import { isCloseOnExec } from '../../lib/supervisor/fds.ts';
-import { parseReportLine } from '../../lib/supervise/report-parse.ts';
+import { formatProbeResult, parseReportLine } from '../../lib/supervise/report-parse.ts';
 import { getSupervisorCommand, SUPERVISOR_ARGV_FLAG } from '../../lib/supervise/supervisor-command.ts';
-import { REPORT_MAX_BYTES } from '../../lib/supervise/protocol.ts';
+import { PROBE_LINE_MAX_BYTES, PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, REPORT_MAX_BYTES, type ProbeOutcome } from '../../lib/supervise/protocol.ts';
 
-const spawnLine = { type: 'spawn', file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1 };
+const MARKER = '0123456789abcdef'.repeat(2);
+const spawnLine = { type: 'spawn', marker: MARKER, file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1 };
 
 test('parseControlLine accepts spawn and terminate, rejects anything off-shape', () => {
   assert.deepEqual(parseControlLine(JSON.stringify(spawnLine)), spawnLine);
@@ -18,9 +19,42 @@ test('parseControlLine accepts spawn and terminate, rejects anything off-shape',
     'not json', '[]', '{"type":"terminate","reason":"whim"}', '{"type":"other"}',
     { ...spawnLine, args: [1] }, { ...spawnLine, env: { A: 1 } }, { ...spawnLine, stdin: 3 }, { ...spawnLine, file: '' },
     { ...spawnLine, trackIntervalMs: 0 }, { ...spawnLine, termGraceMs: -1 }, { ...spawnLine, killGraceMs: 1.5 }, { ...spawnLine, interruptGraceMs: 600_001 },
+    { ...spawnLine, marker: undefined }, { ...spawnLine, marker: MARKER.toUpperCase() }, { ...spawnLine, marker: `${MARKER}0` }, { ...spawnLine, marker: 'x'.repeat(32) },
   ];
   for (const b of bad) assert.equal(parseControlLine(typeof b === 'string' ? b : JSON.stringify(b)), null, JSON.stringify(b));
   assert.notEqual(parseControlLine(JSON.stringify({ ...spawnLine, interruptGraceMs: 600_000 })), null);
+});
+
+const probeLine = { type: 'probe', id: 0, marker: MARKER, file: '/bin/x', args: ['--version'], cwd: '/', env: { A: 'b' }, timeoutMs: 10_000, maxStdoutBytes: 4096 };
+
+test('parseControlLine accepts a probe with its bounds and rejects one off-shape', () => {
+  assert.deepEqual(parseControlLine(JSON.stringify(probeLine)), probeLine);
+  const bad = [
+    { ...probeLine, id: -1 }, { ...probeLine, id: 1.5 }, { ...probeLine, timeoutMs: 0 }, { ...probeLine, timeoutMs: 600_001 },
+    { ...probeLine, maxStdoutBytes: -1 }, { ...probeLine, marker: 'short' }, { ...probeLine, args: 'x' }, { ...probeLine, cwd: '' },
+  ];
+  for (const b of bad) assert.equal(parseControlLine(JSON.stringify(b)), null, JSON.stringify(b));
+  assert.notEqual(parseControlLine(JSON.stringify({ ...probeLine, timeoutMs: 600_000 })), null);
+});
+
+test('probe results survive the wire whatever bytes they carry (base64 on the pipe)', () => {
+  const outcomes: ProbeOutcome[] = [
+    { kind: 'exited', code: 0, signal: null, stdout: '2.1.332 (Claude Code)\n\u0000\u001f"\\', stdoutOverflow: false, stderr: 'é' },
+    { kind: 'exited', code: null, signal: 'SIGKILL', stdout: '', stdoutOverflow: true, stderr: '' },
+    { kind: 'timeout' }, { kind: 'cancelled' }, { kind: 'spawn_error', message: 'ENOENT' },
+  ];
+  for (const outcome of outcomes) {
+    const line = formatProbeResult(7, outcome);
+    assert.ok(line.endsWith('\n') && !line.slice(0, -1).includes('\n'));
+    assert.deepEqual(parseReportLine(line.trimEnd()), { type: 'probe_result', id: 7, outcome });
+  }
+  assert.equal(parseReportLine('{"type":"probe_result","id":1,"kind":"exited","code":0,"signal":null,"stdout_overflow":false,"stdout_b64":1,"stderr_b64":""}'), null);
+  assert.equal(parseReportLine('{"type":"probe_result","id":1,"kind":"whatever"}'), null);
+});
+
+test('a probe result line at the largest outputs stays within its bound', () => {
+  const line = formatProbeResult(Number.MAX_SAFE_INTEGER, { kind: 'exited', code: 255, signal: null, stdout: '\u00ff'.repeat(PROBE_STDOUT_MAX_BYTES / 2), stdoutOverflow: true, stderr: '\u00ff'.repeat(PROBE_STDERR_MAX_BYTES / 2) });
+  assert.ok(Buffer.byteLength(line) <= PROBE_LINE_MAX_BYTES, `${Buffer.byteLength(line)} bytes`);
 });
 
 const facts = { survivors: [], steps: ['native_exit'], error: null, stderrTail: 'tail', stderrBytes: 4 };

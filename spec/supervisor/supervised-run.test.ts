@@ -132,7 +132,7 @@ test('hang_after_result: the final event stays relayed when the run is ended aft
   }
 });
 
-test('the native environment is exactly the one given', async () => {
+test('the native environment is exactly the one given, plus the run marker', async () => {
   const fake = startFake('ok', { env: { ONLY_THIS: 'yes' } });
   try {
     const outcome = await fake.run.done;
@@ -140,7 +140,8 @@ test('the native environment is exactly the one given', async () => {
     const record = fake.record();
     // Node itself copies NODE_V8_COVERAGE into every child it spawns while coverage is being collected.
     const keys = Object.keys(record.env).filter((key) => key !== 'NODE_V8_COVERAGE' || process.env['NODE_V8_COVERAGE'] === undefined).sort();
-    assert.deepEqual(keys, ['FAKE_CLAUDE_READY_FILE', 'FAKE_CLAUDE_RECORD', 'FAKE_CLAUDE_SCENARIO', 'ONLY_THIS', 'PATH']);
+    assert.deepEqual(keys, ['CLAUDE_RUN_MCP_RUN_MARKER', 'FAKE_CLAUDE_READY_FILE', 'FAKE_CLAUDE_RECORD', 'FAKE_CLAUDE_SCENARIO', 'ONLY_THIS', 'PATH']);
+    assert.match(record.env['CLAUDE_RUN_MCP_RUN_MARKER'] ?? '', /^[0-9a-f]{32}$/);
     assert.deepEqual(record.argv, ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hello']);
     assert.equal(record.stdin, null, 'stdin is /dev/null when no prompt is piped');
     assert.deepEqual(record.fds.slice(0, 3).map((f) => f.fd), [0, 1, 2]);

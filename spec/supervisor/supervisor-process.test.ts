@@ -47,7 +47,7 @@ function startDirect(extraFd?: number): Direct {
 
 function spawnMessage(dir: string, scenario: string): ControlMessage {
   return {
-    type: 'spawn', file: FAKE_CLAUDE, args: ['-p', '--output-format', 'stream-json', '--', 'hi'], cwd: dir, stdin: null,
+    type: 'spawn', marker: 'ab'.repeat(16), file: FAKE_CLAUDE, args: ['-p', '--output-format', 'stream-json', '--', 'hi'], cwd: dir, stdin: null,
     env: baseEnv({ FAKE_CLAUDE_SCENARIO: scenario, FAKE_CLAUDE_READY_FILE: join(dir, 'ready'), FAKE_CLAUDE_RECORD: join(dir, 'record.json') }),
     interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50,
   };

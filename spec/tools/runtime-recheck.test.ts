@@ -27,7 +27,8 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
   return {
     supervisorPid: 99,
     exited: Promise.resolve(),
-    dispose: () => Promise.resolve(),
+    dispose: () => Promise.resolve(outcome),
+    probe: () => Promise.resolve({ kind: 'exited', code: 0, signal: null, stdout: '2.1.332 (Claude Code)\n', stdoutOverflow: false, stderr: '' }),
     start: (_spec, hooks) => {
       queueMicrotask(() => hooks.onStdout(Buffer.from(`${result}\n`)));
       return { supervisorPid: 99, terminate: () => {}, killSupervisor: () => {}, done: new Promise((resolve) => setTimeout(() => resolve(outcome), 5)) };

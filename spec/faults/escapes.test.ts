@@ -1,0 +1,70 @@
+/**
+ * The ways real tools leave processes behind, against the real process table: a Bash-tool shell (its own
+ * session) that backgrounds a job with `cmd &`, `nohup cmd &` or `setsid cmd &` and exits; a new process
+ * group inside the supervisor's session whose parent exits at once; a double-forked daemon; a native that
+ * forks and exits before the first tracking scan. For each: the run reports cleanup confirmed only when
+ * nothing whose command line names this test's private ready file is alive any more.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createToolHarness } from '../helpers/tool-harness.ts';
+import { readReadyLines } from '../helpers/proc.ts';
+import { cmdlineOf } from './proc-helpers.ts';
+import { isLive } from '../../lib/supervisor/proc-stat.ts';
+import { readProcTable } from '../../lib/supervisor/proc-table.ts';
+
+const TRIALS = 2;
+
+/** Live processes whose argv mentions `marker` (every escapee carries its ready file's path in argv). */
+function aliveNaming(marker: string): number[] {
+  return readProcTable().filter((s) => isLive(s) && s.pid !== process.pid && cmdlineOf(s.pid).includes(marker)).map((s) => s.pid);
+}
+
+function killPids(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  }
+}
+
+const CASES: readonly { readonly name: string; readonly escape: string; readonly exitFirst?: boolean }[] = [
+  { name: 'a Bash-tool job `cmd &` that outlives its shell', escape: 'bash_bg' },
+  { name: 'a Bash-tool job `nohup cmd &`', escape: 'bash_nohup' },
+  { name: 'a Bash-tool job `setsid cmd &`', escape: 'bash_setsid' },
+  { name: 'a new process group in the supervisor session whose parent exits at once', escape: 'new_group' },
+  { name: 'a double-forked daemon', escape: 'double_fork' },
+  { name: 'a setsid child of a native that exits before the first scan', escape: 'bash_setsid', exitFirst: true },
+  { name: 'a daemon of a native that exits before the first scan', escape: 'double_fork', exitFirst: true },
+  { name: 'all of them at once', escape: 'bash_bg,bash_nohup,bash_setsid,new_group,double_fork' },
+];
+
+for (const c of CASES) {
+  test(`escape: ${c.name} is ended and the run proves it`, async () => {
+    const kinds = c.escape.split(',');
+    for (let trial = 0; trial < TRIALS; trial++) {
+      const scratch = mkdtempSync(join(tmpdir(), 'crm-escape-'));
+      const ready = join(scratch, 'ready.jsonl');
+      const h = await createToolHarness({
+        env: { FAKE_CLAUDE_SCENARIO: 'escape', FAKE_CLAUDE_ESCAPE: c.escape, FAKE_CLAUDE_ESCAPE_EXIT_FIRST: c.exitFirst ? '1' : '0', FAKE_CLAUDE_READY_FILE: ready },
+      });
+      try {
+        const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
+        const left = aliveNaming(ready);
+        assert.deepEqual(left, [], `trial ${trial}: alive after the run reported (${JSON.stringify(out.result?.['cleanup_confirmed'])})`);
+        assert.equal(out.isError, false, out.text.slice(0, 400));
+        assert.equal(out.result?.['cleanup_confirmed'], true, JSON.stringify(out.result?.['cleanup_error']));
+        if (!c.exitFirst) {
+          // The escape really happened before the run ended: every escapee announced itself.
+          const escapees = readReadyLines(ready).filter((l) => l.ready === 'escapee');
+          assert.equal(escapees.length, kinds.length, JSON.stringify(escapees));
+        }
+      } finally {
+        killPids(aliveNaming(ready));
+        await h.close();
+        rmSync(scratch, { recursive: true, force: true });
+      }
+    }
+  });
+}
