@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolHarness } from '../helpers/tool-harness.ts';
-import { readReadyLines } from '../helpers/proc.ts';
+import { readProcStat, readReadyLines, waitForReady } from '../helpers/proc.ts';
 import { cmdlineOf } from './proc-helpers.ts';
 import { isLive } from '../../lib/supervisor/proc-stat.ts';
 import { readProcTable } from '../../lib/supervisor/proc-table.ts';
@@ -68,3 +68,30 @@ for (const c of CASES) {
     }
   });
 }
+
+test('kill -9 of the supervisor while the run has escaped children, the native exiting that instant: the adapter ends them all, reported unconfirmed', async () => {
+  for (let trial = 0; trial < 4; trial++) {
+    const scratch = mkdtempSync(join(tmpdir(), 'crm-escape-'));
+    const ready = join(scratch, 'ready.jsonl');
+    const h = await createToolHarness({
+      env: { FAKE_CLAUDE_SCENARIO: 'escape', FAKE_CLAUDE_ESCAPE: 'bash_bg,bash_setsid,double_fork', FAKE_CLAUDE_ESCAPE_HOLD: 'exit_with_parent', FAKE_CLAUDE_READY_FILE: ready },
+    });
+    try {
+      const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
+      const runId = String(started.result?.['run_id']);
+      const native = await waitForReady(ready, 'escaped');
+      const supervisorPid = readProcStat(native.pid)?.ppid;
+      assert.ok(supervisorPid !== undefined && supervisorPid > 1);
+      process.kill(supervisorPid, 'SIGKILL');
+      let result: Record<string, unknown> = {};
+      while (result['completed'] !== true) result = (await h.call('claude.run.result', { run_id: runId, wait_seconds: 10 })).result ?? {};
+      assert.deepEqual(aliveNaming(ready), [], `trial ${trial}`);
+      assert.equal(result['cleanup_confirmed'], false);
+      assert.equal((result['cleanup_error'] as Record<string, unknown> | null)?.['code'], 'supervisor_failed');
+    } finally {
+      killPids(aliveNaming(ready));
+      await h.close();
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+});

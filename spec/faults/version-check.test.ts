@@ -1,0 +1,130 @@
+/**
+ * The version check is a supervised step of the run: what it leaves behind is ended and accounted for, a
+ * cancel or a shutdown during a hanging check ends it at once, and kill -9 of the adapter during the check
+ * leaves nothing running.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createToolHarness, FAKE_CLAUDE } from '../helpers/tool-harness.ts';
+import { readReadyLines, waitForGone, waitForReady } from '../helpers/proc.ts';
+import { cmdlineOf } from './proc-helpers.ts';
+import { isLive } from '../../lib/supervisor/proc-stat.ts';
+import { readProcTable } from '../../lib/supervisor/proc-table.ts';
+import { ROOT } from '../e2e/server-process.ts';
+
+function errorCode(result: Record<string, unknown> | null): unknown {
+  const error = result?.['error'];
+  return typeof error === 'object' && error !== null ? (error as Record<string, unknown>)['code'] : undefined;
+}
+
+function aliveNaming(marker: string): number[] {
+  return readProcTable().filter((s) => isLive(s) && s.pid !== process.pid && cmdlineOf(s.pid).includes(marker)).map((s) => s.pid);
+}
+
+for (const leaves of ['bash_bg', 'bash_setsid', 'double_fork', 'new_group'] as const) {
+  test(`what the version check leaves (${leaves}) is ended with the run, and the run proves it`, async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'crm-version-'));
+    const ready = join(scratch, 'ready.jsonl');
+    const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION_MODE: leaves, FAKE_CLAUDE_READY_FILE: ready } });
+    try {
+      const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
+      assert.deepEqual(aliveNaming(ready), []);
+      assert.equal(out.isError, false, out.text.slice(0, 400));
+      assert.equal(out.result?.['cleanup_confirmed'], true);
+      assert.equal(readReadyLines(ready).filter((l) => l.ready === 'escapee').length, 1, 'the check really left a process');
+    } finally {
+      for (const pid of aliveNaming(ready)) process.kill(pid, 'SIGKILL');
+      await h.close();
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+}
+
+test('a version check that leaves a process and then fails: the run reports the version error and still ends the leftover', async () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'crm-version-'));
+  const ready = join(scratch, 'ready.jsonl');
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION_MODE: 'bash_setsid', FAKE_CLAUDE_VERSION: '2.1.400', FAKE_CLAUDE_READY_FILE: ready } });
+  try {
+    const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
+    assert.deepEqual(aliveNaming(ready), []);
+    assert.equal(out.isError, true);
+    assert.equal(errorCode(out.result), 'native_version_mismatch');
+    assert.equal(out.result?.['cleanup_confirmed'], true);
+    assert.equal(readReadyLines(ready).filter((l) => l.ready === 'native').length, 0, 'the run itself never started');
+  } finally {
+    for (const pid of aliveNaming(ready)) process.kill(pid, 'SIGKILL');
+    await h.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
+test('cancel during a hanging version check ends the check at once and reports cancelled', async () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'crm-version-'));
+  const ready = join(scratch, 'ready.jsonl');
+  // A check that would take ten minutes to time out: only an immediate end lets this test finish.
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION_MODE: 'hang', FAKE_CLAUDE_READY_FILE: ready }, config: { versionTimeoutMs: 600_000 } });
+  try {
+    const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
+    const runId = String(started.result?.['run_id']);
+    const check = await waitForReady(ready, 'version');
+    const cancel = await h.call('claude.run.cancel', { run_id: runId });
+    assert.equal(cancel.isError, false, cancel.text);
+    let result: Record<string, unknown> = {};
+    while (result['completed'] !== true) result = (await h.call('claude.run.result', { run_id: runId, wait_seconds: 5 })).result ?? {};
+    assert.equal(result['cancelled'], true, JSON.stringify(result));
+    assert.equal(errorCode(result), 'cancelled');
+    assert.equal(result['cleanup_confirmed'], true);
+    await waitForGone([check], 1000);
+  } finally {
+    for (const pid of aliveNaming(ready)) process.kill(pid, 'SIGKILL');
+    await h.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
+test('closing the server during a hanging version check does not wait for the check', async () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'crm-version-'));
+  const ready = join(scratch, 'ready.jsonl');
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION_MODE: 'hang', FAKE_CLAUDE_READY_FILE: ready }, config: { versionTimeoutMs: 600_000 } });
+  try {
+    const pending = h.call('claude.run', { prompt: 'x', cwd: h.dir });
+    const check = await waitForReady(ready, 'version');
+    await h.hosts.close();
+    const out = await pending;
+    assert.equal(out.result?.['cancelled'], true);
+    assert.equal(errorCode(out.result), 'cancelled');
+    assert.equal(out.result?.['cleanup_confirmed'], true);
+    await waitForGone([check], 1000);
+  } finally {
+    for (const pid of aliveNaming(ready)) process.kill(pid, 'SIGKILL');
+    await h.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
+test('kill -9 of the server during a hanging version check leaves nothing running', async () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'crm-version-'));
+  const ready = join(scratch, 'ready.jsonl');
+  const server = spawn(process.execPath, ['--import', 'tsx', 'lib/main.ts', '--claude-bin', FAKE_CLAUDE], {
+    cwd: ROOT, stdio: ['pipe', 'ignore', 'ignore'],
+    env: { ...process.env, FAKE_CLAUDE_VERSION_MODE: 'hang', FAKE_CLAUDE_READY_FILE: ready },
+  });
+  const send = (message: unknown): void => { server.stdin.write(`${JSON.stringify(message)}\n`); };
+  try {
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claude.run.start', arguments: { prompt: 'x', cwd: scratch } } });
+    const check = await waitForReady(ready, 'version', 60_000);
+    server.kill('SIGKILL');
+    await waitForGone([check], 10_000);
+    assert.deepEqual(aliveNaming(ready), []);
+  } finally {
+    server.kill('SIGKILL');
+    for (const pid of aliveNaming(ready)) process.kill(pid, 'SIGKILL');
+    rmSync(scratch, { recursive: true, force: true });
+  }
+});
