@@ -17,6 +17,38 @@ import type { ToolErrorData } from '../tool-errors.ts';
 
 export const MAX_HELP_STDOUT_BYTES = 256 * 1024;
 
+export const CHECK_USAGE = `usage: claude-run-mcp check [--claude-bin PATH]
+
+Resolves the Claude Code binary (--claude-bin, then CLAUDE_BIN, then claude on PATH), asserts its version
+against cli-tree.json and compares its --help with the declared options. Prints one JSON report on stdout;
+exit 0 when the version matches and no declared option drifted, 1 otherwise, 2 for usage errors.
+
+options:
+  --claude-bin PATH   Claude Code binary to check
+  -h, --help          print this help`;
+
+export type CheckArgs =
+  | { readonly kind: 'check'; readonly cliFlag: string | undefined }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'error'; readonly message: string };
+
+/** Pure: argv of `check` to the binary flag, help, or a usage error naming the flag. */
+export function parseCheckArgs(argv: readonly string[]): CheckArgs {
+  let cliFlag: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') return { kind: 'help' };
+    if (arg === '--claude-bin' || arg.startsWith('--claude-bin=')) {
+      const value = arg === '--claude-bin' ? argv[++i] : arg.slice('--claude-bin='.length);
+      if (value === undefined || value === '' || value.startsWith('--')) return { kind: 'error', message: '--claude-bin needs a path to the Claude Code binary' };
+      cliFlag = value;
+      continue;
+    }
+    return { kind: 'error', message: `unknown option: ${arg.length > 64 ? `${arg.slice(0, 64)}…` : arg} (check takes --claude-bin PATH)` };
+  }
+  return { kind: 'check', cliFlag };
+}
+
 export interface CheckInput {
   readonly cliFlag?: string | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;

@@ -28,7 +28,7 @@ describe('parseServeArgs', () => {
 
   const errors: [string[], RegExp][] = [
     [['--nope'], /unknown option: --nope/],
-    [['positional'], /unknown option: positional/],
+    [['positional'], /unknown command or argument: positional \(commands: serve, print, check\)/],
     [['--max-timeout-seconds'], /needs an integer/],
     [['--max-timeout-seconds', '1.5'], /needs an integer/],
     [['--max-timeout-seconds', '-5'], /needs an integer/],
