@@ -31,6 +31,7 @@ serve options:
   --max-timeout-seconds N    largest accepted timeout_seconds, 1 to ${MAX_TIMEOUT_SECONDS_LIMIT} (default ${DEFAULT_MAX_TIMEOUT_SECONDS})
   --underscore-names         list tools with underscores (claude_run) instead of dots (claude.run)
   --prompt-via-stdin         pass the prompt to claude on stdin instead of argv
+                             (both also take =true or =false)
   --max-frame-bytes N        inbound JSON-RPC frame bound in bytes, ${MIN_FRAME_BYTES} to ${MAX_FRAME_BYTES_LIMIT} (default ${MAX_FRAME_BYTES})
   -h, --help                 print this help`;
 
@@ -68,10 +69,14 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
         return { kind: 'help' };
       case '--underscore-names':
       case '--prompt-via-stdin':
-        if (inline !== undefined) return { kind: 'error', message: `${name} takes no value` };
-        if (name === '--underscore-names') config.underscoreNames = true;
-        else config.promptViaStdin = true;
+      {
+        // An explicit =true/=false lets a fixed argument template (an MCP Bundle's user_config) set or clear it.
+        if (inline !== undefined && inline !== 'true' && inline !== 'false') return { kind: 'error', message: `${name} takes no value (or exactly =true, =false)` };
+        const on = inline !== 'false';
+        if (name === '--underscore-names') config.underscoreNames = on;
+        else config.promptViaStdin = on;
         break;
+      }
       case '--claude-bin': {
         const value = takeValue();
         if (value === null || value === '') return { kind: 'error', message: '--claude-bin needs a path to the Claude Code binary' };

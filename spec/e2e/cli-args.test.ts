@@ -43,7 +43,8 @@ describe('parseServeArgs', () => {
     [['--claude-bin'], /needs a path/],
     [['--claude-bin', '--underscore-names'], /needs a path/],
     [['--claude-bin='], /needs a path/],
-    [['--underscore-names=yes'], /takes no value/],
+    [['--underscore-names=yes'], /^--underscore-names takes no value \(or exactly =true, =false\)$/],
+    [['--prompt-via-stdin='], /takes no value/],
     [[`--${'x'.repeat(500)}`], /unknown option: --x{62}…$/],
   ];
   for (const [args, pattern] of errors) {
@@ -53,6 +54,11 @@ describe('parseServeArgs', () => {
       if (parsed.kind === 'error') assert.match(parsed.message, pattern);
     });
   }
+
+  it('boolean flags take an explicit =true or =false (an MCP Bundle argument template sets them so)', () => {
+    assert.deepEqual(parseServeArgs(['--underscore-names=true', '--prompt-via-stdin=false']), { kind: 'config', config: { ...DEFAULTS, underscoreNames: true } });
+    assert.deepEqual(parseServeArgs(['--underscore-names', '--underscore-names=false', '--prompt-via-stdin=true']), { kind: 'config', config: { ...DEFAULTS, promptViaStdin: true } });
+  });
 
   it('--help', () => assert.deepEqual(parseServeArgs(['--underscore-names', '--help']), { kind: 'help' }));
 });
