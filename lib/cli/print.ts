@@ -28,7 +28,6 @@ import type { JsonSchema } from '../mcp/types.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { getPrintUsage, parsePrintArgs, toFlagMessage, type PrintArgs } from './print-args.ts';
 
-
 export interface PrintIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
@@ -92,9 +91,8 @@ export async function runPrint(argv: readonly string[], io: PrintIo): Promise<nu
     const error = outcome.error ?? { code: 'native_error', message: 'the native run failed' };
     return fail(error.code, error.message);
   } catch (error) {
-    // Arguments that fail validation are usage errors (exit 2) and name flags; anything else refused a
-    // well-formed request (exit 1).
-    // A refusal about an argument (it has a path) speaks of flags, not of tool argument names.
+    // Arguments that fail validation are usage errors (exit 2); anything else refused a well-formed request
+    // (exit 1). A refusal about an argument (it has a path) speaks of flags, not of tool argument names.
     if (isToolError(error)) return fail(error.code, error.path === undefined ? error.message : toFlagMessage(error.message, error.path, CLI_TREE), error.code === 'invalid_arguments' ? 2 : 1);
     throw error;
   }
