@@ -13,6 +13,12 @@ import { join } from 'node:path';
 import { BUNDLE_NAME, readCommittedHash, ROOT } from '../../scripts/build.ts';
 import { smokeTest } from '../../scripts/verify-bundle.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
+import { TOOL_NAMES } from '../../lib/tools/declarations.ts';
+import { startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
+import { createNativeSandbox, pollUntilGone } from '../helpers/native-env.ts';
+
+/** How long the server started by Claude Code may take to go after Claude Code exited (it signals, then kills). */
+const SERVER_GONE_MS = 5_000;
 import { ADAPTER_VERSION } from '../../lib/version.ts';
 
 const FAKE_CLAUDE = join(ROOT, 'fixtures', 'fake-claude.mjs');
@@ -22,6 +28,8 @@ const COMMAND_DEADLINE_MS = 90_000;
 /** Top-level entries of the checkout that are not source: the copy leaves them out. */
 const NOT_SOURCE = new Set(['node_modules', 'dist', '.git', 'coverage', '.nyc_output']);
 const DEPENDENCY_KEYS = ['dependencies', 'optionalDependencies', 'peerDependencies', 'bundledDependencies', 'bundleDependencies'];
+
+type Json = Record<string, unknown>;
 
 interface Exit { readonly code: number | null; readonly stdout: string; readonly stderr: string }
 
@@ -45,6 +53,7 @@ const project = join(work, 'project');
 const env: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: join(work, 'home'), npm_config_cache: join(work, 'npm-cache'), npm_config_update_notifier: 'false' };
 let tarball = '';
 let packedFiles: string[] = [];
+let install: Exit = { code: null, stdout: '', stderr: '' };
 const installed = join(project, 'node_modules', 'claude-run-mcp');
 const bin = join(project, 'node_modules', '.bin', 'claude-run-mcp');
 
@@ -65,6 +74,8 @@ before(async () => {
   packedFiles = report[0]!.files.map((f) => f.path);
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+  // Every use below needs the installed package; the first spec asserts how the install went.
+  install = await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], { cwd: project, env });
 });
 
 after(() => { rmSync(work, { recursive: true, force: true }); });
@@ -81,7 +92,6 @@ describe('npm pack from a checkout without dist/', () => {
   });
 
   it('installs with `npm install --offline` into an empty project, without a warning', async () => {
-    const install = await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], { cwd: project, env });
     assert.equal(install.code, 0, install.stderr);
     assert.doesNotMatch(install.stderr, /warn/i);
     const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
@@ -149,6 +159,31 @@ describe('npm pack from a checkout without dist/', () => {
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stdout, /^claude-run: npx -y claude-run-mcp - ✔ Connected$/m);
     assert.match(listed.stdout, /^claude-run-json: npx -y claude-run-mcp --underscore-names - ✔ Connected$/m);
+  });
+
+  it('what the model sees: Claude Code started with that server lists mcp__claude-run__claude_run … as connected tools', async () => {
+    const fake = await startFakeAnthropic({ scenario: { kind: 'text', text: 'seen' } });
+    const sandbox = await createNativeSandbox({ baseUrl: fake.url });
+    try {
+      const config = JSON.stringify({ mcpServers: { 'claude-run': { command: 'npx', args: ['-y', 'claude-run-mcp'] } } });
+      const started = await run(REAL_CLAUDE, ['-p', '--output-format', 'stream-json', '--verbose', '--mcp-config', config, '--strict-mcp-config', '--', 'say hi'], {
+        cwd: project,
+        env: { ...sandbox.env, npm_config_offline: 'true', npm_config_cache: env['npm_config_cache']! },
+      });
+      assert.equal(started.code, 0, started.stderr);
+      const events = started.stdout.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Json);
+      const init = events.find((e) => e['type'] === 'system' && e['subtype'] === 'init');
+      assert.ok(init, 'an init event');
+      assert.deepEqual((init['mcp_servers'] as Json[]).map((s) => [s['name'], s['status']]), [['claude-run', 'connected']]);
+      const seen = (init['tools'] as string[]).filter((name) => name.startsWith('mcp__claude-run__')).sort();
+      assert.deepEqual(seen, TOOL_NAMES.map((name) => `mcp__claude-run__${name.replaceAll('.', '_')}`).sort());
+      assert.equal(events.at(-1)?.['result'], 'seen');
+      const left = await pollUntilGone(() => sandbox.processes(), SERVER_GONE_MS);
+      assert.deepEqual(left.map((p) => p.cmdline), [], 'the server Claude Code started is gone');
+    } finally {
+      await fake.close();
+      await sandbox.cleanup();
+    }
   });
 
   it('plain Node imports the library (no tsx) and runs one claude.run in-process', async () => {
