@@ -16,16 +16,13 @@ const ROLES = {
       stdout: (bytes) => { process.stdout.write(bytes); },
       stderr: (text) => { process.stderr.write(text); },
     }),
-  check: async (args) => {
-    const { CHECK_USAGE, parseCheckArgs, runCheck } = await import('./cli/check.ts');
-    const parsed = parseCheckArgs(args);
-    switch (parsed.kind) {
-      case 'help': process.stdout.write(`${CHECK_USAGE}\n`); return 0;
-      case 'error': process.stderr.write(`claude-run-mcp check: ${parsed.message}\n`); return 2;
-      case 'check': return runCheck({ cliFlag: parsed.cliFlag, env: process.env, cwd: process.cwd(), write: (text) => { process.stdout.write(text); } });
-      default: return (await import('./util/assert-never.ts')).assertNever(parsed);
-    }
-  },
+  check: async (args) =>
+    (await import('./cli/check.ts')).runCheckCommand(args, {
+      env: process.env,
+      cwd: process.cwd(),
+      stdout: (text) => { process.stdout.write(text); },
+      stderr: (text) => { process.stderr.write(text); },
+    }),
 } as const satisfies Record<string, Role>;
 
 /** Answers that need no role: the top-level help and the versions. */

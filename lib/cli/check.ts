@@ -4,6 +4,7 @@
  * nothing at runtime reads help. Prints one JSON report; exit 0 only when the version matches and no
  * declared option drifted (undeclared native options are listed but do not fail the check).
  */
+import { assertNever } from '../util/assert-never.ts';
 import { getNativeEnv } from '../native/native-env.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { isToolError } from '../tool-errors.ts';
@@ -69,6 +70,30 @@ export interface CheckReport {
 }
 
 const NOTE = 'Checks the binary, its version and its --help only; it says nothing about authentication or backend access.';
+
+export interface CheckCommandIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+/** `claude-run-mcp check [argv]`: help (exit 0), a usage error (exit 2), or the report (exit 0 or 1). */
+export async function runCheckCommand(argv: readonly string[], io: CheckCommandIo): Promise<number> {
+  const parsed = parseCheckArgs(argv);
+  switch (parsed.kind) {
+    case 'help':
+      io.stdout(`${CHECK_USAGE}\n`);
+      return 0;
+    case 'error':
+      io.stderr(`claude-run-mcp check: ${parsed.message}\n`);
+      return 2;
+    case 'check':
+      return runCheck({ cliFlag: parsed.cliFlag, env: io.env, cwd: io.cwd, write: io.stdout });
+    default:
+      return assertNever(parsed);
+  }
+}
 
 /** Writes the report and returns the process exit code (0 = no drift and the tested version). */
 export async function runCheck(input: CheckInput): Promise<number> {
