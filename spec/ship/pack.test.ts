@@ -96,6 +96,10 @@ describe('npm pack from a checkout without dist/', () => {
     assert.doesNotMatch(install.stderr, /warn/i);
     const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
     assert.deepEqual(DEPENDENCY_KEYS.filter((k) => k in manifest), [], 'no runtime dependencies');
+    const entry = (manifest['exports'] as Record<string, Record<string, string>>)['.']!;
+    for (const path of [entry['types'], entry['default'], manifest['main'], manifest['types'], (manifest['bin'] as Record<string, string>)['claude-run-mcp']]) {
+      assert.ok(typeof path === 'string' && existsSync(join(installed, path)), `${String(path)} is installed`);
+    }
     assert.deepEqual(readdirSync(join(project, 'node_modules')).filter((n) => !n.startsWith('.')), ['claude-run-mcp'], 'nothing else was installed');
     const bundle = readFileSync(join(installed, 'dist', BUNDLE_NAME));
     assert.equal(createHash('sha256').update(bundle).digest('hex'), readCommittedHash(), 'the installed bin is the audited bundle of bundle.sha256');
