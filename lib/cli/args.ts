@@ -68,8 +68,7 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
       case '-h':
         return { kind: 'help' };
       case '--underscore-names':
-      case '--prompt-via-stdin':
-      {
+      case '--prompt-via-stdin': {
         // An explicit =true/=false lets a fixed argument template (an MCP Bundle's user_config) set or clear it.
         if (inline !== undefined && inline !== 'true' && inline !== 'false') return { kind: 'error', message: `${name} takes no value (or exactly =true, =false)` };
         const on = inline !== 'false';
