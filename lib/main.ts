@@ -1,7 +1,8 @@
 /**
  * The composition root: picks a role from argv[2] and exits with its code.
- * `serve` is the default, also when the first argument is an option. `__supervisor` is the private
- * role of the supervisor child when running from the single-file bundle.
+ * `serve` is the default, also when the first argument is an option. `--help`/`-h` and `--version` print
+ * on stdout and exit 0; usage errors exit 2. `__supervisor` is the private role of the supervisor child
+ * when running from the single-file bundle.
  */
 type Role = (args: readonly string[]) => Promise<number>;
 
@@ -15,15 +16,32 @@ const ROLES = {
       stdout: (bytes) => { process.stdout.write(bytes); },
       stderr: (text) => { process.stderr.write(text); },
     }),
-  check: async (args) => {
-    const { runCheck } = await import('./cli/check.ts');
-    const i = args.indexOf('--claude-bin');
-    return runCheck({ cliFlag: i >= 0 ? args[i + 1] : undefined, env: process.env, cwd: process.cwd(), write: (text) => { process.stdout.write(text); } });
-  },
+  check: async (args) =>
+    (await import('./cli/check.ts')).runCheckCommand(args, {
+      env: process.env,
+      cwd: process.cwd(),
+      stdout: (text) => { process.stdout.write(text); },
+      stderr: (text) => { process.stderr.write(text); },
+    }),
 } as const satisfies Record<string, Role>;
+
+/** Answers that need no role: the top-level help and the versions. */
+const INFO: Readonly<Record<string, () => Promise<string>>> = {
+  '--help': async () => (await import('./cli/args.ts')).SERVE_USAGE,
+  '-h': async () => (await import('./cli/args.ts')).SERVE_USAGE,
+  '--version': async () => {
+    const [{ ADAPTER_VERSION }, { CLI_TREE }] = await Promise.all([import('./version.ts'), import('./native/tree.ts')]);
+    return `claude-run-mcp ${ADAPTER_VERSION} (tested with Claude Code ${CLI_TREE.native.tested_version})`;
+  },
+};
 
 async function main(argv: readonly string[]): Promise<number> {
   const first = argv[0];
+  const info = first === undefined || !Object.hasOwn(INFO, first) ? undefined : INFO[first];
+  if (info !== undefined) {
+    process.stdout.write(`${await info()}\n`);
+    return 0;
+  }
   if (first === undefined || first.startsWith('-')) return ROLES.serve(argv);
   if (!Object.hasOwn(ROLES, first)) {
     process.stderr.write(`claude-run-mcp: unknown command: ${first.slice(0, 64)} (known: ${Object.keys(ROLES).join(', ')})\n`);
@@ -43,7 +61,7 @@ if (process.argv[2] === '__supervisor') {
   // waited that way for its own output (lib/rpc/connection.ts): a second wait would only double the
   // time a stuck reader holds up the exit.
   const argv = process.argv.slice(2);
-  const flushedByRole = argv[0] === undefined || argv[0].startsWith('-') || argv[0] === 'serve';
+  const flushedByRole = argv[0] === undefined || (argv[0].startsWith('-') && !Object.hasOwn(INFO, argv[0])) || argv[0] === 'serve';
   const exit = async (code: number, flushed: boolean): Promise<void> => {
     const { flushOutput } = await import('./rpc/drain.ts');
     const { systemClock } = await import('./util/clock.ts');

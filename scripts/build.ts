@@ -1,14 +1,18 @@
 /**
  * Builds the audited single-file bundle: one ESM file with a shebang, importing only node: builtins,
  * unminified, with `// lib/...` region comments. Byte-reproducible for a given esbuild version.
+ * Beside it, the npm package's library entry: dist/index.mjs (lib/npm-entry.ts compiled the same way,
+ * without shebang) and its declarations in dist/types/ (tsc with tsconfig.types.json).
  *
- * Usage: node --import tsx scripts/build.ts [--outdir DIR]
- *   default: writes dist/claude-run-mcp.mjs, dist/claude-run-mcp.meta.json and the committed bundle.sha256
+ * Usage: node --import tsx scripts/build.ts [--outdir DIR | --no-hash]
+ *   default: writes dist/ (bundle, metafile, library entry, declarations) and the committed bundle.sha256
+ *   --no-hash: writes dist/ only; `npm pack` runs this (prepack), so packing never rewrites bundle.sha256
  *   --outdir DIR: writes the bundle and metafile into DIR only (bundle.sha256 is left alone)
  */
 import { build, version as ESBUILD_VERSION, type BuildOptions, type Metafile } from 'esbuild';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,6 +21,8 @@ export const BUNDLE_NAME = 'claude-run-mcp.mjs';
 export const METAFILE_NAME = 'claude-run-mcp.meta.json';
 export const HASH_FILE = join(ROOT, 'bundle.sha256');
 export const SHEBANG = '#!/usr/bin/env node';
+export const LIBRARY_NAME = 'index.mjs';
+export const TYPES_DIR = 'types';
 export { ESBUILD_VERSION };
 
 /** Every option that shapes the output bytes, in one place (docs/AUDIT.md repeats them). */
@@ -54,6 +60,24 @@ export async function buildBundle(outdir: string): Promise<BuiltBundle> {
   return { file, sha256: createHash('sha256').update(content).digest('hex'), bytes: content.length, metafile: result.metafile };
 }
 
+/** The library entry: the same options as the bundle (so also only node: imports), another entry, no shebang. */
+export async function buildLibrary(outdir: string): Promise<string> {
+  mkdirSync(outdir, { recursive: true });
+  const file = join(outdir, LIBRARY_NAME);
+  const { banner: _banner, metafile: _metafile, ...options } = BUILD_OPTIONS;
+  await build({ ...options, entryPoints: ['lib/npm-entry.ts'], outfile: file });
+  return file;
+}
+
+/** Declarations of the library entry and everything it exports, into <outdir>/types (replaced whole). */
+export function buildDeclarations(outdir: string): string {
+  const typesDir = join(outdir, TYPES_DIR);
+  rmSync(typesDir, { recursive: true, force: true });
+  // No shell: node runs TypeScript's own launcher with an argument vector.
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.types.json'), '--outDir', typesDir], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  return typesDir;
+}
+
 /** The line bundle.sha256 holds: the `sha256sum` format, so `cd dist && sha256sum -c ../bundle.sha256` works. */
 export function formatHashLine(sha256: string): string {
   return `${sha256}  ${BUNDLE_NAME}\n`;
@@ -78,11 +102,18 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     process.stderr.write('build: --outdir needs a directory\n');
     process.exit(2);
   }
-  const built = await buildBundle(custom ?? join(ROOT, 'dist'));
-  if (custom === undefined) writeFileSync(HASH_FILE, formatHashLine(built.sha256));
+  const writeHash = custom === undefined && !process.argv.includes('--no-hash');
+  const outdir = custom ?? join(ROOT, 'dist');
+  const built = await buildBundle(outdir);
+  if (writeHash) writeFileSync(HASH_FILE, formatHashLine(built.sha256));
   process.stdout.write(formatHashLine(built.sha256));
   process.stderr.write(
     `built ${built.file} (${built.bytes} bytes, ${Object.keys(built.metafile.inputs).length} inputs, esbuild ${ESBUILD_VERSION}, node ${process.version})` +
-      `${custom === undefined ? '; wrote bundle.sha256' : ''}\n`,
+      `${writeHash ? '; wrote bundle.sha256' : ''}\n`,
   );
+  if (custom === undefined) {
+    const library = await buildLibrary(outdir);
+    const types = buildDeclarations(outdir);
+    process.stderr.write(`built ${library} and ${types}/\n`);
+  }
 }

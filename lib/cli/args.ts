@@ -20,13 +20,20 @@ export const MAX_TIMEOUT_SECONDS_LIMIT = 24 * 60 * 60;
 export const MIN_FRAME_BYTES = 1024;
 export const MAX_FRAME_BYTES_LIMIT = 1024 * 1024 * 1024;
 
-export const SERVE_USAGE = `usage: claude-run-mcp [serve] [options]
+/** `claude-run-mcp --help`: the commands, and the options of serve (the default command). */
+export const SERVE_USAGE = `usage: claude-run-mcp [serve] [options]     serve MCP over stdio (the default command)
+       claude-run-mcp print [options] -- PROMPT   run one prompt, print the native JSON result (print --help)
+       claude-run-mcp check [--claude-bin PATH]  compare the installed Claude Code with cli-tree.json (check --help)
+       claude-run-mcp --version                  the adapter version and the tested Claude Code version
+
+serve options:
   --claude-bin PATH          Claude Code binary to run (default: CLAUDE_BIN, then PATH)
-  --max-timeout-seconds N    largest accepted timeout_seconds (default ${DEFAULT_MAX_TIMEOUT_SECONDS})
+  --max-timeout-seconds N    largest accepted timeout_seconds, 1 to ${MAX_TIMEOUT_SECONDS_LIMIT} (default ${DEFAULT_MAX_TIMEOUT_SECONDS})
   --underscore-names         list tools with underscores (claude_run) instead of dots (claude.run)
   --prompt-via-stdin         pass the prompt to claude on stdin instead of argv
-  --max-frame-bytes N        inbound JSON-RPC frame bound in bytes (default ${MAX_FRAME_BYTES})
-  --help                     print this help`;
+                             (both also take =true or =false)
+  --max-frame-bytes N        inbound JSON-RPC frame bound in bytes, ${MIN_FRAME_BYTES} to ${MAX_FRAME_BYTES_LIMIT} (default ${MAX_FRAME_BYTES})
+  -h, --help                 print this help`;
 
 export type ParseResult =
   | { readonly kind: 'config'; readonly config: ServeConfig }
@@ -51,6 +58,7 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
     const takeValue = (): string | null => {
       if (inline !== undefined) return inline;
       const next = argv[i + 1];
+      // `--` and other flags are never taken as a value.
       if (next === undefined || next.startsWith('--')) return null;
       i++;
       return next;
@@ -60,14 +68,17 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
       case '-h':
         return { kind: 'help' };
       case '--underscore-names':
-      case '--prompt-via-stdin':
-        if (inline !== undefined) return { kind: 'error', message: `${name} takes no value` };
-        if (name === '--underscore-names') config.underscoreNames = true;
-        else config.promptViaStdin = true;
+      case '--prompt-via-stdin': {
+        // An explicit =true/=false lets a fixed argument template (an MCP Bundle's user_config) set or clear it.
+        if (inline !== undefined && inline !== 'true' && inline !== 'false') return { kind: 'error', message: `${name} takes no value (or exactly =true, =false)` };
+        const on = inline !== 'false';
+        if (name === '--underscore-names') config.underscoreNames = on;
+        else config.promptViaStdin = on;
         break;
+      }
       case '--claude-bin': {
         const value = takeValue();
-        if (value === null || value === '') return { kind: 'error', message: '--claude-bin needs a path' };
+        if (value === null || value === '') return { kind: 'error', message: '--claude-bin needs a path to the Claude Code binary' };
         config.claudeBin = value;
         break;
       }
@@ -82,7 +93,7 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
         break;
       }
       default:
-        return { kind: 'error', message: `unknown option: ${truncate(arg)}` };
+        return { kind: 'error', message: arg.startsWith('-') ? `unknown option: ${truncate(arg)}` : `unknown command or argument: ${truncate(arg)} (commands: serve, print, check)` };
     }
   }
   return { kind: 'config', config };

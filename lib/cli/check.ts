@@ -4,6 +4,7 @@
  * nothing at runtime reads help. Prints one JSON report; exit 0 only when the version matches and no
  * declared option drifted (undeclared native options are listed but do not fail the check).
  */
+import { assertNever } from '../util/assert-never.ts';
 import { getNativeEnv } from '../native/native-env.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { isToolError } from '../tool-errors.ts';
@@ -17,6 +18,38 @@ import type { CliTree } from '../native/tree.ts';
 import type { ToolErrorData } from '../tool-errors.ts';
 
 export const MAX_HELP_STDOUT_BYTES = 256 * 1024;
+
+export const CHECK_USAGE = `usage: claude-run-mcp check [--claude-bin PATH]
+
+Resolves the Claude Code binary (--claude-bin, then CLAUDE_BIN, then claude on PATH), asserts its version
+against cli-tree.json and compares its --help with the declared options. Prints one JSON report on stdout;
+exit 0 when the version matches and no declared option drifted, 1 otherwise, 2 for usage errors.
+
+options:
+  --claude-bin PATH   Claude Code binary to check
+  -h, --help          print this help`;
+
+export type CheckArgs =
+  | { readonly kind: 'check'; readonly cliFlag: string | undefined }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'error'; readonly message: string };
+
+/** Pure: argv of `check` to the binary flag, help, or a usage error naming the flag. */
+export function parseCheckArgs(argv: readonly string[]): CheckArgs {
+  let cliFlag: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') return { kind: 'help' };
+    if (arg === '--claude-bin' || arg.startsWith('--claude-bin=')) {
+      const value = arg === '--claude-bin' ? argv[++i] : arg.slice('--claude-bin='.length);
+      if (value === undefined || value === '' || value.startsWith('--')) return { kind: 'error', message: '--claude-bin needs a path to the Claude Code binary' };
+      cliFlag = value;
+      continue;
+    }
+    return { kind: 'error', message: `unknown option: ${arg.length > 64 ? `${arg.slice(0, 64)}…` : arg} (check takes --claude-bin PATH)` };
+  }
+  return { kind: 'check', cliFlag };
+}
 
 export interface CheckInput {
   readonly cliFlag?: string | undefined;
@@ -40,6 +73,30 @@ export interface CheckReport {
 }
 
 const NOTE = 'Checks the binary, its version and its --help only; it says nothing about authentication or backend access.';
+
+export interface CheckCommandIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+/** `claude-run-mcp check [argv]`: help (exit 0), a usage error (exit 2), or the report (exit 0 or 1). */
+export async function runCheckCommand(argv: readonly string[], io: CheckCommandIo): Promise<number> {
+  const parsed = parseCheckArgs(argv);
+  switch (parsed.kind) {
+    case 'help':
+      io.stdout(`${CHECK_USAGE}\n`);
+      return 0;
+    case 'error':
+      io.stderr(`claude-run-mcp check: ${parsed.message}\n`);
+      return 2;
+    case 'check':
+      return runCheck({ cliFlag: parsed.cliFlag, env: io.env, cwd: io.cwd, write: io.stdout });
+    default:
+      return assertNever(parsed);
+  }
+}
 
 /** Writes the report and returns the process exit code (0 = no drift and the tested version). */
 export async function runCheck(input: CheckInput): Promise<number> {

@@ -6,7 +6,6 @@
  * `{"code","message"}` on stderr and exit 1 (2 for usage errors). A native result that exists is still
  * printed on failure, since it is the native program's own account of what happened.
  */
-import { assertNever } from '../util/assert-never.ts';
 import { DEFAULT_MAX_TIMEOUT_SECONDS } from './args.ts';
 import { isDirectory } from '../util/is-directory.ts';
 import { randomBytes } from 'node:crypto';
@@ -25,11 +24,9 @@ import { prepareSupervisor } from '../supervise/run-supervised.ts';
 import { parseRunInput } from '../tools/run-input.ts';
 import { isToolError, ToolError } from '../tool-errors.ts';
 import { systemClock } from '../util/clock.ts';
-import type { JsonObject, JsonValue } from '../util/json.ts';
 import type { JsonSchema } from '../mcp/types.ts';
 import { ADAPTER_VERSION } from '../version.ts';
-
-export const PRINT_USAGE = 'usage: claude-run-mcp print --permission-mode dontAsk|plan|acceptEdits [declared native options] [--cwd DIR] [--timeout-seconds N] [--claude-bin PATH] -- PROMPT';
+import { getPrintUsage, parsePrintArgs, toFlagMessage, type PrintArgs } from './print-args.ts';
 
 export interface PrintIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -43,12 +40,16 @@ export async function runPrint(argv: readonly string[], io: PrintIo): Promise<nu
     io.stderr(`${JSON.stringify({ code, message })}\n`);
     return exit;
   };
-  let parsed: ParsedPrint;
+  let parsed: PrintArgs;
   try {
-    parsed = parsePrintArgs(argv);
+    parsed = parsePrintArgs(argv, CLI_TREE);
   } catch (error) {
-    if (isToolError(error)) return fail(error.code, `${error.message}${error.path ? ` (${error.path})` : ''}. ${PRINT_USAGE}`, 2);
+    if (isToolError(error)) return fail(error.code, error.message, 2);
     throw error;
+  }
+  if (parsed.kind === 'help') {
+    io.stdout(Buffer.from(`${getPrintUsage(CLI_TREE)}\n`));
+    return 0;
   }
   try {
     const schema: JsonSchema = { type: 'object', additionalProperties: true, properties: { ...getNativeOptionSchemas(CLI_TREE), timeout_seconds: { type: 'integer', minimum: 1, maximum: DEFAULT_MAX_TIMEOUT_SECONDS } } };
@@ -90,56 +91,9 @@ export async function runPrint(argv: readonly string[], io: PrintIo): Promise<nu
     const error = outcome.error ?? { code: 'native_error', message: 'the native run failed' };
     return fail(error.code, error.message);
   } catch (error) {
-    if (isToolError(error)) return fail(error.code, error.message + (error.path ? ` (${error.path})` : ''));
+    // Arguments that fail validation are usage errors (exit 2); anything else refused a well-formed request
+    // (exit 1). A refusal about an argument (it has a path) speaks of flags, not of tool argument names.
+    if (isToolError(error)) return fail(error.code, error.path === undefined ? error.message : toFlagMessage(error.message, error.path, CLI_TREE), error.code === 'invalid_arguments' ? 2 : 1);
     throw error;
   }
 }
-
-interface ParsedPrint { readonly args: JsonObject; readonly claudeBin: string | null }
-
-/** Maps native flag spellings declared in cli-tree.json (plus --cwd, --timeout-seconds, --claude-bin) to tool arguments. */
-export function parsePrintArgs(argv: readonly string[]): ParsedPrint {
-  const args: Record<string, JsonValue> = {};
-  let claudeBin: string | null = null;
-  let i = 0;
-  const valueOf = (flag: string): string => {
-    const value = argv[i + 1];
-    if (value === undefined) throw new ToolError('invalid_arguments', `${flag} needs a value`, `/${flag}`);
-    i += 2;
-    return value;
-  };
-  while (i < argv.length) {
-    const flag = argv[i]!;
-    if (flag === '--') {
-      args['prompt'] = argv.slice(i + 1).join(' ');
-      break;
-    }
-    if (flag === '--cwd') { args['cwd'] = valueOf(flag); continue; }
-    if (flag === '--claude-bin') { claudeBin = valueOf(flag); continue; }
-    if (flag === '--timeout-seconds') { args['timeout_seconds'] = toNumber(valueOf(flag), 'timeout_seconds'); continue; }
-    const option = CLI_TREE.options.find((o) => o.flag === flag);
-    if (option === undefined) throw new ToolError('invalid_arguments', `${flag.slice(0, 64)} is not a declared option`, '/argv');
-    switch (option.value) {
-      case 'none': args[option.arg] = true; i += 1; break;
-      case 'list': {
-        const list = (args[option.arg] as JsonValue[] | undefined) ?? [];
-        list.push(valueOf(flag));
-        args[option.arg] = list;
-        break;
-      }
-      case 'number': case 'integer': args[option.arg] = toNumber(valueOf(flag), option.arg); break;
-      case 'string': case 'uuid': case 'enum': args[option.arg] = valueOf(flag); break;
-      default: assertNever(option);
-    }
-  }
-  if (typeof args['prompt'] !== 'string' || args['prompt'] === '') throw new ToolError('invalid_arguments', 'a prompt is required after --', '/prompt');
-  if (typeof args['permission_mode'] !== 'string') throw new ToolError('invalid_arguments', '--permission-mode is required for print (no default here)', '/permission_mode');
-  return { args, claudeBin };
-}
-
-function toNumber(text: string, arg: string): number {
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value)) throw new ToolError('invalid_arguments', `${arg} must be a number`, `/${arg}`);
-  return value;
-}
-

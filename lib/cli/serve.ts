@@ -29,11 +29,11 @@ const log = (line: string): void => { process.stderr.write(`claude-run-mcp: ${li
 export async function runServe(argv: readonly string[], createHosts: HostFactory = createDefaultHosts): Promise<number> {
   const parsed = parseServeArgs(argv);
   if (parsed.kind === 'help') {
-    process.stderr.write(`${SERVE_USAGE}\n`);
+    process.stdout.write(`${SERVE_USAGE}\n`);
     return 0;
   }
   if (parsed.kind === 'error') {
-    process.stderr.write(`claude-run-mcp: ${parsed.message}\n${SERVE_USAGE}\n`);
+    process.stderr.write(`claude-run-mcp: ${parsed.message} (claude-run-mcp --help lists the options)\n`);
     return 2;
   }
   const { config } = parsed;

@@ -25,8 +25,9 @@ export interface ServerProcess {
   kill(): void;
 }
 
-export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly string[] = []): ServerProcess {
-  const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+/** `env` replaces the inherited environment (default: inherited). */
+export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly string[] = [], options: { readonly env?: NodeJS.ProcessEnv } = {}): ServerProcess {
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], ...(options.env === undefined ? {} : { env: options.env }) });
   const lines: string[] = [];
   let partial = '';
   let stderr = '';

@@ -171,3 +171,23 @@ test('options are validated: maxTimeoutSeconds 1..86400 (both bounds and one pas
   assert.throws(() => createClaudeRunAdapter({ ...base, cwd: 'relative/dir' }), TypeError);
   assert.throws(() => createClaudeRunAdapter({ ...base, claudeBin: '' }), TypeError);
 });
+
+test('the npm entry exports what lib/index.ts exports; compiled it defaults supervisors to the sibling bundle, from source to the usual command', async () => {
+  const index = await import('../../lib/index.ts');
+  const entry = await import('../../lib/npm-entry.ts');
+  assert.deepEqual(Object.keys(index).filter((name) => !(name in entry)), []);
+  assert.deepEqual(entry.getPackagedSupervisorCommand('file:///opt/pkg/dist/index.mjs'), { file: process.execPath, args: ['/opt/pkg/dist/claude-run-mcp.mjs', '__supervisor'] });
+  assert.equal(entry.getPackagedSupervisorCommand(), null, 'loaded from source (.ts)');
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-lib-entry-')));
+  const adapter = entry.createClaudeRunAdapter({ claudeBin: FAKE_CLAUDE, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir }, cwd: dir });
+  try {
+    await adapter.handle({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lib', version: '0' } } });
+    const response = (await adapter.handle({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'x', cwd: dir } } })) as Json;
+    const result = (resultOf(response)['structuredContent'] as Json)['result'] as Json;
+    assert.equal(result['is_error'], false, JSON.stringify(result['error']));
+    assert.equal(result['cleanup_confirmed'], true);
+  } finally {
+    await adapter.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

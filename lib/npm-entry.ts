@@ -1,0 +1,28 @@
+/**
+ * The npm package's library entry (`import … from 'claude-run-mcp'`), compiled to dist/index.mjs beside the
+ * single-file bundle dist/claude-run-mcp.mjs. Everything lib/index.ts exports, with one difference: compiled,
+ * createClaudeRunAdapter starts its supervisors from the sibling bundle (`node claude-run-mcp.mjs
+ * __supervisor`), because this library file has no role dispatch of its own. From source (this file is
+ * .ts) the usual default applies.
+ */
+import { fileURLToPath } from 'node:url';
+import { createClaudeRunAdapter as createFromSource, type ClaudeRunAdapterOptions } from './library.ts';
+import type { Adapter } from './adapter.ts';
+import { SUPERVISOR_ARGV_FLAG, type SupervisorCommand } from './supervise/supervisor-command.ts';
+
+export * from './index.ts';
+
+/** The single-file bundle's name; scripts/build.ts writes both files into one folder. */
+export const BUNDLE_FILE_NAME = 'claude-run-mcp.mjs';
+
+/** The supervisor command of the compiled package: the sibling bundle in its supervisor role; null from source. */
+export function getPackagedSupervisorCommand(moduleUrl: string = import.meta.url): SupervisorCommand | null {
+  if (moduleUrl.endsWith('.ts')) return null;
+  return { file: process.execPath, args: [fileURLToPath(new URL(`./${BUNDLE_FILE_NAME}`, moduleUrl)), SUPERVISOR_ARGV_FLAG] };
+}
+
+/** lib/library.ts's createClaudeRunAdapter; when compiled, supervisorCommand defaults to the sibling bundle. */
+export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): Adapter {
+  const packaged = options.supervisorCommand === undefined ? getPackagedSupervisorCommand() : null;
+  return createFromSource(packaged === null ? options : { ...options, supervisorCommand: packaged });
+}
