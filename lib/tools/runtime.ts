@@ -146,17 +146,23 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
     created_at: entry.created_at,
     settled_at: entry.settled_at,
   };
-  if (c !== null) return { ...base, ...c, cleanup_confirmed: entry.cleanup_confirmed, cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error };
+  if (c !== null) {
+    return { ...base, ...c, resume: resumeHint(live.request, c.session_id), cleanup_confirmed: entry.cleanup_confirmed, cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error };
+  }
+  const sessionId = ingest?.init?.session_id ?? entry.session_id;
   return {
     ...base,
     is_error: entry.completed,
     error: entry.completed ? { code: 'supervisor_failed', message: 'the run ended without an outcome (internal failure)' } : null,
     native_error: null,
-    session_id: ingest?.init?.session_id ?? entry.session_id,
+    session_id: sessionId,
     resume_requested: resumeRequested,
     resumed: null,
     model: ingest?.assistant_model ?? ingest?.init?.model ?? null,
     result: null,
+    structured_output: null,
+    unfinished_subagents: null,
+    resume: resumeHint(live.request, sessionId),
     final: null,
     usage: null,
     model_usage_this_call: null,
@@ -178,4 +184,10 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
     events_omitted: ingest?.events_omitted ?? 0,
     malformed_lines: ingest?.malformed_lines ?? 0,
   };
+}
+
+/** The argument that continues this conversation next time; none when there is no id or it is not saved. */
+function resumeHint(request: RunRequest, sessionId: string | null): RunResult['resume'] {
+  if (sessionId === null || request.nativeOptions['no_session_persistence'] === true) return null;
+  return { resume_session_id: sessionId };
 }
