@@ -129,12 +129,21 @@ export function parsePrintArgs(argv: readonly string[]): ParsedPrint {
       }
       case 'number': case 'integer': args[option.arg] = toNumber(valueOf(flag), option.arg); break;
       case 'string': case 'uuid': case 'enum': args[option.arg] = valueOf(flag); break;
+      case 'json_schema': args[option.arg] = toJson(valueOf(flag), option.arg); break;
       default: assertNever(option);
     }
   }
   if (typeof args['prompt'] !== 'string' || args['prompt'] === '') throw new ToolError('invalid_arguments', 'a prompt is required after --', '/prompt');
   if (typeof args['permission_mode'] !== 'string') throw new ToolError('invalid_arguments', '--permission-mode is required for print (no default here)', '/permission_mode');
   return { args, claudeBin };
+}
+
+function toJson(text: string, arg: string): JsonValue {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    throw new ToolError('invalid_arguments', `${arg} must be JSON`, `/${arg}`);
+  }
 }
 
 function toNumber(text: string, arg: string): number {

@@ -25,6 +25,8 @@ export function viewRun(body: RunResult, detail: ResultDetail): JsonObject {
   if (detail === 'full') return body as unknown as JsonObject;
   const view: Record<string, JsonValue> = {};
   for (const field of SUMMARY_FIELDS) view[field] = body[field] as JsonValue;
+  // With output_schema the native text is the JSON of structured_output: the answer is sent once.
+  if (body.structured_output !== null && body.result === JSON.stringify(body.structured_output)) view['result'] = null;
   return view;
 }
 
@@ -57,7 +59,7 @@ export const RUN_VIEW_SCHEMA: JsonSchema = {
     is_error: { type: 'boolean' },
     error: { description: 'The failure that decides the outcome: { code, message }, or null.' },
     native_error: { description: 'The failure the native process itself reported, or null.' },
-    result: { description: `The answer: the native final text.${NULLABLE}` },
+    result: { description: `The answer: the native final text (null in the summary when structured_output holds it).${NULLABLE}` },
     structured_output: { description: 'With output_schema: the object the native run validated against it; else null.' },
     session_id: { description: `The native conversation id.${NULLABLE}` },
     resume: { description: 'How to continue this conversation: { resume_session_id } to pass next time; null when it was not saved.' },
