@@ -3,7 +3,7 @@
 // continue; the text content is a human line plus the answer; the full native result is one request away.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
@@ -132,5 +132,39 @@ test('the descriptions a model reads point from a returned session_id to resume_
     assert.deepEqual((result.inputSchema.properties['detail'] as { enum?: string[] }).enum, ['summary', 'full']);
   } finally {
     await h.close();
+  }
+});
+
+test('output_schema reaches the native --json-schema; the structured output is its own field and is sent once', async () => {
+  const recordDir = mkdtempSync(join(tmpdir(), 'crm-output-schema-'));
+  const structured = { answer: '42', confidence: 0.9 };
+  // 2025-11-25: a schema-level refusal (not an object) is a tool error too, like the deeper ones.
+  const h = await createToolHarness({ protocolVersion: '2025-11-25', env: { FAKE_CLAUDE_RECORD_DIR: recordDir, FAKE_CLAUDE_STRUCTURED: JSON.stringify(structured) } });
+  const schema = { type: 'object', properties: { answer: { type: 'string' }, confidence: { type: 'number' } }, required: ['answer'] };
+  try {
+    const raw = await rawCall(h, 'claude.run', { prompt: 'answer', cwd: h.dir, output_schema: schema });
+    assert.equal(raw.isError, false);
+    const r = raw.structuredContent!['result'] as JsonObject;
+    assert.deepEqual(r['structured_output'], structured);
+    assert.equal(r['result'], null, 'the JSON text of the same object is not sent twice');
+    assert.equal(occurrences(JSON.stringify(raw.structuredContent), '"42"'), 1);
+    const run = readdirSync(recordDir).map((n) => JSON.parse(readFileSync(join(recordDir, n), 'utf8')) as { argv: string[] }).find((rec) => rec.argv.includes('-p'))!;
+    assert.equal(run.argv[run.argv.indexOf('--json-schema') + 1], JSON.stringify(schema));
+    const full = await h.full(r['run_id']);
+    assert.equal(full['result'], JSON.stringify(structured), 'the full object keeps the native text');
+
+    const bad = await h.call('claude.run', { prompt: 'answer', cwd: h.dir, output_schema: { type: 'object', properties: { answer: { type: 'text' } } } });
+    assert.equal(bad.isError, true);
+    assert.deepEqual([bad.error!['code'], bad.error!['path']], ['invalid_arguments', '/output_schema/properties/answer/type']);
+    assert.equal(bad.result, null);
+    const notObject = await h.call('claude.run', { prompt: 'answer', cwd: h.dir, output_schema: [schema] as unknown as JsonObject });
+    assert.deepEqual([notObject.error!['code'], notObject.error!['path']], ['invalid_arguments', '/output_schema']);
+    assert.equal(readdirSync(recordDir).length, 2, 'the refused runs spawned nothing (one version check and one run so far)');
+
+    const plain = await h.call('claude.run', { prompt: 'answer', cwd: h.dir });
+    assert.equal(plain.result!['structured_output'], null, 'without output_schema');
+  } finally {
+    await h.close();
+    rmSync(recordDir, { recursive: true, force: true });
   }
 });
