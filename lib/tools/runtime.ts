@@ -147,7 +147,7 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
     settled_at: entry.settled_at,
   };
   if (c !== null) {
-    return { ...base, ...c, resume: resumeHint(live.request, c.session_id), cleanup_confirmed: entry.cleanup_confirmed, cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error };
+    return { ...base, ...c, resume: resumeHint(live.request, c.session_id, ingest?.init ?? null), cleanup_confirmed: entry.cleanup_confirmed, cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error };
   }
   const sessionId = ingest?.init?.session_id ?? entry.session_id;
   return {
@@ -162,7 +162,7 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
     result: null,
     structured_output: null,
     unfinished_subagents: null,
-    resume: resumeHint(live.request, sessionId),
+    resume: resumeHint(live.request, sessionId, ingest?.init ?? null),
     final: null,
     usage: null,
     model_usage_this_call: null,
@@ -186,8 +186,12 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
   };
 }
 
-/** The argument that continues this conversation next time; none when there is no id or it is not saved. */
-function resumeHint(request: RunRequest, sessionId: string | null): RunResult['resume'] {
-  if (sessionId === null || request.nativeOptions['no_session_persistence'] === true) return null;
+/**
+ * The argument that continues this conversation next time. None when there is no id, when nothing is
+ * saved (no_session_persistence), or when the native process never started the conversation (no init
+ * event: an unknown resume id or an id in use fail before it, FINDINGS §7).
+ */
+function resumeHint(request: RunRequest, sessionId: string | null, init: unknown): RunResult['resume'] {
+  if (sessionId === null || init === null || request.nativeOptions['no_session_persistence'] === true) return null;
   return { resume_session_id: sessionId };
 }
