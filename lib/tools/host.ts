@@ -56,6 +56,8 @@ export interface HostBundle {
   readonly resourceHost: ResourceHost;
   /** Cancels every unsettled run and waits for its cleanup. */
   readonly close: () => Promise<void>;
+  /** Starts the end of every unsettled run without waiting (the supervisors finish it on their own). */
+  readonly stop: () => void;
 }
 
 export function createHosts(config: HostConfig): HostBundle {
@@ -144,7 +146,7 @@ export function createHosts(config: HostConfig): HostBundle {
     },
   });
 
-  return { toolHost, resourceHost, close: () => runtime.close() };
+  return { toolHost, resourceHost, close: () => runtime.close(), stop: () => runtime.stop() };
 }
 
 

@@ -32,6 +32,11 @@ export interface Runtime {
   waitSettled(entry: RunEntry<LiveRun>, ms: number, signal: AbortSignal): Promise<void>;
   /** Releases a completed run whose cleanup is confirmed (re-checked first); else run_active / cleanup_unconfirmed. */
   release(runId: string): RunEntry<LiveRun>;
+  /**
+   * Starts the end of every unsettled run at once and returns without waiting: each supervisor is told
+   * to terminate now, and finishes its ladder on its own (also after this process is gone).
+   */
+  stop(): void;
   /** Cancels every unsettled run and waits for all of them to settle. */
   close(): Promise<void>;
 }
@@ -125,6 +130,9 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       ]);
       dispose();
       signal.removeEventListener('abort', onAbort);
+    },
+    stop() {
+      for (const entry of registry.entries()) if (!entry.completed) entry.live.execution?.cancel();
     },
     async close() {
       const pending = registry.entries().filter((e) => !e.completed);
