@@ -27,7 +27,7 @@ export interface HostBundle {
  * would not fit. Every run's end has already started by then, and each supervisor completes it on its
  * own (it was told to terminate, and it sees its control pipe close when this process exits).
  */
-export const SIGNAL_CLOSE_GRACE_MS = 20;
+export const SIGNAL_CLOSE_GRACE_MS = 5;
 
 export type HostFactory = (config: ServeConfig, log: (line: string) => void) => HostBundle;
 

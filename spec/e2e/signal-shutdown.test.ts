@@ -14,7 +14,7 @@ import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
 import { identify, isRunning, killAll, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
 import { readReadyLines } from '../helpers/proc.ts';
 
-/** Far above the ~50 ms a signal shutdown takes; the bound that matters is the ordering asserted below. */
+/** Far above the ~45 ms a signal shutdown takes here; the bound that matters is the ordering asserted below. */
 const SIGNAL_EXIT_BOUND_MS = 1000;
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

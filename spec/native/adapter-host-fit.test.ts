@@ -10,6 +10,10 @@ import { promptTag } from '../../fixtures/fake-anthropic/server.ts';
 import type { Scenario } from '../../fixtures/fake-anthropic/server.ts';
 import { HOST_SESSION_ENV } from '../../lib/native/native-env.ts';
 import { SUMMARY_FIELDS } from '../../lib/tools/result-view.ts';
+import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
+import { readProcStat } from '../../lib/supervisor/proc-table.ts';
+import { isLive } from '../../lib/supervisor/proc-stat.ts';
+import { pollUntilGone } from '../helpers/native-env.ts';
 import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
 
@@ -112,5 +116,39 @@ describe('adapter over the real binary, hosted like Claude Code hosts it', () =>
       assert.deepEqual([body.error.code, body.error.path], ['invalid_arguments', '/output_schema/properties/answer/type']);
       assert.deepEqual(tier.callsWith(prompt), []);
     });
+  });
+});
+
+describe('adapter over the real binary: the host ends it with SIGINT while four runs stream', () => {
+  let tier: AdapterTier;
+  before(async () => { tier = await startAdapterTier({ scenarios: { slow: { kind: 'text', text: 'slow '.repeat(200), chunkChars: 5, deltaDelayMs: 100 } } }); });
+  after(async () => { await tier.close(); }); // asserts that nothing the tier started survived
+
+  it('exits at once; every real claude and supervisor still ends', async (t) => {
+    const cwd = await tier.newCwd();
+    for (let i = 0; i < MAX_ACTIVE_RUNS; i++) {
+      const started = await tier.call('claude.run.start', { prompt: `stream ${i} ${marker('sigint')} ${promptTag('slow')}`, cwd });
+      assert.equal(started.isError, false, JSON.stringify(started.error));
+    }
+    const streaming = await pollTool('four real claude processes streaming', async () => {
+      const binaries = (await tier.strays()).filter((p) => p.isBinary);
+      const requests = tier.fake.requests.filter((r) => r.path === '/v1/messages' && JSON.stringify(r.body).includes('sigint-')).length;
+      return binaries.length === MAX_ACTIVE_RUNS && requests >= MAX_ACTIVE_RUNS ? binaries : undefined;
+    });
+    const signalled = performance.now();
+    process.kill(tier.serverPid, 'SIGINT');
+    // Polled every 2 ms (pollTool's 50 ms would blur the figure).
+    for (;;) {
+      const stat = readProcStat(tier.serverPid);
+      if (stat === null || !isLive(stat)) break;
+      assert.ok(performance.now() - signalled < 10_000, 'the adapter exited');
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const exitMs = performance.now() - signalled;
+    t.diagnostic(`SIGINT to adapter exit with ${MAX_ACTIVE_RUNS} real runs streaming: ${exitMs.toFixed(1)} ms`);
+    assert.ok(exitMs < 1000, `took ${exitMs} ms`);
+    const left = await pollUntilGone(() => tier.strays(), 15_000);
+    assert.deepEqual(left.map((p) => `${p.pid} ${p.cmdline.join(' ').slice(0, 120)}`), [], 'every run process ended after the adapter');
+    assert.ok(streaming.every((p) => readProcStat(p.pid) === null || !isLive(readProcStat(p.pid)!)));
   });
 });
