@@ -126,8 +126,9 @@ function lookup(args: JsonObject, deps: HandlerDeps): RunEntry<LiveRun> {
 
 /** A settled run: the view as structured data, a human line, and the answer as the text after it. */
 function runOutcome(body: RunResult, detail: ResultDetail): ToolOutcome {
-  const text = body.result ?? '';
-  if (!body.is_error && body.error === null) return { ok: true, summary: describeRun(body), result: viewRun(body, detail), text };
+  if (!body.is_error && body.error === null) return { ok: true, summary: describeRun(body), result: viewRun(body, detail), text: body.result ?? '' };
   const error = body.error ?? { code: 'native_error' as const, message: 'the run failed' };
+  // A native failure's text is usually its error message, which the summary line already carries.
+  const text = body.result === null || body.result === error.message ? '' : body.result;
   return { ok: false, summary: describeRun({ ...body, error }), error, result: viewRun(body, detail), text };
 }
