@@ -177,10 +177,11 @@ function showResult(r: Json, isError: boolean): void {
   const error = r['error'] as { code?: string; message?: string } | null;
   out(`   state ${String(r['state'])}  ${isError ? `ERROR ${error?.code ?? '?'}: ${String(error?.message ?? '').slice(0, 120)}` : 'ok'}`);
   if (typeof r['result'] === 'string') out(`   result: ${(r['result'] as string).replace(/\s+/g, ' ').slice(0, 160)}`);
-  out(dim(`   session ${String(r['session_id'])}  model ${String(r['model'])}  turns ${String(r['num_turns'])}  cost $${String(r['total_cost_usd'])} (conversation)  exit ${String(r['exit_code'])}${r['signal'] ? ` signal ${String(r['signal'])}` : ''}`));
+  const resume = r['resume'] as { resume_session_id?: string } | null;
+  out(dim(`   session ${String(r['session_id'])}  model ${String(r['model'])}  turns ${String(r['num_turns'])}  cost $${String(r['total_cost_usd'])} (conversation)${resume ? '  continue with resume_session_id' : ''}`));
   out(`   cleanup_confirmed: ${String(r['cleanup_confirmed'])}${r['cleanup_error'] ? ` (${JSON.stringify(r['cleanup_error'])})` : ''}`);
   if (r['cleanup_confirmed'] !== true) problems.push(`run ${String(r['run_id'])}: cleanup not confirmed`);
-  if (r['cancelled'] !== true && isError) problems.push(`run ${String(r['run_id'])} failed: ${error?.code ?? 'unknown'}`);
+  if (error?.code !== 'cancelled' && isError) problems.push(`run ${String(r['run_id'])} failed: ${error?.code ?? 'unknown'}`);
 }
 
 /** Pages a run's events until it settled and nothing more is retained; prints text deltas as they come. */

@@ -92,6 +92,7 @@ export function parsePrintArgs(argv: readonly string[], tree: CliTree): PrintArg
       case 'uuid': args[option.arg] = value('a session UUID'); break;
       case 'enum': args[option.arg] = value(`one of ${option.choices.join(', ')}`); break;
       case 'string': args[option.arg] = value('a value'); break;
+      case 'json_schema': args[option.arg] = toJson(value('a JSON Schema object'), flag); break;
       default: assertNever(option);
     }
   }
@@ -123,6 +124,14 @@ export function toFlagMessage(message: string, path: string | undefined, tree: C
   const first = path?.split('/')[1];
   const flag = first === undefined ? undefined : flags.get(first);
   return flag === undefined ? rewritten : `${flag}: ${rewritten}`;
+}
+
+function toJson(text: string, flag: string): JsonValue {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    throw usage(`${flag} needs JSON (a JSON Schema object)`);
+  }
 }
 
 function toNumber(text: string, flag: string): number {

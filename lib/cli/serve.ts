@@ -1,8 +1,9 @@
 /**
  * The stdio edge: the only module that touches process.stdin and process.stdout.
  * stdin bytes → connection (splitter → adapter → single writer) → stdout; logs go to stderr only.
- * Stdin EOF, SIGINT and SIGTERM all take the same path: adapter.close() (cleanup of everything the
- * server owns), flush, exit 0.
+ * Stdin EOF takes the orderly path: adapter.close() (cleanup of everything the server owns, each run's
+ * cleanup report awaited), flush, exit 0. SIGINT and SIGTERM start the same path after starting the end
+ * of every run at once, and exit 0 after at most SIGNAL_CLOSE_GRACE_MS (the host is leaving).
  */
 import type { ResourceHost, ToolHost } from '../mcp/types.ts';
 import { createAdapter } from '../adapter.ts';
@@ -16,7 +17,17 @@ export interface HostBundle {
   readonly toolHost: ToolHost;
   readonly resourceHost: ResourceHost;
   readonly close: () => Promise<void>;
+  /** Starts the end of everything the hosts own without waiting for it (signal shutdown). */
+  readonly stop?: () => void;
 }
+
+/**
+ * After SIGINT/SIGTERM the orderly close gets this long before the server exits anyway. A host such as
+ * Claude Code sends SIGINT, SIGTERM ~100 ms later, then kills: waiting for every run's cleanup report
+ * would not fit. Every run's end has already started by then, and each supervisor completes it on its
+ * own (it was told to terminate, and it sees its control pipe close when this process exits).
+ */
+export const SIGNAL_CLOSE_GRACE_MS = 5;
 
 export type HostFactory = (config: ServeConfig, log: (line: string) => void) => HostBundle;
 
@@ -47,14 +58,18 @@ export async function runServe(argv: readonly string[], createHosts: HostFactory
     clock: systemClock,
     maxFrameBytes: config.maxFrameBytes,
   });
+  let signalled = (): void => {};
+  const gaveUp = new Promise<void>((resolve) => { signalled = () => { setTimeout(resolve, SIGNAL_CLOSE_GRACE_MS); }; });
   const onSignal = (signal: NodeJS.Signals): void => {
     log(`${signal}: closing`);
+    hosts.stop?.();
+    signalled();
     void connection.close();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   log('serving MCP on stdio');
-  await connection.closed;
+  await Promise.race([connection.closed, gaveUp]);
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   return 0;

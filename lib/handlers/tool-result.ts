@@ -1,7 +1,9 @@
 /**
  * The one place that shapes a tool outcome into a CallToolResult.
  * - text content: a one-line summary, a newline, then the serialized result object (on failure the
- *   serialized `{ error, result }`), so clients without structured content still get the data;
+ *   serialized `{ error, result }`), so clients without structured content still get the data; when
+ *   structuredContent carries the data and the outcome has a human text (a run's answer), the summary
+ *   line and that text instead: the data is not repeated;
  * - structuredContent (2025-06-18 and later only): `{ result }` on success, `{ result, error }` on failure.
  *   A failure's structuredContent is sent only when it conforms to the tool's outputSchema (clients such
  *   as the official SDK validate it even when isError is set); otherwise the text alone carries it;
@@ -27,9 +29,12 @@ export function toCallToolResult(outcome: ToolOutcome, version: ProtocolVersion,
   const structured: JsonObject = outcome.ok
     ? { result: outcome.result }
     : { result: outcome.result, error: errorObject(outcome.error) };
-  const serialized = JSON.stringify(outcome.ok ? outcome.result : { error: structured['error'] ?? null, result: outcome.result });
-  const content = [{ type: 'text', text: `${summary}\n${serialized}` }] as const;
   const withStructured = features.structuredContent(version) && (outcome.ok || outputSchema === undefined || validate(outputSchema, structured).ok);
+  // With structuredContent carrying the data, a human text (a run's answer) replaces the serialized copy.
+  const human = withStructured && outcome.text !== undefined;
+  const serialized = JSON.stringify(outcome.ok ? outcome.result : { error: structured['error'] ?? null, result: outcome.result });
+  const text = human ? (outcome.text === '' ? summary : `${summary}\n\n${outcome.text}`) : `${summary}\n${serialized}`;
+  const content = [{ type: 'text', text }] as const;
   return withStructured ? { content, structuredContent: structured, isError: !outcome.ok } : { content, isError: !outcome.ok };
 }
 

@@ -52,9 +52,13 @@ export interface CallContext {
 }
 
 /** The outcome of one tool: a result object, or a stable error with whatever result exists. */
+/**
+ * text: the human part shown after the summary line (a run's answer). When given and structuredContent
+ * carries the data, the text content is summary + text instead of summary + serialized data.
+ */
 export type ToolOutcome =
-  | { readonly ok: true; readonly summary: string; readonly result: JsonObject }
-  | { readonly ok: false; readonly summary: string; readonly error: ToolErrorData; readonly result: JsonObject | null };
+  | { readonly ok: true; readonly summary: string; readonly result: JsonObject; readonly text?: string }
+  | { readonly ok: false; readonly summary: string; readonly error: ToolErrorData; readonly result: JsonObject | null; readonly text?: string };
 
 export interface ToolHost {
   list(): readonly ToolDefinition[];

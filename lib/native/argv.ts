@@ -5,6 +5,7 @@
  * print mode reads its prompt from stdin when none is given (verified on the pinned version).
  */
 import { isUuid } from '../util/uuid.ts';
+import { findSchemaProblem } from './json-schema-check.ts';
 import { ToolError } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
 import type { CliOption, CliTree, OutputMode } from './tree.ts';
@@ -86,6 +87,14 @@ function emitOption(tree: CliTree, option: CliOption, value: JsonValue): string[
       if (option.minimum !== undefined && value < option.minimum) throw invalid(path, `must be at least ${option.minimum}`);
       if (option.exclusive_minimum !== undefined && value <= option.exclusive_minimum) throw invalid(path, `must be greater than ${option.exclusive_minimum}`);
       return [option.flag, String(value)];
+    }
+    case 'json_schema': {
+      const found = findSchemaProblem(value);
+      if (found !== null) throw invalid(`${path}${found.pointer}`, found.message);
+      // Serialized it is one argv element: bounded like a string option, in code points.
+      const text = JSON.stringify(value);
+      if (codePoints(text, tree.limits.max_string_chars) > tree.limits.max_string_chars) throw invalid(path, `must serialize to at most ${tree.limits.max_string_chars} characters of JSON`);
+      return [option.flag, text];
     }
     case 'list': {
       if (!Array.isArray(value)) throw invalid(path, 'must be an array of strings');

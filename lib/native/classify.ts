@@ -5,7 +5,7 @@
  * cleanup_error) whichever code wins. Figures the native process did not report are null.
  */
 import type { JsonObject } from '../util/json.ts';
-import type { RunResult, SessionIntent } from '../runs/types.ts';
+import type { RunResult, SessionIntent, UnfinishedSubagents } from '../runs/types.ts';
 import type { IngestState } from '../runs/ingest.ts';
 import type { ToolErrorCode, ToolErrorData } from '../tool-errors.ts';
 import { TOOL_ERROR_CODES } from '../tool-errors.ts';
@@ -35,7 +35,8 @@ export interface ClassifyInput {
 
 export type Classification = Pick<
   RunResult,
-  | 'is_error' | 'error' | 'native_error' | 'session_id' | 'resume_requested' | 'resumed' | 'model' | 'result' | 'final'
+  | 'is_error' | 'error' | 'native_error' | 'session_id' | 'resume_requested' | 'resumed' | 'model' | 'result'
+  | 'structured_output' | 'unfinished_subagents' | 'final'
   | 'usage' | 'model_usage_this_call' | 'total_cost_usd' | 'cost_scope' | 'num_turns' | 'duration_ms'
   | 'permission_denials' | 'api_retries' | 'exit_code' | 'signal' | 'timed_out' | 'cancelled'
   | 'cleanup_confirmed' | 'cleanup_error' | 'stderr_tail' | 'events_total' | 'events_dropped' | 'events_omitted'
@@ -66,6 +67,8 @@ export function classifyRun(input: ClassifyInput): Classification {
     resumed: resumed(input, nativeError),
     model: reportedModel(ingest),
     result: getString(final, 'result'),
+    structured_output: final !== null && Object.hasOwn(final, 'structured_output') ? (final['structured_output'] ?? null) : null,
+    unfinished_subagents: unfinishedSubagents(getObject(final, 'subagent_stats')),
     final,
     usage: getObject(final, 'usage'),
     model_usage_this_call: getObject(final, 'model_usage_since_last_result'),
@@ -87,6 +90,22 @@ export function classifyRun(input: ClassifyInput): Classification {
     events_omitted: ingest.events_omitted,
     malformed_lines: ingest.malformed_lines,
   };
+}
+
+/** Killed and refused subagents by native kind (non-zero kinds only); null when the native reported no stats. */
+export function unfinishedSubagents(stats: JsonObject | null): UnfinishedSubagents | null {
+  if (stats === null) return null;
+  const counts = (key: string): Record<string, number> => {
+    const group = getObject(stats, key);
+    const out: Record<string, number> = {};
+    if (group === null) return out;
+    for (const [kind, value] of Object.entries(group)) if (typeof value === 'number' && Number.isFinite(value) && value > 0) out[kind] = value;
+    return out;
+  };
+  const killed = counts('killed');
+  const refused = counts('refused');
+  const total = [...Object.values(killed), ...Object.values(refused)].reduce((sum, n) => sum + n, 0);
+  return { total, killed, refused };
 }
 
 function error(code: ToolErrorCode, message: string): ToolErrorData {

@@ -1,7 +1,9 @@
 /**
  * The native-option properties of the tools' input schemas, generated from the tree so the
  * contract is written once. Every rule buildNativeArgv enforces is expressed here too (a spec
- * proves the two agree), so schema validation rejects first and names the same path.
+ * proves the two agree), so schema validation rejects first and names the same path. The one
+ * exception is the inside of a json_schema value (a caller's JSON Schema): only "an object" is
+ * expressed here; its structure and size are checked by buildNativeArgv, at the inner path.
  */
 import { assertNever } from '../util/assert-never.ts';
 import { UUID_PATTERN } from './tree.ts';
@@ -36,6 +38,9 @@ function getOptionSchema(tree: CliTree, option: CliOption): JsonSchema {
       if (option.exclusive_minimum !== undefined) schema.exclusiveMinimum = option.exclusive_minimum;
       return schema;
     }
+    case 'json_schema':
+      // Its structure and size are checked where the argv is built (one path, one message).
+      return { type: 'object', description };
     case 'list':
       return {
         type: 'array',

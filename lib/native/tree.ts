@@ -6,7 +6,7 @@ import { UUID_PATTERN } from '../util/uuid.ts';
 import treeJson from '../../cli-tree.json' with { type: 'json' };
 import { PERMISSION_MODES } from '../runs/types.ts';
 
-export const VALUE_KINDS = ['none', 'string', 'number', 'integer', 'uuid', 'enum', 'list'] as const;
+export const VALUE_KINDS = ['none', 'string', 'number', 'integer', 'uuid', 'enum', 'list', 'json_schema'] as const;
 export type ValueKind = (typeof VALUE_KINDS)[number];
 export const OUTPUT_MODES = ['json', 'stream-json'] as const;
 export type OutputMode = (typeof OUTPUT_MODES)[number];
@@ -24,11 +24,11 @@ interface OptionBase {
   readonly repeatable: boolean;
   readonly description: string;
   readonly source: OptionSource;
-  /** How a hidden option was verified (required for source verified-hidden). */
+  /** How the option was verified on the tested version (required for source verified-hidden). */
   readonly verified?: string;
 }
 export type CliOption =
-  | (OptionBase & { readonly value: 'none' | 'string' | 'uuid' | 'list' })
+  | (OptionBase & { readonly value: 'none' | 'string' | 'uuid' | 'list' | 'json_schema' })
   | (OptionBase & { readonly value: 'enum'; readonly choices: readonly string[] })
   | (OptionBase & { readonly value: 'number' | 'integer'; readonly minimum?: number; readonly exclusive_minimum?: number });
 
@@ -135,7 +135,9 @@ function validateOptions(options: unknown, tree: Obj, p: string[]): void {
     if (o['repeatable'] !== (kind === 'list')) p.push(`${at}.repeatable: must be true exactly for list options`);
     if (typeof o['description'] !== 'string' || o['description'] === '' || o['description'].includes('\n')) p.push(`${at}.description: must be one line`);
     if (!OPTION_SOURCES.includes(o['source'] as OptionSource)) p.push(`${at}.source: must be help or verified-hidden`);
-    if ((o['source'] === 'verified-hidden') !== (typeof o['verified'] === 'string' && o['verified'] !== '')) p.push(`${at}.verified: required exactly for verified-hidden options`);
+    const verified = o['verified'];
+    if (verified !== undefined && (typeof verified !== 'string' || verified === '')) p.push(`${at}.verified: must be a non-empty note`);
+    if (o['source'] === 'verified-hidden' && verified === undefined) p.push(`${at}.verified: required for verified-hidden options`);
     const choices = o['choices'];
     if (kind === 'enum') {
       if (!isStrings(choices) || choices.length === 0 || new Set(choices).size !== choices.length || choices.some((c) => c.startsWith('-'))) p.push(`${at}.choices: must be unique non-empty strings`);

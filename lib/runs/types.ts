@@ -37,6 +37,16 @@ export const RUN_STATES = [
 ] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
+/**
+ * Subagents that did not finish, by the native kinds of subagent_stats.killed and .refused: only kinds
+ * with a count above zero are listed; total is their sum. Not an error by itself.
+ */
+export interface UnfinishedSubagents {
+  total: number;
+  killed: Record<string, number>;
+  refused: Record<string, number>;
+}
+
 /** The result object: the same shape for claude.run and claude.run.result. Unreported figures are null. */
 export interface RunResult {
   run_id: string;
@@ -52,6 +62,12 @@ export interface RunResult {
   resumed: boolean | null;
   model: string | null;
   result: string | null;
+  /** The native structured_output (runs given output_schema): the object the schema validated, else null. */
+  structured_output: JsonValue | null;
+  /** How to continue this conversation: the argument to pass next time, or null (no id, or not saved). */
+  resume: { resume_session_id: string } | null;
+  /** Background work the native run reported killed or refused (subagent_stats); null when not reported. */
+  unfinished_subagents: UnfinishedSubagents | null;
   final: JsonObject | null;
   usage: JsonObject | null;
   model_usage_this_call: JsonObject | null;

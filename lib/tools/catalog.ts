@@ -4,7 +4,9 @@ import type { JsonObject } from '../util/json.ts';
 import { PERMISSION_MODES } from '../runs/types.ts';
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
 import { toolAnnotations, toolMeta, toWireName, type ToolName } from './declarations.ts';
+import { assertNever } from '../util/assert-never.ts';
 import { DEFAULT_TIMEOUT_SECONDS } from './run-input.ts';
+import { RESULT_DETAILS, RUN_VIEW_SCHEMA } from './result-view.ts';
 
 export const MAX_WAIT_SECONDS = 30;
 export const MAX_EVENTS_PAGE_LIMIT = MAX_PAGE_LIMIT;
@@ -20,7 +22,10 @@ export interface CatalogOptions {
 const RUN_ID: JsonSchema = { type: 'string', description: 'An adapter run_id returned by claude.run.start or claude.run.', minLength: 1, maxLength: 128 };
 const LIFETIME =
   `Handles live in this adapter process only (at most ${MAX_RETAINED_RUNS} retained, ${MAX_ACTIVE_RUNS} active or with unconfirmed cleanup); ` +
-  'they die with it. Native saved conversations are untouched: save session_id before release to resume later.';
+  'they die with it. Native saved conversations are untouched: to continue one later, pass its session_id as resume_session_id.';
+const SESSIONS =
+  'A result\'s session_id names its saved conversation: to continue it, pass that id as resume_session_id (the result\'s resume field shows it). ' +
+  'session_id as an argument only starts a NEW conversation under a fresh UUID you choose; an id that already exists is refused.';
 
 function runInputSchema(options: CatalogOptions): JsonSchema {
   const { permission_mode: _ignored, ...native } = options.nativeProperties;
@@ -39,11 +44,27 @@ function runInputSchema(options: CatalogOptions): JsonSchema {
   };
 }
 
-const RESULT_OUTPUT: JsonSchema = {
-  type: 'object',
-  properties: { result: { type: 'object', description: 'The run result object (see docs/tools.md).' } },
-  required: ['result'],
-};
+const output = (result: JsonSchema): JsonSchema => ({ type: 'object', properties: { result }, required: ['result'] });
+const OBJECT_OUTPUT = output({ type: 'object', description: 'The tool\'s result object (see docs/tools.md).' });
+const RUN_OUTPUT = output(RUN_VIEW_SCHEMA);
+const CANCEL_OUTPUT = output({ type: 'object', required: ['cancel_requested', 'run'], properties: { cancel_requested: { type: 'boolean' }, run: RUN_VIEW_SCHEMA } });
+
+function outputSchemaOf(name: ToolName): JsonSchema {
+  switch (name) {
+    case 'claude.run':
+    case 'claude.run.start':
+    case 'claude.run.result':
+      return RUN_OUTPUT;
+    case 'claude.run.cancel':
+      return CANCEL_OUTPUT;
+    case 'claude.run.list':
+    case 'claude.run.events':
+    case 'claude.run.release':
+      return OBJECT_OUTPUT;
+    default:
+      return assertNever(name);
+  }
+}
 
 function define(name: ToolName, options: CatalogOptions, title: string, description: string, inputSchema: JsonSchema): ToolDefinition {
   return {
@@ -51,7 +72,7 @@ function define(name: ToolName, options: CatalogOptions, title: string, descript
     title,
     description,
     inputSchema,
-    outputSchema: RESULT_OUTPUT,
+    outputSchema: outputSchemaOf(name),
     annotations: { title, ...toolAnnotations(name) },
     _meta: toolMeta(name) as JsonObject,
   };
@@ -62,11 +83,14 @@ export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
   const runInput = runInputSchema(options);
   const byId = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({ type: 'object', additionalProperties: false, required: ['run_id'], properties: { run_id: RUN_ID, ...extra } });
   return [
-    define('claude.run', options, 'Run Claude Code', `Run one bounded Claude Code prompt (claude -p) and wait for its final native result and confirmed process cleanup. Sends progress per native event when a progressToken is given. ${LIFETIME}`, runInput),
-    define('claude.run.start', options, 'Start a Claude Code run', `Start the same run as claude.run without waiting; returns an adapter-owned run_id at once. Fails with active_limit_reached or capacity_exhausted (starting nothing) at the bounds. ${LIFETIME}`, runInput),
+    define('claude.run', options, 'Run Claude Code', `Run one bounded Claude Code prompt (claude -p) and wait for its answer and confirmed process cleanup. Returns a compact summary (answer, outcome, session, cost); claude.run.result with detail "full" has the whole native result. Sends progress per native event when a progressToken is given. ${SESSIONS} ${LIFETIME}`, runInput),
+    define('claude.run.start', options, 'Start a Claude Code run', `Start the same run as claude.run without waiting; returns an adapter-owned run_id at once. Fails with active_limit_reached or capacity_exhausted (starting nothing) at the bounds. ${SESSIONS} ${LIFETIME}`, runInput),
     define('claude.run.list', options, 'List runs', `List the runs retained by this adapter process: run_id, state, completed, timestamps, session_id. ${LIFETIME}`, { type: 'object', additionalProperties: false, properties: {} }),
-    define('claude.run.result', options, 'Run result', `Current state of a run, or its completed result (the same object claude.run returns). wait_seconds (0-${MAX_WAIT_SECONDS}) waits for the run to settle. Reading never releases the handle.`,
-      byId({ wait_seconds: { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0, description: 'Wait up to this long for the run to settle.' } })),
+    define('claude.run.result', options, 'Run result', `Current state of a run, or its completed result (the summary claude.run returns; detail "full" adds the native final event, usage, exit status, stderr tail and counters). wait_seconds (0-${MAX_WAIT_SECONDS}) waits for the run to settle. Reading never releases the handle.`,
+      byId({
+        wait_seconds: { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0, description: 'Wait up to this long for the run to settle.' },
+        detail: { type: 'string', enum: RESULT_DETAILS, default: 'summary', description: 'summary (default): what claude.run returns; full: the whole result object with the native final event.' },
+      })),
     define('claude.run.events', options, 'Run events', `A bounded cursor page of the run's native stream-json events (the run keeps at most 256 events / 256 KiB; overflow is reported as missed_events). Reading never releases the handle.`,
       byId({
         cursor: { type: 'string', minLength: 1, maxLength: 256, description: 'Opaque next_cursor of a previous page; omit to start at the oldest retained event.' },

@@ -13,6 +13,7 @@ import type { ToolName } from './declarations.ts';
 import type { LiveRun, Runtime } from './runtime.ts';
 import type { PreparedRun } from '../runs/execute.ts';
 import { DEFAULT_EVENTS_PAGE_LIMIT } from './catalog.ts';
+import { describeRun, viewRun, type ResultDetail } from './result-view.ts';
 
 export interface HandlerDeps {
   readonly runtime: Runtime;
@@ -58,13 +59,13 @@ async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): P
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  return runOutcome(deps.runtime.resultOf(entry));
+  return runOutcome(deps.runtime.resultOf(entry), 'summary');
 }
 
 function startDetached(args: JsonObject, ctx: CallContext, deps: HandlerDeps): ToolOutcome {
   const entry = deps.runtime.start(deps.prepare(args), { acquiredBy: ctx.workInvocation, sync: false });
   const body = deps.runtime.resultOf(entry);
-  return { ok: true, summary: `started ${entry.run_id} (${body.state})`, result: asJson(body) };
+  return { ok: true, summary: `started ${entry.run_id} (${body.state}); read it with claude.run.result`, result: viewRun(body, 'summary'), text: '' };
 }
 
 function list(deps: HandlerDeps): ToolOutcome {
@@ -82,8 +83,9 @@ async function result(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Pr
   const waitSeconds = typeof args['wait_seconds'] === 'number' ? args['wait_seconds'] : 0;
   await deps.runtime.waitSettled(entry, waitSeconds * 1000, ctx.signal);
   const body = deps.runtime.resultOf(entry);
-  if (!body.completed) return { ok: true, summary: `${body.run_id} is ${body.state}`, result: asJson(body) };
-  return runOutcome(body);
+  const detail: ResultDetail = args['detail'] === 'full' ? 'full' : 'summary';
+  if (!body.completed) return { ok: true, summary: describeRun(body), result: viewRun(body, detail), text: '' };
+  return runOutcome(body, detail);
 }
 
 function events(args: JsonObject, deps: HandlerDeps): ToolOutcome {
@@ -108,7 +110,7 @@ function cancel(args: JsonObject, deps: HandlerDeps): ToolOutcome {
   return {
     ok: true,
     summary: requested ? `cancellation requested for ${entry.run_id}` : `${entry.run_id} had already completed`,
-    result: { cancel_requested: requested, run: asJson(body) },
+    result: { cancel_requested: requested, run: viewRun(body, 'summary') },
   };
 }
 
@@ -122,14 +124,11 @@ function lookup(args: JsonObject, deps: HandlerDeps): RunEntry<LiveRun> {
   return deps.runtime.registry.get(String(args['run_id']));
 }
 
-function runOutcome(body: RunResult): ToolOutcome {
-  if (!body.is_error && body.error === null) {
-    return { ok: true, summary: `${body.run_id} succeeded (session ${body.session_id ?? 'unknown'})`, result: asJson(body) };
-  }
+/** A settled run: the view as structured data, a human line, and the answer as the text after it. */
+function runOutcome(body: RunResult, detail: ResultDetail): ToolOutcome {
+  if (!body.is_error && body.error === null) return { ok: true, summary: describeRun(body), result: viewRun(body, detail), text: body.result ?? '' };
   const error = body.error ?? { code: 'native_error' as const, message: 'the run failed' };
-  return { ok: false, summary: `${body.run_id} failed: ${error.code}`, error, result: asJson(body) };
-}
-
-function asJson(body: RunResult): JsonObject {
-  return body as unknown as JsonObject;
+  // A native failure's text is usually its error message, which the summary line already carries.
+  const text = body.result === null || body.result === error.message ? '' : body.result;
+  return { ok: false, summary: describeRun({ ...body, error }), error, result: viewRun(body, detail), text };
 }

@@ -5,7 +5,7 @@
  */
 import { isDirectory } from '../util/is-directory.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallContext, ResourceHost, ToolHost } from '../mcp/types.ts';
 import type { JsonObject } from '../util/json.ts';
@@ -56,6 +56,8 @@ export interface HostBundle {
   readonly resourceHost: ResourceHost;
   /** Cancels every unsettled run and waits for its cleanup. */
   readonly close: () => Promise<void>;
+  /** Starts the end of every unsettled run without waiting (the supervisors finish it on their own). */
+  readonly stop: () => void;
 }
 
 export function createHosts(config: HostConfig): HostBundle {
@@ -85,6 +87,19 @@ export function createHosts(config: HostConfig): HostBundle {
     ...(config.supervision ? { supervision: config.supervision } : {}),
   });
 
+  // The natural mistake is passing a returned session_id back as session_id (which means "start a NEW
+  // conversation with this id"): refuse it before anything is spawned, naming the argument that resumes.
+  // Known: a saved conversation a retained run of this adapter reported, or a transcript in the run's cwd.
+  const refuseExistingSession = (sessionId: string, cwd: string): void => {
+    const projectDir = getProjectDir(config.env, cwd);
+    const saved = (run: { run_id: string; session_id: string | null }): boolean =>
+      run.session_id === sessionId && runtime.registry.get(run.run_id).live.request.nativeOptions['no_session_persistence'] !== true;
+    const known = runtime.list().some(saved) || (projectDir !== null && existsSync(join(projectDir, `${sessionId}.jsonl`)));
+    if (known) {
+      throw new ToolError('session_id_in_use', 'session_id names an existing conversation; to continue it, pass the same id as resume_session_id (session_id only starts a new conversation)', '/session_id');
+    }
+  };
+
   const prepare = (args: JsonObject): PreparedRun => {
     if (recursive) throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
     const request = parseRunInput(args, { nativeArgNames, defaultCwd: config.cwd, isDirectory });
@@ -94,6 +109,7 @@ export function createHosts(config: HostConfig): HostBundle {
     } catch {
       throw new ToolError('invalid_arguments', 'cwd must name an existing directory', '/cwd');
     }
+    if (request.session.kind === 'new') refuseExistingSession(request.session.sessionId, cwd);
     const argv = buildNativeArgv({ tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: config.promptViaStdin });
     const bin = resolveBin();
     return { request: { ...request, cwd }, bin, argv };
@@ -130,7 +146,7 @@ export function createHosts(config: HostConfig): HostBundle {
     },
   });
 
-  return { toolHost, resourceHost, close: () => runtime.close() };
+  return { toolHost, resourceHost, close: () => runtime.close(), stop: () => runtime.stop() };
 }
 
 

@@ -32,6 +32,11 @@ export interface Runtime {
   waitSettled(entry: RunEntry<LiveRun>, ms: number, signal: AbortSignal): Promise<void>;
   /** Releases a completed run whose cleanup is confirmed (re-checked first); else run_active / cleanup_unconfirmed. */
   release(runId: string): RunEntry<LiveRun>;
+  /**
+   * Starts the end of every unsettled run at once and returns without waiting: each supervisor is told
+   * to terminate now, and finishes its ladder on its own (also after this process is gone).
+   */
+  stop(): void;
   /** Cancels every unsettled run and waits for all of them to settle. */
   close(): Promise<void>;
 }
@@ -126,6 +131,9 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       dispose();
       signal.removeEventListener('abort', onAbort);
     },
+    stop() {
+      for (const entry of registry.entries()) if (!entry.completed) entry.live.execution?.cancel();
+    },
     async close() {
       const pending = registry.entries().filter((e) => !e.completed);
       for (const entry of pending) entry.live.execution?.cancel();
@@ -146,17 +154,23 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
     created_at: entry.created_at,
     settled_at: entry.settled_at,
   };
-  if (c !== null) return { ...base, ...c, cleanup_confirmed: entry.cleanup_confirmed, cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error };
+  if (c !== null) {
+    return { ...base, ...c, resume: resumeHint(live.request, c.session_id, ingest?.init ?? null), cleanup_confirmed: entry.cleanup_confirmed, cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error };
+  }
+  const sessionId = ingest?.init?.session_id ?? entry.session_id;
   return {
     ...base,
     is_error: entry.completed,
     error: entry.completed ? { code: 'supervisor_failed', message: 'the run ended without an outcome (internal failure)' } : null,
     native_error: null,
-    session_id: ingest?.init?.session_id ?? entry.session_id,
+    session_id: sessionId,
     resume_requested: resumeRequested,
     resumed: null,
     model: ingest?.assistant_model ?? ingest?.init?.model ?? null,
     result: null,
+    structured_output: null,
+    unfinished_subagents: null,
+    resume: resumeHint(live.request, sessionId, ingest?.init ?? null),
     final: null,
     usage: null,
     model_usage_this_call: null,
@@ -178,4 +192,14 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
     events_omitted: ingest?.events_omitted ?? 0,
     malformed_lines: ingest?.malformed_lines ?? 0,
   };
+}
+
+/**
+ * The argument that continues this conversation next time. None when there is no id, when nothing is
+ * saved (no_session_persistence), or when the native process never started the conversation (no init
+ * event: an unknown resume id or an id in use fail before it, FINDINGS §7).
+ */
+function resumeHint(request: RunRequest, sessionId: string | null, init: unknown): RunResult['resume'] {
+  if (sessionId === null || init === null || request.nativeOptions['no_session_persistence'] === true) return null;
+  return { resume_session_id: sessionId };
 }

@@ -120,11 +120,12 @@ test('a sync claude.run stays retained: its run_id reads, lists and releases lik
     const runId = String(out.result?.['run_id']);
     const read = await h.call('claude.run.result', { run_id: runId });
     assert.deepEqual(read.result, out.result, 'the same result object');
+    const full = await h.full(runId);
     const events = await h.call('claude.run.events', { run_id: runId });
-    assert.equal((events.result?.['events'] as unknown[]).length, out.result?.['events_total']);
+    assert.equal((events.result?.['events'] as unknown[]).length, full['events_total']);
     assert.deepEqual((await h.call('claude.run.list', {})).result?.['runs'], [{
-      run_id: runId, state: 'completed', completed: true, cleanup_confirmed: true, created_at: out.result?.['created_at'],
-      settled_at: out.result?.['settled_at'], session_id: out.result?.['session_id'], acquired_by: null,
+      run_id: runId, state: 'completed', completed: true, cleanup_confirmed: true, created_at: full['created_at'],
+      settled_at: full['settled_at'], session_id: out.result?.['session_id'], acquired_by: null,
     }]);
     assert.equal((await h.call('claude.run.release', { run_id: runId })).result?.['released'], true);
   } finally {

@@ -34,7 +34,7 @@ test('SDK listTools: fixed order, risk/work/continuation _meta and matching anno
       assert.equal(tool.inputSchema['additionalProperties'], false, `${tool.name}: unknown arguments are refused`);
     }
     const description = tools.find((t) => t.name === 'claude.run.start')!.description ?? '';
-    for (const phrase of [/at most 32 retained/, /4 active/, /die with it/, /save session_id before release/]) assert.match(description, phrase);
+    for (const phrase of [/at most 32 retained/, /4 active/, /die with it/, /pass its session_id as resume_session_id/]) assert.match(description, phrase);
     const { resources } = await server.client.listResources();
     assert.ok(resources.some((r) => r.uri === WORK.uri));
   } finally {

@@ -22,7 +22,7 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
       return early.events.length === 2;
     });
     const polled = performance.now();
-    const done = await server.call('claude.run.result', { run_id: live, wait_seconds: 30 });
+    const done = await server.call('claude.run.result', { run_id: live, wait_seconds: 30, detail: 'full' });
     assert.ok(performance.now() - polled < 29_000, 'the long poll returned when the run settled');
     assert.deepEqual([done.isError, done.result?.['completed']], [false, true]);
     const total = done.result?.['events_total'] as number;

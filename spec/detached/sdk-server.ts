@@ -51,7 +51,7 @@ export async function startSdkServer(options: { args?: string[]; env?: Record<st
   };
   const settled = async (runId: string, tool = 'claude.run.result'): Promise<Called> => {
     for (let i = 0; i < 4; i++) {
-      const out = await call(tool, { run_id: runId, wait_seconds: 30 });
+      const out = await call(tool, { run_id: runId, wait_seconds: 30, detail: 'full' });
       if (out.result?.['completed'] === true) return out;
     }
     throw new Error(`run ${runId} did not settle`);

@@ -72,7 +72,9 @@ test('a client that stops reading stdout: bounded memory, progress dropped, the 
     const lineBytes = delivered.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m)) + 1, 0) / Math.max(1, progress);
     const result = (response['result'] as { structuredContent: { result: Record<string, unknown> } }).structuredContent.result;
     assert.equal(result['is_error'], false);
-    const total = Number(result['events_total']);
+    server.send({ jsonrpc: '2.0', id: 'full', method: 'tools/call', params: { name: 'claude.run.result', arguments: { run_id: result['run_id'], detail: 'full' } } });
+    const full = ((await server.response('full'))['result'] as { structuredContent: { result: Record<string, unknown> } }).structuredContent.result;
+    const total = Number(full['events_total']);
     assert.equal(server.messages.filter((m) => m['id'] === 'flood').length, 1, 'the response arrives exactly once');
     assert.ok(total > events, `the whole flood was ingested (${total} events)`);
     assert.ok(progress > 0 && progress < total / 2, `progress was dropped while the client did not read (${progress} of ${total})`);

@@ -40,7 +40,7 @@ async function startRun(h: ToolHarness): Promise<string> {
 
 async function settledResult(h: ToolHarness, runId: string): Promise<Record<string, unknown>> {
   for (;;) {
-    const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
+    const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
     if (out.result?.['completed'] === true) return out.result;
   }
 }

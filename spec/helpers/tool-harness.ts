@@ -16,6 +16,8 @@ export interface ToolHarness {
   readonly notifications: JsonObject[];
   call(name: string, args: JsonObject, meta?: JsonObject, id?: number): Promise<ToolCallResult>;
   request(method: string, params?: JsonObject): Promise<JsonObject>;
+  /** The whole result object of a run (claude.run.result with detail "full"). */
+  full(runId: unknown): Promise<JsonObject>;
   close(): Promise<void>;
 }
 
@@ -50,7 +52,7 @@ export async function createToolHarness(options: { env?: Record<string, string>;
   };
   await request('initialize', { protocolVersion: options.protocolVersion ?? '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } });
   await adapter.handle({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  return {
+  const harness: ToolHarness = {
     adapter,
     hosts,
     dir,
@@ -66,9 +68,15 @@ export async function createToolHarness(options: { env?: Record<string, string>;
       const parsed = structured ?? (JSON.parse(text.slice(text.indexOf('\n') + 1)) as JsonObject);
       return { isError: res['isError'] === true, result: (parsed['result'] as JsonObject | null) ?? null, error: (parsed['error'] as JsonObject | null) ?? null, text };
     },
+    async full(runId) {
+      const out = await harness.call('claude.run.result', { run_id: String(runId), detail: 'full' });
+      if (out.result === null) throw new Error(`no full result: ${out.text}`);
+      return out.result;
+    },
     async close() {
       await adapter.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return harness;
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { buildNativeArgv } from '../../lib/native/argv.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
+import { MAX_SCHEMA_DEPTH } from '../../lib/native/json-schema-check.ts';
 import type { NativeArgvInput } from '../../lib/native/argv.ts';
 import type { JsonValue } from '../../lib/util/json.ts';
 import type { PermissionMode } from '../../lib/runs/types.ts';
@@ -67,6 +68,8 @@ describe('buildNativeArgv: exact argv', () => {
     ['allowed_tools', [], []],
     ['disallowed_tools', ['WebFetch', 'Bash(rm:*)'], ['--disallowedTools', 'WebFetch', '--disallowedTools', 'Bash(rm:*)']],
     ['add_dirs', ['/tmp/a', 'relative dir'], ['--add-dir', '/tmp/a', '--add-dir', 'relative dir']],
+    ['output_schema', { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] }, ['--json-schema', '{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}']],
+    ['output_schema', { type: ['string', 'null'], description: '-leading dash is data, not a flag' }, ['--json-schema', '{"type":["string","null"],"description":"-leading dash is data, not a flag"}']],
     ['permission_mode', 'dontAsk', []], // equal to permissionMode: accepted, emitted once at its tree position
   ];
   for (const [arg, value, tokens] of perOption) {
@@ -202,8 +205,41 @@ describe('buildNativeArgv: rejections', () => {
     ['disallowed_tools item --flag', { options: { disallowed_tools: ['--help'] } }, '/disallowed_tools/0'],
     ['add_dirs item starting with -', { options: { add_dirs: ['/ok', '-evil'] } }, '/add_dirs/1'],
     ['add_dirs object', { options: { add_dirs: { a: '/x' } } }, '/add_dirs'],
+    // output_schema: the structural rules the pinned CLI's meta-schema check enforces (exit 1 natively).
+    ['output_schema an array', { options: { output_schema: [1, 2] } }, '/output_schema'],
+    ['output_schema a string', { options: { output_schema: 'x' } }, '/output_schema'],
+    ['output_schema unknown type name', { options: { output_schema: { type: 'nonsense' } } }, '/output_schema/type'],
+    ['output_schema empty type list', { options: { output_schema: { type: [] } } }, '/output_schema/type'],
+    ['output_schema properties not an object', { options: { output_schema: { type: 'object', properties: 5 } } }, '/output_schema/properties'],
+    ['output_schema bad nested type', { options: { output_schema: { properties: { 'a/b': { items: { type: 'int' } } } } } }, '/output_schema/properties/a~1b/items/type'],
+    ['output_schema required not strings', { options: { output_schema: { required: ['a', 1] } } }, '/output_schema/required'],
+    ['output_schema required repeated', { options: { output_schema: { required: ['a', 'a'] } } }, '/output_schema/required'],
+    ['output_schema anyOf empty', { options: { output_schema: { anyOf: [] } } }, '/output_schema/anyOf'],
+    ['output_schema anyOf member not a schema', { options: { output_schema: { anyOf: [{}, 3] } } }, '/output_schema/anyOf/1'],
+    ['output_schema minLength negative', { options: { output_schema: { minLength: -1 } } }, '/output_schema/minLength'],
+    ['output_schema invalid pattern', { options: { output_schema: { pattern: '(' } } }, '/output_schema/pattern'],
+    ['output_schema too deep', { options: { output_schema: nest(MAX_SCHEMA_DEPTH + 2) } }, `/output_schema${'/not'.repeat(MAX_SCHEMA_DEPTH + 1)}`],
+    ['output_schema one character too long serialized', { options: { output_schema: { description: 'x'.repeat(maxChars - '{"description":""}'.length + 1) } } }, '/output_schema'],
   ];
   for (const [name, over, path] of table) it(`${name} -> ${path}`, () => rejects(over, path));
+
+  it('accepts an output_schema exactly at the serialized bound and at the depth bound', () => {
+    const atBound = { description: 'x'.repeat(maxChars - '{"description":""}'.length) };
+    assert.equal(JSON.stringify(atBound).length, maxChars);
+    assert.ok(build({ options: { output_schema: atBound } }).args.includes(JSON.stringify(atBound)));
+    assert.ok(build({ options: { output_schema: nest(MAX_SCHEMA_DEPTH + 1) } }).args.includes('--json-schema'));
+  });
+
+  it('output_schema errors name the keyword, never the submitted value', () => {
+    try {
+      build({ options: { output_schema: { type: 'secret-type-name' } } });
+      assert.fail('expected a rejection');
+    } catch (error) {
+      assert.ok(isToolError(error));
+      assert.equal(error.path, '/output_schema/type');
+      assert.ok(!error.message.includes('secret'));
+    }
+  });
 
   it('accepts values exactly at each bound', () => {
     const { args } = build({
@@ -226,3 +262,10 @@ describe('buildNativeArgv: rejections', () => {
     }
   });
 });
+
+/** A schema nested `levels` deep through `not` (the root is level 1). */
+function nest(levels: number): JsonValue {
+  let schema: JsonValue = {};
+  for (let i = 1; i < levels; i++) schema = { not: schema };
+  return schema;
+}

@@ -37,6 +37,7 @@ describe('cli-tree.json', () => {
       ['--allowedTools', 'allowed_tools', 'list'],
       ['--disallowedTools', 'disallowed_tools', 'list'],
       ['--add-dir', 'add_dirs', 'list'],
+      ['--json-schema', 'output_schema', 'json_schema'],
     ];
     assert.deepEqual(CLI_TREE.options.map((o) => [o.flag, o.arg, o.value]), expected);
   });
@@ -57,6 +58,13 @@ describe('cli-tree.json', () => {
 
   it('records --max-turns as verified-hidden, every other option as read from help', () => {
     for (const option of CLI_TREE.options) assert.equal(option.source, option.flag === '--max-turns' ? 'verified-hidden' : 'help', option.flag);
+  });
+
+  it('records the verified 2.1.332 behaviour of --json-schema: structured_output, absent without a valid call, bad schemas refused', () => {
+    const option = CLI_TREE.options.find((o) => o.flag === '--json-schema');
+    assert.match(String(option?.verified), /structured_output = the object/);
+    assert.match(String(option?.verified), /structured_output absent/);
+    assert.match(String(option?.verified), /refused before any API call/);
   });
 
   it('declares the fixed flags of both output modes', () => {
@@ -88,6 +96,7 @@ describe('cli-tree.json', () => {
     ['list that is not repeatable', (t) => { t.options[11].repeatable = false; }, /repeatable/],
     ['multi-line description', (t) => { t.options[0].description = 'a\nb'; }, /one line/],
     ['verified-hidden without a note', (t) => { delete t.options[4].verified; }, /verified/],
+    ['an empty verified note', (t) => { t.options[0].verified = ''; }, /verified/],
     ['bypass mode reachable', (t) => { t.options[5].choices.push('bypassPermissions'); }, /permission_mode/],
     ['unknown option key', (t) => { t.options[0].default = 'opus'; }, /unknown key "default"/],
   ];

@@ -40,7 +40,7 @@ describe('adapter over the real binary: API failures and permission denials', ()
       await inCwd(tier, async (cwd) => {
         const prompt = `fail please ${marker(c.preset)} ${promptTag(c.preset)}`;
         const out = await tier.call('claude.run', { prompt, cwd });
-        const r = out.result;
+        const r = await tier.full(out.result['run_id']);
         assert.equal(out.isError, true);
         assert.equal(out.error?.code, c.code);
         assert.equal(r['is_error'], true);
@@ -83,7 +83,8 @@ describe('adapter over the real binary: API failures and permission denials', ()
       await inCwd(tier, async (cwd) => {
         const prompt = `make a marker ${marker(mode)} ${promptTag('tool_bash')}`;
         const out = await tier.call('claude.run', { prompt, cwd, permission_mode: mode });
-        const r = out.result;
+        const r = await tier.full(out.result['run_id']);
+        assert.deepEqual(out.result['permission_denials'], r['permission_denials'], 'the summary carries the denials');
         assert.equal(out.isError, false, 'a denial is not a run failure: the turn completes');
         assert.equal(r['num_turns'], 2);
         const denials = r['permission_denials'] as Array<{ tool_name: string; tool_input: { command: string } }>;

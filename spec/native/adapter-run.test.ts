@@ -41,8 +41,10 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       const started = performance.now();
       const out = await tier.call('claude.run', { prompt, cwd });
       const elapsedMs = Math.round(performance.now() - started);
-      const r = out.result;
       assert.equal(out.isError, false, JSON.stringify(out.error));
+      // The summary is what claude.run returns; every figure below is checked on the whole object.
+      const r = await tier.full(out.result['run_id']);
+      for (const [field, value] of Object.entries(out.result)) assert.deepEqual(r[field], value, `summary ${field} = full ${field}`);
       assert.equal(r['state'], 'completed');
       assert.equal(r['completed'], true);
       assert.equal(r['is_error'], false);
@@ -147,7 +149,7 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       assert.deepEqual(seqs, seqs.map((_s, i) => i + 1), 'contiguous sequence numbers from 1, none missed');
       assert.equal(seqs.length, lastPage['events_total']);
 
-      const done = await tier.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
+      const done = await tier.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
       assert.equal(done.isError, false, JSON.stringify(done.error));
       assert.equal(done.result['completed'], true);
       assert.equal(done.result['result'], 'paced '.repeat(20));
@@ -179,7 +181,7 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       const cancelledAt = performance.now();
       const cancel = await tier.call('claude.run.cancel', { run_id: runId });
       assert.equal(cancel.result['cancel_requested'], true);
-      const done = await tier.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
+      const done = await tier.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
       const settleMs = Math.round(performance.now() - cancelledAt);
       const r = done.result;
       assert.equal(done.isError, true);

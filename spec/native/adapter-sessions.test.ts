@@ -17,10 +17,13 @@ describe('adapter over the real binary: sessions', () => {
   before(async () => { tier = await startAdapterTier(); });
   after(async () => { await tier.close(); });
 
-  const ok = (out: CallOutcome): Json => {
+  /** A successful run's whole result object (resume_requested and the final event are not in the summary). */
+  const ok = async (out: CallOutcome, saved = true): Promise<Json> => {
     assert.equal(out.isError, false, JSON.stringify(out.error));
     assert.equal(out.result['cleanup_confirmed'], true);
-    return out.result;
+    const resume = saved ? { resume_session_id: out.result['session_id'] } : null;
+    assert.deepEqual(out.result['resume'], resume, 'the summary names the argument that continues it, when something was saved');
+    return tier.full(out.result['run_id']);
   };
   const onlyCall = (prompt: string): RecordedRequest => {
     const calls = tier.callsWith(prompt).filter((r) => lastUserText(r.body) === prompt);
@@ -35,7 +38,7 @@ describe('adapter over the real binary: sessions', () => {
     await inCwd(tier, async (cwd) => {
       const id = randomUUID();
       const first = `first turn ${marker('s1')}`;
-      const created = ok(await tier.call('claude.run', { prompt: first, cwd, session_id: id }));
+      const created = await ok(await tier.call('claude.run', { prompt: first, cwd, session_id: id }));
       assert.equal(created['session_id'], id);
       assert.equal(obj(created['final'])['session_id'], id);
       assert.equal(created['resume_requested'], false);
@@ -44,7 +47,7 @@ describe('adapter over the real binary: sessions', () => {
       assert.match(await transcript(cwd, id), new RegExp(first));
 
       const second = `second turn ${marker('s2')}`;
-      const resumed = ok(await tier.call('claude.run', { prompt: second, cwd, resume_session_id: id }));
+      const resumed = await ok(await tier.call('claude.run', { prompt: second, cwd, resume_session_id: id }));
       assert.equal(resumed['session_id'], id);
       assert.equal(resumed['resume_requested'], true);
       assert.equal(resumed['resumed'], true);
@@ -56,7 +59,7 @@ describe('adapter over the real binary: sessions', () => {
       assert.match(appended, new RegExp(second));
 
       const third = `forked turn ${marker('s3')}`;
-      const forked = ok(await tier.call('claude.run', { prompt: third, cwd, resume_session_id: id, fork_session: true }));
+      const forked = await ok(await tier.call('claude.run', { prompt: third, cwd, resume_session_id: id, fork_session: true }));
       const forkId = String(forked['session_id']);
       assert.notEqual(forkId, id);
       assert.match(forkId, /^[0-9a-f-]{36}$/);
@@ -65,12 +68,16 @@ describe('adapter over the real binary: sessions', () => {
       assert.deepEqual(await tier.transcripts(cwd), [id, forkId].sort());
       assert.doesNotMatch(await transcript(cwd, id), new RegExp(third), 'the original transcript is untouched by the fork');
 
-      const taken = await tier.call('claude.run', { prompt: `again ${marker('s4')}`, cwd, session_id: id });
+      // The returned id passed back as session_id: refused before anything is spawned, naming resume_session_id.
+      const againPrompt = `again ${marker('s4')}`;
+      const taken = await tier.client.callTool({ name: 'claude.run', arguments: { prompt: againPrompt, cwd, session_id: id } });
       assert.equal(taken.isError, true);
-      assert.equal(taken.error?.code, 'session_id_in_use');
-      assert.equal(obj(taken.result['native_error'])['code'], 'session_id_in_use');
-      assert.match(String(taken.result['stderr_tail']), /already in use/);
-      assert.equal(taken.result['exit_code'], 1);
+      assert.equal(taken.structuredContent, undefined, 'no run was reserved');
+      const text = (taken.content as Array<{ text: string }>)[0]?.text ?? '';
+      const refusal = JSON.parse(text.slice(text.indexOf('\n') + 1)) as { error: { code: string; path: string; message: string } };
+      assert.deepEqual([refusal.error.code, refusal.error.path], ['session_id_in_use', '/session_id']);
+      assert.match(refusal.error.message, /resume_session_id/);
+      assert.deepEqual(tier.callsWith(againPrompt), [], 'nothing reached the API');
     });
   });
 
@@ -81,7 +88,8 @@ describe('adapter over the real binary: sessions', () => {
       const out = await tier.call('claude.run', { prompt, cwd, resume_session_id: id });
       assert.equal(out.isError, true);
       assert.equal(out.error?.code, 'session_not_found');
-      const r = out.result;
+      assert.equal(out.result['resume'], null, 'a conversation that does not exist cannot be continued');
+      const r = await tier.full(out.result['run_id']);
       assert.equal(obj(r['native_error'])['code'], 'session_not_found');
       assert.match(String(obj(r['native_error'])['message']), new RegExp(`No conversation found with session ID: ${id}`));
       const final = obj(r['final']);
@@ -100,14 +108,14 @@ describe('adapter over the real binary: sessions', () => {
   it('continue_previous: in an empty cwd it honestly starts a new conversation; then it continues that one', async () => {
     await inCwd(tier, async (cwd) => {
       const first = `continue from nothing ${marker('c1')}`;
-      const fresh = ok(await tier.call('claude.run', { prompt: first, cwd, continue_previous: true }));
+      const fresh = await ok(await tier.call('claude.run', { prompt: first, cwd, continue_previous: true }));
       assert.equal(fresh['resume_requested'], true);
       assert.equal(fresh['resumed'], false, 'no prior conversation here: the CLI silently started a new one');
       const id = String(fresh['session_id']);
       assert.deepEqual(await tier.transcripts(cwd), [id]);
 
       const second = `continue it ${marker('c2')}`;
-      const continued = ok(await tier.call('claude.run', { prompt: second, cwd, continue_previous: true }));
+      const continued = await ok(await tier.call('claude.run', { prompt: second, cwd, continue_previous: true }));
       assert.equal(continued['session_id'], id);
       assert.equal(continued['resumed'], true);
       assert.ok(sentUserTexts(onlyCall(second)).includes(first), 'the previous turn was sent as history');
@@ -117,7 +125,7 @@ describe('adapter over the real binary: sessions', () => {
 
   it('no_session_persistence: the run succeeds and leaves no transcript; resuming its id is session_not_found', async () => {
     await inCwd(tier, async (cwd) => {
-      const out = ok(await tier.call('claude.run', { prompt: `forget me ${marker('np')}`, cwd, no_session_persistence: true }));
+      const out = await ok(await tier.call('claude.run', { prompt: `forget me ${marker('np')}`, cwd, no_session_persistence: true }), false);
       const id = String(out['session_id']);
       assert.match(id, /^[0-9a-f-]{36}$/);
       assert.deepEqual(await tier.transcripts(cwd), [], 'no transcript written');

@@ -45,6 +45,8 @@ export interface AdapterTier {
   readonly serverPid: number;
   /** Calls a tool with a progress token; structuredContent unpacked. */
   call(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallOutcome>;
+  /** The whole result object of a run (claude.run.result with detail "full"). */
+  full(runId: unknown): Promise<Record<string, unknown>>;
   /** A fresh working directory for one test (realpath); removed with its transcripts by `dropCwd`. */
   newCwd(): Promise<string>;
   dropCwd(cwd: string): Promise<void>;
@@ -100,6 +102,9 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
       const structured = answer.structuredContent as { result?: Record<string, unknown>; error?: { code: string; message: string } } | undefined;
       assert.ok(structured?.result, `${name}: structuredContent.result missing: ${JSON.stringify(answer).slice(0, 2000)}; adapter stderr: ${serverLog}`);
       return { isError: answer.isError === true, result: structured.result, error: structured.error ?? null, progress };
+    },
+    async full(runId) {
+      return (await tier.call('claude.run.result', { run_id: runId, detail: 'full' })).result;
     },
     async newCwd() {
       seq += 1;

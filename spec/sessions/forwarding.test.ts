@@ -58,13 +58,13 @@ const callCostOf = (r: JsonObject): number => Object.values(r['model_usage_this_
 test('cost: total_cost_usd is the conversation total, usage and model_usage_this_call cover this call', async () => {
   const h = await createSessionHarness();
   try {
-    const first = (await argvOf(h, { session_id: ID })).result;
+    const first = await h.full((await argvOf(h, { session_id: ID })).result['run_id']);
     assert.equal(first['total_cost_usd'], CALL_COST_USD);
     assert.equal(first['cost_scope'], 'conversation');
     assert.equal(callCostOf(first), CALL_COST_USD);
 
-    const second = (await argvOf(h, { resume_session_id: ID })).result;
-    const third = (await argvOf(h, { resume_session_id: ID })).result;
+    const second = await h.full((await argvOf(h, { resume_session_id: ID })).result['run_id']);
+    const third = await h.full((await argvOf(h, { resume_session_id: ID })).result['run_id']);
     assert.equal(second['cost_scope'], 'conversation');
     assert.equal(callCostOf(second), CALL_COST_USD, 'this call alone');
     assert.equal(second['total_cost_usd'], 2 * CALL_COST_USD, 'the whole conversation so far');

@@ -52,7 +52,7 @@ export async function createSessionHarness(env: Record<string, string> = {}): Pr
     : [];
   const settled = async (runId: string): Promise<ToolCallResult> => {
     for (let i = 0; i < 4; i++) {
-      const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
+      const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
       if (out.result?.['completed'] === true) return out;
     }
     throw new Error(`run ${runId} did not settle within 120 s`);

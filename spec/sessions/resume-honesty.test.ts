@@ -17,7 +17,9 @@ const UNKNOWN = '0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 
 async function run(h: SessionHarness, args: JsonObject): Promise<{ isError: boolean; code: string | null; r: JsonObject }> {
   const out = await h.call('claude.run', { prompt: 'go', ...args });
-  return { isError: out.isError, code: (out.error as { code?: string } | null)?.code ?? null, r: out.result ?? {} };
+  // The whole result object: resume_requested is there, next to resumed.
+  const r = out.result === null ? {} : await h.full(out.result['run_id']);
+  return { isError: out.isError, code: (out.error as { code?: string } | null)?.code ?? null, r };
 }
 
 test('new, in use, resume found, resume not found, and fork report resumed honestly', async () => {
@@ -30,10 +32,15 @@ test('new, in use, resume found, resume not found, and fork report resumed hones
     assert.deepEqual(h.transcripts(cwd), [ID]);
 
     const inUse = await run(h, { cwd, session_id: ID });
-    assert.equal(inUse.code, 'session_id_in_use');
-    assert.match(String((inUse.r['error'] as JsonObject)['message']), /already in use/);
-    assert.equal(inUse.r['resumed'], false);
-    assert.equal(inUse.r['cleanup_confirmed'], true);
+    assert.deepEqual([inUse.code, inUse.r], ['session_id_in_use', {}], 'refused before anything is spawned');
+
+    // Natively: released here (this adapter no longer knows it) and saved under another directory.
+    await h.call('claude.run.release', { run_id: String(created.r['run_id']) });
+    const nativeInUse = await run(h, { cwd: h.subdir('third'), session_id: ID });
+    assert.equal(nativeInUse.code, 'session_id_in_use');
+    assert.match(String((nativeInUse.r['error'] as JsonObject)['message']), /already in use/);
+    assert.equal(nativeInUse.r['resumed'], false);
+    assert.equal(nativeInUse.r['cleanup_confirmed'], true);
 
     const other = h.subdir('elsewhere');
     const found = await run(h, { cwd: other, resume_session_id: ID }); // 2.1.332 resumes across directories

@@ -19,13 +19,14 @@ test('claude.run succeeds end to end with honest fields, progress and confirmed 
     assert.equal(r['result'], 'Hi! I am a fake Claude.');
     assert.match(String(r['session_id']), /^[0-9a-f-]{36}$/);
     assert.equal(r['model'], 'sonnet');
-    assert.equal(r['exit_code'], 0);
     assert.equal(r['cleanup_confirmed'], true);
     assert.equal(r['cleanup_error'], null);
     assert.equal(r['total_cost_usd'], 0.049148);
     assert.equal(r['cost_scope'], 'conversation');
     assert.equal(r['num_turns'], 1);
-    assert.ok((r['events_total'] as number) > 5);
+    const full = await h.full(r['run_id']);
+    assert.equal(full['exit_code'], 0);
+    assert.ok((full['events_total'] as number) > 5);
     const progress = h.notifications.filter((n) => n['method'] === 'notifications/progress');
     assert.ok(progress.length >= 5);
     const counters = progress.map((n) => (n['params'] as { progress: number }).progress);
@@ -112,7 +113,7 @@ test('timeout: a final event followed by a process that never exits still times 
     const out = await pending;
     assert.equal(out.isError, true);
     assert.equal((out.error as { code: string }).code, 'timeout');
-    assert.equal(out.result!['timed_out'], true);
+    assert.equal((await h.full(out.result!['run_id']))['timed_out'], true);
     assert.equal(out.result!['result'], 'Hi! I am a fake Claude.', 'the first valid final event stays available');
     assert.equal(out.result!['cleanup_confirmed'], true);
   } finally {
@@ -132,7 +133,7 @@ test('idle timeout ends a run that stays silent for idle_timeout_seconds', async
     clock.advance(2_000);
     const out = await pending;
     assert.equal((out.error as { code: string }).code, 'idle_timeout');
-    assert.equal(out.result!['timed_out'], true);
+    assert.equal((await h.full(out.result!['run_id']))['timed_out'], true);
     assert.equal(out.result!['cleanup_confirmed'], true);
   } finally {
     await h.close();
@@ -188,7 +189,7 @@ test('timeout_seconds also bounds waiting for the conversation lock: a queued ru
     const queued = await h.call('claude.run.result', { run_id: secondId });
     assert.equal(queued.result!['state'], 'waiting_for_session');
     clock.advance(5_000);
-    const settled = await h.call('claude.run.result', { run_id: secondId, wait_seconds: 30 });
+    const settled = await h.call('claude.run.result', { run_id: secondId, wait_seconds: 30, detail: 'full' });
     assert.equal((settled.error as { code: string }).code, 'timeout');
     assert.equal(settled.result!['exit_code'], null, 'nothing was spawned for the queued run');
     assert.equal(settled.result!['cleanup_confirmed'], true);

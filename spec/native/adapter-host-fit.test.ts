@@ -1,0 +1,154 @@
+// The adapter as Claude Code hosts it, over the real binary: started with a Claude Code session's own
+// variables in its environment (they must not reach the nested claude), answering with a compact
+// summary (what the host's model reads), typed output through --json-schema, and the session guard.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promptTag } from '../../fixtures/fake-anthropic/server.ts';
+import type { Scenario } from '../../fixtures/fake-anthropic/server.ts';
+import { HOST_SESSION_ENV } from '../../lib/native/native-env.ts';
+import { SUMMARY_FIELDS } from '../../lib/tools/result-view.ts';
+import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
+import { readProcStat } from '../../lib/supervisor/proc-table.ts';
+import { isLive } from '../../lib/supervisor/proc-stat.ts';
+import { pollUntilGone } from '../helpers/native-env.ts';
+import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
+import type { AdapterTier } from './adapter-tier.ts';
+
+type Json = Record<string, unknown>;
+
+const HOST_ID = randomUUID();
+/** What Claude Code 2.1.332 hands an MCP server it starts (../shared/native/PERMISSION-PROMPT-TOOL.md), plus its child-session markers. */
+const HOST_SESSION: Record<string, string> = {
+  CLAUDECODE: '1',
+  CLAUDE_CODE_ENTRYPOINT: 'cli',
+  CLAUDE_CODE_SESSION_ID: HOST_ID,
+  CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS: HOST_ID,
+  CLAUDE_CODE_MESSAGING_SOCKET: '/nonexistent/host-messaging.sock',
+  CLAUDE_CODE_MESSAGING_TOKEN: 'host-messaging-credential',
+  CLAUDE_CODE_CHILD_NOTES_DIR: '/nonexistent/host-notes',
+  CLAUDE_CODE_CHILD_SESSION: '1',
+  CLAUDE_CODE_SESSION_ATTENDED: '1',
+  CLAUDE_PROJECT_DIR: '/nonexistent/host-project',
+  CLAUDE_PID: '1',
+  CLAUDE_EFFORT: 'max',
+  AI_AGENT: 'claude-code/2.1.332/agent',
+};
+const SCHEMA = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+const SCENARIOS: Record<string, Scenario> = {
+  hi: { kind: 'text', text: 'Hi' },
+  paced: { kind: 'text', text: 'paced '.repeat(20), chunkChars: 6, deltaDelayMs: 80 },
+  structured: { kind: 'tool_use', tool: 'StructuredOutput', input: { answer: '42' }, followUpText: 'done' },
+};
+
+describe('adapter over the real binary, hosted like Claude Code hosts it', () => {
+  let tier: AdapterTier;
+  before(async () => {
+    for (const name of Object.keys(HOST_SESSION)) assert.ok(HOST_SESSION_ENV.includes(name), `${name} is a host-session variable`);
+    tier = await startAdapterTier({ scenarios: SCENARIOS, extraEnv: HOST_SESSION });
+  });
+  after(async () => { await tier.close(); });
+
+  it('the nested claude runs normally without any host-session variable, in its own project', async () => {
+    await inCwd(tier, async (cwd) => {
+      const started = await tier.call('claude.run.start', { prompt: `pace ${marker('env')} ${promptTag('paced')}`, cwd });
+      const runId = started.result['run_id'];
+      const claude = await pollTool('the real claude of the run', async () => (await tier.strays()).find((p) => p.isBinary));
+      const environ = readFileSync(`/proc/${claude.pid}/environ`, 'utf8').split('\0').map((entry) => entry.slice(0, entry.indexOf('=')));
+      for (const name of HOST_SESSION_ENV) assert.ok(!environ.includes(name), `${name} reached the nested claude`);
+      assert.ok(environ.includes('CLAUDE_RUN_MCP_ACTIVE'));
+      const done = await tier.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
+      assert.equal(done.isError, false, JSON.stringify(done.error));
+      const sessionId = String(done.result['session_id']);
+      assert.ok(existsSync(join(tier.projectDir(cwd), `${sessionId}.jsonl`)), 'the transcript lives under the run cwd\'s project');
+      await tier.call('claude.run.release', { run_id: runId });
+    });
+  });
+
+  it('a one-line answer: the structuredContent the host\'s model reads is under 600 bytes; the full object has the final event', async (t) => {
+    await inCwd(tier, async (cwd) => {
+      const answer = await tier.client.callTool({ name: 'claude.run', arguments: { prompt: `say hi ${marker('hi')} ${promptTag('hi')}`, cwd } });
+      assert.equal(answer.isError, false);
+      const model = JSON.stringify(answer.structuredContent);
+      const r = (answer.structuredContent as { result: Json }).result;
+      assert.deepEqual(Object.keys(r), [...SUMMARY_FIELDS]);
+      assert.equal(r['result'], 'Hi');
+      assert.deepEqual(r['resume'], { resume_session_id: r['session_id'] });
+      assert.deepEqual(r['unfinished_subagents'], { total: 0, killed: {}, refused: {} }, 'the real subagent_stats, nothing killed or refused');
+      assert.ok(Buffer.byteLength(model) < 600, `${Buffer.byteLength(model)} bytes: ${model}`);
+      const text = (answer.content as Array<{ text: string }>)[0]?.text ?? '';
+      assert.match(text, /succeeded in 1 turn\(s\); to continue this conversation pass resume_session_id: "[0-9a-f-]{36}"\n\nHi$/);
+      const full = await tier.full(r['run_id']);
+      const fullBytes = Buffer.byteLength(JSON.stringify({ result: full }));
+      assert.equal((full['final'] as Json)['result'], 'Hi');
+      assert.ok((full['final'] as Json)['subagent_stats'] !== undefined);
+      t.diagnostic(`one-line answer: summary structuredContent ${Buffer.byteLength(model)} bytes, full ${fullBytes} bytes, text ${Buffer.byteLength(text)} bytes`);
+      await tier.call('claude.run.release', { run_id: r['run_id'] });
+    });
+  });
+
+  it('output_schema: the real --json-schema run returns the validated object as structured_output', async () => {
+    await inCwd(tier, async (cwd) => {
+      const prompt = `answer typed ${marker('typed')} ${promptTag('structured')}`;
+      const out = await tier.call('claude.run', { prompt, cwd, output_schema: SCHEMA });
+      assert.equal(out.isError, false, JSON.stringify(out.error));
+      assert.deepEqual(out.result['structured_output'], { answer: '42' });
+      assert.equal(out.result['result'], null, 'sent once, as structured_output');
+      const full = await tier.full(out.result['run_id']);
+      assert.deepEqual((full['final'] as Json)['structured_output'], { answer: '42' });
+      assert.equal(full['result'], '{"answer":"42"}', 'the native text is the object\'s JSON');
+      const [call] = tier.callsWith(prompt);
+      const tools = (call?.body as { tools?: Array<{ name: string; input_schema: unknown }> }).tools ?? [];
+      assert.deepEqual(tools.find((tool) => tool.name === 'StructuredOutput')?.input_schema, SCHEMA, 'the schema reached the model as the StructuredOutput tool');
+      await tier.call('claude.run.release', { run_id: out.result['run_id'] });
+    });
+  });
+
+  it('an invalid output_schema is refused at its inner path before anything reaches the API', async () => {
+    await inCwd(tier, async (cwd) => {
+      const prompt = `never sent ${marker('badschema')}`;
+      const answer = await tier.client.callTool({ name: 'claude.run', arguments: { prompt, cwd, output_schema: { type: 'object', properties: { answer: { type: 'text' } } } } });
+      assert.equal(answer.isError, true);
+      const text = (answer.content as Array<{ text: string }>)[0]?.text ?? '';
+      const body = JSON.parse(text.slice(text.indexOf('\n') + 1)) as { error: { code: string; path: string } };
+      assert.deepEqual([body.error.code, body.error.path], ['invalid_arguments', '/output_schema/properties/answer/type']);
+      assert.deepEqual(tier.callsWith(prompt), []);
+    });
+  });
+});
+
+describe('adapter over the real binary: the host ends it with SIGINT while four runs stream', () => {
+  let tier: AdapterTier;
+  before(async () => { tier = await startAdapterTier({ scenarios: { slow: { kind: 'text', text: 'slow '.repeat(200), chunkChars: 5, deltaDelayMs: 100 } } }); });
+  after(async () => { await tier.close(); }); // asserts that nothing the tier started survived
+
+  it('exits at once; every real claude and supervisor still ends', async (t) => {
+    const cwd = await tier.newCwd();
+    for (let i = 0; i < MAX_ACTIVE_RUNS; i++) {
+      const started = await tier.call('claude.run.start', { prompt: `stream ${i} ${marker('sigint')} ${promptTag('slow')}`, cwd });
+      assert.equal(started.isError, false, JSON.stringify(started.error));
+    }
+    const streaming = await pollTool('four real claude processes streaming', async () => {
+      const binaries = (await tier.strays()).filter((p) => p.isBinary);
+      const requests = tier.fake.requests.filter((r) => r.path === '/v1/messages' && JSON.stringify(r.body).includes('sigint-')).length;
+      return binaries.length === MAX_ACTIVE_RUNS && requests >= MAX_ACTIVE_RUNS ? binaries : undefined;
+    });
+    const signalled = performance.now();
+    process.kill(tier.serverPid, 'SIGINT');
+    // Polled every 2 ms (pollTool's 50 ms would blur the figure).
+    for (;;) {
+      const stat = readProcStat(tier.serverPid);
+      if (stat === null || !isLive(stat)) break;
+      assert.ok(performance.now() - signalled < 10_000, 'the adapter exited');
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const exitMs = performance.now() - signalled;
+    t.diagnostic(`SIGINT to adapter exit with ${MAX_ACTIVE_RUNS} real runs streaming: ${exitMs.toFixed(1)} ms`);
+    assert.ok(exitMs < 1000, `took ${exitMs} ms`);
+    const left = await pollUntilGone(() => tier.strays(), 15_000);
+    assert.deepEqual(left.map((p) => `${p.pid} ${p.cmdline.join(' ').slice(0, 120)}`), [], 'every run process ended after the adapter');
+    assert.ok(streaming.every((p) => readProcStat(p.pid) === null || !isLive(readProcStat(p.pid)!)));
+  });
+});
