@@ -25,8 +25,8 @@ export interface ServerProcess {
   kill(): void;
 }
 
-export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly string[] = []): ServerProcess {
-  const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): ServerProcess {
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env });
   const lines: string[] = [];
   let partial = '';
   let stderr = '';
