@@ -12,8 +12,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastToolResult, promptTag, scenarioByPromptTag, startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
-import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '../helpers/native-env.ts';
+import { createNativeSandbox, pollUntilGone, realClaudeBin } from '../helpers/native-env.ts';
 import type { NativeSandbox } from '../helpers/native-env.ts';
+import { buildBundle } from '../../scripts/build.ts';
 import { resultOf, runClaude, STREAM_JSON_ARGS } from './direct-claude.ts';
 import { describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
 
@@ -29,6 +30,7 @@ type Json = Record<string, unknown>;
 describe('Claude Code 2.1.332 as the MCP client of this server', () => {
   let fake: FakeAnthropic;
   let sandbox: NativeSandbox;
+  let bundle: string;
   before(async () => {
     fake = await startFakeAnthropic({
       scenario: scenarioByPromptTag({
@@ -37,6 +39,9 @@ describe('Claude Code 2.1.332 as the MCP client of this server', () => {
       }),
     });
     sandbox = await createNativeSandbox({ baseUrl: fake.url });
+    // The shipped single-file bundle: it answers the probe within ~100 ms of spawn. Claude Code gives
+    // server/discover ~2 s before falling back to initialize, which `node --import tsx` can exceed on a busy machine.
+    bundle = (await buildBundle(join(sandbox.root, 'dist'))).file;
   });
   after(async () => {
     try {
@@ -51,7 +56,7 @@ describe('Claude Code 2.1.332 as the MCP client of this server', () => {
   async function hostRun(label: string, extraEnv: Record<string, string> = {}): Promise<{ run: Awaited<ReturnType<typeof runClaude>>; wire: WireEntry[]; messages: Array<{ dir: string; msg: Json }> }> {
     const log = join(sandbox.root, `${label}-wire.jsonl`);
     const config = join(sandbox.root, `${label}-mcp.json`);
-    const server = [process.execPath, '--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'lib', 'main.ts'), '--claude-bin', realClaudeBin()];
+    const server = [process.execPath, bundle, '--claude-bin', realClaudeBin()];
     await writeFile(config, JSON.stringify({ mcpServers: { crm: { type: 'stdio', command: process.execPath, args: [TAP, log, ...server] } } }));
     // Tool search off: MCP tools go to the model directly, so the fake's one tool_use can name ours.
     const env = { ...sandbox.env, ENABLE_TOOL_SEARCH: 'false', ...extraEnv };
