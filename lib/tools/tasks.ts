@@ -122,9 +122,14 @@ export function createTaskHost(deps: TaskHostDeps): TaskHost {
 }
 
 function workingMessage(entry: RunEntry<LiveRun>, record: TaskRecord): string {
-  const state = record.cancelRequested ? `${entry.state} (cancel requested)` : entry.state;
   const last = record.lastEvent === null ? null : progressText(record.lastEvent.kind, record.lastEvent.event);
-  return statusLine(last === null ? state : `${state}: ${last}`);
+  return workingStatusMessage(entry.state, last, record.cancelRequested);
+}
+
+/** A working task's statusMessage: the run state, a cancel request, then the newest event's progress text. */
+export function workingStatusMessage(state: string, lastEventText: string | null, cancelRequested: boolean): string {
+  const head = cancelRequested ? `${state} (cancel requested)` : state;
+  return statusLine(lastEventText === null ? head : `${head}: ${lastEventText}`);
 }
 
 function statusLine(text: string): string {

@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createAdapter, type Adapter } from '../../lib/adapter.ts';
 import { createHosts, type HostBundle } from '../../lib/tools/host.ts';
-import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS } from '../../lib/tools/tasks.ts';
+import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS, workingStatusMessage } from '../../lib/tools/tasks.ts';
 import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
+import { MAX_TASK_ID_CHARS } from '../../lib/handlers/tasks.ts';
 
 type Json = Record<string, unknown>;
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -214,9 +215,13 @@ describe('claude.run as a task', () => {
     assert.equal(bad.code, -32602);
     assert.deepEqual(bad.data, { path: '/inputResponses' });
     assert.doesNotMatch(JSON.stringify(bad), /SECRET/);
-    const noId = (await rig.request('tasks/get', { taskId: 'x'.repeat(1025), _meta: meta(true) }))['error'] as { code: number; data: unknown };
-    assert.equal(noId.code, -32602);
-    assert.deepEqual(noId.data, { path: '/taskId' });
+    const tooLong = (await rig.request('tasks/get', { taskId: 'x'.repeat(MAX_TASK_ID_CHARS + 1), _meta: meta(true) }))['error'] as { code: number; message: string; data: unknown };
+    assert.equal(tooLong.code, -32602);
+    assert.deepEqual(tooLong.data, { path: '/taskId' });
+    assert.match(tooLong.message, /1 to 1024 characters/);
+    const atBound = (await rig.request('tasks/get', { taskId: 'x'.repeat(MAX_TASK_ID_CHARS), _meta: meta(true) }))['error'] as { code: number; message: string };
+    assert.equal(atBound.code, -32602);
+    assert.match(atBound.message, /task not found/, 'an id at the bound is looked up (and unknown)');
     await pollUntilTerminal(rig, taskId);
   });
 
@@ -229,6 +234,20 @@ describe('claude.run as a task', () => {
     assert.match((refused['content'] as Array<{ text: string }>)[0]!.text, /active_limit_reached/);
     await Promise.all(ids.map((taskId) => rig.request('tasks/cancel', { taskId, _meta: meta(true) })));
     for (const taskId of ids) assert.equal((await pollUntilTerminal(rig, taskId)).final['status'], 'cancelled');
+  });
+});
+
+describe('statusMessage bound', () => {
+  it(`is cut to ${MAX_STATUS_MESSAGE_BYTES} UTF-8 bytes with an ellipsis, and left whole at the bound`, () => {
+    const head = 'running: ';
+    const payloadBytes = MAX_STATUS_MESSAGE_BYTES - head.length;
+    const exact = 'é'.repeat(Math.floor(payloadBytes / 2)) + 'a'.repeat(payloadBytes % 2); // 2-byte characters up to the bound
+    assert.equal(Buffer.byteLength(`${head}${exact}`), MAX_STATUS_MESSAGE_BYTES);
+    assert.equal(workingStatusMessage('running', exact, false), `${head}${exact}`);
+    const cut = workingStatusMessage('running', `${exact}c`, false);
+    assert.ok(Buffer.byteLength(cut) <= MAX_STATUS_MESSAGE_BYTES);
+    assert.ok(cut.endsWith('…'));
+    assert.equal(workingStatusMessage('stopping', null, true), 'stopping (cancel requested)');
   });
 });
 
