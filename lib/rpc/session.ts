@@ -6,10 +6,10 @@
  *
  * Order of checks for a legacy request: envelope → closing → duplicate in-flight id → method lookup →
  * initialized → params shape → handler. For a modern one (its params._meta names a protocol version):
- * envelope → closing → duplicate id → params shape → _meta
- * (-32602 / -32022) → method lookup under that date → handler; the result gains resultType and serverInfo. A duplicate id (a request whose id is still in flight) is
- * answered -32600 with that id and the original request continues. A cancelled request gets no
- * response at all. Responses from the client are ignored: this server never sends requests.
+ * envelope → closing → duplicate id → params shape → _meta (-32602 / -32022) → method lookup under that
+ * date → handler, and the result gains resultType and serverInfo. A duplicate id (a request whose id is
+ * still in flight) is answered -32600 with that id and the original request continues. A cancelled
+ * request gets no response at all. Responses from the client are ignored: this server never sends requests.
  */
 import type { ResourceHost, ToolHost } from '../mcp/types.ts';
 import { assertNever } from '../util/assert-never.ts';
