@@ -145,22 +145,34 @@ describe('claude.run as a task', () => {
   });
 
   it('a task is a run: listed, in the work snapshot with its work-invocation, released by the same rules; then tasks/get is -32602', async () => {
-    const invocation = '0b9f6c1e-6f53-4e0e-9b0a-6d2f3c1a9e77';
-    const created = resultOf(await rig.run('say hi', true, { 'io.github.computer-mcp/work-invocation': invocation }));
-    const taskId = String(created['taskId']);
-    const listed = resultOf(await rig.request('tools/call', { name: 'claude.run.list', arguments: {}, _meta: meta(false) }));
-    const runs = (listed['structuredContent'] as { result: { runs: Json[] } }).result.runs;
-    const mine = runs.find((r) => r['run_id'] === taskId);
-    assert.ok(mine, 'the task is in claude.run.list');
-    assert.equal(mine['acquired_by'], invocation);
-    await pollUntilTerminal(rig, taskId);
-    // A released run is gone as a task too.
-    const released = resultOf(await rig.request('tools/call', { name: 'claude.run.release', arguments: { run_id: taskId }, _meta: meta(false) }));
-    assert.equal(released['isError'], false);
-    const gone = (await rig.get(taskId))['error'] as { code: number; data: unknown };
-    assert.equal(gone.code, -32602);
-    assert.deepEqual(gone.data, { path: '/taskId' });
-    assert.equal(((await rig.request('tasks/cancel', { taskId, _meta: meta(true) }))['error'] as { code: number }).code, -32602);
+    const own = createRig(); // a fresh process: the work snapshot needs every retained run host-bound
+    try {
+      const invocation = '0b9f6c1e-6f53-4e0e-9b0a-6d2f3c1a9e77';
+      const created = resultOf(await own.run('[fake:slow] a while', true, { 'io.github.computer-mcp/work-invocation': invocation }));
+      const taskId = String(created['taskId']);
+      const listed = resultOf(await own.request('tools/call', { name: 'claude.run.list', arguments: {}, _meta: meta(false) }));
+      const runs = (listed['structuredContent'] as { result: { runs: Json[] } }).result.runs;
+      const mine = runs.find((r) => r['run_id'] === taskId);
+      assert.ok(mine, 'the task is in claude.run.list');
+      assert.equal(mine['acquired_by'], invocation);
+      const read = resultOf(await own.request('resources/read', { uri: 'computer-mcp://runtime/work/v1', _meta: meta(true) }));
+      const snapshot = JSON.parse((read['contents'] as Array<{ text: string }>)[0]!.text) as { owners: Json[] };
+      assert.deepEqual(snapshot.owners.map((o) => [o['kind'], o['run_id'], o['acquired_by']]), [['claude.run', taskId, invocation]]);
+      // Not releasable while it works (same rule as any run); released once cancelled and cleaned up.
+      const early = resultOf(await own.request('tools/call', { name: 'claude.run.release', arguments: { run_id: taskId }, _meta: meta(false) }));
+      assert.equal(early['isError'], true);
+      assert.match((early['content'] as Array<{ text: string }>)[0]!.text, /run_active/);
+      await own.request('tasks/cancel', { taskId, _meta: meta(true) });
+      assert.equal((await pollUntilTerminal(own, taskId)).final['status'], 'cancelled');
+      const released = resultOf(await own.request('tools/call', { name: 'claude.run.release', arguments: { run_id: taskId }, _meta: meta(false) }));
+      assert.equal(released['isError'], false);
+      const gone = (await own.get(taskId))['error'] as { code: number; data: unknown };
+      assert.equal(gone.code, -32602);
+      assert.deepEqual(gone.data, { path: '/taskId' });
+      assert.equal(((await own.request('tasks/cancel', { taskId, _meta: meta(true) }))['error'] as { code: number }).code, -32602);
+    } finally {
+      await own.close();
+    }
   });
 
   it('working: statusMessage follows the native progress, bounded; a run_id from claude.run.start is not a task', async () => {
