@@ -11,7 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { createAdapter, type Adapter } from '../../lib/adapter.ts';
 import { createHosts, type HostBundle } from '../../lib/tools/host.ts';
 import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS, workingStatusMessage } from '../../lib/tools/tasks.ts';
-import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
+import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../../lib/runs/registry.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { MAX_TASK_ID_CHARS } from '../../lib/handlers/tasks.ts';
 
@@ -246,6 +246,29 @@ describe('claude.run as a task', () => {
     assert.match((refused['content'] as Array<{ text: string }>)[0]!.text, /active_limit_reached/);
     await Promise.all(ids.map((taskId) => rig.request('tasks/cancel', { taskId, _meta: meta(true) })));
     for (const taskId of ids) assert.equal((await pollUntilTerminal(rig, taskId)).final['status'], 'cancelled');
+  });
+});
+
+describe('retention bound', () => {
+  it(`a completed task stays readable while ${MAX_RETAINED_RUNS} runs are retained, and is gone (-32602) once a newer one evicts it`, async () => {
+    const rig = createRig();
+    try {
+      const first = String(resultOf(await rig.run('say hi', true))['taskId']);
+      await pollUntilTerminal(rig, first);
+      // Fill the registry to its bound with newer tasks, at most MAX_ACTIVE_RUNS at a time.
+      const startBatch = async (count: number): Promise<void> => {
+        const ids = await Promise.all(Array.from({ length: count }, async () => String(resultOf(await rig.run('say hi', true))['taskId'])));
+        for (const taskId of ids) assert.equal((await pollUntilTerminal(rig, taskId)).final['status'], 'completed');
+      };
+      for (let made = 1; made < MAX_RETAINED_RUNS; made += MAX_ACTIVE_RUNS) await startBatch(Math.min(MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS - made));
+      assert.equal(resultOf(await rig.get(first))['status'], 'completed', `readable with ${MAX_RETAINED_RUNS} runs retained`);
+      await startBatch(1);
+      const gone = (await rig.get(first))['error'] as { code: number; data: unknown };
+      assert.equal(gone.code, -32602, 'evicted with its run: the oldest settled run goes first');
+      assert.deepEqual(gone.data, { path: '/taskId' });
+    } finally {
+      await rig.close();
+    }
   });
 });
 
