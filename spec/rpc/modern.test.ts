@@ -95,6 +95,22 @@ describe('modern requests without initialize', () => {
     assert.equal(errorOf(await h.request(4, 'resources/read', { uri: 'nope://x' })).code, -32002);
   });
 
+  it('progress and notifications/cancelled work for a modern request as for a legacy one', async () => {
+    const h = createHarness();
+    const pending = h.request(11, 'tools/call', { name: 'slow', arguments: {}, _meta: { ...meta(), progressToken: 11 } });
+    await h.tools.started();
+    assert.deepEqual(h.notifications[0], { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 11, progress: 1, message: 'started' } });
+    assert.equal(await h.adapter.handle({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 11 } }), undefined);
+    assert.equal(await pending, undefined, 'no response for a cancelled request');
+    assert.equal(h.tools.contexts[0]?.signal.reason, 'cancelled');
+    // A duplicate in-flight id is refused across eras too.
+    const again = h.request(12, 'tools/call', { name: 'slow', arguments: {}, _meta: meta() });
+    await h.tools.started();
+    assert.equal(errorOf(await h.request(12, 'tools/list', { _meta: meta() })).code, -32600);
+    h.tools.release();
+    assert.equal(resultOf(await again)['resultType'], 'complete');
+  });
+
   it('ping is gone in the modern era and unchanged in the legacy one', async () => {
     const h = createHarness();
     assert.equal(errorOf(await h.request(1, 'ping', { _meta: meta() })).code, -32601);
