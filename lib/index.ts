@@ -5,7 +5,7 @@
 export { createClaudeRunAdapter, type ClaudeRunAdapterOptions } from './library.ts';
 export { createAdapter, SERVER_INFO, type Adapter, type AdapterOptions } from './adapter.ts';
 export { serveConnection, MAX_FRAME_BYTES, type Connection, type ConnectionOptions } from './rpc/connection.ts';
-export { SUPPORTED_PROTOCOL_VERSIONS, negotiateVersion, type ProtocolVersion } from './rpc/negotiate.ts';
+export { ALL_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS, negotiateVersion, type AnyProtocolVersion, type ProtocolVersion } from './rpc/negotiate.ts';
 export { RPC_ERROR_CODES, type RpcErrorCode } from './rpc/errors.ts';
 export { validate, type ValidationResult } from './schema/validate.ts';
 export { ResourceError } from './mcp/types.ts';
@@ -14,6 +14,10 @@ export type {
   JsonSchema,
   ResourceDescriptor,
   ResourceHost,
+  TaskHost,
+  TaskStart,
+  TaskStatus,
+  TaskView,
   ToolAnnotations,
   ToolDefinition,
   ToolHost,

@@ -86,6 +86,7 @@ async function main(): Promise<void> {
       rows.push(
         { bench: '5 responsiveness (4 floods)', measure: 'p99 events/result poll', value: r.pollP99Ms, target: 10, unit: 'ms', detail: `p50 ${r.pollP50Ms.toFixed(2)} ms over ${r.polls} polls` },
         { bench: '5 responsiveness (4 floods)', measure: 'p99 ping', value: r.pingP99Ms, target: 10, unit: 'ms', detail: `p50 ${r.pingP50Ms.toFixed(2)} ms over ${r.pings} pings` },
+        { bench: '5 responsiveness (4 floods)', measure: 'p99 tasks/get', value: r.taskGetP99Ms, target: 10, unit: 'ms', detail: `p50 ${r.taskGetP50Ms.toFixed(2)} ms over ${r.taskGets} polls of the four task runs` },
       );
     }
     if (wanted('progress')) {

@@ -1,11 +1,15 @@
 /** What every request handler receives besides its params. Handlers never touch stdio or process.*. */
 import type { ResourceHost, ToolHost } from '../mcp/types.ts';
-import type { ProtocolVersion } from '../rpc/negotiate.ts';
+import type { AnyProtocolVersion } from '../rpc/negotiate.ts';
 
 export interface HandlerContext {
-  readonly protocolVersion: ProtocolVersion;
+  /** The negotiated legacy date, or the modern date this very request named. */
+  readonly protocolVersion: AnyProtocolVersion;
   readonly toolHost: ToolHost;
   readonly resourceHost: ResourceHost;
+  readonly serverInfo: { readonly name: string; readonly version: string };
+  /** This request declared the tasks extension in its own _meta (modern era only; never inferred from earlier requests). */
+  readonly tasks: boolean;
   /** Aborted on notifications/cancelled (reason ABORT_REASONS.cancelled) or server close (.closing). */
   readonly signal: AbortSignal;
   /** Present when the request carried _meta.progressToken. */

@@ -1,16 +1,21 @@
 /** resources/read: only URIs the host lists can be read; failures disclose nothing about internals. */
 import { rpcErrors } from '../rpc/errors.ts';
+import { CACHE_HINTS } from '../rpc/modern.ts';
+import { eraFeatures } from '../rpc/negotiate.ts';
 import type { HandlerContext } from './context.ts';
 
 export interface ReadResourceResult {
   readonly contents: readonly { readonly uri: string; readonly mimeType: string; readonly text: string }[];
+  /** Modern era only. */
+  readonly ttlMs?: number;
+  readonly cacheScope?: 'public' | 'private';
 }
 
 export function resourcesRead(params: Record<string, unknown>, ctx: HandlerContext): ReadResourceResult {
   const uri = params['uri'];
   if (typeof uri !== 'string') throw rpcErrors.invalidParams('/uri must be a string', '/uri');
   const resource = ctx.resourceHost.list().find((candidate) => candidate.uri === uri);
-  if (resource === undefined) throw rpcErrors.resourceNotFound();
+  if (resource === undefined) throw eraFeatures.resourceNotFoundIsInvalidParams(ctx.protocolVersion) ? rpcErrors.resourceNotFoundInvalidParams() : rpcErrors.resourceNotFound();
   let text: string;
   try {
     text = ctx.resourceHost.read(uri);
@@ -18,7 +23,8 @@ export function resourcesRead(params: Record<string, unknown>, ctx: HandlerConte
     if (isResourceError(error)) throw rpcErrors.resourceUnavailable(error.code, error.message);
     throw error;
   }
-  return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text }] };
+  const contents = [{ uri: resource.uri, mimeType: resource.mimeType, text }];
+  return eraFeatures.cacheableResults(ctx.protocolVersion) ? { contents, ...CACHE_HINTS } : { contents };
 }
 
 // Duck-typed rather than instanceof, so a second copy of the class (another bundle) still matches.

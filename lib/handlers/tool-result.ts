@@ -11,7 +11,7 @@
  */
 import type { JsonSchema, ToolOutcome } from '../mcp/types.ts';
 import { validate } from '../schema/validate.ts';
-import { features, type ProtocolVersion } from '../rpc/negotiate.ts';
+import { features, type AnyProtocolVersion } from '../rpc/negotiate.ts';
 import type { ToolErrorData } from '../tool-errors.ts';
 import type { JsonObject } from '../util/json.ts';
 
@@ -24,7 +24,7 @@ export interface CallToolResult {
   readonly isError: boolean;
 }
 
-export function toCallToolResult(outcome: ToolOutcome, version: ProtocolVersion, outputSchema?: JsonSchema): CallToolResult {
+export function toCallToolResult(outcome: ToolOutcome, version: AnyProtocolVersion, outputSchema?: JsonSchema): CallToolResult {
   const summary = oneLine(outcome.summary);
   const structured: JsonObject = outcome.ok
     ? { result: outcome.result }

@@ -3,13 +3,16 @@
  * work-invocation metadata, then hand the call to the tool host.
  * Invalid arguments: under 2025-11-25 a tool execution error (isError, code invalid_arguments, path);
  * under older dates a -32602 protocol error with data.path. Unknown tool: -32602 "Unknown tool".
+ * Tasks: only when this very request declared the tasks extension (modern era) and the host makes this
+ * tool a task does the call return a task at once; every other call is answered synchronously.
  */
 import { isUuid } from '../util/uuid.ts';
 import { isPlainObject, type JsonObject } from '../util/json.ts';
 import { isToolError, type ToolErrorData } from '../tool-errors.ts';
 import type { JsonSchema, ToolOutcome } from '../mcp/types.ts';
 import { rpcErrors } from '../rpc/errors.ts';
-import { features } from '../rpc/negotiate.ts';
+import { eraFeatures, features } from '../rpc/negotiate.ts';
+import { toCreateTaskResult } from './task-result.ts';
 import { escapePointerToken, validate } from '../schema/validate.ts';
 import type { HandlerContext } from './context.ts';
 import { toCallToolResult, type CallToolResult } from './tool-result.ts';
@@ -17,7 +20,7 @@ import { toCallToolResult, type CallToolResult } from './tool-result.ts';
 export const WORK_INVOCATION_META_KEY = 'io.github.computer-mcp/work-invocation';
 const WORK_INVOCATION_PATH = `/_meta/${escapePointerToken(WORK_INVOCATION_META_KEY)}`;
 
-export async function toolsCall(params: Record<string, unknown>, ctx: HandlerContext): Promise<CallToolResult> {
+export async function toolsCall(params: Record<string, unknown>, ctx: HandlerContext): Promise<CallToolResult | Record<string, unknown>> {
   const name = params['name'];
   if (typeof name !== 'string') throw rpcErrors.invalidParams('/name must be a string', '/name');
   const tool = ctx.toolHost.list().find((candidate) => candidate.name === name);
@@ -31,6 +34,14 @@ export async function toolsCall(params: Record<string, unknown>, ctx: HandlerCon
 
   const invocation = getWorkInvocation(params['_meta']);
   if (invocation === 'invalid') return invalid(WORK_INVOCATION_PATH, `${WORK_INVOCATION_PATH} must be a UUID`);
+
+  const taskHost = ctx.toolHost.tasks;
+  if (ctx.tasks && eraFeatures.tasksExtension(ctx.protocolVersion) && taskHost !== undefined && taskHost.supports(name)) {
+    const started = taskHost.start(name, args as JsonObject, { signal: ctx.signal, progress: undefined, workInvocation: invocation, protocolVersion: ctx.protocolVersion });
+    return started.kind === 'task'
+      ? toCreateTaskResult(started.task, ctx.protocolVersion, tool.outputSchema)
+      : toCallToolResult(started.outcome, ctx.protocolVersion, tool.outputSchema);
+  }
 
   let outcome: ToolOutcome;
   try {

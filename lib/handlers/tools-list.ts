@@ -1,14 +1,16 @@
-/** tools/list: the host's tools in the host's (deterministic) order, shaped for the negotiated date. */
+/** tools/list: the host's tools in the host's (deterministic) order, shaped for the request's date. */
 import type { ToolDefinition } from '../mcp/types.ts';
-import { features, type ProtocolVersion } from '../rpc/negotiate.ts';
+import { eraFeatures, features, type AnyProtocolVersion } from '../rpc/negotiate.ts';
+import { CACHE_HINTS } from '../rpc/modern.ts';
 import type { HandlerContext } from './context.ts';
 
 export function toolsList(_params: Record<string, unknown>, ctx: HandlerContext): { tools: Record<string, unknown>[] } {
-  return { tools: ctx.toolHost.list().map((tool) => toWireTool(tool, ctx.protocolVersion)) };
+  const tools = ctx.toolHost.list().map((tool) => toWireTool(tool, ctx.protocolVersion));
+  return eraFeatures.cacheableResults(ctx.protocolVersion) ? { tools, ...CACHE_HINTS } : { tools };
 }
 
 /** Fields a date does not know are left out: older clients never see outputSchema, title or annotations. */
-export function toWireTool(tool: ToolDefinition, version: ProtocolVersion): Record<string, unknown> {
+export function toWireTool(tool: ToolDefinition, version: AnyProtocolVersion): Record<string, unknown> {
   const wire: Record<string, unknown> = { name: tool.name };
   if (features.titles(version)) wire['title'] = tool.title;
   wire['description'] = tool.description;

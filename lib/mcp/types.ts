@@ -64,6 +64,43 @@ export interface ToolHost {
   list(): readonly ToolDefinition[];
   /** Arguments are already validated against the tool's inputSchema. Never throws a ToolError: returns it. */
   call(name: string, args: JsonObject, ctx: CallContext): Promise<ToolOutcome>;
+  /** Optional: the tasks extension. A host without it answers every call synchronously. */
+  readonly tasks?: TaskHost;
+}
+
+/** Extension task statuses this server produces (input_required never: runs do not ask for input). */
+export type TaskStatus = 'working' | 'completed' | 'cancelled' | 'failed';
+
+/** One task as it stands now. A task is a run: taskId is its run_id. */
+export interface TaskView {
+  readonly taskId: string;
+  /** Wire name of the tool that created it (its outputSchema shapes the completed result). */
+  readonly toolName: string;
+  readonly status: TaskStatus;
+  readonly statusMessage: string;
+  readonly createdAt: string;
+  readonly lastUpdatedAt: string;
+  /** null: retention is by count (the run registry's bounds), not by time. */
+  readonly ttlMs: number | null;
+  readonly pollIntervalMs: number;
+  /** The tool outcome once `completed`: the very outcome the synchronous call would have returned. */
+  readonly outcome: ToolOutcome | null;
+}
+
+/** Starting a task either yields one, or an outcome when nothing could start (the call's ordinary error result). */
+export type TaskStart =
+  | { readonly kind: 'task'; readonly task: TaskView }
+  | { readonly kind: 'outcome'; readonly outcome: ToolOutcome };
+
+export interface TaskHost {
+  /** Whether calls of this tool become tasks when the request declares the extension. */
+  supports(name: string): boolean;
+  /** Arguments are already validated. Returns once the task is retrievable by get(). */
+  start(name: string, args: JsonObject, ctx: CallContext): TaskStart;
+  /** null when no task has this id (never issued, evicted or released). */
+  get(taskId: string): TaskView | null;
+  /** Asks the run to stop; idempotent. false when no task has this id. */
+  cancel(taskId: string): boolean;
 }
 
 export interface ResourceDescriptor {

@@ -2,7 +2,7 @@
  * Every JSON-RPC error the server puts on the wire is built here. Messages are fixed, short texts:
  * never a stack, a file path or a submitted value.
  */
-import type { JsonValue } from '../util/json.ts';
+import type { JsonObject, JsonValue } from '../util/json.ts';
 
 /** Wire error codes: the five JSON-RPC 2.0 codes plus the server-defined ones (-32000..-32099). */
 export const RPC_ERROR_CODES = {
@@ -19,6 +19,10 @@ export const RPC_ERROR_CODES = {
   RESOURCE_NOT_FOUND: -32002,
   /** The resource exists but cannot be read now; data.code says why. */
   RESOURCE_UNAVAILABLE: -32003,
+  /** 2026-07-28: the request needs a client capability its `_meta` did not declare; data.requiredCapabilities. */
+  MISSING_REQUIRED_CLIENT_CAPABILITY: -32021,
+  /** 2026-07-28: the request's protocol version is not served here; data.supported (every date) and data.requested. */
+  UNSUPPORTED_PROTOCOL_VERSION: -32022,
 } as const satisfies Record<string, number>;
 
 export type RpcErrorCode = (typeof RPC_ERROR_CODES)[keyof typeof RPC_ERROR_CODES];
@@ -79,4 +83,12 @@ export const rpcErrors = {
   closing: () => new RpcError(RPC_ERROR_CODES.SERVER_CLOSING, 'Server is closing'),
   resourceNotFound: () => new RpcError(RPC_ERROR_CODES.RESOURCE_NOT_FOUND, 'Resource not found'),
   resourceUnavailable: (code: string, message: string) => new RpcError(RPC_ERROR_CODES.RESOURCE_UNAVAILABLE, message, { code }),
+  /** 2026-07-28 replaced -32002 by -32602 for an unknown resource. */
+  resourceNotFoundInvalidParams: () => new RpcError(RPC_ERROR_CODES.INVALID_PARAMS, 'Invalid params: resource not found', { path: '/uri' }),
+  /** `requested` is echoed only because the spec requires it, and only once it is known to be date-shaped. */
+  unsupportedVersion: (supported: readonly string[], requested: string) =>
+    new RpcError(RPC_ERROR_CODES.UNSUPPORTED_PROTOCOL_VERSION, 'Unsupported protocol version', { supported: [...supported], requested }),
+  missingCapability: (requiredCapabilities: JsonObject) =>
+    new RpcError(RPC_ERROR_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY, 'Missing required client capability', { requiredCapabilities }),
+  taskNotFound: () => new RpcError(RPC_ERROR_CODES.INVALID_PARAMS, 'Invalid params: task not found (unknown, evicted or released)', { path: '/taskId' }),
 } as const;

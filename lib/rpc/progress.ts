@@ -6,7 +6,7 @@ import { truncateUtf8 } from '../util/utf8.ts';
 import type { JsonObject } from '../util/json.ts';
 import type { RequestId } from './errors.ts';
 import { isRequestId } from './envelope.ts';
-import { features, type ProtocolVersion } from './negotiate.ts';
+import { features, type AnyProtocolVersion } from './negotiate.ts';
 
 /** Progress messages are cut to this many UTF-8 bytes (an ellipsis included). */
 export const MAX_PROGRESS_MESSAGE_BYTES = 1024;
@@ -29,7 +29,7 @@ export { truncateUtf8 };
 
 export function createProgressReporter(
   token: RequestId | undefined,
-  version: ProtocolVersion,
+  version: AnyProtocolVersion,
   send: (notification: JsonObject) => void,
 ): ProgressReporter {
   if (token === undefined) return { report: undefined, stop: () => {} };

@@ -1,22 +1,27 @@
 /**
- * Per-connection protocol state and dispatch: lifecycle (initialize first), batching by date,
- * cancellation, and the mapping of handler outcomes to responses.
+ * Per-connection protocol state and dispatch for both eras on one process: the legacy lifecycle
+ * (initialize first, one negotiated date, batching by date) and the modern 2026-07-28 requests, each
+ * served on its own `_meta` without any handshake and without changing the legacy state (a discover
+ * never pins the process). Also cancellation, and the mapping of handler outcomes to responses.
  *
- * Order of checks for a request: envelope → closing → duplicate in-flight id → method lookup →
- * initialized → params shape → handler. A duplicate id (a request whose id is still in flight) is
- * answered -32600 with that id and the original request continues. A cancelled request gets no
- * response at all. Responses from the client are ignored: this server never sends requests.
+ * Order of checks for a legacy request: envelope → closing → duplicate in-flight id → method lookup →
+ * initialized → params shape → handler. For a modern one (its params._meta names a protocol version):
+ * envelope → closing → duplicate id → params shape → _meta (-32602 / -32022) → method lookup under that
+ * date → handler, and the result gains resultType and serverInfo. A duplicate id (a request whose id is
+ * still in flight) is answered -32600 with that id and the original request continues. A cancelled
+ * request gets no response at all. Responses from the client are ignored: this server never sends requests.
  */
 import type { ResourceHost, ToolHost } from '../mcp/types.ts';
 import { assertNever } from '../util/assert-never.ts';
 import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
-import { ABORT_REASONS } from '../handlers/context.ts';
+import { ABORT_REASONS, type RequestHandler } from '../handlers/context.ts';
 import { initialize, type ServerInfo } from '../handlers/initialize.ts';
 import { getRequestHandler, METHODS_BEFORE_INITIALIZE } from '../handlers/methods.ts';
 import { classifyMessage, idKey, isRequestId, type Params } from './envelope.ts';
 import { errorResponse, isRpcError, rpcErrors, type RequestId, type RpcError } from './errors.ts';
-import { features, LATEST_PROTOCOL_VERSION, type ProtocolVersion } from './negotiate.ts';
+import { isModernRequest, readModernMeta, withModernResultFields, type ModernRequestMeta } from './modern.ts';
+import { eraFeatures, features, LATEST_PROTOCOL_VERSION, type AnyProtocolVersion, type ProtocolVersion } from './negotiate.ts';
 import { createProgressReporter, getProgressToken } from './progress.ts';
 
 /** close() waits at most this long for aborted in-flight requests to settle. */
@@ -80,7 +85,11 @@ export function createSession(options: SessionOptions): Session {
     if (closing) return fail(id, rpcErrors.closing());
     const key = idKey(id);
     if (inFlight.has(key)) return fail(id, rpcErrors.duplicateId());
-    const handler = getRequestHandler(method);
+    // initialize is the legacy handshake whatever its _meta says; it never selects the modern era.
+    if (method !== 'initialize' && isModernRequest(params)) return runModern(id, key, method, params);
+
+    const legacyVersion = negotiated ?? LATEST_PROTOCOL_VERSION;
+    const handler = getRequestHandler(method, legacyVersion);
     if (handler === undefined && method !== 'initialize') return fail(id, rpcErrors.methodNotFound());
     if (negotiated === null && !METHODS_BEFORE_INITIALIZE.has(method)) return fail(id, rpcErrors.notInitialized());
     if (Array.isArray(params)) return fail(id, rpcErrors.invalidParams('params must be an object'));
@@ -93,9 +102,29 @@ export function createSession(options: SessionOptions): Session {
       return { jsonrpc: '2.0', id, result };
     }
     if (handler === undefined) return fail(id, rpcErrors.methodNotFound());
-
     // Only ping runs before initialize; it does not depend on the date.
-    const version = negotiated ?? LATEST_PROTOCOL_VERSION;
+    return execute(id, key, method, handler, args, legacyVersion, false);
+  };
+
+  /** 2026-07-28: no handshake and no session state; the request's own _meta decides everything. */
+  const runModern = async (id: RequestId, key: string, method: string, params: Params): Promise<unknown> => {
+    if (Array.isArray(params)) return fail(id, rpcErrors.invalidParams('params must be an object'));
+    const args = (params ?? {}) as Record<string, unknown>;
+    let meta: ModernRequestMeta;
+    try {
+      meta = readModernMeta(args);
+    } catch (error) {
+      if (isRpcError(error)) return fail(id, error);
+      throw error;
+    }
+    const handler = getRequestHandler(method, meta.version);
+    if (handler === undefined) return fail(id, rpcErrors.methodNotFound());
+    return execute(id, key, method, handler, args, meta.version, meta.tasks);
+  };
+
+  const execute = async (
+    id: RequestId, key: string, method: string, handler: RequestHandler, args: Record<string, unknown>, version: AnyProtocolVersion, tasks: boolean,
+  ): Promise<unknown> => {
     const progress = createProgressReporter(getProgressToken(args), version, notify);
     const entry: InFlight = { method, controller: new AbortController(), stopProgress: progress.stop, cancelled: false };
     inFlight.set(key, entry);
@@ -104,11 +133,14 @@ export function createSession(options: SessionOptions): Session {
         protocolVersion: version,
         toolHost,
         resourceHost,
+        serverInfo,
+        tasks,
         signal: entry.controller.signal,
         progress: progress.report,
         log,
       });
-      return entry.cancelled ? undefined : { jsonrpc: '2.0', id, result };
+      if (entry.cancelled) return undefined;
+      return { jsonrpc: '2.0', id, result: eraFeatures.resultType(version) ? withModernResultFields(result, serverInfo) : result };
     } catch (error) {
       if (entry.cancelled) return undefined;
       if (isRpcError(error)) return fail(id, error);

@@ -34,9 +34,19 @@ export async function callTool(name: ToolName, args: JsonObject, ctx: CallContex
       default: return assertNever(name);
     }
   } catch (error) {
-    if (isToolError(error)) return { ok: false, summary: `${name} failed: ${error.code}`, error: error.toData(), result: null };
+    if (isToolError(error)) return toolErrorOutcome(name, error);
     throw error;
   }
+}
+
+/** A ToolError thrown before anything started, as the tool's outcome (also for a task that could not start). */
+export function toolErrorOutcome(name: ToolName, error: ToolError): ToolOutcome {
+  return { ok: false, summary: `${name} failed: ${error.code}`, error: error.toData(), result: null };
+}
+
+/** What a settled run reports: the outcome claude.run returns, and the one a completed task inlines. */
+export function settledRunOutcome(runtime: Runtime, entry: RunEntry<LiveRun>): ToolOutcome {
+  return runOutcome(runtime.resultOf(entry), 'summary');
 }
 
 /**
@@ -59,7 +69,7 @@ async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): P
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  return runOutcome(deps.runtime.resultOf(entry), 'summary');
+  return settledRunOutcome(deps.runtime, entry);
 }
 
 function startDetached(args: JsonObject, ctx: CallContext, deps: HandlerDeps): ToolOutcome {

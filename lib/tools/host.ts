@@ -17,7 +17,7 @@ import { resolveNativeBinary } from '../native/resolve-bin.ts';
 import { assertNativeVersion, VERSION_TIMEOUT_MS } from '../native/version.ts';
 import { getNativeEnv, isRecursiveLaunch } from '../native/native-env.ts';
 import { getProjectDir } from '../native/transcripts.ts';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/negotiate.ts';
+import { ALL_PROTOCOL_VERSIONS } from '../rpc/negotiate.ts';
 import { createSessionLock } from '../runs/session-lock.ts';
 import { createWorkSnapshotReader } from '../runs/work-snapshot.ts';
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
@@ -34,6 +34,7 @@ import { fromWireName } from './declarations.ts';
 import { callTool } from './handlers.ts';
 import { parseRunInput } from './run-input.ts';
 import { createRuntime } from './runtime.ts';
+import { createTaskHost } from './tasks.ts';
 import { createResourceHost } from './resources.ts';
 
 export interface HostConfig {
@@ -123,6 +124,7 @@ export function createHosts(config: HostConfig): HostBundle {
       if (tool === null) return Promise.reject(new Error('unknown tool'));
       return callTool(tool, args, ctx, { runtime, prepare });
     },
+    tasks: createTaskHost({ runtime, prepare, clock, underscoreNames: config.underscoreNames }),
   };
 
   const instanceId = randomUUID();
@@ -135,7 +137,7 @@ export function createHosts(config: HostConfig): HostBundle {
       return {
         adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId },
         native: { binary, binary_error: binaryError, asserted_version: assertedVersion, tested_version: tree.native.tested_version, authentication: 'not checked: a version answer says nothing about login or API access' },
-        protocol_versions: [...SUPPORTED_PROTOCOL_VERSIONS],
+        protocol_versions: [...ALL_PROTOCOL_VERSIONS],
         cli_tree: tree as unknown as JsonObject,
         limits: {
           max_retained_runs: MAX_RETAINED_RUNS, max_active_runs: MAX_ACTIVE_RUNS, max_events_per_run: MAX_EVENTS, max_event_bytes_per_run: MAX_EVENT_BYTES,

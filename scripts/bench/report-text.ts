@@ -25,10 +25,11 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
    (256 events / 256 KiB of events, a final event of 128 KiB − 64 bytes), then 4 floods at once. The peak
    is the kernel's VmHWM (reset after the idle read). The live-heap row runs the same hosts in a probe
    process with \`--expose-gc\` and reads \`heapUsed + arrayBuffers\` after full collections.
-5. **Responsiveness.** Four detached runs flood at full speed; one client alternates \`claude.run.events\`,
-   \`claude.run.result\` and \`ping\`, one request in flight, 2 ms apart, from the moment all four stream
-   until all four complete. The client runs in a fresh process (as for 6), so its own heap, grown by the
-   benchmarks before, adds no collection pauses to what it measures.
+5. **Responsiveness.** Four runs, started as MCP tasks (a 2026-07-28 \`claude.run\` whose request declares
+   the tasks extension), flood at full speed; one client alternates \`claude.run.events\`, \`claude.run.result\`,
+   \`ping\` and \`tasks/get\`, one request in flight, 2 ms apart, from the moment all four stream until all
+   four complete. The client runs in a fresh process (as for 6), so its own heap, grown by the benchmarks
+   before, adds no collection pauses to what it measures.
 6. **Progress latency.** The stand-in writes one text delta every 10 ms carrying its CLOCK_MONOTONIC write
    instant; the client stamps each \`notifications/progress\` on arrival.
 

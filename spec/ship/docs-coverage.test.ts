@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { TOOL_ERROR_CODES } from '../../lib/tool-errors.ts';
 import { TOOL_NAMES, toWireName } from '../../lib/tools/declarations.ts';
 import { RPC_ERROR_CODES } from '../../lib/rpc/errors.ts';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
+import { ALL_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { RUN_STATES } from '../../lib/runs/types.ts';
 
@@ -47,9 +47,10 @@ test('docs/tools.md documents every native option of cli-tree.json with its flag
 
 test('docs/protocol.md names every wire error code and every protocol date', () => {
   const codes = Object.values(RPC_ERROR_CODES).map(String);
-  assert.equal(codes.length, 9);
+  assert.equal(codes.length, 11);
   assert.deepEqual(missing(protocol, codes), []);
   assert.deepEqual(missing(protocol, SUPPORTED_PROTOCOL_VERSIONS), []);
+  assert.deepEqual(missing(protocol, ALL_PROTOCOL_VERSIONS), []);
 });
 
 test('the README links every doc this repository ships, and each exists', () => {

@@ -1,0 +1,52 @@
+/**
+ * The tasks extension's methods (2026-07-28): tasks/get, tasks/cancel, tasks/update. Each needs the
+ * extension declared on its own request (-32021 otherwise); an unknown taskId is -32602. Answers come
+ * straight from the run registry through the host, so polling is cheap and never waits.
+ */
+import type { TaskHost } from '../mcp/types.ts';
+import { rpcErrors } from '../rpc/errors.ts';
+import { requiredTasksCapability } from '../rpc/modern.ts';
+import { isPlainObject } from '../util/json.ts';
+import type { HandlerContext } from './context.ts';
+import { toWireTask } from './task-result.ts';
+
+/** Longest taskId looked up; longer ones cannot be ours (the extension's bound is 1024 characters). */
+export const MAX_TASK_ID_CHARS = 1024;
+
+export function tasksGet(params: Record<string, unknown>, ctx: HandlerContext): Record<string, unknown> {
+  const { host, taskId } = taskRequest(params, ctx);
+  const task = host.get(taskId);
+  if (task === null) throw rpcErrors.taskNotFound();
+  const tool = ctx.toolHost.list().find((candidate) => candidate.name === task.toolName);
+  return toWireTask(task, ctx.protocolVersion, tool?.outputSchema);
+}
+
+/** Idempotent: a second cancel (Claude Code sends two at once) or a cancel after the end is acknowledged too. */
+export function tasksCancel(params: Record<string, unknown>, ctx: HandlerContext): Record<string, never> {
+  const { host, taskId } = taskRequest(params, ctx);
+  if (!host.cancel(taskId)) throw rpcErrors.taskNotFound();
+  return {};
+}
+
+/**
+ * Runs never ask for input (no implicit permission answers), so no key is ever outstanding: responses
+ * are acknowledged and ignored, as the extension says for keys that are not outstanding.
+ */
+export function tasksUpdate(params: Record<string, unknown>, ctx: HandlerContext): Record<string, never> {
+  const { host, taskId } = taskRequest(params, ctx);
+  if (!isPlainObject(params['inputResponses'])) throw rpcErrors.invalidParams('/inputResponses must be an object', '/inputResponses');
+  if (host.get(taskId) === null) throw rpcErrors.taskNotFound();
+  return {};
+}
+
+function taskRequest(params: Record<string, unknown>, ctx: HandlerContext): { host: TaskHost; taskId: string } {
+  if (!ctx.tasks) throw rpcErrors.missingCapability(requiredTasksCapability());
+  const host = ctx.toolHost.tasks;
+  const taskId = params['taskId'];
+  if (typeof taskId !== 'string' || taskId.length === 0 || taskId.length > MAX_TASK_ID_CHARS) {
+    throw rpcErrors.invalidParams(`/taskId must be a string of 1 to ${MAX_TASK_ID_CHARS} characters`, '/taskId');
+  }
+  // A host without tasks never issued one.
+  if (host === undefined) throw rpcErrors.taskNotFound();
+  return { host, taskId };
+}

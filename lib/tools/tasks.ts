@@ -1,0 +1,137 @@
+/**
+ * Runs as MCP tasks (the 2026-07-28 tasks extension). A task IS a run: its taskId is the run_id, it is
+ * reserved, bounded (32 retained / 4 active), listed, snapshotted, cancelled, cleaned up and released
+ * exactly like any run, and every answer is read from the run registry. This layer only remembers which
+ * runs were started as tasks, under which tool name, and their newest native event for statusMessage.
+ */
+import type { CallContext, TaskHost, TaskView, ToolOutcome } from '../mcp/types.ts';
+import type { JsonObject } from '../util/json.ts';
+import type { Clock } from '../util/clock.ts';
+import type { EventKind } from '../native/events.ts';
+import type { PreparedRun } from '../runs/execute.ts';
+import type { RunEntry } from '../runs/registry.ts';
+import { isToolError } from '../tool-errors.ts';
+import { progressText } from '../native/progress-text.ts';
+import { truncateUtf8 } from '../util/utf8.ts';
+import { fromWireName } from './declarations.ts';
+import { settledRunOutcome, toolErrorOutcome } from './handlers.ts';
+import type { LiveRun, Runtime } from './runtime.ts';
+
+/**
+ * Suggested poll rate. Claude Code polls at once, again ~1 s later, then at this rate (floor 250 ms):
+ * a run lasts seconds to minutes, so once a second costs nothing and reports completion promptly.
+ */
+export const TASK_POLL_INTERVAL_MS = 1000;
+/** statusMessage is cut (with an ellipsis) to this many UTF-8 bytes: a status line, not a transcript. */
+export const MAX_STATUS_MESSAGE_BYTES = 256;
+
+export interface TaskHostDeps {
+  readonly runtime: Runtime;
+  readonly prepare: (args: JsonObject) => PreparedRun;
+  readonly clock: Clock;
+  readonly underscoreNames: boolean;
+}
+
+interface TaskRecord {
+  readonly toolName: string;
+  lastEvent: { readonly kind: EventKind; readonly event: JsonObject } | null;
+  lastEventAt: string | null;
+  cancelRequested: boolean;
+}
+
+export function createTaskHost(deps: TaskHostDeps): TaskHost {
+  const { runtime, clock } = deps;
+  // Bounded by the registry: entries whose run left it (released or evicted) are dropped on every start
+  // and lookup, so at most MAX_RETAINED_RUNS records exist.
+  const records = new Map<string, TaskRecord>();
+  const iso = (): string => new Date(clock.wallNow()).toISOString();
+
+  const entryOf = (taskId: string): RunEntry<LiveRun> | null => {
+    if (!records.has(taskId)) return null;
+    try {
+      return runtime.registry.get(taskId);
+    } catch (error) {
+      if (!isToolError(error)) throw error;
+      records.delete(taskId);
+      return null;
+    }
+  };
+  const prune = (): void => {
+    for (const taskId of records.keys()) entryOf(taskId);
+  };
+
+  const view = (entry: RunEntry<LiveRun>, record: TaskRecord): TaskView => {
+    const base = {
+      taskId: entry.run_id,
+      toolName: record.toolName,
+      createdAt: entry.created_at,
+      lastUpdatedAt: entry.settled_at ?? record.lastEventAt ?? entry.created_at,
+      ttlMs: null,
+      pollIntervalMs: TASK_POLL_INTERVAL_MS,
+    };
+    if (!entry.completed) {
+      return { ...base, status: 'working', statusMessage: workingMessage(entry, record), outcome: null };
+    }
+    const outcome: ToolOutcome = settledRunOutcome(runtime, entry);
+    if (outcome.result?.['cancelled'] === true) return { ...base, status: 'cancelled', statusMessage: statusLine(outcome.summary), outcome: null };
+    return { ...base, status: 'completed', statusMessage: statusLine(outcome.summary), outcome };
+  };
+
+  return {
+    supports: (name) => fromWireName(name, deps.underscoreNames) === 'claude.run',
+    start(name: string, args: JsonObject, ctx: CallContext) {
+      const tool = fromWireName(name, deps.underscoreNames);
+      if (tool !== 'claude.run') throw new Error(`tool ${name} does not run as a task`);
+      prune();
+      const record: TaskRecord = { toolName: name, lastEvent: null, lastEventAt: null, cancelRequested: false };
+      let entry: RunEntry<LiveRun>;
+      try {
+        // Detached from the request: the call is answered at once, so neither its signal nor its
+        // progress token outlives it. Only tasks/cancel and shutdown end the run early.
+        entry = runtime.start(deps.prepare(args), {
+          acquiredBy: ctx.workInvocation,
+          sync: false,
+          onEvent: (kind, event) => {
+            record.lastEvent = { kind, event };
+            record.lastEventAt = iso();
+          },
+        });
+      } catch (error) {
+        if (isToolError(error)) return { kind: 'outcome', outcome: toolErrorOutcome(tool, error) };
+        throw error;
+      }
+      records.set(entry.run_id, record);
+      return { kind: 'task', task: view(entry, record) };
+    },
+    get(taskId) {
+      const entry = entryOf(taskId);
+      const record = records.get(taskId);
+      return entry === null || record === undefined ? null : view(entry, record);
+    },
+    cancel(taskId) {
+      const entry = entryOf(taskId);
+      const record = records.get(taskId);
+      if (entry === null || record === undefined) return false;
+      if (!entry.completed) {
+        record.cancelRequested = true;
+        entry.live.execution?.cancel();
+      }
+      return true;
+    },
+  };
+}
+
+function workingMessage(entry: RunEntry<LiveRun>, record: TaskRecord): string {
+  const last = record.lastEvent === null ? null : progressText(record.lastEvent.kind, record.lastEvent.event);
+  return workingStatusMessage(entry.state, last, record.cancelRequested);
+}
+
+/** A working task's statusMessage: the run state, a cancel request, then the newest event's progress text. */
+export function workingStatusMessage(state: string, lastEventText: string | null, cancelRequested: boolean): string {
+  const head = cancelRequested ? `${state} (cancel requested)` : state;
+  return statusLine(lastEventText === null ? head : `${head}: ${lastEventText}`);
+}
+
+function statusLine(text: string): string {
+  return truncateUtf8(text, MAX_STATUS_MESSAGE_BYTES);
+}

@@ -1,0 +1,261 @@
+// The pinned real Claude Code 2.1.332 in its interactive terminal UI (under tmux) as the MCP client of this
+// server. Interactive mode declares the tasks extension on every modern request, so claude.run comes back
+// as a task: the CLI moves the call to the background, polls tasks/get, and wakes the model with the
+// result once the task completed. The loopback fake Messages API scripts the model; a transparent tap
+// logs the MCP wire. After /exit nothing the session started is left.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { lastToolResult, promptTag, scenarioByPromptTag, startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
+import type { FakeAnthropic, RecordedRequest } from '../../fixtures/fake-anthropic/server.ts';
+import { buildBundle } from '../../scripts/build.ts';
+import { createNativeSandbox, pollUntilGone, realClaudeBin } from '../helpers/native-env.ts';
+import type { NativeSandbox } from '../helpers/native-env.ts';
+import { describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
+
+const TAP = fileURLToPath(new URL('../../fixtures/mcp-wire-tap.mjs', import.meta.url));
+const TASKS = 'io.modelcontextprotocol/tasks';
+const NESTED_REPLY = 'Nested reply delivered through an MCP task.';
+/** Each wait is for an event (a wire line, a model request, an exit); only a hang reaches this. */
+const STEP_DEADLINE_MS = 60_000;
+
+type Json = Record<string, unknown>;
+interface WireEntry { readonly t: number; readonly dir?: 'c2s' | 's2c'; readonly line?: string; readonly signal?: string; readonly exit?: number | null }
+interface Message { readonly t: number; readonly dir: 'c2s' | 's2c'; readonly msg: Json }
+
+async function until<T>(what: string | (() => string), probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
+  const deadline = performance.now() + STEP_DEADLINE_MS;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    await delay(50);
+  }
+}
+
+const answerTo = (all: Message[], id: unknown): Message | undefined => all.find((m) => m.dir === 's2c' && m.msg['id'] === id);
+
+describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task', () => {
+  let fake: FakeAnthropic;
+  let sandbox: NativeSandbox;
+  /** One private tmux server per session (a server ends with its last session; reusing it would race its exit). */
+  const sockets: string[] = [];
+  let bundle: string | undefined;
+  before(async () => {
+    fake = await startFakeAnthropic({
+      scenario: scenarioByPromptTag({
+        host_call: { kind: 'tool_use', tool: 'mcp__crm__claude_run', input: { prompt: `say hi ${promptTag('nested')}` }, followUpText: 'Noted.' },
+        host_call_long: { kind: 'tool_use', tool: 'mcp__crm__claude_run', input: { prompt: `stream a long time ${promptTag('nested_long')}` }, followUpText: 'Noted.' },
+        // ~2.5 s of deltas: long enough for several polls while the task works.
+        nested: { kind: 'text', text: NESTED_REPLY, chunkChars: 2, deltaDelayMs: 110 },
+        // ~40 s: ended by the user long before.
+        nested_long: { kind: 'text', text: 'slow '.repeat(400), chunkChars: 5, deltaDelayMs: 100 },
+      }),
+    });
+    sandbox = await createNativeSandbox({ baseUrl: fake.url });
+  });
+  after(async () => {
+    for (const socket of sockets) {
+      try { execFileSync('tmux', ['-S', socket, 'kill-server'], { stdio: 'ignore' }); } catch { /* already gone: the session ended with the CLI */ }
+    }
+    try {
+      assert.deepEqual(describeProcesses(await pollUntilGone(() => sandbox.processes(), LEAK_POLL_MS)), []);
+    } finally {
+      await fake.close();
+      await sandbox.cleanup();
+    }
+  });
+
+  interface HostSession {
+    tmux(...args: string[]): string;
+    screen(): string;
+    wire(): WireEntry[];
+    messages(): Message[];
+    /** Types `text` and Enter once tools/list was answered (earlier, the model request would carry no MCP tool). */
+    prompt(text: string): Promise<void>;
+  }
+
+  /** One interactive CLI in its own tmux server, its MCP server (the bundle) behind the tap. */
+  async function startHost(label: string): Promise<HostSession> {
+    bundle ??= (await buildBundle(join(sandbox.root, 'dist'))).file;
+    const log = join(sandbox.root, `${label}-wire.jsonl`);
+    const config = join(sandbox.root, `${label}-mcp.json`);
+    await writeFile(config, JSON.stringify({ mcpServers: { crm: { type: 'stdio', command: process.execPath, args: [TAP, log, process.execPath, bundle, '--claude-bin', realClaudeBin()] } } }));
+    // A first-run TUI asks about onboarding, the API key and folder trust; answer them ahead, as a user would have.
+    await writeFile(join(sandbox.home, '.claude.json'), JSON.stringify({
+      hasCompletedOnboarding: true, theme: 'dark', numStartups: 5,
+      customApiKeyResponses: { approved: [sandbox.apiKey.slice(-20)], rejected: [] },
+      projects: { [sandbox.cwd]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true, allowedTools: [] } },
+    }));
+    const env: Record<string, string> = { ...sandbox.env, ENABLE_TOOL_SEARCH: 'false', TERM: 'xterm-256color' };
+    // The socket lives (and is removed) with the sandbox.
+    const socket = join(sandbox.root, `${label}-tmux.sock`);
+    sockets.push(socket);
+    const tmux = (...args: string[]): string => execFileSync('tmux', ['-S', socket, ...args]).toString();
+    tmux('new-session', '-d', '-s', label, '-x', '200', '-y', '50', '-c', sandbox.cwd, ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+      realClaudeBin(), '--mcp-config', config, '--strict-mcp-config', '--permission-mode', 'default', '--allowedTools', 'mcp__crm__claude_run');
+    const wire = (): WireEntry[] => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as WireEntry) : []);
+    const messages = (): Message[] => wire().filter((e) => e.line !== undefined).map((e) => ({ t: e.t, dir: e.dir as 'c2s' | 's2c', msg: JSON.parse(e.line as string) as Json }));
+    return {
+      tmux: (...args) => tmux(...args),
+      screen: () => { try { return tmux('capture-pane', '-p', '-t', label); } catch { return '(no pane)'; } },
+      wire,
+      messages,
+      async prompt(text) {
+        await until('tools/list answered', () => {
+          const all = messages();
+          const list = all.find((m) => m.dir === 'c2s' && m.msg['method'] === 'tools/list');
+          return list && answerTo(all, list.msg['id']) ? true : undefined;
+        });
+        tmux('send-keys', '-t', label, '-l', text);
+        tmux('send-keys', '-t', label, 'Enter');
+      },
+    };
+  }
+
+  /** Native runs started by the server (claude -p …), as opposed to the interactive CLI itself. */
+  const nestedRuns = async (): Promise<string[]> => describeProcesses((await sandbox.processes()).filter((p) => p.isBinary && p.cmdline.includes('-p')));
+
+  it('task at once, polls at pollIntervalMs, the model woken with the run\'s result; /exit leaves nothing', async () => {
+    const host = await startHost('complete');
+    const { tmux, screen } = host;
+    const messages = host.messages;
+    const wire = host.wire;
+    await host.prompt(`call the tool ${promptTag('host_call')}`);
+
+    // The wake-up is a new turn whose newest message carries the notification (the system prompt mentions the tag too).
+    const newest = (r: RecordedRequest): string => JSON.stringify(((r.body as { messages?: unknown[] } | null)?.messages ?? []).at(-1) ?? null);
+    const isWake = (r: RecordedRequest): boolean => r.path === '/v1/messages' && newest(r).includes('<task-notification>');
+    const wake = await until(() => `the model woken by the task (screen:\n${screen()})`, () => fake.requests.find(isWake));
+
+    const all = messages();
+    const requests = all.filter((m) => m.dir === 'c2s' && typeof m.msg['method'] === 'string');
+    const methods = requests.map((m) => String(m.msg['method']));
+    assert.equal(methods[0], 'server/discover');
+    assert.equal(methods.includes('initialize'), false, methods.join(', '));
+    for (const request of requests) {
+      const caps = ((request.msg['params'] as Json)['_meta'] as Json)['io.modelcontextprotocol/clientCapabilities'] as Json;
+      assert.deepEqual((caps['extensions'] as Json)[TASKS], {}, `${String(request.msg['method'])} declares the tasks extension`);
+    }
+    const discover = answerTo(all, requests[0]!.msg['id'])!.msg['result'] as Json;
+    assert.deepEqual((discover['capabilities'] as Json)['extensions'], { [TASKS]: {} });
+
+    // tools/call → a task at once.
+    const call = requests.find((m) => m.msg['method'] === 'tools/call');
+    assert.ok(call, `tools/call on the wire: ${methods.join(', ')}`);
+    const created = answerTo(all, call.msg['id'])!;
+    const task = created.msg['result'] as Json;
+    assert.equal(task['resultType'], 'task');
+    const taskId = String(task['taskId']);
+    assert.match(taskId, /^run_/);
+    assert.equal(task['pollIntervalMs'], 1000);
+    assert.ok(created.t - call.t < 1000, `the task came back at once (${created.t - call.t} ms)`);
+
+    // The polls: the first one right away, then at the suggested rate, until completed.
+    const polls = requests.filter((m) => m.msg['method'] === 'tasks/get');
+    assert.ok(polls.length >= 3, `several polls while the run worked (${polls.length})`);
+    for (const poll of polls) assert.equal((poll.msg['params'] as Json)['taskId'], taskId);
+    const answers = polls.map((poll) => answerTo(all, poll.msg['id'])!.msg['result'] as Json);
+    assert.ok(answers.slice(0, -1).every((a) => a['status'] === 'working'), answers.map((a) => a['status']).join(','));
+    const completed = answers.at(-1)!;
+    assert.equal(completed['status'], 'completed');
+    for (let i = 2; i < polls.length; i++) {
+      assert.ok(polls[i]!.t - polls[i - 1]!.t >= 900, `poll ${i} came ${polls[i]!.t - polls[i - 1]!.t} ms after the previous one (pollIntervalMs 1000)`);
+    }
+    const inline = completed['result'] as Json;
+    assert.equal(inline['isError'], false);
+    const run = (inline['structuredContent'] as Json)['result'] as Json;
+    assert.equal(run['run_id'], taskId);
+    assert.equal(run['result'], NESTED_REPLY);
+    assert.equal(run['cleanup_confirmed'], true);
+    assert.equal(requests.some((m) => m.msg['method'] === 'tasks/cancel'), false);
+
+    // The model was told at once that the call moved to the background, then woken with the result.
+    const backgrounded = fake.requests.find((r) => r.path === '/v1/messages' && lastToolResult(r.body)?.text.includes(taskId) === true && !isWake(r));
+    assert.ok(backgrounded, 'a model request carried the "moved to the background" tool result');
+    assert.match(lastToolResult(backgrounded.body)!.text, /moved to the background/);
+    const wakeText = newest(wake);
+    assert.ok(wakeText.includes(`MCP task ${taskId}`), 'the wake-up names the server task');
+    assert.ok(wakeText.includes(NESTED_REPLY), 'the wake-up carries the run result');
+
+    // /exit: nothing is running any more, so the CLI exits at once and ends the server with a signal.
+    tmux('send-keys', '-t', 'complete', '-l', '/exit');
+    tmux('send-keys', '-t', 'complete', 'Enter');
+    const exit = await until(() => `the server to exit (screen:\n${screen()})`, () => wire().find((e) => e.exit !== undefined));
+    assert.deepEqual({ exit: exit.exit, signal: exit.signal }, { exit: 0, signal: null }, 'the server exited 0 on its own');
+    assert.deepEqual(describeProcesses(await pollUntilGone(() => sandbox.processes(), LEAK_POLL_MS)), [], 'nothing left after /exit');
+  });
+
+  /** Starts a long task and waits until the CLI polled it twice (it is backgrounded and being watched). */
+  async function longTask(host: HostSession): Promise<string> {
+    await host.prompt(`call the long tool ${promptTag('host_call_long')}`);
+    return until(() => `two polls of the task (screen:\n${host.screen()})`, () => {
+      const all = host.messages();
+      const call = all.find((m) => m.dir === 'c2s' && m.msg['method'] === 'tools/call');
+      const task = call && answerTo(all, call.msg['id'])?.msg['result'] as Json | undefined;
+      const polls = all.filter((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get');
+      return task?.['resultType'] === 'task' && polls.length >= 2 ? String(task['taskId']) : undefined;
+    });
+  }
+
+  it('stop from the task panel: every tasks/cancel is acknowledged, the run ends, polling stops', async (t) => {
+    const host = await startHost('cancel');
+    const taskId = await longTask(host);
+    await until('the nested run to be working', async () => ((await nestedRuns()).length === 1 ? true : undefined));
+    // Down opens the task list, Enter the task's detail panel, x stops it (keys as captured from 2.1.332).
+    // Each key waits for the hint the previous one brings up in the footer or panel.
+    await until(() => `the task in the footer (screen:\n${host.screen()})`, () => (host.screen().includes('to manage') ? true : undefined));
+    host.tmux('send-keys', '-t', 'cancel', 'Down');
+    await until(() => `the task list selected (screen:\n${host.screen()})`, () => (host.screen().includes('enter to view tasks') ? true : undefined));
+    host.tmux('send-keys', '-t', 'cancel', 'Enter');
+    await until(() => `the task detail panel (screen:\n${host.screen()})`, () => (host.screen().includes('to stop') ? true : undefined));
+    host.tmux('send-keys', '-t', 'cancel', 'x');
+    const cancels = await until(() => `tasks/cancel on the wire (screen:\n${host.screen()})`, () => {
+      const found = host.messages().filter((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/cancel');
+      return found.length > 0 ? found : undefined;
+    });
+    host.tmux('send-keys', '-t', 'cancel', 'Escape');
+    for (const cancel of cancels) assert.equal((cancel.msg['params'] as Json)['taskId'], taskId);
+    const acks = await until('every tasks/cancel answered', () => {
+      const all = host.messages();
+      const answers = cancels.map((c) => answerTo(all, c.msg['id']));
+      return answers.every((a) => a !== undefined) ? answers as Message[] : undefined;
+    });
+    for (const ack of acks) assert.equal((ack.msg['result'] as Json)['resultType'], 'complete', JSON.stringify(ack.msg));
+    // The run is cancelled through the supervisor: the nested claude is gone while the session goes on.
+    assert.deepEqual(await pollUntilGone(async () => (await sandbox.processes()).filter((p) => p.isBinary && p.cmdline.includes('-p')), LEAK_POLL_MS).then(describeProcesses), []);
+    host.tmux('send-keys', '-t', 'cancel', '-l', '/exit');
+    host.tmux('send-keys', '-t', 'cancel', 'Enter');
+    const exit = await until(() => `the server to exit (screen:\n${host.screen()})`, () => host.wire().find((e) => e.exit !== undefined));
+    assert.equal(exit.exit, 0);
+    // Every cancel the panel sent (2.1.332 sends two at the same millisecond) was acknowledged.
+    const all = host.messages();
+    const every = all.filter((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/cancel');
+    t.diagnostic(`tasks/cancel sent ${every.length} time(s), at ${every.map((m) => m.t).join(', ')} ms`);
+    for (const cancel of every) assert.equal((answerTo(all, cancel.msg['id'])?.msg['result'] as Json | undefined)?.['resultType'], 'complete');
+    const lastCancel = Math.max(...every.map((m) => m.t));
+    assert.equal(all.some((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get' && m.t > lastCancel), false, 'no poll after the stop');
+    assert.deepEqual(describeProcesses(await pollUntilGone(() => sandbox.processes(), LEAK_POLL_MS)), [], 'nothing left after /exit');
+  });
+
+  it('/exit with the task still working ("Exit and stop tasks"): no tasks/cancel, SIGINT, the server cancels the run and exits 0', async () => {
+    const host = await startHost('exit');
+    await longTask(host);
+    await until('the nested run to be working', async () => ((await nestedRuns()).length === 1 ? true : undefined));
+    host.tmux('send-keys', '-t', 'exit', '-l', '/exit');
+    host.tmux('send-keys', '-t', 'exit', 'Enter');
+    await until(() => `the exit dialog (screen:\n${host.screen()})`, () => (host.screen().includes('Exit and stop tasks') ? true : undefined));
+    host.tmux('send-keys', '-t', 'exit', 'Enter');
+    const exit = await until(() => `the server to exit (screen:\n${host.screen()})`, () => host.wire().find((e) => e.exit !== undefined));
+    const wire = host.wire();
+    assert.equal(wire.some((e) => e.line?.includes('"tasks/cancel"') === true), false, 'the host sent no tasks/cancel');
+    assert.equal(wire.find((e) => e.signal !== undefined && e.exit === undefined)?.signal, 'SIGINT', 'the host ended the server with SIGINT');
+    assert.deepEqual({ exit: exit.exit, signal: exit.signal }, { exit: 0, signal: null }, 'the server cancelled its task run and exited 0');
+    assert.deepEqual(describeProcesses(await pollUntilGone(() => sandbox.processes(), LEAK_POLL_MS)), [], 'the nested run and everything else are gone');
+  });
+});

@@ -1,0 +1,307 @@
+// claude.run as an MCP task (2026-07-28 tasks extension) over the real tool hosts, real supervisors and
+// the fake native CLI, replaying what Claude Code 2.1.332 does on the wire (../shared/native/
+// HOST-claude-code-tasks-tui.md): an immediate first tasks/get, polls at pollIntervalMs, two identical
+// tasks/cancel at the same millisecond, shutdown with a task in flight.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { createAdapter, type Adapter } from '../../lib/adapter.ts';
+import { createHosts, type HostBundle } from '../../lib/tools/host.ts';
+import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS, workingStatusMessage } from '../../lib/tools/tasks.ts';
+import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../../lib/runs/registry.ts';
+import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
+import { MAX_TASK_ID_CHARS } from '../../lib/handlers/tasks.ts';
+
+type Json = Record<string, unknown>;
+const TASKS = 'io.modelcontextprotocol/tasks';
+const CAPS = { roots: { listChanged: true }, elicitation: { form: {}, url: {} } };
+/** Claude Code's interactive _meta ("M" in the capture); `tasks: false` is print mode / CLAUDE_CODE_DISABLE_MCP_TASKS=1. */
+const meta = (tasks: boolean): Json => ({
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'claude-code', version: '2.1.332' },
+  'io.modelcontextprotocol/clientCapabilities': tasks ? { ...CAPS, extensions: { [TASKS]: {} } } : CAPS,
+});
+/** A deadline for waits on the run itself; the fake runs take well under a second. */
+const WAIT_MS = 20_000;
+
+interface Rig {
+  readonly adapter: Adapter;
+  readonly hosts: HostBundle;
+  readonly dir: string;
+  readonly readyFile: string;
+  request(method: string, params: Json): Promise<Json>;
+  /** A modern tools/call of claude.run; `tasks` declares the extension on this request. */
+  run(prompt: string, tasks: boolean, extraMeta?: Json): Promise<Json>;
+  get(taskId: string): Promise<Json>;
+  /** Resolves once the fake CLI wrote `what` to its ready file `count` times (an event, not a sleep). */
+  readyCount(what: string): number;
+  waitReady(what: string, count?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+let nextId = 0;
+
+function createRig(): Rig {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-tasks-')));
+  const readyFile = join(dir, 'ready.jsonl');
+  const hosts = createHosts({
+    claudeBin: FAKE_CLAUDE,
+    maxTimeoutSeconds: 1800,
+    underscoreNames: false,
+    promptViaStdin: false,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, FAKE_CLAUDE_READY_FILE: readyFile, FAKE_CLAUDE_SLOW_EVENTS: '400', FAKE_CLAUDE_DELAY_MS: '50' },
+    cwd: dir,
+    supervision: { interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50 },
+  });
+  const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close });
+  const request = async (method: string, params: Json): Promise<Json> => (await adapter.handle({ jsonrpc: '2.0', id: nextId++, method, params })) as Json;
+  const readyCount = (what: string): number => (existsSync(readyFile) ? readFileSync(readyFile, 'utf8').split('\n').filter((line) => line.includes(`"ready":"${what}"`)).length : 0);
+  return {
+    adapter, hosts, dir, readyFile, request, readyCount,
+    run: (prompt, tasks, extraMeta = {}) => request('tools/call', { name: 'claude.run', arguments: { prompt, cwd: dir }, _meta: { ...meta(tasks), progressToken: 1, 'claudecode/toolUseId': 'toolu_x', ...extraMeta } }),
+    get: (taskId) => request('tasks/get', { taskId, _meta: meta(true) }),
+    async waitReady(what, count = 1) {
+      const deadline = performance.now() + WAIT_MS;
+      while (readyCount(what) < count) {
+        if (performance.now() > deadline) throw new Error(`the fake CLI never reported ${what} x${count}`);
+        await delay(10);
+      }
+    },
+    async close() {
+      await adapter.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const resultOf = (response: Json): Json => {
+  assert.ok(response['result'], `expected a result: ${JSON.stringify(response['error'])}`);
+  return response['result'] as Json;
+};
+
+/** Polls like the client: at once, then every pollIntervalMs the task suggests, until a terminal status. */
+async function pollUntilTerminal(rig: Rig, taskId: string): Promise<{ final: Json; polls: number }> {
+  const deadline = performance.now() + WAIT_MS;
+  for (let polls = 1; ; polls++) {
+    const task = resultOf(await rig.get(taskId));
+    if (task['status'] !== 'working') return { final: task, polls };
+    if (performance.now() > deadline) throw new Error(`task ${taskId} still working after ${WAIT_MS} ms`);
+    await delay(Math.min(Number(task['pollIntervalMs']), 100)); // the spec's rate, capped to keep the test short
+  }
+}
+
+describe('claude.run as a task', () => {
+  let rig: Rig;
+  before(() => { rig = createRig(); });
+  after(async () => { await rig.close(); });
+
+  it('returns a task at once; the immediate first poll finds it; completed inlines exactly the result claude.run returns', async () => {
+    const created = resultOf(await rig.run('say hi', true));
+    assert.equal(created['resultType'], 'task');
+    const taskId = String(created['taskId']);
+    assert.match(taskId, /^run_[\x21-\x7e]+$/, 'the task id is the run_id');
+    assert.equal(created['status'], 'working');
+    assert.equal(created['ttlMs'], null, 'retention is by count, not time');
+    assert.equal(created['pollIntervalMs'], TASK_POLL_INTERVAL_MS);
+    assert.match(String(created['createdAt']), /^\d{4}-\d{2}-\d{2}T.*Z$/);
+    assert.match(String(created['lastUpdatedAt']), /^\d{4}-\d{2}-\d{2}T.*Z$/);
+    assert.equal(typeof created['statusMessage'], 'string');
+    assert.ok('io.modelcontextprotocol/serverInfo' in (created['_meta'] as Json));
+    assert.equal('content' in created, false, 'a task result carries no tool content');
+
+    // Claude Code polls within ~20 ms: the task must already resolve (same tick here).
+    const first = resultOf(await rig.get(taskId));
+    assert.equal(first['resultType'], 'complete');
+    assert.equal(first['taskId'], taskId);
+    assert.ok(['working', 'completed'].includes(String(first['status'])));
+
+    const { final } = await pollUntilTerminal(rig, taskId);
+    assert.equal(final['status'], 'completed', JSON.stringify(final));
+    const inline = final['result'] as Json;
+    assert.equal(inline['isError'], false);
+    const structured = inline['structuredContent'] as { result: Json };
+    assert.equal(structured.result['run_id'], taskId);
+    assert.equal(structured.result['result'], 'Hi! I am a fake Claude.');
+    assert.equal(structured.result['cleanup_confirmed'], true);
+    assert.equal(final['lastUpdatedAt'], structured.result['settled_at']);
+    assert.match(String(final['statusMessage']), /succeeded/);
+
+    // The very object the tool path builds for this run (claude.run.result reads it the same way claude.run returns it).
+    const viaTool = resultOf(await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: taskId }, _meta: meta(false) }));
+    assert.deepEqual(inline, { content: viaTool['content'], structuredContent: viaTool['structuredContent'], isError: viaTool['isError'] });
+    // Polling again answers the same thing: the result stays until the run is released or evicted.
+    assert.deepEqual(resultOf(await rig.get(taskId))['result'], inline);
+  });
+
+  it('without the declaration the same call is synchronous and returns the same shape of result', async () => {
+    const sync = resultOf(await rig.run('say hi', false));
+    assert.equal(sync['resultType'], 'complete');
+    assert.equal(sync['isError'], false);
+    assert.equal((sync['structuredContent'] as { result: Json }).result['result'], 'Hi! I am a fake Claude.');
+    assert.equal((sync['structuredContent'] as { result: Json }).result['completed'], true);
+  });
+
+  it('a task is a run: listed, in the work snapshot with its work-invocation, released by the same rules; then tasks/get is -32602', async () => {
+    const own = createRig(); // a fresh process: the work snapshot needs every retained run host-bound
+    try {
+      const invocation = '0b9f6c1e-6f53-4e0e-9b0a-6d2f3c1a9e77';
+      const created = resultOf(await own.run('[fake:slow] a while', true, { 'io.github.computer-mcp/work-invocation': invocation }));
+      const taskId = String(created['taskId']);
+      const listed = resultOf(await own.request('tools/call', { name: 'claude.run.list', arguments: {}, _meta: meta(false) }));
+      const runs = (listed['structuredContent'] as { result: { runs: Json[] } }).result.runs;
+      const mine = runs.find((r) => r['run_id'] === taskId);
+      assert.ok(mine, 'the task is in claude.run.list');
+      assert.equal(mine['acquired_by'], invocation);
+      const read = resultOf(await own.request('resources/read', { uri: 'computer-mcp://runtime/work/v1', _meta: meta(true) }));
+      const snapshot = JSON.parse((read['contents'] as Array<{ text: string }>)[0]!.text) as { owners: Json[] };
+      assert.deepEqual(snapshot.owners.map((o) => [o['kind'], o['run_id'], o['acquired_by']]), [['claude.run', taskId, invocation]]);
+      // Not releasable while it works (same rule as any run); released once cancelled and cleaned up.
+      const early = resultOf(await own.request('tools/call', { name: 'claude.run.release', arguments: { run_id: taskId }, _meta: meta(false) }));
+      assert.equal(early['isError'], true);
+      assert.match((early['content'] as Array<{ text: string }>)[0]!.text, /run_active/);
+      await own.request('tasks/cancel', { taskId, _meta: meta(true) });
+      assert.equal((await pollUntilTerminal(own, taskId)).final['status'], 'cancelled');
+      const released = resultOf(await own.request('tools/call', { name: 'claude.run.release', arguments: { run_id: taskId }, _meta: meta(false) }));
+      assert.equal(released['isError'], false);
+      const gone = (await own.get(taskId))['error'] as { code: number; data: unknown };
+      assert.equal(gone.code, -32602);
+      assert.deepEqual(gone.data, { path: '/taskId' });
+      assert.equal(((await own.request('tasks/cancel', { taskId, _meta: meta(true) }))['error'] as { code: number }).code, -32602);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('working: statusMessage follows the native progress, bounded; a run_id from claude.run.start is not a task', async () => {
+    const seen = rig.readyCount('streaming');
+    const created = resultOf(await rig.run('[fake:slow] stream slowly', true));
+    const taskId = String(created['taskId']);
+    await rig.waitReady('streaming', seen + 1);
+    let task: Json = resultOf(await rig.get(taskId));
+    const deadline = performance.now() + WAIT_MS;
+    while (!String(task['statusMessage']).startsWith('running: stream_event')) {
+      assert.ok(performance.now() < deadline, `statusMessage never showed a stream event: ${String(task['statusMessage'])}`);
+      await delay(20);
+      task = resultOf(await rig.get(taskId));
+    }
+    assert.equal(task['status'], 'working');
+    assert.ok(Buffer.byteLength(String(task['statusMessage'])) <= MAX_STATUS_MESSAGE_BYTES);
+    assert.ok(String(task['lastUpdatedAt']) >= String(task['createdAt']));
+
+    const started = resultOf(await rig.request('tools/call', { name: 'claude.run.start', arguments: { prompt: 'say hi', cwd: rig.dir }, _meta: meta(true) }));
+    assert.equal(started['resultType'], 'complete', 'claude.run.start already returns at once: never a task');
+    const runId = String((started['structuredContent'] as { result: Json }).result['run_id']);
+    assert.equal(((await rig.get(runId))['error'] as { code: number }).code, -32602, 'only task-created runs answer tasks/get');
+
+    // Two identical cancels at the same millisecond (Claude Code's task panel): both acknowledged.
+    const [a, b] = await Promise.all([
+      rig.request('tasks/cancel', { taskId, _meta: meta(true) }),
+      rig.request('tasks/cancel', { taskId, _meta: meta(true) }),
+    ]);
+    for (const ack of [a, b]) {
+      const result = resultOf(ack);
+      assert.equal(result['resultType'], 'complete');
+      assert.deepEqual(Object.keys(result).sort(), ['_meta', 'resultType']);
+    }
+    const { final } = await pollUntilTerminal(rig, taskId);
+    assert.equal(final['status'], 'cancelled');
+    assert.equal('result' in final, false, 'a cancelled task carries no result');
+    // A cancel after the end is acknowledged too (idempotent), and changes nothing.
+    assert.equal(resultOf(await rig.request('tasks/cancel', { taskId, _meta: meta(true) }))['resultType'], 'complete');
+    const body = resultOf(await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: taskId }, _meta: meta(false) }));
+    const run = (body['structuredContent'] as { result: Json }).result;
+    assert.equal(run['cancelled'], true);
+    assert.equal(run['cleanup_confirmed'], true, 'the cancelled task was cleaned up like any run');
+    await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: 20 }, _meta: meta(false) });
+  });
+
+  it('tasks/update is acknowledged (no input is ever outstanding); bad params are -32602 without echo', async () => {
+    const created = resultOf(await rig.run('say hi', true));
+    const taskId = String(created['taskId']);
+    const ack = resultOf(await rig.request('tasks/update', { taskId, inputResponses: { 'confirm-1': { action: 'accept', content: { proceed: true } } }, _meta: meta(true) }));
+    assert.equal(ack['resultType'], 'complete');
+    const bad = (await rig.request('tasks/update', { taskId, inputResponses: 'SECRET', _meta: meta(true) }))['error'] as { code: number; data: unknown };
+    assert.equal(bad.code, -32602);
+    assert.deepEqual(bad.data, { path: '/inputResponses' });
+    assert.doesNotMatch(JSON.stringify(bad), /SECRET/);
+    const tooLong = (await rig.request('tasks/get', { taskId: 'x'.repeat(MAX_TASK_ID_CHARS + 1), _meta: meta(true) }))['error'] as { code: number; message: string; data: unknown };
+    assert.equal(tooLong.code, -32602);
+    assert.deepEqual(tooLong.data, { path: '/taskId' });
+    assert.match(tooLong.message, /1 to 1024 characters/);
+    const atBound = (await rig.request('tasks/get', { taskId: 'x'.repeat(MAX_TASK_ID_CHARS), _meta: meta(true) }))['error'] as { code: number; message: string };
+    assert.equal(atBound.code, -32602);
+    assert.match(atBound.message, /task not found/, 'an id at the bound is looked up (and unknown)');
+    await pollUntilTerminal(rig, taskId);
+  });
+
+  it(`the run bounds hold for tasks: a fifth concurrent task is refused synchronously (active_limit_reached), starting nothing`, async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < MAX_ACTIVE_RUNS; i++) ids.push(String(resultOf(await rig.run('[fake:slow] hold', true))['taskId']));
+    const refused = resultOf(await rig.run('[fake:slow] one too many', true));
+    assert.equal(refused['resultType'], 'complete', 'not a task');
+    assert.equal(refused['isError'], true);
+    assert.match((refused['content'] as Array<{ text: string }>)[0]!.text, /active_limit_reached/);
+    await Promise.all(ids.map((taskId) => rig.request('tasks/cancel', { taskId, _meta: meta(true) })));
+    for (const taskId of ids) assert.equal((await pollUntilTerminal(rig, taskId)).final['status'], 'cancelled');
+  });
+});
+
+describe('retention bound', () => {
+  it(`a completed task stays readable while ${MAX_RETAINED_RUNS} runs are retained, and is gone (-32602) once a newer one evicts it`, async () => {
+    const rig = createRig();
+    try {
+      const first = String(resultOf(await rig.run('say hi', true))['taskId']);
+      await pollUntilTerminal(rig, first);
+      // Fill the registry to its bound with newer tasks, at most MAX_ACTIVE_RUNS at a time.
+      const startBatch = async (count: number): Promise<void> => {
+        const ids = await Promise.all(Array.from({ length: count }, async () => String(resultOf(await rig.run('say hi', true))['taskId'])));
+        for (const taskId of ids) assert.equal((await pollUntilTerminal(rig, taskId)).final['status'], 'completed');
+      };
+      for (let made = 1; made < MAX_RETAINED_RUNS; made += MAX_ACTIVE_RUNS) await startBatch(Math.min(MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS - made));
+      assert.equal(resultOf(await rig.get(first))['status'], 'completed', `readable with ${MAX_RETAINED_RUNS} runs retained`);
+      await startBatch(1);
+      const gone = (await rig.get(first))['error'] as { code: number; data: unknown };
+      assert.equal(gone.code, -32602, 'evicted with its run: the oldest settled run goes first');
+      assert.deepEqual(gone.data, { path: '/taskId' });
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+describe('statusMessage bound', () => {
+  it(`is cut to ${MAX_STATUS_MESSAGE_BYTES} UTF-8 bytes with an ellipsis, and left whole at the bound`, () => {
+    const head = 'running: ';
+    const payloadBytes = MAX_STATUS_MESSAGE_BYTES - head.length;
+    const exact = 'é'.repeat(Math.floor(payloadBytes / 2)) + 'a'.repeat(payloadBytes % 2); // 2-byte characters up to the bound
+    assert.equal(Buffer.byteLength(`${head}${exact}`), MAX_STATUS_MESSAGE_BYTES);
+    assert.equal(workingStatusMessage('running', exact, false), `${head}${exact}`);
+    const cut = workingStatusMessage('running', `${exact}c`, false);
+    assert.ok(Buffer.byteLength(cut) <= MAX_STATUS_MESSAGE_BYTES);
+    assert.ok(cut.endsWith('…'));
+    assert.equal(workingStatusMessage('stopping', null, true), 'stopping (cancel requested)');
+  });
+});
+
+describe('shutdown with a task in flight', () => {
+  it('close() (what SIGINT and stdin EOF lead to) cancels the task\'s run and waits for its confirmed cleanup', async () => {
+    const rig = createRig();
+    try {
+      const created = resultOf(await rig.run('[fake:slow] keep going', true));
+      const taskId = String(created['taskId']);
+      await rig.waitReady('streaming');
+      const nativePid = (JSON.parse(readFileSync(rig.readyFile, 'utf8').split('\n').find((line) => line.includes('"streaming"'))!) as { pid: number }).pid;
+      await rig.adapter.close();
+      assert.equal(rig.hosts.toolHost.tasks!.get(taskId)?.status, 'cancelled');
+      const read = await rig.hosts.toolHost.call('claude.run.result', { run_id: taskId }, { signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2026-07-28' });
+      assert.equal(read.result?.['cancelled'], true);
+      assert.equal(read.result?.['cleanup_confirmed'], true, 'close() returned only after the supervisor proved cleanup');
+      assert.throws(() => process.kill(nativePid, 0), /ESRCH/, 'the native process is gone');
+    } finally {
+      rmSync(rig.dir, { recursive: true, force: true });
+    }
+  });
+});
