@@ -84,6 +84,10 @@ function emitOption(tree: CliTree, option: CliOption, value: JsonValue): string[
     case 'integer': {
       if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(path, 'must be a finite number');
       if (option.value === 'integer' && !Number.isInteger(value)) throw invalid(path, 'must be an integer');
+      // Past 2^53-1 an integer has no exact decimal form, and from 1e21 String() writes an exponent that the
+      // native parser reads as another number (`--max-turns 1e+21` is 1 turn).
+      if (option.value === 'integer' && !Number.isSafeInteger(value)) throw invalid(path, `must be at most ${Number.MAX_SAFE_INTEGER}`);
+      if (option.maximum !== undefined && value > option.maximum) throw invalid(path, `must be at most ${option.maximum}`);
       if (option.minimum !== undefined && value < option.minimum) throw invalid(path, `must be at least ${option.minimum}`);
       if (option.exclusive_minimum !== undefined && value <= option.exclusive_minimum) throw invalid(path, `must be greater than ${option.exclusive_minimum}`);
       return [option.flag, String(value)];

@@ -36,6 +36,8 @@ function getOptionSchema(tree: CliTree, option: CliOption): JsonSchema {
       const schema: JsonSchema = { type: option.value, description };
       if (option.minimum !== undefined) schema.minimum = option.minimum;
       if (option.exclusive_minimum !== undefined) schema.exclusiveMinimum = option.exclusive_minimum;
+      const maximum = option.maximum ?? (option.value === 'integer' ? Number.MAX_SAFE_INTEGER : undefined);
+      if (maximum !== undefined) schema.maximum = maximum;
       return schema;
     }
     case 'json_schema':

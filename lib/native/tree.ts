@@ -30,7 +30,7 @@ interface OptionBase {
 export type CliOption =
   | (OptionBase & { readonly value: 'none' | 'string' | 'uuid' | 'list' | 'json_schema' })
   | (OptionBase & { readonly value: 'enum'; readonly choices: readonly string[] })
-  | (OptionBase & { readonly value: 'number' | 'integer'; readonly minimum?: number; readonly exclusive_minimum?: number });
+  | (OptionBase & { readonly value: 'number' | 'integer'; readonly minimum?: number; readonly exclusive_minimum?: number; readonly maximum?: number });
 
 export interface CliTree {
   readonly format_version: 1;
@@ -142,7 +142,7 @@ function validateOptions(options: unknown, tree: Obj, p: string[]): void {
     if (kind === 'enum') {
       if (!isStrings(choices) || choices.length === 0 || new Set(choices).size !== choices.length || choices.some((c) => c.startsWith('-'))) p.push(`${at}.choices: must be unique non-empty strings`);
     } else if (choices !== undefined) p.push(`${at}.choices: only enum options have choices`);
-    for (const bound of ['minimum', 'exclusive_minimum']) {
+    for (const bound of ['minimum', 'exclusive_minimum', 'maximum']) {
       if (o[bound] === undefined) continue;
       if (kind !== 'number' && kind !== 'integer') p.push(`${at}.${bound}: only numeric options have bounds`);
       else if (typeof o[bound] !== 'number' || !Number.isFinite(o[bound])) p.push(`${at}.${bound}: must be a finite number`);

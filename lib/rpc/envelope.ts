@@ -13,12 +13,20 @@ export type Envelope =
   | { readonly kind: 'notification'; readonly method: string; readonly params: Params }
   | { readonly kind: 'response'; readonly id: RequestId | null }
   /** Not a valid message; `id` is the request id when one could be read, else null. */
-  | { readonly kind: 'invalid'; readonly id: RequestId | null }
+  | { readonly kind: 'invalid'; readonly id: RequestId | null; readonly idOutOfRange?: true }
   /** Notification-shaped but invalid: never answered; `method` is kept (when a string) for the log. */
   | { readonly kind: 'invalid-notification'; readonly method: string | null };
 
 export function isRequestId(value: unknown): value is RequestId {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value) && !isUnsafeInteger(value));
+}
+
+/**
+ * An integer id beyond 2^53-1 was already rounded when the frame was parsed: answering it would name another
+ * request (9007199254740993 comes back as 9007199254740992), so such a request is refused with id null.
+ */
+function isUnsafeInteger(value: number): boolean {
+  return Number.isInteger(value) && !Number.isSafeInteger(value);
 }
 
 export function classifyMessage(value: unknown): Envelope {
@@ -35,7 +43,7 @@ export function classifyMessage(value: unknown): Envelope {
   if (typeof method === 'string') {
     if (!paramsOk) return { kind: 'invalid', id };
     // MCP forbids null ids; any other non-string, non-number id is not a request either.
-    if (id === null) return { kind: 'invalid', id: null };
+    if (id === null) return typeof value['id'] === 'number' && isUnsafeInteger(value['id']) ? { kind: 'invalid', id: null, idOutOfRange: true } : { kind: 'invalid', id: null };
     return { kind: 'request', id, method, params: params as Params };
   }
   if (method === undefined && (Object.hasOwn(value, 'result') || Object.hasOwn(value, 'error')) && Object.hasOwn(value, 'id')) {

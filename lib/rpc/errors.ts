@@ -68,6 +68,8 @@ export const rpcErrors = {
   parseError: () => new RpcError(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error'),
   invalidUtf8: () => new RpcError(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error: frame is not valid UTF-8'),
   invalidRequest: () => new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, 'Invalid Request'),
+  idOutOfRange: () =>
+    new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, `Invalid Request: a numeric id must be an integer within ±${Number.MAX_SAFE_INTEGER} (larger ones cannot be answered exactly); use a string id`, { code: 'request_id_out_of_range' }),
   emptyBatch: () => new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, 'Invalid Request: empty batch'),
   batchNotSupported: () => new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, 'Invalid Request: batches are accepted only under protocol 2025-03-26'),
   frameTooLarge: (maxFrameBytes: number) =>

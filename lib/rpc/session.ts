@@ -155,7 +155,7 @@ export function createSession(options: SessionOptions): Session {
   const handleOne = (message: unknown): Promise<unknown> => {
     const envelope = classifyMessage(message);
     switch (envelope.kind) {
-      case 'invalid': return Promise.resolve(fail(envelope.id, rpcErrors.invalidRequest()));
+      case 'invalid': return Promise.resolve(fail(envelope.id, envelope.idOutOfRange ? rpcErrors.idOutOfRange() : rpcErrors.invalidRequest()));
       case 'invalid-notification':
         log(`ignored an invalid notification${envelope.method === null ? '' : ` ${JSON.stringify(envelope.method.slice(0, 64))}`}`);
         return Promise.resolve(undefined);

@@ -41,6 +41,13 @@ describe('raw wire: the real server', () => {
     server.send({ jsonrpc: '2.0', id: 9, method: 'ping' });
     assert.deepEqual(await server.response(9), { jsonrpc: '2.0', id: 9, result: {} });
     assert.equal(server.lines.some((line) => line.includes('"id":5')), false, 'the oversize request never ran');
+    // Past 2^53-1 the id was rounded by the parser: answered as id null with a stable code, never as another id.
+    server.sendRaw('{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}\n');
+    const refused = await server.waitForMessage((m) => m['id'] === null && (m['error'] as { data?: { code: string } }).data?.code === 'request_id_out_of_range');
+    assert.equal(errorCode(refused), -32600);
+    assert.equal(server.lines.some((line) => line.includes('9007199254740992')), false, 'never answered under a rounded id');
+    server.sendRaw('{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}\n');
+    assert.deepEqual(await server.response(9007199254740991), { jsonrpc: '2.0', id: 9007199254740991, result: {} });
   });
 
   it('never answers a notification-shaped message, however invalid', async () => {

@@ -33,7 +33,7 @@ test(`${FLOODS} detached floods of ${LINES} numbered lines under event polling: 
       }
     }
     for (const id of ids) {
-      const result = (await h.call('claude.run.result', { run_id: id })).result ?? {};
+      const result = await h.full(id);
       assert.equal(result['is_error'], false, JSON.stringify(result['error']));
       assert.equal(result['malformed_lines'], 0);
       assert.equal(result['events_total'], LINES + 2, 'init + every numbered line + result');

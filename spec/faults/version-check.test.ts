@@ -75,7 +75,7 @@ test('cancel during a hanging version check ends the check at once and reports c
     assert.equal(cancel.isError, false, cancel.text);
     let result: Record<string, unknown> = {};
     while (result['completed'] !== true) result = (await h.call('claude.run.result', { run_id: runId, wait_seconds: 5 })).result ?? {};
-    assert.equal(result['cancelled'], true, JSON.stringify(result));
+    assert.equal((await h.full(runId))['cancelled'], true, JSON.stringify(result));
     assert.equal(errorCode(result), 'cancelled');
     assert.equal(result['cleanup_confirmed'], true);
     await waitForGone([check], 1000);
@@ -95,7 +95,7 @@ test('closing the server during a hanging version check does not wait for the ch
     const check = await waitForReady(ready, 'version');
     await h.hosts.close();
     const out = await pending;
-    assert.equal(out.result?.['cancelled'], true);
+    assert.equal((await h.full(out.result?.['run_id']))['cancelled'], true);
     assert.equal(errorCode(out.result), 'cancelled');
     assert.equal(out.result?.['cleanup_confirmed'], true);
     await waitForGone([check], 1000);

@@ -74,7 +74,7 @@ describe('generated schema shapes', () => {
     ['effort', { type: 'string', description: 'Effort level for the session; omitted means the native default.', enum: ['low', 'medium', 'high', 'xhigh', 'max'] }],
     ['permission_mode', { type: 'string', description: 'Native permission mode. Bypass modes are not reachable through this adapter.', enum: ['dontAsk', 'plan', 'acceptEdits'] }],
     ['max_budget_usd', { type: 'number', description: 'Maximum dollar amount the native run may spend on API calls (checked after each call).', exclusiveMinimum: 0 }],
-    ['max_turns', { type: 'integer', description: 'Stop the native run after this many turns.', minimum: 1 }],
+    ['max_turns', { type: 'integer', description: 'Stop the native run after this many turns.', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }],
     ['continue_previous', { type: 'boolean', description: 'Continue the most recent native conversation of the working directory (starts a new one when there is none).' }],
   ];
   for (const [arg, expected] of cases) it(arg, () => assert.deepEqual(schemas[arg], expected));

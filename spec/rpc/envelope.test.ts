@@ -25,6 +25,10 @@ describe('classifyMessage', () => {
     ['notification without a version', { method: 'x' }, { kind: 'invalid-notification', method: 'x' }],
     ['notification with a non-string method', { jsonrpc: '2.0', method: 5 }, { kind: 'invalid-notification', method: null }],
     ['notification with a null method', { jsonrpc: '2.0', method: null, params: {} }, { kind: 'invalid-notification', method: null }],
+    ['the largest safe integer id is a request', { jsonrpc: '2.0', id: Number.MAX_SAFE_INTEGER, method: 'ping' }, { kind: 'request', id: Number.MAX_SAFE_INTEGER, method: 'ping', params: undefined }],
+    ['the smallest safe integer id is a request', { jsonrpc: '2.0', id: -Number.MAX_SAFE_INTEGER, method: 'ping' }, { kind: 'request', id: -Number.MAX_SAFE_INTEGER, method: 'ping', params: undefined }],
+    ['an integer id past 2^53-1 is refused (it was rounded when parsed)', { jsonrpc: '2.0', id: JSON.parse('9007199254740993'), method: 'ping' }, { kind: 'invalid', id: null, idOutOfRange: true }],
+    ['a huge integer id is refused', { jsonrpc: '2.0', id: 1e21, method: 'ping' }, { kind: 'invalid', id: null, idOutOfRange: true }],
     ['an id key (even null) makes it an invalid request, answered', { jsonrpc: '2.0', id: null, method: 'x', params: 5 }, { kind: 'invalid', id: null }],
   ];
   for (const [title, input, expected] of cases) {
