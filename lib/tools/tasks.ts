@@ -73,7 +73,8 @@ export function createTaskHost(deps: TaskHostDeps): TaskHost {
       return { ...base, status: 'working', statusMessage: workingMessage(entry, record), outcome: null };
     }
     const outcome: ToolOutcome = settledRunOutcome(runtime, entry);
-    if (outcome.result?.['cancelled'] === true) return { ...base, status: 'cancelled', statusMessage: statusLine(outcome.summary), outcome: null };
+    // The model-facing summary leaves the flag out; the run itself knows.
+    if (runtime.resultOf(entry).cancelled) return { ...base, status: 'cancelled', statusMessage: statusLine(outcome.summary), outcome: null };
     return { ...base, status: 'completed', statusMessage: statusLine(outcome.summary), outcome };
   };
 

@@ -126,7 +126,8 @@ describe('claude.run as a task', () => {
     assert.equal(structured.result['run_id'], taskId);
     assert.equal(structured.result['result'], 'Hi! I am a fake Claude.');
     assert.equal(structured.result['cleanup_confirmed'], true);
-    assert.equal(final['lastUpdatedAt'], structured.result['settled_at']);
+    const full = resultOf(await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: taskId, detail: 'full' }, _meta: meta(false) }));
+    assert.equal(final['lastUpdatedAt'], (full['structuredContent'] as { result: Json }).result['settled_at']);
     assert.match(String(final['statusMessage']), /succeeded/);
 
     // The very object the tool path builds for this run (claude.run.result reads it the same way claude.run returns it).
@@ -211,7 +212,7 @@ describe('claude.run as a task', () => {
     assert.equal('result' in final, false, 'a cancelled task carries no result');
     // A cancel after the end is acknowledged too (idempotent), and changes nothing.
     assert.equal(resultOf(await rig.request('tasks/cancel', { taskId, _meta: meta(true) }))['resultType'], 'complete');
-    const body = resultOf(await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: taskId }, _meta: meta(false) }));
+    const body = resultOf(await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: taskId, detail: 'full' }, _meta: meta(false) }));
     const run = (body['structuredContent'] as { result: Json }).result;
     assert.equal(run['cancelled'], true);
     assert.equal(run['cleanup_confirmed'], true, 'the cancelled task was cleaned up like any run');
@@ -296,7 +297,7 @@ describe('shutdown with a task in flight', () => {
       const nativePid = (JSON.parse(readFileSync(rig.readyFile, 'utf8').split('\n').find((line) => line.includes('"streaming"'))!) as { pid: number }).pid;
       await rig.adapter.close();
       assert.equal(rig.hosts.toolHost.tasks!.get(taskId)?.status, 'cancelled');
-      const read = await rig.hosts.toolHost.call('claude.run.result', { run_id: taskId }, { signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2026-07-28' });
+      const read = await rig.hosts.toolHost.call('claude.run.result', { run_id: taskId, detail: 'full' }, { signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2026-07-28' });
       assert.equal(read.result?.['cancelled'], true);
       assert.equal(read.result?.['cleanup_confirmed'], true, 'close() returned only after the supervisor proved cleanup');
       assert.throws(() => process.kill(nativePid, 0), /ESRCH/, 'the native process is gone');
