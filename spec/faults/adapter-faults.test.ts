@@ -43,8 +43,12 @@ test('kill -9 of the adapter at random points of a run: every process of the run
       }
       server.kill();
       await server.waitUntil('adapter gone', () => server.child.exitCode !== null || server.child.signalCode !== null);
-      await waitForNoOrphans([...seen.values()], [...supervisors]);
-      t.diagnostic(`point ${pointMs} ms: ${seen.size} process(es) of the run observed, all gone`);
+      // Not a wall-clock promise about cleanup speed: a supervisor killed mid-boot must first finish loading
+      // under tsx (seconds on a busy machine) before it reads its EOF; the bound only stops a real leak from
+      // hanging the suite. What is asserted is that everything goes, and the time is reported.
+      const killedAt = performance.now();
+      await waitForNoOrphans([...seen.values()], [...supervisors], 60_000);
+      t.diagnostic(`point ${pointMs} ms: ${seen.size} process(es) of the run observed, all gone ${Math.round(performance.now() - killedAt)} ms after the kill`);
     } finally {
       killAll([...seen.values()]);
       server.kill();
