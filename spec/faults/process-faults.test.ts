@@ -67,7 +67,11 @@ test('kill -9 of the supervisor at random points: reported unconfirmed, leftover
       const since = nowTicks();
       const runId = await startRun(h);
       const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
-      const pointMs = Math.floor(random() * 1800);
+      // Alternate the phase the kill hits: the supervisor booting or running the version check, then a
+      // streaming native (the point counts from the native's appearance).
+      const streaming = i % 2 === 1;
+      if (streaming) await waitFor('the native process', () => nativeOf(supervisor.pid));
+      const pointMs = Math.floor(random() * (streaming ? 800 : 1800));
       await delay(pointMs);
       const family = [supervisor, ...descendantsOf(supervisor.pid).map(identityOf)];
       victims.push(...family);
@@ -77,7 +81,7 @@ test('kill -9 of the supervisor at random points: reported unconfirmed, leftover
       assert.equal(result['cleanup_confirmed'], false, 'a vanished supervisor never yields confirmed cleanup');
       assert.equal((result['cleanup_error'] as { code: string } | null)?.code, 'supervisor_failed');
       await waitForNoOrphans(family, [supervisor.pid]);
-      t.diagnostic(`point ${pointMs} ms: ${family.length - 1} process(es) of the run, state ${String(result['state'])}, error ${String((result['error'] as { code: string }).code)}`);
+      t.diagnostic(`point ${pointMs} ms${streaming ? ' after the native appeared' : ''}: ${family.length - 1} process(es) of the run, state ${String(result['state'])}, error ${String((result['error'] as { code: string }).code)}`);
     }
     await assertStillServing(h);
   } finally {
