@@ -55,7 +55,7 @@ describe('adapter over the real binary, hosted like Claude Code hosts it', () =>
     await inCwd(tier, async (cwd) => {
       const started = await tier.call('claude.run.start', { prompt: `pace ${marker('env')} ${promptTag('paced')}`, cwd });
       const runId = started.result['run_id'];
-      const claude = await pollTool('the real claude of the run', async () => (await tier.strays()).find((p) => p.isBinary));
+      const claude = await pollTool('the real claude of the run', async () => (await tier.strays()).find((p) => p.isBinary && !p.cmdline.includes('--version')));
       const environ = readFileSync(`/proc/${claude.pid}/environ`, 'utf8').split('\0').map((entry) => entry.slice(0, entry.indexOf('=')));
       for (const name of HOST_SESSION_ENV) assert.ok(!environ.includes(name), `${name} reached the nested claude`);
       assert.ok(environ.includes('CLAUDE_RUN_MCP_ACTIVE'));
@@ -131,7 +131,7 @@ describe('adapter over the real binary: the host ends it with SIGINT while four 
       assert.equal(started.isError, false, JSON.stringify(started.error));
     }
     const streaming = await pollTool('four real claude processes streaming', async () => {
-      const binaries = (await tier.strays()).filter((p) => p.isBinary);
+      const binaries = (await tier.strays()).filter((p) => p.isBinary && !p.cmdline.includes('--version'));
       const requests = tier.fake.requests.filter((r) => r.path === '/v1/messages' && JSON.stringify(r.body).includes('sigint-')).length;
       return binaries.length === MAX_ACTIVE_RUNS && requests >= MAX_ACTIVE_RUNS ? binaries : undefined;
     });

@@ -174,7 +174,7 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
         const got = page.result['events'] as Array<{ event: Json }>;
         return got.some((e) => (e.event['event'] as Json | undefined)?.['type'] === 'content_block_delta') ? true : undefined;
       });
-      const live = (await tier.strays()).filter((p) => p.isBinary);
+      const live = (await tier.strays()).filter((p) => p.isBinary && !p.cmdline.includes('--version'));
       assert.equal(live.length, 1, 'exactly one real claude is running for the run');
       const claudePid = live[0]?.pid;
 
