@@ -1,11 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assertNativeVersion, MAX_VERSION_STDOUT_BYTES, parseNativeVersion } from '../../lib/native/version.ts';
 import { checkVersionSupervised, queryOnce, withProbes } from '../helpers/probe.ts';
+import { MAX_PROBES, PROBE_STDOUT_MAX_BYTES } from '../../lib/supervise/protocol.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
 import type { ToolErrorCode } from '../../lib/tool-errors.ts';
@@ -176,5 +177,38 @@ describe('the real pinned binary', () => {
     assert.ok(result.kind === 'exited');
     assert.equal(result.stdout, `${CLI_TREE.native.tested_version} (Claude Code)\n`);
     assert.equal(result.code, 0);
+  });
+});
+
+describe('probe bounds', () => {
+  it(`a supervisor runs at most ${MAX_PROBES} probes; the next is refused and nothing more is started`, async () => {
+    const probed = await withProbes(FAKE, { PATH: process.env['PATH'] ?? '' }, async (query) => {
+      const outcomes = [];
+      for (let i = 0; i <= MAX_PROBES; i++) outcomes.push(await query({ args: ['--version'], timeoutMs: 10_000, maxStdoutBytes: 4096 }));
+      return outcomes;
+    });
+    assert.deepEqual(probed.value.slice(0, MAX_PROBES).map((o) => o.kind), Array(MAX_PROBES).fill('exited'));
+    assert.deepEqual(probed.value[MAX_PROBES], { kind: 'spawn_error', message: `at most ${MAX_PROBES} probes per run` });
+    assert.equal(probed.outcome.cleanup?.confirmed, true);
+  });
+
+  it(`probe stdout is kept up to ${PROBE_STDOUT_MAX_BYTES} bytes whatever the caller asks, then reported as overflow`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fake-help-'));
+    try {
+      const file = join(dir, 'help.txt');
+      writeFileSync(file, 'h'.repeat(PROBE_STDOUT_MAX_BYTES + 1));
+      const env = { PATH: process.env['PATH'] ?? '', FAKE_VERSION_MODE: 'help', FAKE_HELP_FILE: file };
+      const over = await queryOnce(FAKE, ['--help'], env, 10_000, PROBE_STDOUT_MAX_BYTES * 2);
+      assert.ok(over.kind === 'exited');
+      assert.equal(over.stdout.length, PROBE_STDOUT_MAX_BYTES);
+      assert.equal(over.stdoutOverflow, true);
+      writeFileSync(file, 'h'.repeat(PROBE_STDOUT_MAX_BYTES));
+      const exact = await queryOnce(FAKE, ['--help'], env, 10_000, PROBE_STDOUT_MAX_BYTES);
+      assert.ok(exact.kind === 'exited');
+      assert.equal(exact.stdout.length, PROBE_STDOUT_MAX_BYTES);
+      assert.equal(exact.stdoutOverflow, false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
