@@ -35,34 +35,34 @@ export const CONTROL_LINE_MAX_BYTES = 32 * 1024 * 1024;
 
 export type TerminateReason = 'cancel' | 'timeout' | 'idle_timeout' | 'frame_too_large' | 'final_too_large' | 'adapter_gone';
 
+/** A command the supervisor starts: the same shape for a probe and for the native run. */
+export interface CommandSpec {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
 export type ControlMessage =
-  | {
+  | (CommandSpec & {
       /** Runs one short command (e.g. `--version`) in the run's group and reports its bounded output. */
       readonly type: 'probe';
       readonly id: number;
-      readonly file: string;
-      readonly args: readonly string[];
-      readonly cwd: string;
-      readonly env: Readonly<Record<string, string>>;
       readonly marker: string;
       /** The supervisor SIGKILLs the probe after this long and reports `timeout`. */
       readonly timeoutMs: number;
       readonly maxStdoutBytes: number;
-    }
-  | {
+    })
+  | (CommandSpec & {
       readonly type: 'spawn';
       readonly marker: string;
-      readonly file: string;
-      readonly args: readonly string[];
-      readonly cwd: string;
-      readonly env: Readonly<Record<string, string>>;
       /** Written to native stdin then closed; null means stdin is /dev/null. */
       readonly stdin: string | null;
       readonly interruptGraceMs: number;
       readonly termGraceMs: number;
       readonly killGraceMs: number;
       readonly trackIntervalMs: number;
-    }
+    })
   | { readonly type: 'terminate'; readonly reason: TerminateReason };
 
 export interface ProcessIdentity {

@@ -77,14 +77,7 @@ export interface SupervisedRun {
 }
 
 /** One short command run by the supervisor inside the run (the version check, `--help`). */
-export interface ProbeSpec {
-  readonly file: string;
-  readonly args: readonly string[];
-  readonly cwd: string;
-  readonly env: Readonly<Record<string, string>>;
-  readonly timeoutMs: number;
-  readonly maxStdoutBytes: number;
-}
+export type ProbeSpec = Omit<Extract<ControlMessage, { type: 'probe' }>, 'type' | 'id' | 'marker'>;
 
 /**
  * A supervisor started ahead of its run. It may run probes (each in the run's group, with the run's marker,

@@ -1,5 +1,5 @@
 /** Pure validation of control lines (adapter -> supervisor). Anything malformed is rejected whole. */
-import { RUN_MARKER_PATTERN, type ControlMessage, type TerminateReason } from '../supervise/protocol.ts';
+import { RUN_MARKER_PATTERN, type CommandSpec, type ControlMessage, type TerminateReason } from '../supervise/protocol.ts';
 import { isPlainObject } from '../util/json.ts';
 
 const TERMINATE_REASONS: readonly TerminateReason[] = ['cancel', 'timeout', 'idle_timeout', 'frame_too_large', 'final_too_large', 'adapter_gone'];
@@ -7,13 +7,7 @@ const MAX_GRACE_MS = 10 * 60 * 1000;
 /** A probe answers within minutes or not at all. */
 const MAX_PROBE_TIMEOUT_MS = 10 * 60 * 1000;
 
-interface Command {
-  readonly file: string;
-  readonly args: readonly string[];
-  readonly cwd: string;
-  readonly env: Readonly<Record<string, string>>;
-  readonly marker: string;
-}
+type Command = CommandSpec & { readonly marker: string };
 
 export function parseControlLine(line: string): ControlMessage | null {
   let value: unknown;

@@ -9,65 +9,39 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolHarness, FAKE_CLAUDE } from '../helpers/tool-harness.ts';
+import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { readReadyLines, waitForGone, waitForReady } from '../helpers/proc.ts';
-import { cmdlineOf } from './proc-helpers.ts';
-import { isLive } from '../../lib/supervisor/proc-stat.ts';
-import { readProcTable } from '../../lib/supervisor/proc-table.ts';
 import { ROOT } from '../e2e/server-process.ts';
-
-function errorCode(result: Record<string, unknown> | null): unknown {
-  const error = result?.['error'];
-  return typeof error === 'object' && error !== null ? (error as Record<string, unknown>)['code'] : undefined;
-}
-
-function aliveNaming(marker: string): number[] {
-  return readProcTable().filter((s) => isLive(s) && s.pid !== process.pid && cmdlineOf(s.pid).includes(marker)).map((s) => s.pid);
-}
+import { aliveNaming, errorCode, killPids, withTracedHarness } from './escape-helpers.ts';
 
 for (const leaves of ['bash_bg', 'bash_setsid', 'double_fork', 'new_group'] as const) {
   test(`what the version check leaves (${leaves}) is ended with the run, and the run proves it`, async () => {
-    const scratch = mkdtempSync(join(tmpdir(), 'crm-version-'));
-    const ready = join(scratch, 'ready.jsonl');
-    const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION_MODE: leaves, FAKE_CLAUDE_READY_FILE: ready } });
-    try {
+    await withTracedHarness('crm-version-', { FAKE_CLAUDE_VERSION_MODE: leaves }, async (h, ready) => {
       const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
       assert.deepEqual(aliveNaming(ready), []);
       assert.equal(out.isError, false, out.text.slice(0, 400));
       assert.equal(out.result?.['cleanup_confirmed'], true);
       assert.equal(readReadyLines(ready).filter((l) => l.ready === 'escapee').length, 1, 'the check really left a process');
-    } finally {
-      for (const pid of aliveNaming(ready)) process.kill(pid, 'SIGKILL');
-      await h.close();
-      rmSync(scratch, { recursive: true, force: true });
-    }
+    });
   });
 }
 
 test('a version check that leaves a process and then fails: the run reports the version error and still ends the leftover', async () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'crm-version-'));
-  const ready = join(scratch, 'ready.jsonl');
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION_MODE: 'bash_setsid', FAKE_CLAUDE_VERSION: '2.1.400', FAKE_CLAUDE_READY_FILE: ready } });
-  try {
+  await withTracedHarness('crm-version-', { FAKE_CLAUDE_VERSION_MODE: 'bash_setsid', FAKE_CLAUDE_VERSION: '2.1.400' }, async (h, ready) => {
     const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
     assert.deepEqual(aliveNaming(ready), []);
     assert.equal(out.isError, true);
     assert.equal(errorCode(out.result), 'native_version_mismatch');
     assert.equal(out.result?.['cleanup_confirmed'], true);
     assert.equal(readReadyLines(ready).filter((l) => l.ready === 'native').length, 0, 'the run itself never started');
-  } finally {
-    for (const pid of aliveNaming(ready)) process.kill(pid, 'SIGKILL');
-    await h.close();
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  });
 });
 
+// A check that would take ten minutes to time out: only an immediate end lets these tests finish.
+const HANGING_CHECK = { versionTimeoutMs: 600_000 };
+
 test('cancel during a hanging version check ends the check at once and reports cancelled', async () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'crm-version-'));
-  const ready = join(scratch, 'ready.jsonl');
-  // A check that would take ten minutes to time out: only an immediate end lets this test finish.
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION_MODE: 'hang', FAKE_CLAUDE_READY_FILE: ready }, config: { versionTimeoutMs: 600_000 } });
-  try {
+  await withTracedHarness('crm-version-', { FAKE_CLAUDE_VERSION_MODE: 'hang' }, async (h, ready) => {
     const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
     const runId = String(started.result?.['run_id']);
     const check = await waitForReady(ready, 'version');
@@ -79,18 +53,11 @@ test('cancel during a hanging version check ends the check at once and reports c
     assert.equal(errorCode(result), 'cancelled');
     assert.equal(result['cleanup_confirmed'], true);
     await waitForGone([check], 1000);
-  } finally {
-    for (const pid of aliveNaming(ready)) process.kill(pid, 'SIGKILL');
-    await h.close();
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  }, HANGING_CHECK);
 });
 
 test('closing the server during a hanging version check does not wait for the check', async () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'crm-version-'));
-  const ready = join(scratch, 'ready.jsonl');
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION_MODE: 'hang', FAKE_CLAUDE_READY_FILE: ready }, config: { versionTimeoutMs: 600_000 } });
-  try {
+  await withTracedHarness('crm-version-', { FAKE_CLAUDE_VERSION_MODE: 'hang' }, async (h, ready) => {
     const pending = h.call('claude.run', { prompt: 'x', cwd: h.dir });
     const check = await waitForReady(ready, 'version');
     await h.hosts.close();
@@ -99,11 +66,7 @@ test('closing the server during a hanging version check does not wait for the ch
     assert.equal(errorCode(out.result), 'cancelled');
     assert.equal(out.result?.['cleanup_confirmed'], true);
     await waitForGone([check], 1000);
-  } finally {
-    for (const pid of aliveNaming(ready)) process.kill(pid, 'SIGKILL');
-    await h.close();
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  }, HANGING_CHECK);
 });
 
 test('kill -9 of the server during a hanging version check leaves nothing running', async () => {
@@ -124,7 +87,7 @@ test('kill -9 of the server during a hanging version check leaves nothing runnin
     assert.deepEqual(aliveNaming(ready), []);
   } finally {
     server.kill('SIGKILL');
-    for (const pid of aliveNaming(ready)) process.kill(pid, 'SIGKILL');
+    killPids(aliveNaming(ready));
     rmSync(scratch, { recursive: true, force: true });
   }
 });
