@@ -17,7 +17,7 @@ import type { RunRequest, RunState } from './types.ts';
 import { DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_TERM_GRACE_MS, SUPERVISOR_PIPE_GRACE_MS } from '../supervise/run-supervised.ts';
 import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervise/run-supervised.ts';
 import type { SupervisorCommand } from '../supervise/supervisor-command.ts';
-import type { ProcessIdentity } from '../supervise/protocol.ts';
+import { PROBE_ONLY_LADDER, type ProcessIdentity } from '../supervise/protocol.ts';
 
 /** A native stdout line may not exceed this before its newline; a longer one stops the run. */
 export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;
@@ -138,6 +138,11 @@ async function executeWithin(
       // A synchronous spawn failure (EAGAIN, EMFILE): nothing was started, so nothing needs cleaning.
       return early(null, { code: 'spawn_failed', message: `the supervisor could not be started: ${error instanceof Error ? error.message : String(error)}` });
     }
+    if (supervisor.supervisorPid === null) {
+      // It never started (EAGAIN, EMFILE, ENOENT): nothing of the run exists.
+      const outcome = await supervisor.dispose();
+      return early(null, { code: 'spawn_failed', message: `the supervisor could not be started: ${outcome.spawnError?.message ?? 'unknown error'}` });
+    }
     let started = false;
     try {
       const query: NativeQueryFn = (q) => supervisor.probe({ file: prepared.bin, args: q.args, cwd: request.cwd, env: deps.nativeEnv, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
@@ -147,7 +152,7 @@ async function executeWithin(
       });
       const versionError = await untilAborted(checked, AbortSignal.any([signal, deadline]));
       if (versionError !== null || interrupted() !== null) {
-        const outcome = await supervisor.dispose();
+        const outcome = await disposeWithin(deps, supervisor);
         hooks.onOutcome?.(outcome);
         const why = interrupted();
         return finish(deps, prepared, ingest, { termination: why, spawnError: null, outcome, knownIds, preSpawnError: why === null ? versionError : null, spawned: false });
@@ -156,7 +161,7 @@ async function executeWithin(
       started = true;
       return await supervise(deps, supervisor, prepared, hooks, ingest, signal, deadline, knownIds);
     } finally {
-      if (!started) await supervisor.dispose();
+      if (!started) await disposeWithin(deps, supervisor);
     }
   } finally {
     release?.();
@@ -240,6 +245,20 @@ async function supervise(
   } finally {
     signal.removeEventListener('abort', onAbort);
     for (const dispose of disposers) dispose();
+  }
+}
+
+/**
+ * Lets a supervisor go before its run started; one that stops answering (e.g. stopped) is SIGKILLed once its
+ * probe-only ladder, the pipe grace and the margin have passed, so the run settles through the fallback.
+ */
+async function disposeWithin(deps: ExecuteDeps, supervisor: PreparedSupervisor): Promise<SupervisedOutcome> {
+  const { interruptGraceMs, termGraceMs, killGraceMs } = PROBE_ONLY_LADDER;
+  const cancel = deps.clock.setTimeout(() => supervisor.kill(), interruptGraceMs + termGraceMs + killGraceMs + SUPERVISOR_PIPE_GRACE_MS + SUPERVISOR_MARGIN_MS);
+  try {
+    return await supervisor.dispose();
+  } finally {
+    cancel();
   }
 }
 

@@ -26,6 +26,8 @@ export const PROBE_LINE_MAX_BYTES = 4 * Math.ceil((PROBE_STDOUT_MAX_BYTES + PROB
 export const MAX_PROBES = 4;
 /** Everything the supervisor may write on fd 2; the adapter drains and ignores bytes beyond it. */
 export const REPORT_PIPE_MAX_BYTES = REPORT_MAX_BYTES + MAX_PROBES * PROBE_LINE_MAX_BYTES;
+/** Ladder timings when a run ends before `spawn` (only probes ran): nothing there needs a soft stop. */
+export const PROBE_ONLY_LADDER = { interruptGraceMs: 0, termGraceMs: 500, killGraceMs: 1000 } as const;
 /** The environment variable that marks every process of one run (value: a per-run random marker). */
 export const RUN_MARKER_ENV = 'CLAUDE_RUN_MCP_RUN_MARKER';
 /** A marker is 32 lower-case hex digits (128 random bits). */
@@ -77,6 +79,11 @@ export type ProbeOutcome =
   | { readonly kind: 'timeout' }
   /** Ended because the run was terminated (or the control pipe closed) while it ran. */
   | { readonly kind: 'cancelled' };
+
+/** A probe outcome as the supervisor holds it: the outputs as raw bytes (they travel base64-encoded). */
+export type RawProbeOutcome =
+  | Exclude<ProbeOutcome, { kind: 'exited' }>
+  | (Omit<Extract<ProbeOutcome, { kind: 'exited' }>, 'stdout' | 'stderr'> & { readonly stdout: Buffer; readonly stderr: Buffer });
 
 export type ReportMessage =
   | { readonly type: 'probe_result'; readonly id: number; readonly outcome: ProbeOutcome }

@@ -1,5 +1,5 @@
 /** Pure validation of report lines (supervisor -> adapter). Unknown or malformed lines yield null. */
-import type { ProbeOutcome, ProcessIdentity, ReportMessage } from './protocol.ts';
+import type { ProbeOutcome, ProcessIdentity, RawProbeOutcome, ReportMessage } from './protocol.ts';
 import { isPlainObject } from '../util/json.ts';
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
@@ -53,13 +53,16 @@ export function parseReportLine(line: string): ReportMessage | null {
   }
 }
 
-/** The wire form of a probe result: outputs travel as base64 so their size on the pipe is bounded. */
-export function formatProbeResult(id: number, outcome: ProbeOutcome): string {
+/**
+ * The wire form of a probe result: the raw output bytes travel as base64, so the line's size is bounded by
+ * the byte bounds whatever the bytes are (invalid UTF-8 is decoded only on the adapter's side).
+ */
+export function formatProbeResult(id: number, outcome: RawProbeOutcome): string {
   const wire: Record<string, unknown> = { type: 'probe_result', id, kind: outcome.kind };
   if (outcome.kind === 'exited') {
     Object.assign(wire, {
       code: outcome.code, signal: outcome.signal, stdout_overflow: outcome.stdoutOverflow,
-      stdout_b64: Buffer.from(outcome.stdout, 'utf8').toString('base64'), stderr_b64: Buffer.from(outcome.stderr, 'utf8').toString('base64'),
+      stdout_b64: outcome.stdout.toString('base64'), stderr_b64: outcome.stderr.toString('base64'),
     });
   } else if (outcome.kind === 'spawn_error') {
     wire['message'] = outcome.message;

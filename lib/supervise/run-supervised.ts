@@ -29,6 +29,8 @@ export const DEFAULT_KILL_GRACE_MS = 1000;
 export const DEFAULT_TRACK_INTERVAL_MS = 100;
 /** After the supervisor exits, its pipes get this long to deliver their last bytes. */
 export const SUPERVISOR_PIPE_GRACE_MS = 2000;
+/** How long after its own timeout the adapter stops waiting for a probe's answer (the supervisor is then stuck). */
+export const PROBE_ANSWER_MARGIN_MS = 5000;
 /** Native stdout is ingested at most this much per event-loop turn, so requests never queue behind floods. */
 export const STDOUT_SLICE_BYTES = 16 * 1024;
 
@@ -92,6 +94,8 @@ export interface PreparedSupervisor {
   start(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun;
   /** Lets a supervisor go that will not start a run; resolves with its cleanup outcome (also after start). */
   dispose(): Promise<SupervisedOutcome>;
+  /** SIGKILLs a supervisor that stopped answering (never after Node reaped it); the fallback then runs. */
+  kill(): void;
   /** Resolves once the supervisor process exited and its pipes closed. */
   readonly exited: Promise<void>;
 }
@@ -200,6 +204,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     });
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return;
+      controlOpen = false;
       spawnError = { code: error.code ?? 'SUPERVISOR_SPAWN_FAILED', message: error.message };
       settle();
       resolveExited();
@@ -210,12 +215,25 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     supervisorPid: child.pid ?? null,
     exited,
     probe(spec) {
-      if (phase !== 'idle' || !controlOpen) return Promise.resolve({ kind: 'spawn_error', message: `the supervisor is ${phase === 'idle' ? 'gone' : phase}` });
+      if (phase !== 'idle' || !controlOpen || child.pid === undefined) return Promise.resolve({ kind: 'spawn_error', message: `the supervisor is ${phase === 'idle' ? 'gone' : phase}` });
       const id = nextProbeId++;
-      const result = new Promise<ProbeOutcome>((resolve) => { probes.set(id, resolve); });
+      const result = new Promise<ProbeOutcome>((resolve) => {
+        // The supervisor kills the probe at its timeout; a supervisor that stopped answering does not, so the
+        // adapter gives up a little later on its own (the caller then disposes, which is bounded too).
+        const timer = setTimeout(() => {
+          probes.delete(id);
+          resolve({ kind: 'timeout' });
+        }, spec.timeoutMs + PROBE_ANSWER_MARGIN_MS);
+        timer.unref();
+        probes.set(id, (outcome) => {
+          clearTimeout(timer);
+          resolve(outcome);
+        });
+      });
       send({ type: 'probe', id, marker, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, timeoutMs: spec.timeoutMs, maxStdoutBytes: spec.maxStdoutBytes });
       return result;
     },
+    kill() { child.kill('SIGKILL'); },
     start(spec, runHooks) {
       if (phase !== 'idle') throw new Error(`supervisor already ${phase}`);
       phase = 'started';

@@ -44,7 +44,11 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
     tracker.observe(table);
     return table;
   };
-  const settled = (table: readonly ProcStat[]): boolean => target.nativeExited() && tracker.remaining(table).length === 0;
+  // A scan lists /proc before it reads each entry: a child born after the listing whose parent exits before
+  // its entry is read is in neither. Nothing remains only when a second scan, listed after the first one
+  // finished, agrees.
+  const settled = (table: readonly ProcStat[]): boolean =>
+    target.nativeExited() && tracker.remaining(table).length === 0 && tracker.remaining(observe()).length === 0;
   // Ref'd timers on purpose: after control EOF these waits may be all that keeps the supervisor alive.
   const waitUntil = async (done: (table: readonly ProcStat[]) => boolean, ms: number): Promise<ProcStat[]> => {
     const deadline = performance.now() + ms;
@@ -84,10 +88,14 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
     steps.push(`SIGKILL:${signalEach(tracker.remaining(table), 'SIGKILL')}`);
     table = await waitUntil(settled, options.killGraceMs);
   }
-  const survivors = tracker.remaining(table).map(identityOf);
+  let remaining = tracker.remaining(observe());
+  if (remaining.length === 0) remaining = tracker.remaining(observe());
+  const unverifiable = remaining.length === 0 ? tracker.unverifiable(target.readTable()) : [];
+  const survivors = [...remaining, ...unverifiable].map(identityOf);
   let error: string | null = null;
   if (failures.length > 0) error = `signal refused (EPERM) for pid ${[...new Set(failures)].join(', ')}`;
   else if (!target.nativeExited()) error = 'native process exit was not observed';
   else if (tracker.overflowed()) error = 'more processes than the tracker can remember: some may have escaped unseen';
+  else if (unverifiable.length > 0) error = `started during the run with an unreadable environment (not proven outside the run): pid ${unverifiable.map((s) => s.pid).join(', ')}`;
   return { survivors, steps, error };
 }

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, type ControlMessage, type ProbeOutcome } from '../supervise/protocol.ts';
+import { PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, type ControlMessage, type RawProbeOutcome } from '../supervise/protocol.ts';
 
 type ProbeMessage = Extract<ControlMessage, { type: 'probe' }>;
 
@@ -18,9 +18,9 @@ export interface RunningProbe {
   cancel(): void;
 }
 
-export function startProbe(message: ProbeMessage, env: Record<string, string>, onDone: (outcome: ProbeOutcome) => void): RunningProbe | null {
+export function startProbe(message: ProbeMessage, env: Record<string, string>, onDone: (outcome: RawProbeOutcome) => void): RunningProbe | null {
   let settled = false;
-  const settle = (outcome: ProbeOutcome): void => {
+  const settle = (outcome: RawProbeOutcome): void => {
     if (settled) return;
     settled = true;
     clearTimeout(timer);
@@ -42,7 +42,7 @@ export function startProbe(message: ProbeMessage, env: Record<string, string>, o
   const stdout = capture(child.stdout, Math.min(message.maxStdoutBytes, PROBE_STDOUT_MAX_BYTES));
   const stderr = capture(child.stderr, PROBE_STDERR_MAX_BYTES);
   const exited = (code: number | null, signal: NodeJS.Signals | null): void => {
-    settle({ kind: 'exited', code, signal, stdout: stdout.text(), stdoutOverflow: stdout.overflow(), stderr: stderr.text() });
+    settle({ kind: 'exited', code, signal, stdout: stdout.bytes(), stdoutOverflow: stdout.overflow(), stderr: stderr.bytes() });
   };
   child.once('exit', (code, signal) => {
     pipeTimer = setTimeout(() => {
@@ -68,7 +68,7 @@ function destroyPipes(child: ChildProcess): void {
 }
 
 /** Keeps the first maxBytes of a stream and drains (drops) the rest so the child never blocks. */
-function capture(stream: Readable | null, maxBytes: number): { text(): string; overflow(): boolean } {
+function capture(stream: Readable | null, maxBytes: number): { bytes(): Buffer; overflow(): boolean } {
   const chunks: Buffer[] = [];
   let kept = 0;
   let overflow = false;
@@ -80,5 +80,5 @@ function capture(stream: Readable | null, maxBytes: number): { text(): string; o
     kept += part.length;
   });
   stream?.on('error', () => {});
-  return { text: () => Buffer.concat(chunks).toString('utf8'), overflow: () => overflow };
+  return { bytes: () => Buffer.concat(chunks), overflow: () => overflow };
 }

@@ -61,3 +61,13 @@ export function environHas(pid: number, name: string, value: string): boolean | 
   }
   return false;
 }
+
+/** The real uid of `pid` from /proc/<pid>/status (readable even for a non-dumpable process); null when gone. */
+export function processUid(pid: number): number | null {
+  try {
+    const match = /^Uid:\s+(\d+)/m.exec(readProcFile(`/proc/${pid}/status`));
+    return match === null ? null : Number(match[1]);
+  } catch {
+    return null;
+  }
+}

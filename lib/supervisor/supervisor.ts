@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../supervise/protocol.ts';
+import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, PROBE_ONLY_LADDER, RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../supervise/protocol.ts';
 import { formatProbeResult } from '../supervise/report-parse.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { createLineSplitter } from '../util/line-splitter.ts';
@@ -16,7 +16,7 @@ import { closeInheritedFds, openWritableFd, releaseStdout } from './fds.ts';
 import { runLadder, type LadderOutcome } from './ladder.ts';
 import { startProbe, type RunningProbe } from './probe.ts';
 import { identityOf } from './proc-stat.ts';
-import { environHas, readProcStat, readProcTable } from './proc-table.ts';
+import { environHas, processUid, readProcStat, readProcTable } from './proc-table.ts';
 import { createSink } from './sink.ts';
 import { createByteTail } from './stderr-tail.ts';
 import { createRunTracker, type RunTracker } from './tracker.ts';
@@ -28,8 +28,6 @@ const SHIELDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const LADDER_POLL_MS = 20;
 /** Tracking interval before the run's own (from `spawn`) is known, i.e. while probes run. */
 const PROBE_TRACK_INTERVAL_MS = 100;
-/** Ladder timings when the run ends before `spawn` (only probes ran): nothing there needs a soft stop. */
-const PROBE_ONLY_LADDER = { interruptGraceMs: 0, termGraceMs: 500, killGraceMs: 1000 } as const;
 
 /** Runs the supervisor on this process's stdio; it exits the process itself once the report is written. */
 export function runSupervisor(): void {
@@ -43,6 +41,7 @@ export function runSupervisor(): void {
   const selfPid = process.pid;
   const selfStat = readProcStat(selfPid);
   const groupMode = selfStat?.pgid === selfPid;
+  const selfUid = process.getuid?.() ?? -1;
   const reportLine = (message: ReportMessage): void => { report.write(JSON.stringify(message) + '\n'); };
 
   let marker: string | null = null;
@@ -69,7 +68,11 @@ export function runSupervisor(): void {
     stopTracking();
     const runTracker = tracker ?? createRunTracker({
       selfPid, groupMode, roots: [],
-      marker: marker === null || selfStat === null ? null : { notBefore: selfStat.start, hasMarker: (pid) => environHas(pid, RUN_MARKER_ENV, marker as string) },
+      marker: marker === null || selfStat === null ? null : {
+        notBefore: selfStat.start,
+        hasMarker: (pid) => environHas(pid, RUN_MARKER_ENV, marker as string),
+        sameUser: (pid) => processUid(pid) === selfUid,
+      },
     });
     tracker = runTracker;
     // No scan right away: a process forked this instant has no descendants yet, and a scan costs CPU the

@@ -16,6 +16,12 @@ import { collectDescendants, compareStart, identityKey, identityOf, isLive, type
 export interface RunTracker {
   /** Adds a process the supervisor itself started (a probe or the native). */
   addRoot(identity: ProcessIdentity): void;
+  /**
+   * Processes started since the run began, not otherwise the run's, whose environment could not be read
+   * (another user's, or one that made itself non-dumpable, as ssh-agent does): nobody can tell whether they
+   * carry the marker, so cleanup cannot be proven while one of them lives.
+   */
+  unverifiable(table: readonly ProcStat[]): ProcStat[];
   /** Folds one process-table snapshot into the tracked set. */
   observe(table: readonly ProcStat[]): void;
   /** Processes of the run still alive in `table` (the supervisor itself excluded), sorted by pid. */
@@ -25,14 +31,17 @@ export interface RunTracker {
   overflowed(): boolean;
 }
 
-/** How the tracker recognises a marked process; null when the environment cannot be read. */
+/** How the tracker recognises a marked process. */
 export interface MarkerLookup {
   /** Processes started before this start time (clock ticks since boot) cannot belong to the run. */
   readonly notBefore: string;
+  /** null when the environment cannot be read. */
   hasMarker(pid: number): boolean | null;
+  /** Whether `pid` runs as the supervisor's own user (an unreadable environment of another user's process says nothing). */
+  sameUser(pid: number): boolean;
 }
 
-/** Tracked identities are capped so a fork bomb cannot grow the supervisor without bound. */
+/** Live tracked identities are capped so a fork bomb cannot grow the supervisor without bound. */
 export const MAX_TRACKED_PROCESSES = 4096;
 
 export interface TrackerOptions {
@@ -49,8 +58,10 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
   /** Session and group ids created by tracked processes (the id is the creator's pid), with its identity key. */
   const ownedSessions = new Map<number, string>();
   const ownedGroups = new Map<number, string>();
-  /** Marker look-ups already done, by identity; pruned to the live table on every scan. */
-  const markerChecked = new Map<string, boolean>();
+  /** Marker look-ups already done, by identity (null: unreadable); pruned to the live table on every scan. */
+  const markerChecked = new Map<string, boolean | null>();
+  /** Live identity keys of the previous scan: an identity absent from two scans in a row is dead. */
+  let previousKeys = new Set<string>();
   let overflow = false;
   const remember = (stat: ProcStat): void => {
     if (stat.pid === selfPid) return;
@@ -71,20 +82,28 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
   };
   const isOurs = (stat: ProcStat, byPid: ReadonlyMap<number, ProcStat>): boolean =>
     (groupMode && (stat.pgid === selfPid || stat.sid === selfPid)) || owns(ownedSessions, stat.sid, byPid) || owns(ownedGroups, stat.pgid, byPid);
-  const marked = (stat: ProcStat): boolean => {
+  /** true, false, or null when the environment could not be read (asked again on the next scan). */
+  const markerOf = (stat: ProcStat): boolean | null => {
     if (marker === null || compareStart(stat.start, marker.notBefore) < 0) return false;
     const key = identityKey(stat);
     let found = markerChecked.get(key);
-    if (found === undefined) {
-      found = marker.hasMarker(stat.pid) === true;
+    if (found === undefined || found === null) {
+      found = marker.hasMarker(stat.pid);
       markerChecked.set(key, found);
     }
     return found;
   };
-  for (const root of options.roots) tracked.set(identityKey(root), root);
+  for (const root of options.roots) {
+    tracked.set(identityKey(root), root);
+    previousKeys.add(identityKey(root));
+  }
 
   return {
-    addRoot(identity) { tracked.set(identityKey(identity), identity); },
+    addRoot(identity) {
+      // Alive now: as if the previous scan had seen it, so one scan listed before its birth keeps it.
+      tracked.set(identityKey(identity), identity);
+      previousKeys.add(identityKey(identity));
+    },
     observe(table) {
       const live = table.filter((stat) => isLive(stat) && stat.pid !== selfPid);
       // An id whose last member is gone may be reused by a stranger: forget it before adopting by it.
@@ -95,8 +114,12 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
       const byPid = new Map(live.map((s) => [s.pid, s]));
       const liveKeys = new Set(live.map(identityKey));
       for (const key of markerChecked.keys()) if (!liveKeys.has(key)) markerChecked.delete(key);
+      // A scan lists /proc before it reads each entry, so a process born after the listing is missing from
+      // it though alive; one missing from two scans in a row is dead (pid + start time never come back).
+      for (const key of tracked.keys()) if (!liveKeys.has(key) && !previousKeys.has(key)) tracked.delete(key);
+      previousKeys = liveKeys;
 
-      for (const stat of live) if (marked(stat)) remember(stat);
+      for (const stat of live) if (markerOf(stat) === true) remember(stat);
       for (const stat of collectDescendants(live, [...tracked.values()])) remember(stat);
       // Sessions and groups grow the set and the set grows them: repeat until nothing new is adopted.
       for (let changed = true; changed;) {
@@ -122,6 +145,12 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
         if (isOurs(stat, byPid) || tracked.has(identityKey(stat))) out.set(stat.pid, stat);
       }
       return [...out.values()].sort((a, b) => a.pid - b.pid);
+    },
+    unverifiable(table) {
+      if (marker === null) return [];
+      const byPid = new Map(table.filter(isLive).map((s) => [s.pid, s]));
+      return table.filter((stat) => stat.pid !== selfPid && isLive(stat) && !tracked.has(identityKey(stat)) && !isOurs(stat, byPid)
+        && markerChecked.has(identityKey(stat)) && markerOf(stat) === null && marker.sameUser(stat.pid));
     },
     trackedCount: () => tracked.size,
     overflowed: () => overflow,

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
-import { readReadyLines, waitForGone, waitForReady } from '../helpers/proc.ts';
+import { readProcStat, readReadyLines, waitForGone, waitForReady } from '../helpers/proc.ts';
 import { ROOT } from '../e2e/server-process.ts';
 import { aliveNaming, errorCode, killPids, withTracedHarness } from './escape-helpers.ts';
 
@@ -90,4 +90,29 @@ test('kill -9 of the server during a hanging version check leaves nothing runnin
     killPids(aliveNaming(ready));
     rmSync(scratch, { recursive: true, force: true });
   }
+});
+
+test('a supervisor that cannot start: spawn_failed, nothing started, cleanup confirmed, the slot free again', async () => {
+  await withTracedHarness('crm-version-', {}, async (h) => {
+    const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
+    assert.equal(errorCode(out.result), 'spawn_failed', out.text.slice(0, 300));
+    assert.equal(out.result?.['cleanup_confirmed'], true);
+    const released = await h.call('claude.run.release', { run_id: String(out.result?.['run_id']) });
+    assert.equal(released.isError, false, released.text);
+  }, { supervision: { supervisorCommand: { file: '/nonexistent/node', args: [] } } });
+});
+
+test('a supervisor that stops answering during the version check: the probe and the dispose are both bounded, the run settles unconfirmed', async () => {
+  await withTracedHarness('crm-version-', { FAKE_CLAUDE_VERSION_MODE: 'hang' }, async (h, ready) => {
+    const pending = h.call('claude.run', { prompt: 'x', cwd: h.dir });
+    const check = await waitForReady(ready, 'version');
+    const supervisorPid = readProcStat(check.pid)?.ppid ?? 0;
+    assert.ok(supervisorPid > 1);
+    process.kill(supervisorPid, 'SIGSTOP');
+    const out = await pending;
+    assert.equal(errorCode(out.result), 'native_version_timeout', out.text.slice(0, 300));
+    assert.equal(out.result?.['cleanup_confirmed'], false);
+    assert.equal((out.result?.['cleanup_error'] as Record<string, unknown> | null)?.['code'], 'supervisor_failed');
+    await waitForGone([check], 10_000);
+  }, { versionTimeoutMs: 500 });
 });

@@ -81,3 +81,58 @@ test('tracker at its cap: the process past MAX_TRACKED_PROCESSES marks tracking 
   assert.equal(tracker.trackedCount(), MAX_TRACKED_PROCESSES);
   assert.equal(tracker.overflowed(), true);
 });
+
+test('tracker adopts by marker only processes started since the run began, and by sessions and groups the run created', () => {
+  const self = 10;
+  const marked = new Set([21, 40]);
+  const tracker = createRunTracker({
+    selfPid: self, groupMode: true, roots: [{ pid: 11, start: '20' }],
+    marker: { notBefore: '15', hasMarker: (pid) => marked.has(pid), sameUser: () => true },
+  });
+  // 21: marked orphan (ppid 1, own session); 40: marked but older than the run; 30: a job in the session of
+  // the Bash-tool shell 22 (seen once, then gone); 50: a stranger.
+  tracker.observe([stat(10, 1, 10, 10, '15'), stat(11, 10, 10, 10, '20'), stat(22, 11, 22, 22, '21'), stat(30, 22, 22, 22, '22')]);
+  const later = [stat(10, 1, 10, 10, '15'), stat(21, 1, 21, 21, '25'), stat(30, 1, 22, 22, '22'), stat(31, 1, 22, 22, '26'), stat(40, 1, 40, 40, '5'), stat(50, 1, 50, 50, '27')];
+  tracker.observe(later);
+  assert.deepEqual(tracker.remaining(later).map((s) => s.pid), [21, 30, 31]);
+});
+
+test('tracker: an owned session id whose number now belongs to a stranger adopts nobody', () => {
+  const tracker = createRunTracker({ selfPid: 10, groupMode: true, roots: [{ pid: 11, start: '20' }], marker: null });
+  tracker.observe([stat(10, 1, 10, 10, '1'), stat(11, 10, 10, 10, '20'), stat(22, 11, 22, 22, '21'), stat(30, 22, 22, 22, '22')]);
+  // Every member of session 22 gone, pid 22 recycled by a stranger who leads a session of that number.
+  const recycled = [stat(10, 1, 10, 10, '1'), stat(22, 1, 22, 22, '99'), stat(23, 22, 22, 22, '100')];
+  tracker.observe(recycled);
+  assert.deepEqual(tracker.remaining(recycled), []);
+});
+
+test('tracker: dead identities are pruned, so the cap counts live processes only', () => {
+  const tracker = createRunTracker({ selfPid: 10, groupMode: false, roots: [{ pid: 11, start: '2' }], marker: null });
+  const wave = (n: number): ProcStat[] => [stat(11, 10, 10, 10, '2'), ...Array.from({ length: 1000 }, (_, i) => stat(1000 + n * 1000 + i, 11, 1000 + n * 1000 + i, 1000 + n * 1000 + i, String(100 + n * 1000 + i)))];
+  for (let n = 0; n < 8; n++) {
+    tracker.observe(wave(n));
+    tracker.observe(wave(n));
+  }
+  assert.equal(tracker.overflowed(), false, '8,000 processes over time, never more than 1,001 at once');
+  assert.ok(tracker.trackedCount() <= 2001, String(tracker.trackedCount()));
+});
+
+test('tracker: a process born after the listing is not pruned by one scan that missed it', () => {
+  const tracker = createRunTracker({ selfPid: 10, groupMode: false, roots: [], marker: null });
+  tracker.addRoot({ pid: 11, start: '2' });
+  tracker.observe([stat(10, 1, 10, 10, '1')]);
+  const seen = [stat(10, 1, 10, 10, '1'), stat(11, 10, 10, 10, '2')];
+  tracker.observe(seen);
+  assert.deepEqual(tracker.remaining(seen).map((s) => s.pid), [11]);
+});
+
+test('tracker: a same-user process of the run window whose environment cannot be read is unverifiable, not adopted', () => {
+  const tracker = createRunTracker({
+    selfPid: 10, groupMode: true, roots: [{ pid: 11, start: '20' }],
+    marker: { notBefore: '15', hasMarker: (pid) => (pid === 60 || pid === 61 ? null : false), sameUser: (pid) => pid === 60 },
+  });
+  const table = [stat(10, 1, 10, 10, '15'), stat(60, 1, 60, 60, '30'), stat(61, 1, 61, 61, '31'), stat(62, 1, 62, 62, '32')];
+  tracker.observe(table);
+  assert.deepEqual(tracker.remaining(table), [], 'never signalled: it may be a stranger');
+  assert.deepEqual(tracker.unverifiable(table).map((s) => s.pid), [60], 'another user (61) or a readable environment (62) says nothing');
+});

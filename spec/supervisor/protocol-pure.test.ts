@@ -7,7 +7,7 @@ import { createByteTail } from '../../lib/supervisor/stderr-tail.ts';
 import { isCloseOnExec } from '../../lib/supervisor/fds.ts';
 import { formatProbeResult, parseReportLine } from '../../lib/supervise/report-parse.ts';
 import { getSupervisorCommand, SUPERVISOR_ARGV_FLAG } from '../../lib/supervise/supervisor-command.ts';
-import { PROBE_LINE_MAX_BYTES, PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, REPORT_MAX_BYTES, type ProbeOutcome } from '../../lib/supervise/protocol.ts';
+import { PROBE_LINE_MAX_BYTES, PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, REPORT_MAX_BYTES, type ProbeOutcome, type RawProbeOutcome } from '../../lib/supervise/protocol.ts';
 
 const MARKER = '0123456789abcdef'.repeat(2);
 const spawnLine = { type: 'spawn', marker: MARKER, file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1 };
@@ -43,8 +43,9 @@ test('probe results survive the wire whatever bytes they carry (base64 on the pi
     { kind: 'exited', code: null, signal: 'SIGKILL', stdout: '', stdoutOverflow: true, stderr: '' },
     { kind: 'timeout' }, { kind: 'cancelled' }, { kind: 'spawn_error', message: 'ENOENT' },
   ];
+  const raw = (o: ProbeOutcome): RawProbeOutcome => (o.kind === 'exited' ? { ...o, stdout: Buffer.from(o.stdout, 'utf8'), stderr: Buffer.from(o.stderr, 'utf8') } : o);
   for (const outcome of outcomes) {
-    const line = formatProbeResult(7, outcome);
+    const line = formatProbeResult(7, raw(outcome));
     assert.ok(line.endsWith('\n') && !line.slice(0, -1).includes('\n'));
     assert.deepEqual(parseReportLine(line.trimEnd()), { type: 'probe_result', id: 7, outcome });
   }
@@ -52,9 +53,12 @@ test('probe results survive the wire whatever bytes they carry (base64 on the pi
   assert.equal(parseReportLine('{"type":"probe_result","id":1,"kind":"whatever"}'), null);
 });
 
-test('a probe result line at the largest outputs stays within its bound', () => {
-  const line = formatProbeResult(Number.MAX_SAFE_INTEGER, { kind: 'exited', code: 255, signal: null, stdout: '\u00ff'.repeat(PROBE_STDOUT_MAX_BYTES / 2), stdoutOverflow: true, stderr: '\u00ff'.repeat(PROBE_STDERR_MAX_BYTES / 2) });
+test('a probe result line at the largest outputs stays within its bound, whatever the bytes (invalid UTF-8 too)', () => {
+  const line = formatProbeResult(Number.MAX_SAFE_INTEGER, { kind: 'exited', code: 255, signal: null, stdout: Buffer.alloc(PROBE_STDOUT_MAX_BYTES, 0xff), stdoutOverflow: true, stderr: Buffer.alloc(PROBE_STDERR_MAX_BYTES, 0xff) });
   assert.ok(Buffer.byteLength(line) <= PROBE_LINE_MAX_BYTES, `${Buffer.byteLength(line)} bytes`);
+  const parsed = parseReportLine(line.trimEnd());
+  assert.ok(parsed?.type === 'probe_result' && parsed.outcome.kind === 'exited');
+  assert.equal(parsed.outcome.stdout, '\ufffd'.repeat(PROBE_STDOUT_MAX_BYTES), 'decoded on the adapter side only');
 });
 
 const facts = { survivors: [], steps: ['native_exit'], error: null, stderrTail: 'tail', stderrBytes: 4 };
