@@ -25,6 +25,7 @@ import { MAX_EVENTS, MAX_EVENT_BYTES } from '../runs/event-ring.ts';
 import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { MAX_NATIVE_FRAME_BYTES, type ExecuteDeps, type PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervise/run-supervised.ts';
+import { createSparePool } from '../supervise/spare.ts';
 import { readProcStat } from '../supervisor/proc-table.ts';
 import { isLive, isSameProcess } from '../supervisor/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
@@ -50,6 +51,8 @@ export interface HostConfig {
   readonly tree?: CliTree;
   readonly versionTimeoutMs?: number;
   readonly supervision?: ExecuteDeps['supervision'];
+  /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
+  readonly spareSupervisor?: boolean;
 }
 
 export interface HostBundle {
@@ -59,6 +62,8 @@ export interface HostBundle {
   readonly close: () => Promise<void>;
   /** Starts the end of every unsettled run without waiting (the supervisors finish it on their own). */
   readonly stop: () => void;
+  /** The idle spare supervisor's pid, or null (none, or spareSupervisor is off). */
+  readonly sparePid: () => number | null;
 }
 
 export function createHosts(config: HostConfig): HostBundle {
@@ -69,6 +74,7 @@ export function createHosts(config: HostConfig): HostBundle {
   const recursive = isRecursiveLaunch(config.env);
   const resolveBin = (): string => resolveNativeBinary({ cliFlag: config.claudeBin ?? undefined, env: config.env, cwd: config.cwd });
   let assertedVersion: string | null = null;
+  const spares = config.spareSupervisor === true ? createSparePool(prepareSupervisor, config.supervision?.supervisorCommand) : null;
 
   const runtime = createRuntime({
     clock,
@@ -77,7 +83,7 @@ export function createHosts(config: HostConfig): HostBundle {
       const { version } = await assertNativeVersion({ bin, tree, timeoutMs: config.versionTimeoutMs ?? VERSION_TIMEOUT_MS, query });
       assertedVersion = version;
     },
-    prepareSupervisor,
+    prepareSupervisor: spares === null ? prepareSupervisor : spares.take,
     isGone: (identity) => {
       const stat = readProcStat(identity.pid);
       return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
@@ -118,7 +124,8 @@ export function createHosts(config: HostConfig): HostBundle {
 
   const catalog = buildCatalog({ nativeProperties: getNativeOptionSchemas(tree), maxTimeoutSeconds: config.maxTimeoutSeconds, underscoreNames: config.underscoreNames });
   const toolHost: ToolHost = {
-    list: () => catalog,
+    // The first listing follows the handshake: the spare boots then, never in the way of `initialize`.
+    list: () => { spares?.warm(); return catalog; },
     call: (name: string, args: JsonObject, ctx: CallContext) => {
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
@@ -148,7 +155,13 @@ export function createHosts(config: HostConfig): HostBundle {
     },
   });
 
-  return { toolHost, resourceHost, close: () => runtime.close(), stop: () => runtime.stop() };
+  return {
+    toolHost,
+    resourceHost,
+    close: async () => { await runtime.close(); await spares?.close(); },
+    stop: () => { runtime.stop(); spares?.stop(); },
+    sparePid: () => spares?.sparePid() ?? null,
+  };
 }
 
 
