@@ -3,7 +3,7 @@
  * same run, interleaved where possible, as a median of repeated rounds. Prints a table and writes
  * docs/benchmarks.md. Uses dist/claude-run-mcp.mjs (built into a temp dir first when absent).
  * Usage: node --import tsx scripts/bench.ts [--quick] [--only a,b] [--no-write]
- *   benches: cold, overhead, ingest, memory, responsive, progress
+ *   benches: cold, overhead, real, ingest, memory, responsive, progress
  */
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { ensureBundle } from './bench/bundle.ts';
 import { benchColdStart } from './bench/cold-start.ts';
 import { benchRunOverhead } from './bench/run-overhead.ts';
 import { benchIngest } from './bench/ingest.ts';
+import { benchRealTurn } from './bench/real-turn.ts';
 import { benchMemory } from './bench/memory.ts';
 import { runIsolated } from './bench/isolated.ts';
 import { renderReport, type Row } from './bench/report.ts';
@@ -66,6 +67,17 @@ async function main(): Promise<void> {
         `total ${r.sequential.totalMs.toFixed(1)} → ${r.overlapped.totalMs.toFixed(1)} ms. ` +
         `An idle bundled supervisor boots and exits in ${r.supervisorBootMs.toFixed(1)} ms; the supervisor bundled alone in ${r.supervisorOnlyBootMs.toFixed(1)} ms; node -e 0 in ${r.nodeFloorMs.toFixed(1)} ms.`,
       );
+    }
+    if (wanted('real')) {
+      log('real-binary turn');
+      const r = await benchRealTurn({ bundle, samples: rounds(15) });
+      const mem = (bytes: number | null): string => (bytes === null ? 'n/a' : `${(bytes / 1048576).toFixed(1)} MiB`);
+      rows.push({
+        bench: '2 real-binary turn',
+        measure: 'claude.run / bare claude -p',
+        value: r.ratio, target: 1.05, unit: 'ratio',
+        detail: `claude.run ${r.adapterMs.toFixed(1)} ms, bare ${r.bareMs.toFixed(1)} ms (median added ${r.addedMs.toFixed(1)} ms); claude --version ${r.versionMs.toFixed(1)} ms; spare ready in ${r.spareRounds}/${r.samples} rounds; idle spare RSS ${mem(r.spareRssBytes)}, PSS ${mem(r.sparePssBytes)}`,
+      });
     }
     if (wanted('ingest')) {
       log('stream ingestion');
