@@ -6,7 +6,7 @@
  *   benches: cold, overhead, real, ingest, memory, responsive, progress
  */
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT } from './build.ts';
@@ -32,6 +32,7 @@ const SDK_SERVER = fileURLToPath(new URL('./bench/sdk-server.mjs', import.meta.u
 
 async function main(): Promise<void> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-bench-')));
+  const loadAtStart = loadavg()[0] ?? 0;
   try {
     const log = (line: string): void => { process.stderr.write(`bench: ${line}\n`); };
     const bundle = await ensureBundle(dir, log);
@@ -109,7 +110,8 @@ async function main(): Promise<void> {
         { bench: '6 progress latency', measure: 'native write → notifications/progress p99', value: r.p99Ms, target: null, unit: 'ms', detail: `max ${r.maxMs.toFixed(2)} ms` },
       );
     }
-    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${quick ? 'quick' : 'full'} run`;
+    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${quick ? 'quick' : 'full'} run, ` +
+      `1-minute load average ${loadAtStart.toFixed(1)} at the start and ${(loadavg()[0] ?? 0).toFixed(1)} at the end`;
     const report = renderReport(rows, notes, machine);
     process.stdout.write(`${report.table}\n`);
     if (!args.includes('--no-write') && only === null) writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), report.markdown);
