@@ -4,7 +4,6 @@
  * are wired here and nowhere deeper.
  */
 import { isDirectory } from '../util/is-directory.ts';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallContext, ResourceHost, ToolHost } from '../mcp/types.ts';
@@ -78,7 +77,8 @@ export function createHosts(config: HostConfig): HostBundle {
 
   const runtime = createRuntime({
     clock,
-    random: (n) => randomBytes(n),
+    // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
+    random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {
       const { version } = await assertNativeVersion({ bin, tree, timeoutMs: config.versionTimeoutMs ?? VERSION_TIMEOUT_MS, query });
       assertedVersion = version;
@@ -134,7 +134,8 @@ export function createHosts(config: HostConfig): HostBundle {
     tasks: createTaskHost({ runtime, prepare, clock, underscoreNames: config.underscoreNames }),
   };
 
-  const instanceId = randomUUID();
+  let instanceIdValue: string | null = null;
+  const instanceId = (): string => (instanceIdValue ??= process.getBuiltinModule('node:crypto').randomUUID());
   const resourceHost = createResourceHost({
     work: createWorkSnapshotReader(runtime.registry, instanceId),
     capabilities: () => {
@@ -142,7 +143,7 @@ export function createHosts(config: HostConfig): HostBundle {
       let binaryError: string | null = null;
       try { binary = resolveBin(); } catch (error) { binaryError = error instanceof ToolError ? error.code : 'native_not_found'; }
       return {
-        adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId },
+        adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId() },
         native: { binary, binary_error: binaryError, asserted_version: assertedVersion, tested_version: tree.native.tested_version, authentication: 'not checked: a version answer says nothing about login or API access' },
         protocol_versions: [...ALL_PROTOCOL_VERSIONS],
         cli_tree: tree as unknown as JsonObject,
