@@ -104,7 +104,11 @@ export const LIMITS = `## Limits behind the targets (and where they stand)
   The version assertion before every execution is kept, and the native never starts before it answered,
   so the probe's time cannot be hidden behind the spawn. On the shared 2-core VM under the load stated
   above, every extra process in the chain waits for a core; the ratio is only meaningful on a quiet
-  machine, which this run was not (see the load average in the header).
+  machine, which this run was not (see the load average in the header). Full runs with the spare, same
+  code: 0.98× (median added −22.8 ms, load average ~14) and 1.10× (+70.5 ms, load 5.5–9.3); the issue
+  measured 1.128× (+70 ms) without it on a quiet machine. Remaining levers: fewer hand-offs before the
+  spawn (the probe's answer and the \`spawn\` message are one adapter round trip), and a supervisor that
+  does not scan /proc while the native starts.
 - **Stream ingestion (target ≥ 0.7×).** Across runs on the shared VM the ratio landed between 0.67× and
   0.85×. What the adapter does per event beyond the bare parse (a profile of 48 MiB: \`JSON.parse\` ~510 ms
   of ~1,070 ms of CPU) is the event kind and the facts classification needs, the ring's bookkeeping (byte
