@@ -5,7 +5,7 @@
  * spare is prepared when `warm` is called (after the handshake) and after each run that took one ended,
  * never while runs are being started, so a burst of runs never spawns more than one idle process.
  * An idle spare runs nothing: it waits on its control pipe. `close` lets it go (EOF on that pipe, its
- * cleanup report awaited) and refuses to prepare another; `stop` only starts that.
+ * cleanup report awaited) and refuses to prepare another; `stop` (signal shutdown) SIGKILLs the idle spare.
  */
 import type { PreparedSupervisor } from './run-supervised.ts';
 import type { SupervisorCommand } from './supervisor-command.ts';
@@ -19,7 +19,7 @@ export interface SparePool {
   warm(): void;
   /** Lets the idle spare go and waits until it exited; no spare is prepared afterwards. Idempotent. */
   close(): Promise<void>;
-  /** Starts letting the idle spare go without waiting (signal shutdown). */
+  /** Ends the idle spare at once, without waiting (signal shutdown). */
   stop(): void;
   /** The idle spare's pid, or null (for accounting and the benchmarks). */
   sparePid(): number | null;
@@ -80,7 +80,14 @@ export function createSparePool(prepare: PrepareFn, command?: SupervisorCommand)
     warm,
     stop() {
       closed = true;
+      const entry = spare;
       release();
+      // A signal leaves the server milliseconds: the idle spare has started nothing, so it is killed
+      // outright rather than left to notice EOF. Its exit was not observed, so it is still our unreaped
+      // child and the pid cannot have been reused.
+      if (entry !== null && !entry.gone && entry.supervisor.supervisorPid !== null) {
+        try { process.kill(entry.supervisor.supervisorPid, 'SIGKILL'); } catch { /* already gone */ }
+      }
     },
     async close() {
       closed = true;

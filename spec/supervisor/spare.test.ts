@@ -73,7 +73,7 @@ test('close ends an idle spare: the process is gone when close resolves', async 
   await pool.close(); // idempotent
 });
 
-test('stop lets the idle spare go without waiting; it exits on its own', async () => {
+test('stop ends the idle spare at once (SIGKILL: it has started nothing)', async () => {
   const pool = createSparePool(prepareSupervisor);
   pool.warm();
   const pid = pool.sparePid();
