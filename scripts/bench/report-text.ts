@@ -92,9 +92,12 @@ export const LIMITS = `## Limits behind the targets (and where they stand)
   (the default \`claude.run\` view carries the answer, not the native final event, and the unused
   serialization of the whole result is gone): the answer still appears twice on the wire by design (the
   text content and \`structuredContent\`), built as one \`JSON.stringify\` and one \`Buffer\`. The peak
-  barely moved with that (5.13× → about 5.1×) and the RSS after the floods stays at the peak: the floods'
-  parse garbage, not the responses, sizes the heap. Meeting 1.5× needs a smaller young generation
-  (\`--max-semi-space-size\`, which only a launcher can pass) or less garbage per streamed event. V8 flags cannot be
+  barely moved with that (5.13× → about 5.1×). Measured apart (same bundle, two fresh servers): the 32
+  fills alone reach +50–51 MiB, peak and RSS alike, and the four floods add 9–11 MiB. The live heap after
+  full collections is 13.8 MiB, so the rest is heap V8 grew while ingesting and answering the fills (each
+  streams 256 KiB of events and a 128 KiB final that are split, decoded, parsed, kept and answered) and
+  does not hand back. Meeting 1.5× needs a smaller young generation (\`--max-semi-space-size\`, which only
+  a launcher can pass) or less garbage per ingested byte; neither was done here. V8 flags cannot be
   changed after startup (\`v8.setFlagsFromString\` does not resize the heap); started with
   \`--max-semi-space-size=2\`, the same server peaked at about +38 MiB instead of about +61 MiB for the fills.
 - **Real-binary turn (target ≤ 1.05×).** With the spare, what \`claude.run\` adds to the bare turn is the
