@@ -3,10 +3,10 @@
  * same run, interleaved where possible, as a median of repeated rounds. Prints a table and writes
  * docs/benchmarks.md. Uses dist/claude-run-mcp.mjs (built into a temp dir first when absent).
  * Usage: node --import tsx scripts/bench.ts [--quick] [--only a,b] [--no-write]
- *   benches: cold, overhead, ingest, memory, responsive, progress
+ *   benches: cold, overhead, real, ingest, memory, responsive, progress
  */
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT } from './build.ts';
@@ -14,6 +14,7 @@ import { ensureBundle } from './bench/bundle.ts';
 import { benchColdStart } from './bench/cold-start.ts';
 import { benchRunOverhead } from './bench/run-overhead.ts';
 import { benchIngest } from './bench/ingest.ts';
+import { benchRealTurn } from './bench/real-turn.ts';
 import { benchMemory } from './bench/memory.ts';
 import { runIsolated } from './bench/isolated.ts';
 import { renderReport, type Row } from './bench/report.ts';
@@ -31,6 +32,7 @@ const SDK_SERVER = fileURLToPath(new URL('./bench/sdk-server.mjs', import.meta.u
 
 async function main(): Promise<void> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-bench-')));
+  const loadAtStart = loadavg()[0] ?? 0;
   try {
     const log = (line: string): void => { process.stderr.write(`bench: ${line}\n`); };
     const bundle = await ensureBundle(dir, log);
@@ -67,6 +69,17 @@ async function main(): Promise<void> {
         `An idle bundled supervisor boots and exits in ${r.supervisorBootMs.toFixed(1)} ms; the supervisor bundled alone in ${r.supervisorOnlyBootMs.toFixed(1)} ms; node -e 0 in ${r.nodeFloorMs.toFixed(1)} ms.`,
       );
     }
+    if (wanted('real')) {
+      log('real-binary turn');
+      const r = await benchRealTurn({ bundle, samples: rounds(15) });
+      const mem = (bytes: number | null): string => (bytes === null ? 'n/a' : `${(bytes / 1048576).toFixed(1)} MiB`);
+      rows.push({
+        bench: '2 real-binary turn',
+        measure: 'claude.run / bare claude -p',
+        value: r.ratio, target: 1.05, unit: 'ratio',
+        detail: `claude.run ${r.adapterMs.toFixed(1)} ms, bare ${r.bareMs.toFixed(1)} ms (median added ${r.addedMs.toFixed(1)} ms); claude --version ${r.versionMs.toFixed(1)} ms; spare ready in ${r.spareRounds}/${r.samples} rounds; idle spare RSS ${mem(r.spareRssBytes)}, PSS ${mem(r.sparePssBytes)}`,
+      });
+    }
     if (wanted('ingest')) {
       log('stream ingestion');
       const r = await benchIngest({ bundle, native: BENCH_NATIVE, env, dir, bytes: quick ? 16 * 1024 * 1024 : 48 * 1024 * 1024, samples: rounds(9) });
@@ -97,7 +110,8 @@ async function main(): Promise<void> {
         { bench: '6 progress latency', measure: 'native write → notifications/progress p99', value: r.p99Ms, target: null, unit: 'ms', detail: `max ${r.maxMs.toFixed(2)} ms` },
       );
     }
-    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${quick ? 'quick' : 'full'} run`;
+    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${quick ? 'quick' : 'full'} run, ` +
+      `1-minute load average ${loadAtStart.toFixed(1)} at the start and ${(loadavg()[0] ?? 0).toFixed(1)} at the end`;
     const report = renderReport(rows, notes, machine);
     process.stdout.write(`${report.table}\n`);
     if (!args.includes('--no-write') && only === null) writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), report.markdown);

@@ -8,7 +8,6 @@
  */
 import { DEFAULT_MAX_TIMEOUT_SECONDS } from './args.ts';
 import { isDirectory } from '../util/is-directory.ts';
-import { randomBytes } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { CLI_TREE, getNativeArgNames } from '../native/tree.ts';
 import { getNativeOptionSchemas } from '../native/schema-gen.ts';
@@ -70,7 +69,7 @@ export async function runPrint(argv: readonly string[], io: PrintIo): Promise<nu
         listSessionIds: () => [],
         nativeEnv,
       },
-      `print_${randomBytes(8).toString('hex')}`,
+      `print_${process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex')}`,
       { request: { ...request, cwd: realpathSync(request.cwd) }, bin, argv: argvOut },
       {
         onState: () => {},

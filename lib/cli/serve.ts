@@ -32,7 +32,7 @@ export const SIGNAL_CLOSE_GRACE_MS = 5;
 export type HostFactory = (config: ServeConfig, log: (line: string) => void) => HostBundle;
 
 /** The real hosts: the run tools and resources over the native CLI, configured from the command line. */
-export const createDefaultHosts: HostFactory = (config) => createToolHosts({ ...config, env: process.env, cwd: process.cwd() });
+export const createDefaultHosts: HostFactory = (config) => createToolHosts({ ...config, env: process.env, cwd: process.cwd(), spareSupervisor: true });
 
 const log = (line: string): void => { process.stderr.write(`claude-run-mcp: ${line}\n`); };
 

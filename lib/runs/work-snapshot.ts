@@ -74,11 +74,12 @@ export interface WorkSnapshotReader {
  * Stateful reader for one adapter process: remembers the last valid revision so errors report it
  * and never replace it. Revisions come from the registry, so reads never consume or skip one.
  */
-export function createWorkSnapshotReader(registry: RegistryView, instanceId: string): WorkSnapshotReader {
+/** `instanceId` may be a function: the id is then made at the first read, not at composition. */
+export function createWorkSnapshotReader(registry: RegistryView, instanceId: string | (() => string)): WorkSnapshotReader {
   let lastValid: number | null = null;
   return {
     read() {
-      const outcome = buildWorkSnapshot(registry, instanceId, lastValid);
+      const outcome = buildWorkSnapshot(registry, typeof instanceId === 'string' ? instanceId : instanceId(), lastValid);
       if (outcome.ok) lastValid = outcome.revision;
       return outcome;
     },

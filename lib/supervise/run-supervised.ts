@@ -9,8 +9,6 @@
  * that, and Node's teardown of it takes 6-15 ms nobody needs to wait for.
  */
 import { assertNever } from '../util/assert-never.ts';
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { identityOf } from '../supervisor/proc-stat.ts';
 import { readProcStat } from '../supervisor/proc-table.ts';
 import { killLeftovers } from './fallback-kill.ts';
@@ -107,12 +105,13 @@ export function startSupervised(spec: SupervisedSpec, hooks: SupervisedHooks): S
 
 /** A fresh run marker: 128 random bits, hex. */
 export function newRunMarker(): string {
-  return randomBytes(16).toString('hex');
+  return process.getBuiltinModule('node:crypto').randomBytes(16).toString('hex');
 }
 
 /** Spawns a supervisor that waits for its run; nothing runs until `probe` or `start`. */
 export function prepareSupervisor(command: SupervisorCommand = getSupervisorCommand(), marker: string = newRunMarker()): PreparedSupervisor {
-  const child = spawn(command.file, [...command.args], {
+  // child_process is loaded at the first supervisor, not at startup (docs/benchmarks.md, cold start).
+  const child = process.getBuiltinModule('node:child_process').spawn(command.file, [...command.args], {
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: getSupervisorEnv(process.env),

@@ -5,7 +5,6 @@
  * opens carries O_CLOEXEC; an fd above 2 without it was inherited, and the supervisor closes it.
  */
 import { closeSync, createWriteStream, fstatSync, openSync, readdirSync } from 'node:fs';
-import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { readProcFile } from './proc-table.ts';
 
@@ -43,7 +42,7 @@ export function closeInheritedFds(): number {
 /** A writable over one of our own stdio fds, async for pipes and sockets so a slow reader never blocks timers. */
 export function openWritableFd(fd: number): Writable {
   const stat = fstatSync(fd);
-  if (stat.isFIFO() || stat.isSocket()) return new Socket({ fd, readable: false, writable: true });
+  if (stat.isFIFO() || stat.isSocket()) return new (process.getBuiltinModule('node:net').Socket)({ fd, readable: false, writable: true });
   return createWriteStream('', { fd, autoClose: true });
 }
 

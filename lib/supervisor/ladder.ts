@@ -3,7 +3,6 @@
  * group and to tracked escaped descendants, SIGKILL to each remaining process individually, then proof by
  * /proc scan. The supervisor never signals its own group with SIGKILL: it would die before reporting.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import { identityOf, type ProcStat } from './proc-stat.ts';
 import { signalGroup, signalIdentity, type KillSignal } from './kill.ts';
 import type { RunTracker } from './tracker.ts';
@@ -54,7 +53,7 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
     const deadline = performance.now() + ms;
     let table = observe();
     while (!done(table) && performance.now() < deadline) {
-      await delay(Math.max(1, Math.min(options.pollMs, deadline - performance.now())));
+      await process.getBuiltinModule('node:timers/promises').setTimeout(Math.max(1, Math.min(options.pollMs, deadline - performance.now())));
       table = observe();
     }
     return table;

@@ -3,7 +3,7 @@
  * run's marker, stdout and stderr captured within bounds, SIGKILLed at its timeout. Its leftovers are the
  * run's like any other process: the tracker knows the probe as a root.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, type ControlMessage, type RawProbeOutcome } from '../supervise/protocol.ts';
 
@@ -27,7 +27,7 @@ export function startProbe(message: ProbeMessage, env: Record<string, string>, o
     clearTimeout(pipeTimer);
     onDone(outcome);
   };
-  const child = spawn(message.file, [...message.args], { cwd: message.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+  const child = process.getBuiltinModule('node:child_process').spawn(message.file, [...message.args], { cwd: message.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
   let pipeTimer: NodeJS.Timeout | undefined;
   const timer = setTimeout(() => {
     child.kill('SIGKILL');

@@ -4,7 +4,7 @@
  * go straight to the adapter, no relay hop); reports on fd 2; on terminate / control EOF / native exit runs
  * the ladder over everything the run started and proves cleanup. Protocol: lib/supervise/protocol.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, PROBE_ONLY_LADDER, RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../supervise/protocol.ts';
 import { formatProbeResult } from '../supervise/report-parse.ts';
@@ -139,7 +139,7 @@ export function runSupervisor(): void {
   const start = (message: SpawnMessage): void => {
     spec = message;
     const runTracker = track(message.trackIntervalMs);
-    const child = spawn(message.file, [...message.args], {
+    const child = process.getBuiltinModule('node:child_process').spawn(message.file, [...message.args], {
       cwd: message.cwd,
       env: { ...message.env, [RUN_MARKER_ENV]: message.marker },
       stdio: [message.stdin === null ? 'ignore' : 'pipe', 1, 'pipe'],

@@ -4,7 +4,6 @@
  * are wired here and nowhere deeper.
  */
 import { isDirectory } from '../util/is-directory.ts';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallContext, ResourceHost, ToolHost } from '../mcp/types.ts';
@@ -25,6 +24,7 @@ import { MAX_EVENTS, MAX_EVENT_BYTES } from '../runs/event-ring.ts';
 import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { MAX_NATIVE_FRAME_BYTES, type ExecuteDeps, type PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervise/run-supervised.ts';
+import { createSparePool } from '../supervise/spare.ts';
 import { readProcStat } from '../supervisor/proc-table.ts';
 import { isLive, isSameProcess } from '../supervisor/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
@@ -50,6 +50,8 @@ export interface HostConfig {
   readonly tree?: CliTree;
   readonly versionTimeoutMs?: number;
   readonly supervision?: ExecuteDeps['supervision'];
+  /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
+  readonly spareSupervisor?: boolean;
 }
 
 export interface HostBundle {
@@ -59,6 +61,8 @@ export interface HostBundle {
   readonly close: () => Promise<void>;
   /** Starts the end of every unsettled run without waiting (the supervisors finish it on their own). */
   readonly stop: () => void;
+  /** The idle spare supervisor's pid, or null (none, or spareSupervisor is off). */
+  readonly sparePid: () => number | null;
 }
 
 export function createHosts(config: HostConfig): HostBundle {
@@ -69,15 +73,17 @@ export function createHosts(config: HostConfig): HostBundle {
   const recursive = isRecursiveLaunch(config.env);
   const resolveBin = (): string => resolveNativeBinary({ cliFlag: config.claudeBin ?? undefined, env: config.env, cwd: config.cwd });
   let assertedVersion: string | null = null;
+  const spares = config.spareSupervisor === true ? createSparePool(prepareSupervisor, config.supervision?.supervisorCommand) : null;
 
   const runtime = createRuntime({
     clock,
-    random: (n) => randomBytes(n),
+    // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
+    random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {
       const { version } = await assertNativeVersion({ bin, tree, timeoutMs: config.versionTimeoutMs ?? VERSION_TIMEOUT_MS, query });
       assertedVersion = version;
     },
-    prepareSupervisor,
+    prepareSupervisor: spares === null ? prepareSupervisor : spares.take,
     isGone: (identity) => {
       const stat = readProcStat(identity.pid);
       return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
@@ -118,7 +124,8 @@ export function createHosts(config: HostConfig): HostBundle {
 
   const catalog = buildCatalog({ nativeProperties: getNativeOptionSchemas(tree), maxTimeoutSeconds: config.maxTimeoutSeconds, underscoreNames: config.underscoreNames });
   const toolHost: ToolHost = {
-    list: () => catalog,
+    // The first listing follows the handshake: the spare boots then, never in the way of `initialize`.
+    list: () => { spares?.warm(); return catalog; },
     call: (name: string, args: JsonObject, ctx: CallContext) => {
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
@@ -127,7 +134,8 @@ export function createHosts(config: HostConfig): HostBundle {
     tasks: createTaskHost({ runtime, prepare, clock, underscoreNames: config.underscoreNames }),
   };
 
-  const instanceId = randomUUID();
+  let instanceIdValue: string | null = null;
+  const instanceId = (): string => (instanceIdValue ??= process.getBuiltinModule('node:crypto').randomUUID());
   const resourceHost = createResourceHost({
     work: createWorkSnapshotReader(runtime.registry, instanceId),
     capabilities: () => {
@@ -135,7 +143,7 @@ export function createHosts(config: HostConfig): HostBundle {
       let binaryError: string | null = null;
       try { binary = resolveBin(); } catch (error) { binaryError = error instanceof ToolError ? error.code : 'native_not_found'; }
       return {
-        adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId },
+        adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId() },
         native: { binary, binary_error: binaryError, asserted_version: assertedVersion, tested_version: tree.native.tested_version, authentication: 'not checked: a version answer says nothing about login or API access' },
         protocol_versions: [...ALL_PROTOCOL_VERSIONS],
         cli_tree: tree as unknown as JsonObject,
@@ -148,7 +156,13 @@ export function createHosts(config: HostConfig): HostBundle {
     },
   });
 
-  return { toolHost, resourceHost, close: () => runtime.close(), stop: () => runtime.stop() };
+  return {
+    toolHost,
+    resourceHost,
+    close: async () => { await runtime.close(); await spares?.close(); },
+    stop: () => { runtime.stop(); spares?.stop(); },
+    sparePid: () => spares?.sparePid() ?? null,
+  };
 }
 
 

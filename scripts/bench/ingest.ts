@@ -50,8 +50,10 @@ export async function benchIngest(options: { bundle: string; native: string; env
     for (let i = 0; i < options.samples + 1; i++) {
       const { response } = await server.request('tools/call', { name: 'claude.run', arguments: { prompt: `file:${flood}` } });
       const doneAt = monoMs();
-      const { isError, result } = toolResult(response);
-      if (isError) throw new Error(`flood run failed: ${JSON.stringify(result).slice(0, 2000)}`);
+      const { isError, result: summary } = toolResult(response);
+      if (isError) throw new Error(`flood run failed: ${JSON.stringify(summary).slice(0, 2000)}`);
+      // The stand-in's start instant (its stderr tail) and the event count are in the full result only.
+      const { result } = toolResult((await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: summary['run_id'], detail: 'full' } })).response);
       const startedAt = Number(/bench-start (\S+)/.exec(String(result['stderr_tail']))?.[1]);
       const bare = JSON.parse(await runChild(process.execPath, [BARE, native, '-p', '--', `file:${flood}`], env, dir)) as { bytes: number; events: number; startedAt: number; doneAt: number };
       if (i === 0) continue; // warm-up

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
 import { identityOf } from '../../lib/supervisor/proc-stat.ts';
 import { createRandom } from './schema-cases.ts';
-import { descendantsOf, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
+import { descendantsOf, isRunning, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
 import { INITIALIZE, startRawServer, type RawServer } from './raw-server.ts';
 
 const SEED = 0xada_0009;
@@ -66,8 +66,10 @@ test('a client that stops reading stdout: bounded memory, progress dropped, the 
     server.child.stdout.pause();
     server.send({ jsonrpc: '2.0', id: 'flood', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'x' }, _meta: { progressToken: 'p' } } });
     // The run is over once nothing of it is left below the server (its response is queued behind the stall).
-    await waitFor('the run started', () => supervisorsOf(server.pid).length > 0, 30_000);
-    await waitFor('the run over', () => descendantsOf(server.pid).length === 0, 60_000);
+    // Its supervisor exits only after the cleanup (the spare that boots after it runs nothing).
+    const [runSupervisor] = await waitFor('the run started', () => { const s = supervisorsOf(server.pid); return s.length > 0 ? s : undefined; }, 30_000);
+    assert.ok(runSupervisor !== undefined);
+    await waitFor('the run over', () => !isRunning(runSupervisor), 60_000);
     const grown = server.memory().hwm - before.rss;
     server.child.stdout.resume();
     const response = await server.response('flood');

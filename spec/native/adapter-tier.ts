@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { scenarioByPromptTag, startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic, RecordedRequest, Scenario } from '../../fixtures/fake-anthropic/server.ts';
-import { readProcStat } from '../../lib/supervisor/proc-table.ts';
+import { readProcStat, readProcTable } from '../../lib/supervisor/proc-table.ts';
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '../helpers/native-env.ts';
 import type { NativeSandbox, SandboxProcess } from '../helpers/native-env.ts';
@@ -167,8 +167,17 @@ export async function inCwd(tier: AdapterTier, body: (cwd: string) => Promise<vo
 }
 
 /** tsx's esbuild service, a child of the adapter process itself (not of any run); it dies with the adapter. */
+/**
+ * The server's own helpers, which outlive a test by design: tsx's esbuild service, and the idle spare
+ * supervisor (a supervisor child of the server with no process under it: it runs nothing until a run
+ * takes it). Both must still be gone after the server closes (`close` checks every sandbox process).
+ */
 function isServerHelper(p: SandboxProcess, serverPid: number): boolean {
-  return readProcStat(p.pid)?.ppid === serverPid && p.exe !== null && basename(p.exe) === 'esbuild';
+  if (readProcStat(p.pid)?.ppid !== serverPid) return false;
+  if (p.exe !== null && basename(p.exe) === 'esbuild') return true;
+  const idleSupervisor = p.cmdline.some((arg) => arg.endsWith('lib/supervisor/main.ts') || arg === '__supervisor')
+    && !readProcTable().some((q) => q.pid !== p.pid && (q.ppid === p.pid || q.sid === p.pid));
+  return idleSupervisor;
 }
 
 export function describeProcesses(processes: readonly SandboxProcess[]): string[] {

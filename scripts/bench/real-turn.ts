@@ -1,0 +1,159 @@
+/**
+ * Benchmark 2b: one real turn. The pinned `claude` binary against the loopback fake Messages API, one
+ * "say hi" turn: spawn → exit of the bare binary with the argv and environment the adapter would give it,
+ * against the round trip of `claude.run` on a warm bundled server (one run done, its spare supervisor
+ * ready). Interleaved rounds, median of the per-round figures. Everything runs inside a loopback-only
+ * network namespace (scripts/netns-run.mjs --require), like the native test tier.
+ * Also reads what the idle spare supervisor costs: its RSS and PSS (/proc/<pid>/smaps_rollup).
+ * Child usage: node --import tsx scripts/bench/real-turn.ts <json options>  (prints one JSON line)
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
+import { createNativeSandbox, realClaudeBin } from '../../spec/helpers/native-env.ts';
+import { buildNativeArgv } from '../../lib/native/argv.ts';
+import { getNativeEnv } from '../../lib/native/native-env.ts';
+import { CLI_TREE } from '../../lib/native/tree.ts';
+import { ADAPTER_VERSION } from '../../lib/version.ts';
+import { startInitialized, toolResult } from './rpc-client.ts';
+import { median } from './stats.ts';
+
+export interface RealTurnOptions {
+  readonly bundle: string;
+  readonly samples: number;
+}
+
+export interface RealTurnResult {
+  readonly adapterMs: number;
+  readonly bareMs: number;
+  /** Median of per-round adapter / bare. */
+  readonly ratio: number;
+  /** Median of per-round adapter − bare. */
+  readonly addedMs: number;
+  readonly versionMs: number;
+  /** How many adapter rounds found a spare ready (all of them, unless a spare could not be prepared). */
+  readonly spareRounds: number;
+  readonly samples: number;
+  /** The idle spare supervisor: resident and proportional set sizes, bytes (null when none was found). */
+  readonly spareRssBytes: number | null;
+  readonly sparePssBytes: number | null;
+}
+
+const SELF = fileURLToPath(import.meta.url);
+const NETNS = fileURLToPath(new URL('../netns-run.mjs', import.meta.url));
+const PROMPT = 'say hi';
+/** A spare boots in ~100 ms after its run's supervisor exited; rounds wait for it at most this long. */
+const SPARE_WAIT_MS = 3000;
+
+export function benchRealTurn(options: RealTurnOptions): Promise<RealTurnResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [NETNS, '--require', '--', process.execPath, '--import', import.meta.resolve('tsx'), SELF, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (c: string) => { out += c; });
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(out) as RealTurnResult) : reject(new Error(`real-turn benchmark exited ${String(code)}`))));
+  });
+}
+
+function timeProcess(file: string, args: readonly string[], env: Record<string, string>, cwd: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(file, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.resume();
+    child.stderr.resume();
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`${file} exited ${String(code)}`))));
+  });
+}
+
+/** Children of `parent` by /proc/<pid>/stat (the spare is detached into its own session, not re-parented). */
+function childrenOf(parent: number): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === parent && fields[0] !== 'Z') found.push(Number(name));
+    } catch { /* gone meanwhile */ }
+  }
+  return found;
+}
+
+function memoryOf(pid: number): { rss: number; pss: number } | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kib = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN) * 1024;
+    return { rss: kib('Rss'), pss: kib('Pss') };
+  } catch {
+    return null;
+  }
+}
+
+async function waitForSpare(serverPid: number): Promise<number | null> {
+  const until = performance.now() + SPARE_WAIT_MS;
+  while (performance.now() < until) {
+    const children = childrenOf(serverPid);
+    if (children.length === 1) return children[0] ?? null;
+    await delay(20);
+  }
+  return null;
+}
+
+async function measure(options: RealTurnOptions): Promise<RealTurnResult> {
+  const fake = await startFakeAnthropic({ scenario: { kind: 'text' } });
+  const sandbox = await createNativeSandbox({ baseUrl: fake.url });
+  const bin = realClaudeBin();
+  const argv = buildNativeArgv({ tree: CLI_TREE, outputMode: 'stream-json', permissionMode: 'dontAsk', options: {}, prompt: PROMPT, promptViaStdin: false });
+  const nativeEnv = getNativeEnv(sandbox.env, ADAPTER_VERSION);
+  const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', bin], { env: sandbox.env, cwd: sandbox.cwd });
+  try {
+    await server.request('tools/list');
+    const run = async (): Promise<number> => {
+      const { response, ms } = await server.request('tools/call', { name: 'claude.run', arguments: { prompt: PROMPT } });
+      const { isError, result } = toolResult(response);
+      if (isError) throw new Error(`claude.run failed: ${JSON.stringify(result).slice(0, 500)}`);
+      return ms;
+    };
+    // Warm-up: the binary's first start (page cache) and the server's first run.
+    await timeProcess(bin, argv.args, nativeEnv, sandbox.cwd);
+    await run();
+    const adapter: number[] = [];
+    const bare: number[] = [];
+    const version: number[] = [];
+    const ratios: number[] = [];
+    const added: number[] = [];
+    let spareRounds = 0;
+    let spareMemory: { rss: number; pss: number } | null = null;
+    for (let i = 0; i < options.samples; i++) {
+      version.push(await timeProcess(bin, ['--version'], nativeEnv, sandbox.cwd));
+      const b = await timeProcess(bin, argv.args, nativeEnv, sandbox.cwd);
+      const spare = await waitForSpare(server.pid);
+      if (spare !== null) {
+        spareRounds++;
+        spareMemory ??= memoryOf(spare);
+      }
+      const a = await run();
+      adapter.push(a);
+      bare.push(b);
+      ratios.push(a / b);
+      added.push(a - b);
+    }
+    return {
+      adapterMs: median(adapter), bareMs: median(bare), ratio: median(ratios), addedMs: median(added), versionMs: median(version),
+      spareRounds, samples: options.samples, spareRssBytes: spareMemory?.rss ?? null, sparePssBytes: spareMemory?.pss ?? null,
+    };
+  } finally {
+    await server.close();
+    await fake.close();
+    await sandbox.cleanup();
+  }
+}
+
+if (process.argv[1] === SELF) {
+  const result = await measure(JSON.parse(process.argv[2] ?? '{}') as RealTurnOptions);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}

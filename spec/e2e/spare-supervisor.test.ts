@@ -1,0 +1,48 @@
+// The stdio server keeps one idle supervisor warm: it boots after the handshake's first tools/list (never
+// in the way of `initialize`), the next run takes it, a new one boots after that run, and stdin EOF or a
+// signal ends it with the server: no process is left.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
+import { isRunning, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
+import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+
+for (const end of ['stdin EOF', 'SIGTERM'] as const) {
+  test(`the spare supervisor is used by the next run, replaced after it, and gone after ${end}`, async () => {
+    const server = startRawServer();
+    const seen: ProcessIdentity[] = [];
+    try {
+      server.send(INITIALIZE('init'));
+      await server.response('init');
+      assert.deepEqual(supervisorsOf(server.pid), [], 'nothing is spawned before the tools are listed');
+      server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      server.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+      await server.response('list');
+      const [spare] = await waitFor('one idle spare', () => { const s = supervisorsOf(server.pid); return s.length === 1 ? s : undefined; });
+      assert.ok(spare !== undefined);
+      seen.push(spare);
+
+      server.send({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'hi' } } });
+      const response = await server.response('run');
+      const result = response['result'] as { isError: boolean; structuredContent: { result: Record<string, unknown> } };
+      assert.equal(result.isError, false, JSON.stringify(response).slice(0, 800));
+      assert.equal(result.structuredContent.result['cleanup_confirmed'], true);
+      // The run took the spare: it is gone with its run, and one new spare replaced it.
+      const [next] = await waitFor('the next spare', () => {
+        const s = supervisorsOf(server.pid);
+        return s.length === 1 && s[0]?.pid !== spare.pid && !isRunning(spare) ? s : undefined;
+      });
+      assert.ok(next !== undefined);
+      seen.push(next);
+
+      if (end === 'stdin EOF') server.child.stdin.end();
+      else server.child.kill('SIGTERM');
+      const code = await new Promise<number | null>((resolve) => server.child.once('exit', (c) => resolve(c)));
+      assert.equal(code, 0);
+      await waitForNoOrphans(seen, seen.map((s) => s.pid), 10_000);
+      if (end === 'stdin EOF') assert.equal(isRunning(next), false, 'close awaited the spare');
+    } finally {
+      server.kill();
+    }
+  });
+}
