@@ -44,16 +44,18 @@ export function readProcTable(): ProcStat[] {
 }
 
 /**
- * Whether /proc/<pid>/environ holds the exact entry `name=value`; null when it cannot be read (gone, or
- * another user's process). The environment a process was started with is what /proc shows, and it is
- * passed on to every child that does not replace it.
+ * Whether /proc/<pid>/environ holds the exact entry `name=value`; null when reading it is refused (another
+ * user's process, or one that made itself non-dumpable). A process that is gone, or a kernel thread (which
+ * has no environment: the read fails with ESRCH), holds no marker. The environment a process was started
+ * with is what /proc shows, and it is passed on to every child that does not replace it.
  */
 export function environHas(pid: number, name: string, value: string): boolean | null {
   let environ: Buffer;
   try {
     environ = readFileSync(`/proc/${pid}/environ`);
-  } catch {
-    return null;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'EACCES' || code === 'EPERM' ? null : false;
   }
   const entry = Buffer.from(`${name}=${value}\0`, 'utf8');
   for (let at = environ.indexOf(entry); at >= 0; at = environ.indexOf(entry, at + 1)) {

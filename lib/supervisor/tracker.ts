@@ -17,9 +17,9 @@ export interface RunTracker {
   /** Adds a process the supervisor itself started (a probe or the native). */
   addRoot(identity: ProcessIdentity): void;
   /**
-   * Processes started since the run began, not otherwise the run's, whose environment could not be read
-   * (another user's, or one that made itself non-dumpable, as ssh-agent does): nobody can tell whether they
-   * carry the marker, so cleanup cannot be proven while one of them lives.
+   * Session leaders started since the run began under the supervisor's user, not otherwise the run's, whose
+   * environment could not be read (non-dumpable, as ssh-agent makes itself): nobody can tell whether they carry
+   * the marker, so cleanup cannot be proven while one of them lives.
    */
   unverifiable(table: readonly ProcStat[]): ProcStat[];
   /** Folds one process-table snapshot into the tracked set. */
@@ -149,7 +149,9 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
     unverifiable(table) {
       if (marker === null) return [];
       const byPid = new Map(table.filter(isLive).map((s) => [s.pid, s]));
-      return table.filter((stat) => stat.pid !== selfPid && isLive(stat) && !tracked.has(identityKey(stat)) && !isOurs(stat, byPid)
+      // Only a session leader (a daemon: ssh-agent, gpg-agent) is suspect; a foreign non-dumpable program run
+      // from a terminal (sudo) is not, so a busy machine does not make every run unprovable.
+      return table.filter((stat) => stat.pid !== selfPid && isLive(stat) && stat.sid === stat.pid && !tracked.has(identityKey(stat)) && !isOurs(stat, byPid)
         && markerChecked.has(identityKey(stat)) && markerOf(stat) === null && marker.sameUser(stat.pid));
     },
     trackedCount: () => tracked.size,

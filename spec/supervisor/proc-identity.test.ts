@@ -129,10 +129,10 @@ test('tracker: a process born after the listing is not pruned by one scan that m
 test('tracker: a same-user process of the run window whose environment cannot be read is unverifiable, not adopted', () => {
   const tracker = createRunTracker({
     selfPid: 10, groupMode: true, roots: [{ pid: 11, start: '20' }],
-    marker: { notBefore: '15', hasMarker: (pid) => (pid === 60 || pid === 61 ? null : false), sameUser: (pid) => pid === 60 },
+    marker: { notBefore: '15', hasMarker: (pid) => (pid === 60 || pid === 61 || pid === 63 ? null : false), sameUser: (pid) => pid === 60 || pid === 63 },
   });
-  const table = [stat(10, 1, 10, 10, '15'), stat(60, 1, 60, 60, '30'), stat(61, 1, 61, 61, '31'), stat(62, 1, 62, 62, '32')];
+  const table = [stat(10, 1, 10, 10, '15'), stat(60, 1, 60, 60, '30'), stat(61, 1, 61, 61, '31'), stat(62, 1, 62, 62, '32'), stat(63, 1, 5, 5, '33')];
   tracker.observe(table);
   assert.deepEqual(tracker.remaining(table), [], 'never signalled: it may be a stranger');
-  assert.deepEqual(tracker.unverifiable(table).map((s) => s.pid), [60], 'another user (61) or a readable environment (62) says nothing');
+  assert.deepEqual(tracker.unverifiable(table).map((s) => s.pid), [60], 'another user (61), a readable environment (62) or a non-leader (63, a program run from a terminal) says nothing');
 });
