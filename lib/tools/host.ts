@@ -85,6 +85,7 @@ export function createHosts(config: HostConfig): HostBundle {
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv,
+    askHost: { separator: tree.prompt.separator },
     ...(config.supervision ? { supervision: config.supervision } : {}),
   });
 

@@ -10,7 +10,7 @@ import type { Clock } from '../util/clock.ts';
 import type { EventKind } from '../native/events.ts';
 import type { PreparedRun } from '../runs/execute.ts';
 import type { RunEntry } from '../runs/registry.ts';
-import { isToolError } from '../tool-errors.ts';
+import { isToolError, ToolError } from '../tool-errors.ts';
 import { progressText } from '../native/progress-text.ts';
 import { truncateUtf8 } from '../util/utf8.ts';
 import { fromWireName } from './declarations.ts';
@@ -89,6 +89,8 @@ export function createTaskHost(deps: TaskHostDeps): TaskHost {
       try {
         // Detached from the request: the call is answered at once, so neither its signal nor its
         // progress token outlives it. Only tasks/cancel and shutdown end the run early.
+        // input_required is not wired yet: a task has no channel for a permission question.
+        if (args['ask_host'] === true) throw new ToolError('invalid_arguments', 'ask_host is not available for a claude.run task yet: start the run with claude.run.start and answer with claude.run.answer', '/ask_host');
         entry = runtime.start(deps.prepare(args), {
           acquiredBy: ctx.workInvocation,
           sync: false,

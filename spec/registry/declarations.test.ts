@@ -13,10 +13,11 @@ const EXPECTED = {
   'claude.run.events': { risk: 'read-only', continuation: true, readOnly: true, destructive: false, idempotent: true, openWorld: false },
   'claude.run.cancel': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
   'claude.run.release': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  'claude.run.answer': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: false, openWorld: true },
 } as const;
 
 test('the canonical tool list, in order', () => {
-  assert.deepEqual(TOOL_NAMES, ['claude.run', 'claude.run.start', 'claude.run.list', 'claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release']);
+  assert.deepEqual(TOOL_NAMES, ['claude.run', 'claude.run.start', 'claude.run.list', 'claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release', 'claude.run.answer']);
   assert.deepEqual(Object.keys(EXPECTED), [...TOOL_NAMES]);
 });
 

@@ -1,0 +1,168 @@
+// ask_host on the real pinned binary: the nested CLI's permission prompt reaches the person at the MCP
+// client through this package's bridge and broker. The fake model asks for Bash `touch fake-tool-marker.txt`,
+// which the native default mode would ask about; what the person answers decides whether it ran.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { promptTag } from '../../fixtures/fake-anthropic/server.ts';
+import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
+import type { AdapterTier } from './adapter-tier.ts';
+
+type Json = Record<string, unknown>;
+
+interface Questions {
+  readonly pending: Json[];
+  readonly decided: Json[];
+  readonly decided_dropped: number;
+}
+
+describe('adapter over the real binary: ask_host', () => {
+  let tier: AdapterTier;
+  before(async () => { tier = await startAdapterTier(); });
+  after(async () => { await tier.close(); });
+
+  const start = async (cwd: string, label: string, extra: Json = {}): Promise<string> => {
+    const out = await tier.call('claude.run.start', { prompt: `make a marker ${marker(label)} ${promptTag('tool_bash')}`, cwd, ask_host: true, ...extra });
+    assert.equal(out.isError, false, JSON.stringify(out.error));
+    assert.ok(out.result['permission_questions'], 'an ask_host run shows its questions from the start');
+    return String(out.result['run_id']);
+  };
+  const questions = async (runId: string): Promise<Questions> => {
+    const out = await tier.call('claude.run.result', { run_id: runId });
+    return out.result['permission_questions'] as unknown as Questions;
+  };
+  const firstQuestion = (runId: string): Promise<Json> =>
+    pollTool('a pending permission question', async () => (await questions(runId)).pending[0]);
+  const settle = async (runId: string): Promise<Json> => {
+    const out = await tier.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
+    assert.equal(out.result['completed'], true, 'settled');
+    return out.result;
+  };
+  /** A call that must fail with a tool error (the tier's call() expects a result object). */
+  const refused = async (name: string, args: Json): Promise<{ code: string; message: string; path?: string }> => {
+    const answer = await tier.client.callTool({ name, arguments: args });
+    assert.equal(answer.isError, true, `${name} must fail`);
+    const text = String((answer.content as Array<{ text: string }>)[0]?.text);
+    return (JSON.parse(text.slice(text.indexOf('\n') + 1)) as { error: { code: string; message: string; path?: string } }).error;
+  };
+  const privateDirs = (): string[] => readdirSync(tier.sandbox.tmp).filter((name) => name.startsWith('crm-perm-'));
+
+  it('allow: the question shows run, tool and exact input; the tool ran; nothing is denied', async () => {
+    await inCwd(tier, async (cwd) => {
+      const runId = await start(cwd, 'allow');
+      const q = await firstQuestion(runId);
+      assert.equal(q['tool_name'], 'Bash');
+      assert.equal(q['input'], JSON.stringify({ command: 'touch fake-tool-marker.txt', description: 'Create a marker file' }));
+      assert.equal(q['input_truncated'], false);
+      assert.match(String(q['tool_use_id']), /^toolu_/);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'nothing ran before the answer');
+      assert.equal(privateDirs().length, 1, 'one private socket directory while the run asks');
+      const answered = await tier.call('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'allow' });
+      assert.equal(answered.isError, false);
+      assert.equal((answered.result['question'] as Json)['behavior'], 'allow');
+      const r = await settle(runId);
+      assert.equal(r['is_error'], false);
+      assert.deepEqual(r['permission_denials'], []);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
+      const pq = r['permission_questions'] as unknown as Questions;
+      assert.deepEqual(pq.pending, []);
+      assert.deepEqual(pq.decided.map((d) => [d['question_id'], d['behavior'], d['decided_by']]), [[q['question_id'], 'allow', 'host']]);
+      const init = (await tier.call('claude.run.events', { run_id: runId, limit: 1 })).result['events'] as Json[];
+      assert.equal((init[0]?.['event'] as Json | undefined)?.['permissionMode'] ?? init[0]?.['permissionMode'], 'default', 'without permission_mode the native default mode asks');
+      const again = await refused('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'deny' });
+      assert.equal(again.code, 'permission_question_not_pending', 'a decided question cannot be answered again');
+      assert.deepEqual(privateDirs(), [], 'the private directory is removed when the run settles');
+    });
+  });
+
+  it('deny with a reason: the tool did not run, the denial is reported with the reason the model saw', async () => {
+    await inCwd(tier, async (cwd) => {
+      const runId = await start(cwd, 'deny');
+      const q = await firstQuestion(runId);
+      await tier.call('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'deny', reason: 'not in this repo' });
+      const r = await settle(runId);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'the denied tool did not run');
+      const denials = r['permission_denials'] as Array<{ tool_name: string; tool_input: { command: string } }>;
+      assert.equal(denials.length, 1);
+      assert.equal(denials[0]?.tool_name, 'Bash');
+      assert.equal(denials[0]?.tool_input.command, 'touch fake-tool-marker.txt');
+      const events = JSON.stringify((await tier.call('claude.run.events', { run_id: runId, limit: 256 })).result['events']);
+      assert.ok(events.includes('The person at the MCP client denied this tool use: not in this repo'), 'the model read the reason');
+      assert.deepEqual((r['permission_questions'] as unknown as Questions).decided.map((d) => [d['behavior'], d['decided_by']]), [['deny', 'host']]);
+    });
+  });
+
+  it('no answer: denied after ask_host_timeout_seconds, reported as a denial', async () => {
+    await inCwd(tier, async (cwd) => {
+      const runId = await start(cwd, 'silent', { ask_host_timeout_seconds: 2 });
+      const q = await firstQuestion(runId);
+      const r = await settle(runId);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
+      assert.equal((r['permission_denials'] as unknown[]).length, 1);
+      const d = (r['permission_questions'] as unknown as Questions).decided[0] as Json;
+      assert.equal(d['question_id'], q['question_id']);
+      assert.equal(d['decided_by'], 'timeout');
+      const waitedMs = Date.parse(String(d['decided_at'])) - Date.parse(String(d['asked_at']));
+      assert.ok(waitedMs >= 1900 && waitedMs < 10_000, `denied at the bound, not before (${waitedMs} ms)`);
+      const late = await refused('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'allow' });
+      assert.equal(late.code, 'permission_question_not_pending', 'an expired question cannot be allowed');
+    });
+  });
+
+  it('cancel while waiting: the run is cancelled and cleaned up as usual; the question is denied', async () => {
+    await inCwd(tier, async (cwd) => {
+      const runId = await start(cwd, 'cancel');
+      const q = await firstQuestion(runId);
+      await tier.call('claude.run.cancel', { run_id: runId });
+      const r = await settle(runId);
+      assert.equal((r['error'] as Json | null)?.['code'], 'cancelled');
+      assert.equal(r['cleanup_confirmed'], true);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
+      const d = (r['permission_questions'] as unknown as Questions).decided[0] as Json;
+      assert.equal(d['question_id'], q['question_id']);
+      assert.equal(d['behavior'], 'deny');
+      assert.deepEqual(privateDirs(), []);
+    });
+  });
+
+  it('questions of two runs never mix: a question id answers only on its own run', async () => {
+    await inCwd(tier, async (cwd) => {
+      const a = await start(cwd, 'two-a');
+      const qa = await firstQuestion(a);
+      const other = await tier.newCwd();
+      try {
+        const b = await start(other, 'two-b');
+        const qb = await firstQuestion(b);
+        const crossed = await refused('claude.run.answer', { run_id: b, question_id: qa['question_id'], decision: 'allow' });
+        assert.equal(crossed.code, 'permission_question_not_pending');
+        await tier.call('claude.run.answer', { run_id: a, question_id: qa['question_id'], decision: 'deny' });
+        await tier.call('claude.run.answer', { run_id: b, question_id: qb['question_id'], decision: 'allow' });
+        await settle(a);
+        await settle(b);
+        assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'run a was denied');
+        assert.equal(existsSync(join(other, 'fake-tool-marker.txt')), true, 'run b was allowed');
+      } finally {
+        await tier.dropCwd(other);
+      }
+    });
+  });
+
+  it('refused with input errors when the run cannot ask, starting nothing', async () => {
+    await inCwd(tier, async (cwd) => {
+      const sync = await refused('claude.run', { prompt: 'hi', cwd, ask_host: true });
+      assert.deepEqual([sync.code, sync.path], ['invalid_arguments', '/ask_host']);
+      assert.match(sync.message, /claude\.run\.start/);
+      const dontAsk = await refused('claude.run.start', { prompt: 'hi', cwd, ask_host: true, permission_mode: 'dontAsk' });
+      assert.deepEqual([dontAsk.code, dontAsk.path], ['invalid_arguments', '/permission_mode']);
+      assert.match(dontAsk.message, /never asks/);
+      const orphan = await refused('claude.run.start', { prompt: 'hi', cwd, ask_host_timeout_seconds: 5 });
+      assert.deepEqual([orphan.code, orphan.path], ['invalid_arguments', '/ask_host_timeout_seconds']);
+      const idle = await refused('claude.run.start', { prompt: 'hi', cwd, ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 30 });
+      assert.deepEqual([idle.code, idle.path], ['invalid_arguments', '/idle_timeout_seconds']);
+      const listed = (await tier.call('claude.run.list', {})).result['runs'] as Json[];
+      assert.equal(listed.filter((run) => !run['completed']).length, 0, 'nothing was started');
+      assert.deepEqual(privateDirs(), []);
+    });
+  });
+});
