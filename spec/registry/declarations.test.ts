@@ -13,7 +13,7 @@ const EXPECTED = {
   'claude.run.events': { risk: 'read-only', continuation: true, readOnly: true, destructive: false, idempotent: true, openWorld: false },
   'claude.run.cancel': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
   'claude.run.release': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
-  'claude.run.answer': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: false, openWorld: true },
+  'claude.run.answer': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
 } as const;
 
 test('the canonical tool list, in order', () => {
@@ -49,7 +49,7 @@ test('toolMeta returns a fresh object each call', () => {
 test('wire names: dotted by default, underscores on request, and back', () => {
   assert.equal(toWireName('claude.run.start', false), 'claude.run.start');
   assert.equal(toWireName('claude.run.start', true), 'claude_run_start');
-  assert.deepEqual(TOOL_NAMES.map((n) => toWireName(n, true)), ['claude_run', 'claude_run_start', 'claude_run_list', 'claude_run_result', 'claude_run_events', 'claude_run_cancel', 'claude_run_release']);
+  assert.deepEqual(TOOL_NAMES.map((n) => toWireName(n, true)), ['claude_run', 'claude_run_start', 'claude_run_list', 'claude_run_result', 'claude_run_events', 'claude_run_cancel', 'claude_run_release', 'claude_run_answer']);
   assert.equal(fromWireName('claude_run_release', true), 'claude.run.release');
   assert.equal(fromWireName('claude.run.release', true), null);
   assert.equal(fromWireName('claude_run_release', false), null);
