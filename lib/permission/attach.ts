@@ -12,6 +12,8 @@ export interface AskHostDeps {
   readonly random: (bytes: number) => Uint8Array;
   /** The tree's prompt separator (`--`): the bridge flags go before it. */
   readonly separator: string;
+  /** cli-tree.json `permission_prompt_tool` flags. */
+  readonly flags: { readonly flag: string; readonly mcp_config_flag: string };
   readonly bridgeCommand?: BridgeCommand;
   readonly baseDir?: string;
 }
@@ -31,6 +33,7 @@ export function attachAskHost(prepared: PreparedRun, deps: AskHostDeps): Attache
     token: broker.token,
     boundMs: ask.timeoutMs,
     useDefaultMode: ask.defaultMode,
+    flags: deps.flags,
   });
   return { prepared: { ...prepared, argv }, broker };
 }

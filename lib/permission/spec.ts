@@ -47,6 +47,8 @@ export interface BridgeWiring {
   readonly boundMs: number;
   /** True when the caller left permission_mode unset: the run then uses the native `default` mode. */
   readonly useDefaultMode: boolean;
+  /** cli-tree.json `permission_prompt_tool`: the flags verified on the tested version. */
+  readonly flags: { readonly flag: string; readonly mcp_config_flag: string };
 }
 
 /**
@@ -70,7 +72,7 @@ export function withPermissionBridge(argv: NativeArgv, separator: string, wiring
     const at = args.indexOf('--permission-mode');
     if (at >= 0 && at + 1 < args.length) args[at + 1] = 'default';
   }
-  const extra = ['--mcp-config', JSON.stringify(config), '--permission-prompt-tool', BRIDGE_TOOL_QUALIFIED];
+  const extra = [wiring.flags.mcp_config_flag, JSON.stringify(config), wiring.flags.flag, BRIDGE_TOOL_QUALIFIED];
   const sep = argv.stdin === null ? args.lastIndexOf(separator) : -1;
   if (sep >= 0) args.splice(sep, 0, ...extra);
   else args.push(...extra);

@@ -85,7 +85,7 @@ export function createHosts(config: HostConfig): HostBundle {
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv,
-    askHost: { separator: tree.prompt.separator },
+    askHost: { separator: tree.prompt.separator, flags: tree.permission_prompt_tool },
     ...(config.supervision ? { supervision: config.supervision } : {}),
   });
 

@@ -80,7 +80,9 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     start(unwired, options) {
       if (unwired.request.askHost && deps.askHost === undefined) throw new ToolError('invalid_arguments', 'ask_host is not available in this adapter', '/ask_host');
       // The broker exists before the slot is reserved, and is closed again when the reservation fails.
-      const { prepared, broker } = attachAskHost(unwired, { clock: deps.clock, random: deps.random, separator: deps.askHost?.separator ?? '--', ...deps.askHost });
+      const { prepared, broker } = deps.askHost === undefined
+        ? { prepared: unwired, broker: null }
+        : attachAskHost(unwired, { clock: deps.clock, random: deps.random, ...deps.askHost });
       let entry: RunEntry<LiveRun>;
       try {
         entry = registry.reserve({
