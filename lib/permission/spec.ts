@@ -40,6 +40,16 @@ export function getBridgeCommand(moduleUrl: string = import.meta.url): BridgeCom
   return { file: process.execPath, args: [fileURLToPath(moduleUrl), BRIDGE_ARGV_FLAG] };
 }
 
+/**
+ * The bridge command beside a supervisor command that runs a bundle's private role (`<bundle> __supervisor`):
+ * the same bundle in the bridge role. The compiled library (dist/index.mjs) has no role dispatch of its own
+ * and starts its supervisors from the sibling bundle; its bridge must come from there too. Otherwise null.
+ */
+export function bridgeCommandBeside(supervisor: BridgeCommand | undefined, supervisorFlag: string): BridgeCommand | null {
+  if (supervisor === undefined || supervisor.args.at(-1) !== supervisorFlag) return null;
+  return { file: supervisor.file, args: [...supervisor.args.slice(0, -1), BRIDGE_ARGV_FLAG] };
+}
+
 export interface BridgeWiring {
   readonly command: BridgeCommand;
   readonly socketPath: string;

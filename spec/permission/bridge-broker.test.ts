@@ -13,7 +13,9 @@ import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { systemClock } from '../../lib/util/clock.ts';
 import { createPermissionBroker, MAX_PENDING_QUESTIONS, type PermissionBroker, type PermissionQuestion } from '../../lib/permission/broker.ts';
-import { BRIDGE_ENV, BRIDGE_TOOL, getBridgeCommand, withPermissionBridge } from '../../lib/permission/spec.ts';
+import { BRIDGE_ENV, BRIDGE_TOOL, bridgeCommandBeside, getBridgeCommand, withPermissionBridge, type BridgeCommand } from '../../lib/permission/spec.ts';
+import { SUPERVISOR_ARGV_FLAG } from '../../lib/supervise/supervisor-command.ts';
+import { buildBundle } from '../../scripts/build.ts';
 import { MAX_QUESTION_INPUT_CHARS } from '../../lib/permission/wire.ts';
 
 type Json = Record<string, unknown>;
@@ -30,8 +32,7 @@ interface Bridge {
 }
 
 /** Starts the bridge exactly as the nested CLI would: the command of getBridgeCommand(), env from the wiring. */
-function startBridge(env: Record<string, string>): Bridge {
-  const command = getBridgeCommand();
+function startBridge(env: Record<string, string>, command: BridgeCommand = getBridgeCommand()): Bridge {
   const child = spawn(command.file, [...command.args], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const waiting = new Map<string | number, (m: Json) => void>();
   let buffered = '';
@@ -269,6 +270,28 @@ describe('permission bridge and broker', () => {
       assert.equal(q.input_bytes, Buffer.byteLength(JSON.stringify(big), 'utf8'));
       broker.answer(q.question_id, { behavior: 'allow' });
       assert.deepEqual(decisionOf(await response), { behavior: 'allow', updatedInput: big }, 'the allowed input is the whole input, not the preview');
+    } finally {
+      await bridge.close();
+      broker.close();
+    }
+  });
+
+  it('the built bundle serves the bridge role; the compiled library finds it beside its supervisor command', async () => {
+    const dir = mkdtempSync(join(base, 'bundle-'));
+    const built = await buildBundle(dir);
+    const command = bridgeCommandBeside({ file: process.execPath, args: [built.file, SUPERVISOR_ARGV_FLAG] }, SUPERVISOR_ARGV_FLAG);
+    assert.deepEqual(command, { file: process.execPath, args: [built.file, '__permission-bridge'] });
+    assert.equal(bridgeCommandBeside({ file: process.execPath, args: ['--import', 'tsx', 'lib/supervisor/main.ts'] }, SUPERVISOR_ARGV_FLAG), null, 'from source: the default command');
+    assert.deepEqual(getBridgeCommand(`file://${built.file}`).args, [built.file, '__permission-bridge']);
+    const broker = newBroker();
+    const bridge = startBridge(envFor(broker), command!);
+    try {
+      const init = await bridge.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.332' } }, 0);
+      assert.equal((init['result'] as Json)['protocolVersion'], '2025-11-25');
+      const asked = nextQuestion(broker);
+      const response = ask(bridge);
+      broker.answer((await asked).question_id, { behavior: 'allow' });
+      assert.deepEqual(decisionOf(await response), { behavior: 'allow', updatedInput: INPUT });
     } finally {
       await bridge.close();
       broker.close();
