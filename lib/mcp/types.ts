@@ -49,6 +49,8 @@ export interface CallContext {
   /** The validated _meta["io.github.computer-mcp/work-invocation"] UUID, else null. */
   readonly workInvocation: string | null;
   readonly protocolVersion: string;
+  /** Present when the client can be asked (legacy era, form elicitation declared): elicitation/create. */
+  readonly elicit?: ((params: JsonObject, signal: AbortSignal) => Promise<JsonObject>) | undefined;
 }
 
 /** The outcome of one tool: a result object, or a stable error with whatever result exists. */

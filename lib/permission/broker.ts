@@ -56,6 +56,8 @@ export interface PermissionBroker {
   decided(): { readonly questions: readonly DecidedQuestion[]; readonly dropped: number };
   /** Called once per new question (for elicitation or input_required); the answer still goes through answer(). */
   onQuestion(listener: (question: PermissionQuestion) => void): void;
+  /** Called once per decided question, whoever decided it (to withdraw a question shown elsewhere). */
+  onDecision(listener: (decided: DecidedQuestion) => void): void;
   /** Answers a pending question; permission_question_not_pending when it is decided, withdrawn or unknown. */
   answer(questionId: string, answer: HostAnswer): DecidedQuestion;
   /** Denies everything pending, closes the socket and removes the private directory. Idempotent. */
@@ -88,6 +90,7 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
   let dropped = 0;
   let closed = false;
   const listeners: Array<(q: PermissionQuestion) => void> = [];
+  const decisionListeners: Array<(d: DecidedQuestion) => void> = [];
   const sockets = new Set<Socket>();
 
   const iso = (ms: number): string => new Date(ms).toISOString();
@@ -96,6 +99,7 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     const entry: DecidedQuestion = { ...question, behavior, decided_by: by, decided_at: iso(deps.clock.wallNow()) };
     decided.push(entry);
     if (decided.length > MAX_DECIDED_QUESTIONS) { decided.shift(); dropped += 1; }
+    for (const listener of decisionListeners) listener(entry);
     return entry;
   };
   const decide = (questionId: string, behavior: 'allow' | 'deny', message: string, by: DecisionSource): DecidedQuestion | null => {
@@ -179,6 +183,7 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     pending: () => [...waiting.values()].map((w) => w.question),
     decided: () => ({ questions: [...decided], dropped }),
     onQuestion(listener) { listeners.push(listener); },
+    onDecision(listener) { decisionListeners.push(listener); },
     answer(questionId, answer) {
       const reason = answer.reason === undefined ? '' : answer.reason.slice(0, MAX_DENY_REASON_CHARS);
       const message = answer.behavior === 'deny' ? (reason === '' ? 'The person at the MCP client denied this tool use.' : `The person at the MCP client denied this tool use: ${reason}`) : '';

@@ -14,6 +14,7 @@ import type { LiveRun, Runtime } from './runtime.ts';
 import type { PreparedRun } from '../runs/execute.ts';
 import { DEFAULT_EVENTS_PAGE_LIMIT } from './catalog.ts';
 import { describeRun, viewRun, type ResultDetail } from './result-view.ts';
+import { askThroughElicitation } from '../permission/elicit.ts';
 
 export interface HandlerDeps {
   readonly runtime: Runtime;
@@ -55,7 +56,7 @@ export function settledRunOutcome(runtime: Runtime, entry: RunEntry<LiveRun>): T
  * one: its result carries a run_id that result/events/list/release must keep honouring (see registry.ts).
  */
 async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Promise<ToolOutcome> {
-  refuseAskHostWithoutChannel(args);
+  refuseAskHostWithoutChannel(args, ctx);
   const prepared = deps.prepare(args);
   const progress = ctx.progress;
   const entry = deps.runtime.start(prepared, {
@@ -63,6 +64,7 @@ async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): P
     sync: true,
     onEvent: progress ? (kind, event) => progress(progressText(kind, event)) : undefined,
   });
+  if (entry.live.broker !== null && ctx.elicit !== undefined) askThroughElicitation(entry.live.broker, entry.run_id, ctx.elicit);
   const onAbort = (): void => entry.live.execution?.cancel();
   if (ctx.signal.aborted) onAbort();
   else ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -71,7 +73,8 @@ async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): P
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  return settledRunOutcome(deps.runtime, entry);
+  const outcome = settledRunOutcome(deps.runtime, entry);
+  return outcome.result === null ? outcome : { ...outcome, result: withQuestions(outcome.result, entry) };
 }
 
 function startDetached(args: JsonObject, ctx: CallContext, deps: HandlerDeps): ToolOutcome {
@@ -134,12 +137,12 @@ function release(args: JsonObject, deps: HandlerDeps): ToolOutcome {
 }
 
 /**
- * A synchronous claude.run has no channel for a question in this version: its caller is blocked on the
- * call, and elicitation or a task's input_required is not wired yet. Refused before anything starts.
+ * A synchronous claude.run asks through elicitation/create, so its client must have declared (form)
+ * elicitation at initialize (legacy era). Otherwise refused before anything starts, naming the way that works.
  */
-function refuseAskHostWithoutChannel(args: JsonObject): void {
-  if (args['ask_host'] !== true) return;
-  throw new ToolError('invalid_arguments', 'ask_host needs a connection that can carry a question: start the run with claude.run.start and answer its questions with claude.run.answer (a synchronous claude.run cannot be asked meanwhile)', '/ask_host');
+function refuseAskHostWithoutChannel(args: JsonObject, ctx: CallContext): void {
+  if (args['ask_host'] !== true || ctx.elicit !== undefined) return;
+  throw new ToolError('invalid_arguments', 'ask_host on claude.run needs a client that declared elicitation (form) at initialize; otherwise start the run with claude.run.start and answer its questions with claude.run.answer', '/ask_host');
 }
 
 function answer(args: JsonObject, deps: HandlerDeps): ToolOutcome {

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { promptTag } from '../../fixtures/fake-anthropic/server.ts';
 import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
@@ -163,6 +164,61 @@ describe('adapter over the real binary: ask_host', () => {
       const listed = (await tier.call('claude.run.list', {})).result['runs'] as Json[];
       assert.equal(listed.filter((run) => !run['completed']).length, 0, 'nothing was started');
       assert.deepEqual(privateDirs(), []);
+    });
+  });
+});
+
+describe('adapter over the real binary: ask_host through elicitation (legacy era)', () => {
+  let tier: AdapterTier;
+  let onElicit: (params: Json, signal: AbortSignal) => Promise<Json> = async () => ({ action: 'decline' });
+  const asked: Json[] = [];
+  before(async () => {
+    tier = await startAdapterTier({ clientCapabilities: { elicitation: { form: {} } } });
+    tier.client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      asked.push(request.params as Json);
+      return (await onElicit(request.params as Json, extra.signal)) as never;
+    });
+  });
+  after(async () => { await tier.close(); });
+
+  it('allow in the form: claude.run waits, the person sees run, tool and input, the tool ran', async () => {
+    await inCwd(tier, async (cwd) => {
+      asked.length = 0;
+      onElicit = async () => ({ action: 'accept', content: { decision: 'allow' } });
+      const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-allow')} ${promptTag('tool_bash')}`, cwd, ask_host: true });
+      assert.equal(out.isError, false, JSON.stringify(out.error));
+      assert.equal(asked.length, 1);
+      const message = String(asked[0]?.['message']);
+      assert.ok(message.includes(String(out.result['run_id'])) && message.includes('Bash') && message.includes(JSON.stringify({ command: 'touch fake-tool-marker.txt', description: 'Create a marker file' })), message);
+      assert.equal(asked[0]?.['mode'], 'form');
+      assert.deepEqual(out.result['permission_denials'], []);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
+      const decided = (out.result['permission_questions'] as unknown as Questions).decided;
+      assert.deepEqual(decided.map((d) => [d['behavior'], d['decided_by']]), [['allow', 'host']]);
+    });
+  });
+
+  it('decline in the form: denied and reported', async () => {
+    await inCwd(tier, async (cwd) => {
+      onElicit = async () => ({ action: 'decline' });
+      const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-decline')} ${promptTag('tool_bash')}`, cwd, ask_host: true });
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
+      assert.equal((out.result['permission_denials'] as unknown[]).length, 1);
+    });
+  });
+
+  it('an open form past the bound: denied, and the elicitation is withdrawn from the client', async () => {
+    await inCwd(tier, async (cwd) => {
+      let withdrawn = false;
+      onElicit = (_params, signal) => new Promise((resolve) => {
+        signal.addEventListener('abort', () => { withdrawn = true; resolve({ action: 'cancel' }); }, { once: true });
+      });
+      const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-silent')} ${promptTag('tool_bash')}`, cwd, ask_host: true, ask_host_timeout_seconds: 2 });
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
+      assert.equal((out.result['permission_denials'] as unknown[]).length, 1);
+      const decided = (out.result['permission_questions'] as unknown as Questions).decided;
+      assert.equal(decided[0]?.['decided_by'], 'timeout');
+      assert.equal(withdrawn, true, 'notifications/cancelled reached the client for the open form');
     });
   });
 });
