@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { promptTag } from '../../fixtures/fake-anthropic/server.ts';
 import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
@@ -221,4 +221,54 @@ describe('adapter over the real binary: ask_host through elicitation (legacy era
       assert.equal(withdrawn, true, 'notifications/cancelled reached the client for the open form');
     });
   });
+});
+
+describe('adapter over the real binary: ask_host as a task going input_required (2026-07-28)', () => {
+  let tier: AdapterTier;
+  before(async () => { tier = await startAdapterTier(); });
+  after(async () => { await tier.close(); });
+
+  const TASKS = 'io.modelcontextprotocol/tasks';
+  /** Claude Code's interactive _meta: a modern request that declares the tasks extension. */
+  const META = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'claude-code', version: '2.1.332' },
+    'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {}, url: {} }, extensions: { [TASKS]: {} } },
+  };
+  const modern = async (method: string, params: Json): Promise<Json> =>
+    (await tier.client.request({ method, params: { ...params, _meta: META } } as never, ResultSchema)) as Json;
+  const untilStatus = (taskId: string, statuses: readonly string[]): Promise<Json> =>
+    pollTool(`task ${statuses.join('/')}`, async () => {
+      const task = await modern('tasks/get', { taskId });
+      return statuses.includes(String(task['status'])) ? task : undefined;
+    });
+
+  for (const [label, response, ran] of [
+    ['accept allow', { action: 'accept', content: { decision: 'allow' } }, true],
+    ['decline', { action: 'decline' }, false],
+  ] as const) {
+    it(`input_required carries the question as a form; tasks/update with ${label} decides it`, async () => {
+      await inCwd(tier, async (cwd) => {
+        const created = await modern('tools/call', { name: 'claude.run', arguments: { prompt: `make a marker ${marker('task')} ${promptTag('tool_bash')}`, cwd, ask_host: true } });
+        assert.equal(created['resultType'], 'task', JSON.stringify(created));
+        const taskId = String(created['taskId']);
+        const asking = await untilStatus(taskId, ['input_required']);
+        assert.match(String(asking['statusMessage']), /permission answer: Bash/);
+        const requests = asking['inputRequests'] as Record<string, Json>;
+        const [key, request] = Object.entries(requests)[0]!;
+        assert.equal(request['method'], 'elicitation/create');
+        const params = request['params'] as Json;
+        assert.equal(params['mode'], 'form');
+        assert.ok(String(params['message']).includes(taskId) && String(params['message']).includes('touch fake-tool-marker.txt'));
+        assert.deepEqual(await modern('tasks/update', { taskId, inputResponses: { 'not-outstanding': { action: 'accept', content: { decision: 'allow' } } } }), { resultType: 'complete', _meta: (await modern('tasks/update', { taskId, inputResponses: {} }))['_meta'] }, 'a key that is not outstanding is acknowledged and ignored');
+        assert.equal((await modern('tasks/get', { taskId }))['status'], 'input_required', 'still asking');
+        await modern('tasks/update', { taskId, inputResponses: { [key]: response } });
+        const done = await untilStatus(taskId, ['completed', 'failed', 'cancelled']);
+        assert.equal(done['status'], 'completed');
+        assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), ran);
+        const r = await tier.full(taskId);
+        assert.equal((r['permission_denials'] as unknown[]).length, ran ? 0 : 1);
+      });
+    });
+  }
 });
