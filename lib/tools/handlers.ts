@@ -84,7 +84,11 @@ function startDetached(args: JsonObject, ctx: CallContext, deps: HandlerDeps): T
 }
 
 function list(deps: HandlerDeps): ToolOutcome {
-  const runs = deps.runtime.list();
+  // An ask_host run also shows how many permission questions wait (read them with claude.run.result).
+  const runs = deps.runtime.list().map((item) => {
+    const broker = deps.runtime.registry.get(item.run_id).live.broker;
+    return broker === null ? item : { ...item, permission_questions_pending: broker.pending().length };
+  });
   const counts = deps.runtime.registry.counts();
   return {
     ok: true,

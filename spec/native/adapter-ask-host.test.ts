@@ -59,6 +59,8 @@ describe('adapter over the real binary: ask_host', () => {
       assert.match(String(q['tool_use_id']), /^toolu_/);
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'nothing ran before the answer');
       assert.equal(privateDirs().length, 1, 'one private socket directory while the run asks');
+      const listed = ((await tier.call('claude.run.list', {})).result['runs'] as Json[]).find((run) => run['run_id'] === runId);
+      assert.equal(listed?.['permission_questions_pending'], 1, 'claude.run.list shows the waiting question');
       const answered = await tier.call('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'allow' });
       assert.equal(answered.isError, false);
       assert.equal((answered.result['question'] as Json)['behavior'], 'allow');
