@@ -30,6 +30,8 @@ export function runPermissionBridge(env: Readonly<Record<string, string | undefi
   let seq = 0;
   let broker: Socket | null = null;
   let brokerUp = false;
+  // Asks made before the socket connected wait for it (bounded by the pending questions' own deadlines).
+  let queued: BridgeMessage[] | null = [];
 
   const send = (message: unknown): void => { process.stdout.write(`${JSON.stringify(message)}\n`); };
   const decide = (id: string, behavior: 'allow' | 'deny', message: string): void => {
@@ -41,7 +43,12 @@ export function runPermissionBridge(env: Readonly<Record<string, string | undefi
   };
   const denyAll = (message: string): void => { for (const id of [...pending.keys()]) decide(id, 'deny', message); };
   const toBroker = (message: BridgeMessage): boolean => {
-    if (broker === null || !brokerUp) return false;
+    if (broker === null) return false;
+    if (!brokerUp) {
+      if (queued === null) return false;
+      queued.push(message);
+      return true;
+    }
     broker.write(`${JSON.stringify(message)}\n`);
     return true;
   };
@@ -52,6 +59,8 @@ export function runPermissionBridge(env: Readonly<Record<string, string | undefi
     socket.on('connect', () => {
       brokerUp = true;
       socket.write(`${JSON.stringify({ t: 'hello', token })}\n`);
+      for (const message of queued ?? []) socket.write(`${JSON.stringify(message)}\n`);
+      queued = null;
     });
     const lines = createLineSplitter({
       maxLineBytes: MAX_BRIDGE_LINE_BYTES,
@@ -71,6 +80,7 @@ export function runPermissionBridge(env: Readonly<Record<string, string | undefi
     socket.on('error', () => {});
     socket.on('close', () => {
       brokerUp = false;
+      queued = null;
       denyAll('claude-run-mcp: the run is no longer asking (its broker closed); denied.');
     });
   }

@@ -6,6 +6,7 @@
  * no answer, a closed broker (cancel, end of run, adapter exit) or a withdrawn call is a denial.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,7 +124,7 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
         if (message === null || (!authenticated && message.t !== 'hello')) { socket.destroy(); return; }
         switch (message.t) {
           case 'hello':
-            if (authenticated || message.token !== token) { socket.destroy(); return; }
+            if (authenticated || !sameToken(message.token, token)) { socket.destroy(); return; }
             authenticated = true;
             return;
           case 'ask': {
@@ -200,4 +201,10 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given, 'utf8');
+  const b = Buffer.from(expected, 'utf8');
+  return a.length === b.length && timingSafeEqual(a, b);
 }
