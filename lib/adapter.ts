@@ -27,7 +27,10 @@ export interface AdapterOptions {
 export interface Adapter {
   /** A parsed JSON-RPC message (or batch array) in; the response (or array) out; undefined when none is due. */
   handle(message: unknown): Promise<unknown>;
-  /** Subscribes to outbound notifications (notifications/progress); returns the unsubscribe function. */
+  /**
+   * Subscribes to outbound messages: notifications (progress; advisory, may be dropped) and requests to the
+   * client (elicitation/create; they carry an id and must be delivered). Returns the unsubscribe function.
+   */
   onNotification(listener: (notification: JsonObject) => void): () => void;
   /** Idempotent: refuses new requests, aborts in-flight ones, waits (bounded), then runs onClose. */
   close(): Promise<void>;
@@ -45,6 +48,16 @@ export function createAdapter(options: AdapterOptions): Adapter {
       for (const listener of listeners) {
         try {
           listener(notification);
+        } catch (error) {
+          log(`notification listener failed: ${String(error)}`);
+        }
+      }
+    },
+    // Requests to the client go to the same listeners; a transport tells them apart by their id.
+    send(message) {
+      for (const listener of listeners) {
+        try {
+          listener(message);
         } catch (error) {
           log(`notification listener failed: ${String(error)}`);
         }

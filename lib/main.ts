@@ -50,7 +50,11 @@ async function main(argv: readonly string[]): Promise<number> {
   return ROLES[first as keyof typeof ROLES](argv.slice(1));
 }
 
-if (process.argv[2] === '__supervisor') {
+if (process.argv[2] === '__permission-bridge') {
+  // The permission bridge owns its stdio: it is the MCP server a nested CLI talks to (lib/permission/).
+  const { runPermissionBridge } = await import('./permission/bridge.ts');
+  runPermissionBridge();
+} else if (process.argv[2] === '__supervisor') {
   // The supervisor owns its stdio from the first instruction: nothing else may write to it.
   const { runSupervisor } = await import('./supervisor/main.ts');
   runSupervisor();

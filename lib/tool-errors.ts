@@ -19,6 +19,7 @@ export const TOOL_ERROR_CODES = {
   run_not_found: 'No retained run has this run_id (unknown, evicted or released).',
   run_active: 'The run is still active; cancel it or wait for it to settle first.',
   cleanup_unconfirmed: 'Process cleanup of the run was not confirmed; the handle stays retained.',
+  permission_question_not_pending: 'The permission question is not pending on this run (already decided, expired, withdrawn or unknown); nothing was answered.',
   session_busy: 'Too many runs are already waiting for this conversation; nothing was started.',
   // supervision and process
   spawn_failed: 'The native process could not be started.',

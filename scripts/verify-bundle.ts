@@ -87,7 +87,7 @@ export async function smokeTest(bundle: string): Promise<Check[]> {
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
     const tools = (((await response(2))['result'] as Record<string, unknown> | undefined)?.['tools'] as Array<{ name: string }> | undefined) ?? [];
-    checks.push({ ok: tools.length === 7 && tools[0]?.name === 'claude.run', what: `bundle lists the seven tools (${tools.map((t) => t.name).join(', ')})` });
+    checks.push({ ok: tools.length === 8 && tools[0]?.name === 'claude.run', what: `bundle lists the eight tools (${tools.map((t) => t.name).join(', ')})` });
 
     send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'say hi', cwd: dir }, _meta: { progressToken: 'p' } } });
     const native = await waitFor(() => readReady(readyFile, 'native'), 'the fake CLI to start');

@@ -1,6 +1,7 @@
 /** What every request handler receives besides its params. Handlers never touch stdio or process.*. */
 import type { ResourceHost, ToolHost } from '../mcp/types.ts';
 import type { AnyProtocolVersion } from '../rpc/negotiate.ts';
+import type { JsonObject } from '../util/json.ts';
 
 export interface HandlerContext {
   /** The negotiated legacy date, or the modern date this very request named. */
@@ -16,7 +17,12 @@ export interface HandlerContext {
   readonly progress: ((message: string) => void) | undefined;
   /** Diagnostics to stderr; never part of a response. */
   readonly log: (line: string) => void;
+  /** Present when a legacy client declared form elicitation at initialize: asks the person at the client. */
+  readonly elicit?: ElicitFn | undefined;
 }
+
+/** Sends elicitation/create; resolves with the client's result, rejects when it fails, is withdrawn or closed. */
+export type ElicitFn = (params: JsonObject, signal: AbortSignal) => Promise<JsonObject>;
 
 /** A request handler: params in, result out, or throw an RpcError for a protocol problem. */
 export type RequestHandler = (params: Record<string, unknown>, ctx: HandlerContext) => unknown;

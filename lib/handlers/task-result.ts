@@ -23,6 +23,8 @@ export function toWireTask(task: TaskView, version: AnyProtocolVersion, outputSc
     case 'working':
     case 'cancelled':
       return wire;
+    case 'input_required':
+      return { ...wire, inputRequests: task.inputRequests ?? {} };
     case 'completed':
       // A completed view always has its outcome; without one the task is reported failed, never as an empty success.
       if (task.outcome === null) return { ...wire, status: 'failed', error: internalError() };

@@ -6,7 +6,7 @@
 import type { TaskHost } from '../mcp/types.ts';
 import { rpcErrors } from '../rpc/errors.ts';
 import { requiredTasksCapability } from '../rpc/modern.ts';
-import { isPlainObject } from '../util/json.ts';
+import { isPlainObject, type JsonObject } from '../util/json.ts';
 import type { HandlerContext } from './context.ts';
 import { toWireTask } from './task-result.ts';
 
@@ -29,13 +29,14 @@ export function tasksCancel(params: Record<string, unknown>, ctx: HandlerContext
 }
 
 /**
- * Runs never ask for input (no implicit permission answers), so no key is ever outstanding: responses
- * are acknowledged and ignored, as the extension says for keys that are not outstanding.
+ * Answers the outstanding permission questions of an ask_host run (keys are question ids); keys that are
+ * not outstanding are acknowledged and ignored, as the extension says.
  */
 export function tasksUpdate(params: Record<string, unknown>, ctx: HandlerContext): Record<string, never> {
   const { host, taskId } = taskRequest(params, ctx);
-  if (!isPlainObject(params['inputResponses'])) throw rpcErrors.invalidParams('/inputResponses must be an object', '/inputResponses');
-  if (host.get(taskId) === null) throw rpcErrors.taskNotFound();
+  const responses = params['inputResponses'];
+  if (!isPlainObject(responses)) throw rpcErrors.invalidParams('/inputResponses must be an object', '/inputResponses');
+  if (!host.update(taskId, responses as JsonObject)) throw rpcErrors.taskNotFound();
   return {};
 }
 

@@ -50,6 +50,7 @@ export async function toolsCall(params: Record<string, unknown>, ctx: HandlerCon
       progress: ctx.progress,
       workInvocation: invocation,
       protocolVersion: ctx.protocolVersion,
+      elicit: ctx.elicit,
     });
   } catch (error) {
     // The host contract is to return ToolErrors; a thrown one is still a tool error, not a bug.

@@ -49,6 +49,8 @@ export interface CallContext {
   /** The validated _meta["io.github.computer-mcp/work-invocation"] UUID, else null. */
   readonly workInvocation: string | null;
   readonly protocolVersion: string;
+  /** Present when the client can be asked (legacy era, form elicitation declared): elicitation/create. */
+  readonly elicit?: ((params: JsonObject, signal: AbortSignal) => Promise<JsonObject>) | undefined;
 }
 
 /** The outcome of one tool: a result object, or a stable error with whatever result exists. */
@@ -68,8 +70,8 @@ export interface ToolHost {
   readonly tasks?: TaskHost;
 }
 
-/** Extension task statuses this server produces (input_required never: runs do not ask for input). */
-export type TaskStatus = 'working' | 'completed' | 'cancelled' | 'failed';
+/** Extension task statuses this server produces (input_required only for a run with ask_host that is asking). */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'cancelled' | 'failed';
 
 /** One task as it stands now. A task is a run: taskId is its run_id. */
 export interface TaskView {
@@ -85,6 +87,8 @@ export interface TaskView {
   readonly pollIntervalMs: number;
   /** The tool outcome once `completed`: the very outcome the synchronous call would have returned. */
   readonly outcome: ToolOutcome | null;
+  /** With `input_required`: the outstanding requests by key (elicitation/create forms). */
+  readonly inputRequests?: Readonly<Record<string, JsonObject>>;
 }
 
 /** Starting a task either yields one, or an outcome when nothing could start (the call's ordinary error result). */
@@ -101,6 +105,8 @@ export interface TaskHost {
   get(taskId: string): TaskView | null;
   /** Asks the run to stop; idempotent. false when no task has this id. */
   cancel(taskId: string): boolean;
+  /** Answers outstanding input requests by key (others are ignored, as the extension says). false when no task has this id. */
+  update(taskId: string, inputResponses: JsonObject): boolean;
 }
 
 export interface ResourceDescriptor {

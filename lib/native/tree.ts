@@ -47,6 +47,17 @@ export interface CliTree {
   readonly prompt: { readonly separator: '--'; readonly max_argv_prompt_bytes: number };
   readonly limits: { readonly max_string_chars: number; readonly max_list_items: number; readonly max_list_item_chars: number };
   readonly options: readonly CliOption[];
+  /** The permission prompt tool as verified on the tested version (used by ask_host, lib/permission/). */
+  readonly permission_prompt_tool: {
+    readonly flag: string;
+    readonly mcp_config_flag: string;
+    readonly tool_name_form: string;
+    readonly request_arguments: readonly string[];
+    readonly answer: Readonly<Record<'content' | 'allow' | 'deny', string>>;
+    readonly modes_that_ask: readonly string[];
+    readonly backstop: string;
+    readonly verified: string;
+  };
 }
 
 type Obj = Record<string, unknown>;
@@ -62,7 +73,8 @@ function onlyKeys(o: Obj, allowed: readonly string[], where: string, problems: s
 export function validateCliTree(value: unknown): string[] {
   const p: string[] = [];
   if (!isObj(value)) return ['tree: not an object'];
-  onlyKeys(value, ['format_version', 'notes', 'native', 'print_mode', 'output_modes', 'prompt', 'limits', 'options'], 'tree', p);
+  onlyKeys(value, ['format_version', 'notes', 'native', 'print_mode', 'output_modes', 'prompt', 'limits', 'permission_prompt_tool', 'options'], 'tree', p);
+  validatePermissionPromptTool(value['permission_prompt_tool'], p);
   if (value['format_version'] !== 1) p.push('format_version: must be 1');
   if (value['notes'] !== undefined && !isStrings(value['notes'])) p.push('notes: must be strings');
   validateNative(value['native'], p);
@@ -151,6 +163,21 @@ function validateOptions(options: unknown, tree: Obj, p: string[]): void {
   const mode = options.find((o) => isObj(o) && o['arg'] === 'permission_mode');
   const declared = isObj(mode) && isStrings(mode['choices']) ? [...mode['choices']].sort() : null;
   if (declared === null || declared.join() !== [...PERMISSION_MODES].sort().join()) p.push(`options: permission_mode must be an enum of exactly ${PERMISSION_MODES.join(', ')}`);
+}
+
+function validatePermissionPromptTool(value: unknown, p: string[]): void {
+  const at = 'permission_prompt_tool';
+  if (!isObj(value)) { p.push(`${at}: must be an object`); return; }
+  onlyKeys(value, ['flag', 'mcp_config_flag', 'tool_name_form', 'request_arguments', 'answer', 'modes_that_ask', 'backstop', 'verified'], at, p);
+  for (const key of ['flag', 'mcp_config_flag']) {
+    const flag = value[key];
+    if (typeof flag !== 'string' || !/^--[a-z][a-z-]*$/.test(flag)) p.push(`${at}.${key}: must be a long flag`);
+  }
+  for (const key of ['tool_name_form', 'backstop', 'verified']) if (typeof value[key] !== 'string' || value[key] === '') p.push(`${at}.${key}: must be a non-empty string`);
+  if (!isStrings(value['request_arguments'])) p.push(`${at}.request_arguments: must be strings`);
+  if (!isStrings(value['modes_that_ask'])) p.push(`${at}.modes_that_ask: must be strings`);
+  const answer = value['answer'];
+  if (!isObj(answer) || ['content', 'allow', 'deny'].some((k) => typeof answer[k] !== 'string')) p.push(`${at}.answer: must hold content, allow and deny as strings`);
 }
 
 /** Validates and narrows; throws with every problem listed. */

@@ -78,7 +78,11 @@ export function serveConnection(options: ConnectionOptions): Connection {
     writer.write(message).catch((error: unknown) => log(`output failed: ${String(error)}`));
   };
 
-  const unsubscribe = adapter.onNotification((notification) => { writer.writeDroppable(notification); });
+  // Progress may be dropped under backpressure; a request to the client (it has an id) never is.
+  const unsubscribe = adapter.onNotification((message) => {
+    if (Object.hasOwn(message, 'id')) writer.write(message).catch((error: unknown) => log(`output failed: ${String(error)}`));
+    else writer.writeDroppable(message);
+  });
 
   let frames: QueuedFrame[] = [];
   let head = 0;

@@ -17,6 +17,7 @@ import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
 import { ABORT_REASONS, type RequestHandler } from '../handlers/context.ts';
 import { initialize, type ServerInfo } from '../handlers/initialize.ts';
+import { createOutbound } from './outbound.ts';
 import { getRequestHandler, METHODS_BEFORE_INITIALIZE } from '../handlers/methods.ts';
 import { classifyMessage, idKey, isRequestId, type Params } from './envelope.ts';
 import { errorResponse, isRpcError, rpcErrors, type RequestId, type RpcError } from './errors.ts';
@@ -36,6 +37,8 @@ export interface SessionOptions {
   readonly log: (line: string) => void;
   readonly clock: Clock;
   readonly closeSettleMs?: number;
+  /** Requests to the client (elicitation/create); never dropped. Without it nothing is ever asked. */
+  readonly send?: (message: JsonObject) => void;
 }
 
 export interface SessionState {
@@ -65,6 +68,9 @@ export function createSession(options: SessionOptions): Session {
   let closing = false;
   const inFlight = new Map<string, InFlight>();
   const running = new Set<Promise<unknown>>();
+  const outbound = options.send === undefined ? null : createOutbound(options.send);
+  // Legacy era only, and only when the client declared it at initialize (form mode is implied by `{}`).
+  let clientElicits = false;
 
   const fail = (id: RequestId | null, error: RpcError): unknown => errorResponse(id, error.toObject());
 
@@ -99,11 +105,12 @@ export function createSession(options: SessionOptions): Session {
       if (negotiated !== null) return fail(id, rpcErrors.alreadyInitialized());
       const result = initialize(args, serverInfo);
       negotiated = result.protocolVersion;
+      clientElicits = declaresFormElicitation(args['capabilities']);
       return { jsonrpc: '2.0', id, result };
     }
     if (handler === undefined) return fail(id, rpcErrors.methodNotFound());
     // Only ping runs before initialize; it does not depend on the date.
-    return execute(id, key, method, handler, args, legacyVersion, false);
+    return execute(id, key, method, handler, args, legacyVersion, false, true);
   };
 
   /** 2026-07-28: no handshake and no session state; the request's own _meta decides everything. */
@@ -119,12 +126,15 @@ export function createSession(options: SessionOptions): Session {
     }
     const handler = getRequestHandler(method, meta.version);
     if (handler === undefined) return fail(id, rpcErrors.methodNotFound());
-    return execute(id, key, method, handler, args, meta.version, meta.tasks);
+    return execute(id, key, method, handler, args, meta.version, meta.tasks, false);
   };
 
   const execute = async (
-    id: RequestId, key: string, method: string, handler: RequestHandler, args: Record<string, unknown>, version: AnyProtocolVersion, tasks: boolean,
+    id: RequestId, key: string, method: string, handler: RequestHandler, args: Record<string, unknown>, version: AnyProtocolVersion, tasks: boolean, legacy: boolean,
   ): Promise<unknown> => {
+    const elicit = legacy && clientElicits && outbound !== null
+      ? (params: JsonObject, signal: AbortSignal): Promise<JsonObject> => outbound.request('elicitation/create', params, signal)
+      : undefined;
     const progress = createProgressReporter(getProgressToken(args), version, notify);
     const entry: InFlight = { method, controller: new AbortController(), stopProgress: progress.stop, cancelled: false };
     inFlight.set(key, entry);
@@ -138,6 +148,7 @@ export function createSession(options: SessionOptions): Session {
         signal: entry.controller.signal,
         progress: progress.report,
         log,
+        elicit,
       });
       if (entry.cancelled) return undefined;
       return { jsonrpc: '2.0', id, result: eraFeatures.resultType(version) ? withModernResultFields(result, serverInfo) : result };
@@ -159,7 +170,7 @@ export function createSession(options: SessionOptions): Session {
       case 'invalid-notification':
         log(`ignored an invalid notification${envelope.method === null ? '' : ` ${JSON.stringify(envelope.method.slice(0, 64))}`}`);
         return Promise.resolve(undefined);
-      case 'response': return Promise.resolve(undefined);
+      case 'response': outbound?.onResponse(message); return Promise.resolve(undefined);
       case 'notification': onNotification(envelope.method, envelope.params); return Promise.resolve(undefined);
       case 'request': {
         const pending = runRequest(envelope.id, envelope.method, envelope.params);
@@ -184,6 +195,7 @@ export function createSession(options: SessionOptions): Session {
     handle: (message) => (Array.isArray(message) ? handleBatch(message) : handleOne(message)),
     async close() {
       closing = true;
+      outbound?.close();
       for (const entry of inFlight.values()) entry.controller.abort(ABORT_REASONS.closing);
       if (running.size === 0) return;
       let cancelTimer: () => void = () => {};
@@ -193,4 +205,13 @@ export function createSession(options: SessionOptions): Session {
     },
     state: () => ({ protocolVersion: negotiated, closing, inFlight: inFlight.size }),
   };
+}
+
+/** `capabilities.elicitation` as an object: `{}` (form implied) or one that names `form`. */
+function declaresFormElicitation(capabilities: unknown): boolean {
+  if (typeof capabilities !== 'object' || capabilities === null) return false;
+  const elicitation = (capabilities as Record<string, unknown>)['elicitation'];
+  if (typeof elicitation !== 'object' || elicitation === null || Array.isArray(elicitation)) return false;
+  const keys = Object.keys(elicitation);
+  return keys.length === 0 || keys.includes('form');
 }

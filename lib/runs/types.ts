@@ -21,6 +21,8 @@ export interface RunRequest {
   readonly session: SessionIntent;
   readonly timeoutMs: number;
   readonly idleTimeoutMs: number | null;
+  /** Set when the caller opted in to ask_host: permission prompts go to the person at the MCP client. */
+  readonly askHost?: { readonly timeoutMs: number; readonly defaultMode: boolean } | null;
 }
 
 /**

@@ -7,6 +7,8 @@ import { toolAnnotations, toolMeta, toWireName, type ToolName } from './declarat
 import { assertNever } from '../util/assert-never.ts';
 import { DEFAULT_TIMEOUT_SECONDS } from './run-input.ts';
 import { RESULT_DETAILS, RUN_VIEW_SCHEMA } from './result-view.ts';
+import { DEFAULT_ASK_HOST_TIMEOUT_SECONDS, MAX_ASK_HOST_TIMEOUT_SECONDS } from '../permission/spec.ts';
+import { MAX_DENY_REASON_CHARS } from '../permission/wire.ts';
 
 export const MAX_WAIT_SECONDS = 30;
 export const MAX_EVENTS_PAGE_LIMIT = MAX_PAGE_LIMIT;
@@ -38,6 +40,8 @@ function runInputSchema(options: CatalogOptions): JsonSchema {
       cwd: { type: 'string', minLength: 1, description: 'Absolute path of an existing working directory. Default: the server\'s own.' },
       permission_mode: { type: 'string', enum: PERMISSION_MODES, default: 'dontAsk', description: 'Native permission mode. dontAsk (default) denies anything that would prompt; plan; acceptEdits. Bypass modes are not available.' },
       timeout_seconds: { type: 'integer', minimum: 1, maximum: options.maxTimeoutSeconds, default: DEFAULT_TIMEOUT_SECONDS, description: `Wall-clock bound for the run (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${options.maxTimeoutSeconds}).` },
+      ask_host: { type: 'boolean', default: false, description: 'Opt in: permission prompts of the nested run are asked of the person at this MCP client (claude.run.start: pending questions show in claude.run.result and are answered with claude.run.answer). Without permission_mode the native default mode is used; dontAsk and plan never ask and are refused with it. No answer within ask_host_timeout_seconds is a denial.' },
+      ask_host_timeout_seconds: { type: 'integer', minimum: 1, maximum: MAX_ASK_HOST_TIMEOUT_SECONDS, default: DEFAULT_ASK_HOST_TIMEOUT_SECONDS, description: `How long one permission question waits for an answer before it is denied (default ${DEFAULT_ASK_HOST_TIMEOUT_SECONDS}, at most ${MAX_ASK_HOST_TIMEOUT_SECONDS}).` },
       idle_timeout_seconds: { type: 'integer', minimum: 1, maximum: options.maxTimeoutSeconds, description: 'End the run when the native process writes nothing for this long.' },
       ...native,
     },
@@ -60,6 +64,7 @@ function outputSchemaOf(name: ToolName): JsonSchema {
     case 'claude.run.list':
     case 'claude.run.events':
     case 'claude.run.release':
+    case 'claude.run.answer':
       return OBJECT_OUTPUT;
     default:
       return assertNever(name);
@@ -98,5 +103,12 @@ export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
       })),
     define('claude.run.cancel', options, 'Cancel a run', 'Cancel one owned run: its native process group and descendants are ended through the supervisor (SIGINT, then SIGTERM, then SIGKILL). Later claude.run.result reads show the cleanup outcome. Does not release the handle or touch the saved conversation.', byId()),
     define('claude.run.release', options, 'Release a run', 'Discard one completed run and its events, only after process cleanup was confirmed (run_active / cleanup_unconfirmed otherwise). The native saved conversation is untouched.', byId()),
+    define('claude.run.answer', options, 'Answer a permission question', 'Answer one pending permission question of a run started with ask_host (claude.run.result shows them under permission_questions): allow lets the nested Claude Code run that tool use with exactly the input shown; deny refuses it (reason optional, shown to the nested model). Only a pending question can be answered (permission_question_not_pending otherwise).',
+      { type: 'object', additionalProperties: false, required: ['run_id', 'question_id', 'decision'], properties: {
+        run_id: RUN_ID,
+        question_id: { type: 'string', minLength: 1, maxLength: 128, description: 'The question_id of a pending question of this run.' },
+        decision: { type: 'string', enum: ['allow', 'deny'] },
+        reason: { type: 'string', maxLength: MAX_DENY_REASON_CHARS, description: 'Deny only: why, as the nested model will read it.' },
+      } }),
   ];
 }

@@ -19,6 +19,7 @@ export const TOOL_NAMES = [
   'claude.run.events',
   'claude.run.cancel',
   'claude.run.release',
+  'claude.run.answer',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -45,6 +46,9 @@ const DECLARATIONS = {
   // Repeating a cancel or release has no further effect, hence idempotent.
   'claude.run.cancel': { risk: 'destructive', takesRunId: true, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
   'claude.run.release': { risk: 'destructive', takesRunId: true, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
+  // Allowing lets the nested CLI run the tool use it asked about. Repeating an answer is refused (the
+  // question is no longer pending), so a repeat has no further effect.
+  'claude.run.answer': { risk: 'destructive', takesRunId: true, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
 } as const satisfies Record<ToolName, Declaration>;
 
 export function isToolName(value: string): value is ToolName {

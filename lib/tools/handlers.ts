@@ -14,6 +14,7 @@ import type { LiveRun, Runtime } from './runtime.ts';
 import type { PreparedRun } from '../runs/execute.ts';
 import { DEFAULT_EVENTS_PAGE_LIMIT } from './catalog.ts';
 import { describeRun, viewRun, type ResultDetail } from './result-view.ts';
+import { askThroughElicitation } from '../permission/elicit.ts';
 
 export interface HandlerDeps {
   readonly runtime: Runtime;
@@ -31,6 +32,7 @@ export async function callTool(name: ToolName, args: JsonObject, ctx: CallContex
       case 'claude.run.events': return events(args, deps);
       case 'claude.run.cancel': return cancel(args, deps);
       case 'claude.run.release': return release(args, deps);
+      case 'claude.run.answer': return answer(args, deps);
       default: return assertNever(name);
     }
   } catch (error) {
@@ -54,6 +56,7 @@ export function settledRunOutcome(runtime: Runtime, entry: RunEntry<LiveRun>): T
  * one: its result carries a run_id that result/events/list/release must keep honouring (see registry.ts).
  */
 async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Promise<ToolOutcome> {
+  refuseAskHostWithoutChannel(args, ctx);
   const prepared = deps.prepare(args);
   const progress = ctx.progress;
   const entry = deps.runtime.start(prepared, {
@@ -61,6 +64,7 @@ async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): P
     sync: true,
     onEvent: progress ? (kind, event) => progress(progressText(kind, event)) : undefined,
   });
+  if (entry.live.broker !== null && ctx.elicit !== undefined) askThroughElicitation(entry.live.broker, entry.run_id, ctx.elicit);
   const onAbort = (): void => entry.live.execution?.cancel();
   if (ctx.signal.aborted) onAbort();
   else ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -69,17 +73,22 @@ async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): P
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  return settledRunOutcome(deps.runtime, entry);
+  const outcome = settledRunOutcome(deps.runtime, entry);
+  return outcome.result === null ? outcome : { ...outcome, result: withQuestions(outcome.result, entry) };
 }
 
 function startDetached(args: JsonObject, ctx: CallContext, deps: HandlerDeps): ToolOutcome {
   const entry = deps.runtime.start(deps.prepare(args), { acquiredBy: ctx.workInvocation, sync: false });
   const body = deps.runtime.resultOf(entry);
-  return { ok: true, summary: `started ${entry.run_id} (${body.state}); read it with claude.run.result`, result: viewRun(body, 'summary'), text: '' };
+  return { ok: true, summary: `started ${entry.run_id} (${body.state}); read it with claude.run.result`, result: withQuestions(viewRun(body, 'summary'), entry), text: '' };
 }
 
 function list(deps: HandlerDeps): ToolOutcome {
-  const runs = deps.runtime.list();
+  // An ask_host run also shows how many permission questions wait (read them with claude.run.result).
+  const runs = deps.runtime.list().map((item) => {
+    const broker = deps.runtime.registry.get(item.run_id).live.broker;
+    return broker === null ? item : { ...item, permission_questions_pending: broker.pending().length };
+  });
   const counts = deps.runtime.registry.counts();
   return {
     ok: true,
@@ -94,8 +103,9 @@ async function result(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Pr
   await deps.runtime.waitSettled(entry, waitSeconds * 1000, ctx.signal);
   const body = deps.runtime.resultOf(entry);
   const detail: ResultDetail = args['detail'] === 'full' ? 'full' : 'summary';
-  if (!body.completed) return { ok: true, summary: describeRun(body), result: viewRun(body, detail), text: '' };
-  return runOutcome(body, detail);
+  if (!body.completed) return { ok: true, summary: describeRun(body) + questionsLine(entry), result: withQuestions(viewRun(body, detail), entry), text: '' };
+  const outcome = runOutcome(body, detail);
+  return outcome.result === null ? outcome : { ...outcome, result: withQuestions(outcome.result, entry) };
 }
 
 function events(args: JsonObject, deps: HandlerDeps): ToolOutcome {
@@ -128,6 +138,50 @@ function release(args: JsonObject, deps: HandlerDeps): ToolOutcome {
   const runId = String(args['run_id']);
   const removed = deps.runtime.release(runId);
   return { ok: true, summary: `released ${runId}`, result: { released: true, run_id: removed.run_id, session_id: removed.session_id } };
+}
+
+/**
+ * A synchronous claude.run asks through elicitation/create, so its client must have declared (form)
+ * elicitation at initialize (legacy era). Otherwise refused before anything starts, naming the way that works.
+ */
+function refuseAskHostWithoutChannel(args: JsonObject, ctx: CallContext): void {
+  if (args['ask_host'] !== true || ctx.elicit !== undefined) return;
+  throw new ToolError('invalid_arguments', 'ask_host on claude.run needs a client that declared elicitation (form) at initialize; otherwise start the run with claude.run.start and answer its questions with claude.run.answer', '/ask_host');
+}
+
+function answer(args: JsonObject, deps: HandlerDeps): ToolOutcome {
+  const entry = lookup(args, deps);
+  const broker = entry.live.broker;
+  if (broker === null) throw new ToolError('permission_question_not_pending', 'the run was not started with ask_host: it has no questions', '/question_id');
+  const decision = args['decision'] === 'allow' ? 'allow' : 'deny';
+  const reason = typeof args['reason'] === 'string' ? args['reason'] : undefined;
+  if (decision === 'allow' && reason !== undefined) throw new ToolError('invalid_arguments', 'reason is for deny only', '/reason');
+  const decided = broker.answer(String(args['question_id']), { behavior: decision, reason });
+  return {
+    ok: true,
+    summary: `${decision === 'allow' ? 'allowed' : 'denied'} ${decided.tool_name} (${decided.question_id}) for ${entry.run_id}`,
+    result: { run_id: entry.run_id, question: decided as unknown as JsonObject },
+  };
+}
+
+/** The run's permission questions (ask_host runs only): pending ones to answer, decided ones as a record. */
+function withQuestions(view: JsonObject, entry: RunEntry<LiveRun>): JsonObject {
+  const broker = entry.live.broker;
+  if (broker === null) return view;
+  const decided = broker.decided();
+  return {
+    ...view,
+    permission_questions: {
+      pending: broker.pending() as unknown as JsonValue[],
+      decided: decided.questions as unknown as JsonValue[],
+      decided_dropped: decided.dropped,
+    },
+  };
+}
+
+function questionsLine(entry: RunEntry<LiveRun>): string {
+  const n = entry.live.broker?.pending().length ?? 0;
+  return n === 0 ? '' : `; ${n} permission question(s) wait for claude.run.answer (permission_questions.pending)`;
 }
 
 function lookup(args: JsonObject, deps: HandlerDeps): RunEntry<LiveRun> {

@@ -34,6 +34,8 @@ import { fromWireName } from './declarations.ts';
 import { callTool } from './handlers.ts';
 import { parseRunInput } from './run-input.ts';
 import { createRuntime } from './runtime.ts';
+import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
+import { SUPERVISOR_ARGV_FLAG } from '../supervise/supervisor-command.ts';
 import { createTaskHost } from './tasks.ts';
 import { createResourceHost } from './resources.ts';
 
@@ -91,6 +93,7 @@ export function createHosts(config: HostConfig): HostBundle {
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv,
+    askHost: { separator: tree.prompt.separator, flags: tree.permission_prompt_tool, ...bridgeCommandOption(config.supervision?.supervisorCommand) },
     ...(config.supervision ? { supervision: config.supervision } : {}),
   });
 
@@ -179,4 +182,10 @@ function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: 
   } catch {
     return [];
   }
+}
+
+/** A bundle-role supervisor command implies the bridge of the same bundle (see bridgeCommandBeside). */
+function bridgeCommandOption(supervisor: BridgeCommand | undefined): { bridgeCommand?: BridgeCommand } {
+  const beside = bridgeCommandBeside(supervisor, SUPERVISOR_ARGV_FLAG);
+  return beside === null ? {} : { bridgeCommand: beside };
 }

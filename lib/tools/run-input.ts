@@ -2,6 +2,7 @@ import { isAbsolute } from 'node:path';
 import { ToolError } from '../tool-errors.ts';
 import { checkPermissionRules } from '../native/permission-rules.ts';
 import type { JsonObject, JsonValue } from '../util/json.ts';
+import { DEFAULT_ASK_HOST_TIMEOUT_SECONDS } from '../permission/spec.ts';
 import type { PermissionMode, RunRequest, SessionIntent } from '../runs/types.ts';
 
 export const DEFAULT_TIMEOUT_SECONDS = 600;
@@ -46,7 +47,10 @@ export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunReques
   }
   const permissionMode = (typeof args['permission_mode'] === 'string' ? args['permission_mode'] : 'dontAsk') as PermissionMode;
 
+  const askHost = parseAskHost(args, permissionMode, typeof idle === 'number' ? idle : null);
+
   return {
+    askHost,
     prompt,
     cwd,
     permissionMode,
@@ -55,6 +59,28 @@ export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunReques
     timeoutMs: timeoutSeconds * 1000,
     idleTimeoutMs: typeof idle === 'number' ? idle * 1000 : null,
   };
+}
+
+/**
+ * ask_host is opt-in. It needs a mode in which prompts are asked at all: dontAsk and plan decide every
+ * prompt natively and never reach the bridge, so naming them with ask_host is refused. Without a mode the
+ * run uses the native `default` mode. The idle timer must outlast a question, or waiting would end the run.
+ */
+function parseAskHost(args: JsonObject, mode: PermissionMode, idleSeconds: number | null): { readonly timeoutMs: number; readonly defaultMode: boolean } | null {
+  const timeout = args['ask_host_timeout_seconds'];
+  if (args['ask_host'] !== true) {
+    if (timeout !== undefined) throw new ToolError('invalid_arguments', 'ask_host_timeout_seconds requires ask_host: true', '/ask_host_timeout_seconds');
+    return null;
+  }
+  const explicit = typeof args['permission_mode'] === 'string';
+  if (explicit && mode !== 'acceptEdits') {
+    throw new ToolError('invalid_arguments', `ask_host cannot be combined with permission_mode ${mode}: that mode decides every prompt itself and never asks; omit permission_mode (native default mode) or use acceptEdits`, '/permission_mode');
+  }
+  const seconds = typeof timeout === 'number' ? timeout : DEFAULT_ASK_HOST_TIMEOUT_SECONDS;
+  if (idleSeconds !== null && idleSeconds <= seconds) {
+    throw new ToolError('invalid_arguments', 'idle_timeout_seconds must exceed ask_host_timeout_seconds: a run waiting for an answer writes nothing', '/idle_timeout_seconds');
+  }
+  return { timeoutMs: seconds * 1000, defaultMode: !explicit };
 }
 
 const SESSION_ID_ARGS: ReadonlySet<string> = new Set(['session_id', 'resume_session_id']);

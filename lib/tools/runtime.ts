@@ -9,11 +9,16 @@ import { createRunRegistry, type RunEntry, type RunListItem, type RunRegistry } 
 import { startRunExecution, type ExecuteDeps, type PreparedRun, type RunExecution } from '../runs/execute.ts';
 import type { EventKind } from '../native/events.ts';
 import type { JsonObject } from '../util/json.ts';
+import { ToolError } from '../tool-errors.ts';
 import type { ProcessIdentity } from '../supervise/protocol.ts';
+import { attachAskHost, type AskHostDeps } from '../permission/attach.ts';
+import type { PermissionBroker } from '../permission/broker.ts';
 
 export interface LiveRun {
   readonly request: RunRequest;
   execution: RunExecution | null;
+  /** The run's permission broker when it asks its host (ask_host), else null. */
+  readonly broker: PermissionBroker | null;
   classification: Classification | null;
   /** Resolves when the run settled (classification set, registry settled). */
   readonly settled: Promise<void>;
@@ -46,6 +51,8 @@ export interface RuntimeDeps extends ExecuteDeps {
   readonly random: (bytes: number) => Uint8Array;
   /** True when the process with this identity no longer exists (or is a zombie): used to re-check survivors. */
   readonly isGone: (identity: ProcessIdentity) => boolean;
+  /** Needed for runs that ask their host (ask_host); without it such runs are refused. */
+  readonly askHost?: Omit<AskHostDeps, 'clock' | 'random'>;
 }
 
 export function createRuntime(deps: RuntimeDeps): Runtime {
@@ -70,16 +77,27 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
 
   return {
     registry,
-    start(prepared, options) {
-      const entry = registry.reserve({
-        acquiredBy: options.acquiredBy,
-        sync: options.sync,
-        live: () => {
-          let markSettled = (): void => {};
-          const settled = new Promise<void>((resolve) => { markSettled = resolve; });
-          return { request: prepared.request, execution: null, classification: null, settled, markSettled };
-        },
-      });
+    start(unwired, options) {
+      if (unwired.request.askHost && deps.askHost === undefined) throw new ToolError('invalid_arguments', 'ask_host is not available in this adapter', '/ask_host');
+      // The broker exists before the slot is reserved, and is closed again when the reservation fails.
+      const { prepared, broker } = deps.askHost === undefined
+        ? { prepared: unwired, broker: null }
+        : attachAskHost(unwired, { clock: deps.clock, random: deps.random, ...deps.askHost });
+      let entry: RunEntry<LiveRun>;
+      try {
+        entry = registry.reserve({
+          acquiredBy: options.acquiredBy,
+          sync: options.sync,
+          live: () => {
+            let markSettled = (): void => {};
+            const settled = new Promise<void>((resolve) => { markSettled = resolve; });
+            return { request: prepared.request, execution: null, broker, classification: null, settled, markSettled };
+          },
+        });
+      } catch (error) {
+        broker?.close();
+        throw error;
+      }
       const live = entry.live;
       const runId = entry.run_id;
       const execution = startRunExecution(deps, runId, prepared, {
@@ -87,6 +105,8 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
         onEvent: options.onEvent,
       });
       live.execution = execution;
+      // Whatever is still pending when the run ends is denied, and the private socket directory removed.
+      void execution.done.finally(() => broker?.close()).catch(() => {});
       execution.done.then(
         (classification) => {
           live.classification = classification;

@@ -11,6 +11,8 @@ import type { EventKind } from '../native/events.ts';
 import type { PreparedRun } from '../runs/execute.ts';
 import type { RunEntry } from '../runs/registry.ts';
 import { isToolError } from '../tool-errors.ts';
+import { questionMessage, QUESTION_SCHEMA, readAnswer } from '../permission/elicit.ts';
+import type { PermissionQuestion } from '../permission/broker.ts';
 import { progressText } from '../native/progress-text.ts';
 import { truncateUtf8 } from '../util/utf8.ts';
 import { fromWireName } from './declarations.ts';
@@ -70,6 +72,11 @@ export function createTaskHost(deps: TaskHostDeps): TaskHost {
       pollIntervalMs: TASK_POLL_INTERVAL_MS,
     };
     if (!entry.completed) {
+      const asking = entry.live.broker?.pending() ?? [];
+      if (asking.length > 0) {
+        const first = asking[0]!;
+        return { ...base, status: 'input_required', statusMessage: statusLine(`waiting for a permission answer: ${first.tool_name}`), outcome: null, inputRequests: taskInputRequests(entry.run_id, asking) };
+      }
       return { ...base, status: 'working', statusMessage: workingMessage(entry, record), outcome: null };
     }
     const outcome: ToolOutcome = settledRunOutcome(runtime, entry);
@@ -109,6 +116,20 @@ export function createTaskHost(deps: TaskHostDeps): TaskHost {
       const record = records.get(taskId);
       return entry === null || record === undefined ? null : view(entry, record);
     },
+    update(taskId, inputResponses) {
+      const entry = entryOf(taskId);
+      if (entry === null || !records.has(taskId)) return false;
+      const broker = entry.live.broker;
+      if (broker === null || entry.completed) return true;
+      const outstanding = new Set(broker.pending().map((q) => q.question_id));
+      for (const [key, response] of Object.entries(inputResponses)) {
+        if (!outstanding.has(key)) continue;
+        // Anything but an accepted, well-formed form is a deny (decline, cancel, malformed).
+        const answer = typeof response === 'object' && response !== null && !Array.isArray(response) ? readAnswer(response as JsonObject) : null;
+        broker.answer(key, answer ?? { behavior: 'deny', reason: 'the form was declined, cancelled or malformed' });
+      }
+      return true;
+    },
     cancel(taskId) {
       const entry = entryOf(taskId);
       const record = records.get(taskId);
@@ -120,6 +141,15 @@ export function createTaskHost(deps: TaskHostDeps): TaskHost {
       return true;
     },
   };
+}
+
+/** The pending permission questions as the extension's inputRequests: key = question id, one form each. */
+function taskInputRequests(runId: string, questions: readonly PermissionQuestion[]): Record<string, JsonObject> {
+  const requests: Record<string, JsonObject> = {};
+  for (const q of questions) {
+    requests[q.question_id] = { method: 'elicitation/create', params: { mode: 'form', message: questionMessage(runId, q), requestedSchema: QUESTION_SCHEMA } };
+  }
+  return requests;
 }
 
 function workingMessage(entry: RunEntry<LiveRun>, record: TaskRecord): string {

@@ -4,15 +4,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSdkServer } from './sdk-server.ts';
 
-const DOTTED = ['claude.run', 'claude.run.start', 'claude.run.list', 'claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release'];
+const DOTTED = ['claude.run', 'claude.run.start', 'claude.run.list', 'claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release', 'claude.run.answer'];
 const WORK = { format_version: 1, uri: 'computer-mcp://runtime/work/v1' };
 const CONTINUATION = { format_version: 1, selector: { kind: 'claude.run', resource_id: { json_pointer: '/run_id' } } };
 const RISK: Record<string, string> = {
   'claude.run': 'full-shell', 'claude.run.start': 'full-shell',
   'claude.run.list': 'read-only', 'claude.run.result': 'read-only', 'claude.run.events': 'read-only',
-  'claude.run.cancel': 'destructive', 'claude.run.release': 'destructive',
+  'claude.run.cancel': 'destructive', 'claude.run.release': 'destructive', 'claude.run.answer': 'destructive',
 };
-const TAKES_RUN_ID = new Set(['claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release']);
+const TAKES_RUN_ID = new Set(['claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release', 'claude.run.answer']);
 
 test('SDK listTools: fixed order, risk/work/continuation _meta and matching annotations', async () => {
   const server = await startSdkServer();

@@ -80,7 +80,7 @@ for (const version of ['2025-11-25', '2025-06-18', '2024-11-05']) {
     try {
       const list = (await h.request('tools/list')) as unknown as { result: { tools: ToolDefinition[] } };
       const tools = list.result.tools;
-      assert.equal(tools.length, 7);
+      assert.equal(tools.length, 8);
       for (const tool of tools) {
         const schema = tool.inputSchema;
         const base = baseArgs(schema, marker);

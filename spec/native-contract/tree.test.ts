@@ -67,6 +67,14 @@ describe('cli-tree.json', () => {
     assert.match(String(option?.verified), /refused before any API call/);
   });
 
+  it('declares the permission prompt tool as verified: flags, request arguments, answer shape', () => {
+    const declared = CLI_TREE.permission_prompt_tool;
+    assert.equal(declared.flag, '--permission-prompt-tool');
+    assert.equal(declared.mcp_config_flag, '--mcp-config');
+    assert.deepEqual(declared.request_arguments, ['tool_name', 'input', 'tool_use_id']);
+    assert.deepEqual(declared.modes_that_ask, ['default', 'acceptEdits']);
+  });
+
   it('declares the fixed flags of both output modes', () => {
     assert.deepEqual(CLI_TREE.print_mode, ['-p']);
     assert.deepEqual(CLI_TREE.output_modes, {
@@ -78,6 +86,10 @@ describe('cli-tree.json', () => {
   const mutations: readonly [string, Mutate, RegExp][] = [
     ['wrong format_version', (t) => { t.format_version = 2; }, /format_version/],
     ['unknown top-level key', (t) => { t.extra = 1; }, /unknown key "extra"/],
+    ['no permission prompt tool declaration', (t) => { delete t.permission_prompt_tool; }, /permission_prompt_tool: must be an object/],
+    ['permission prompt tool flag not a long flag', (t) => { t.permission_prompt_tool.flag = '-x'; }, /permission_prompt_tool\.flag: must be a long flag/],
+    ['permission prompt tool answer incomplete', (t) => { delete t.permission_prompt_tool.answer.deny; }, /permission_prompt_tool\.answer/],
+    ['unknown permission prompt tool key', (t) => { t.permission_prompt_tool.timeout = 1; }, /unknown key "timeout"/],
     ['bad tested_version', (t) => { t.native.tested_version = 'latest'; }, /tested_version/],
     ['pattern without capture of the version', (t) => { t.native.version_output_pattern = '^\\d+'; }, /version_output_pattern/],
     ['pattern not a regexp', (t) => { t.native.version_output_pattern = '('; }, /version_output_pattern/],

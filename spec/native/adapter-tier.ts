@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { scenarioByPromptTag, startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic, RecordedRequest, Scenario } from '../../fixtures/fake-anthropic/server.ts';
 import { readProcStat, readProcTable } from '../../lib/supervisor/proc-table.ts';
@@ -28,6 +28,8 @@ export interface TierOptions {
   /** Named scenarios for prompt tags (presets are always available). */
   readonly scenarios?: Readonly<Record<string, Scenario>>;
   readonly extraEnv?: Readonly<Record<string, string>>;
+  /** Capabilities the SDK client declares at initialize (e.g. elicitation). */
+  readonly clientCapabilities?: ClientCapabilities;
 }
 
 /** What tools/call returned, as the SDK parsed it. */
@@ -77,7 +79,7 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
   });
   let serverLog = '';
   transport.stderr?.on('data', (chunk: Buffer) => { serverLog += chunk.toString('utf8'); });
-  const client = new Client({ name: 'native-tier', version: '1.0.0' });
+  const client = new Client({ name: 'native-tier', version: '1.0.0' }, options.clientCapabilities ? { capabilities: options.clientCapabilities } : undefined);
   try {
     await client.connect(transport);
   } catch (error) {

@@ -103,3 +103,15 @@ for (const [allow, deny, rejected] of rules) {
     else checkPermissionRules(allow, deny);
   });
 }
+
+test('ask_host: opt-in; without a mode it asks in the native default mode; dontAsk and plan never ask and are refused', () => {
+  assert.equal(parseRunInput({ prompt: 'x' }, ctx).askHost, null, 'nothing changes without the argument');
+  assert.deepEqual(parseRunInput({ prompt: 'x', ask_host: true }, ctx).askHost, { timeoutMs: 180_000, defaultMode: true });
+  assert.deepEqual(parseRunInput({ prompt: 'x', ask_host: true, permission_mode: 'acceptEdits', ask_host_timeout_seconds: 5 }, ctx).askHost, { timeoutMs: 5000, defaultMode: false });
+  for (const mode of ['dontAsk', 'plan']) {
+    assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', ask_host: true, permission_mode: mode }, ctx)), { code: 'invalid_arguments', path: '/permission_mode' });
+  }
+  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', ask_host_timeout_seconds: 5 }, ctx)), { code: 'invalid_arguments', path: '/ask_host_timeout_seconds' });
+  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 60 }, ctx)), { code: 'invalid_arguments', path: '/idle_timeout_seconds' }, 'the idle timer must outlast a question');
+  assert.deepEqual(parseRunInput({ prompt: 'x', ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 61 }, ctx).askHost, { timeoutMs: 60_000, defaultMode: true });
+});

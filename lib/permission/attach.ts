@@ -1,0 +1,39 @@
+/**
+ * Wires a broker into a prepared run that opted in to ask_host: creates the run's broker and returns the
+ * argv with the bridge in it. The broker is the run's to close when the run settles.
+ */
+import type { PreparedRun } from '../runs/execute.ts';
+import type { Clock } from '../util/clock.ts';
+import { createPermissionBroker, type PermissionBroker } from './broker.ts';
+import { getBridgeCommand, withPermissionBridge, type BridgeCommand } from './spec.ts';
+
+export interface AskHostDeps {
+  readonly clock: Clock;
+  readonly random: (bytes: number) => Uint8Array;
+  /** The tree's prompt separator (`--`): the bridge flags go before it. */
+  readonly separator: string;
+  /** cli-tree.json `permission_prompt_tool` flags. */
+  readonly flags: { readonly flag: string; readonly mcp_config_flag: string };
+  readonly bridgeCommand?: BridgeCommand;
+  readonly baseDir?: string;
+}
+
+export interface AttachedRun {
+  readonly prepared: PreparedRun;
+  readonly broker: PermissionBroker | null;
+}
+
+export function attachAskHost(prepared: PreparedRun, deps: AskHostDeps): AttachedRun {
+  const ask = prepared.request.askHost ?? null;
+  if (ask === null) return { prepared, broker: null };
+  const broker = createPermissionBroker({ clock: deps.clock, random: deps.random, boundMs: ask.timeoutMs, ...(deps.baseDir ? { baseDir: deps.baseDir } : {}) });
+  const argv = withPermissionBridge(prepared.argv, deps.separator, {
+    command: deps.bridgeCommand ?? getBridgeCommand(),
+    socketPath: broker.socketPath,
+    token: broker.token,
+    boundMs: ask.timeoutMs,
+    useDefaultMode: ask.defaultMode,
+    flags: deps.flags,
+  });
+  return { prepared: { ...prepared, argv }, broker };
+}

@@ -1,0 +1,276 @@
+// ask_host on the real pinned binary: the nested CLI's permission prompt reaches the person at the MCP
+// client through this package's bridge and broker. The fake model asks for Bash `touch fake-tool-marker.txt`,
+// which the native default mode would ask about; what the person answers decides whether it ran.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ElicitRequestSchema, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { promptTag } from '../../fixtures/fake-anthropic/server.ts';
+import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
+import type { AdapterTier } from './adapter-tier.ts';
+
+type Json = Record<string, unknown>;
+
+interface Questions {
+  readonly pending: Json[];
+  readonly decided: Json[];
+  readonly decided_dropped: number;
+}
+
+describe('adapter over the real binary: ask_host', () => {
+  let tier: AdapterTier;
+  before(async () => { tier = await startAdapterTier(); });
+  after(async () => { await tier.close(); });
+
+  const start = async (cwd: string, label: string, extra: Json = {}): Promise<string> => {
+    const out = await tier.call('claude.run.start', { prompt: `make a marker ${marker(label)} ${promptTag('tool_bash')}`, cwd, ask_host: true, ...extra });
+    assert.equal(out.isError, false, JSON.stringify(out.error));
+    assert.ok(out.result['permission_questions'], 'an ask_host run shows its questions from the start');
+    return String(out.result['run_id']);
+  };
+  const questions = async (runId: string): Promise<Questions> => {
+    const out = await tier.call('claude.run.result', { run_id: runId });
+    return out.result['permission_questions'] as unknown as Questions;
+  };
+  const firstQuestion = (runId: string): Promise<Json> =>
+    pollTool('a pending permission question', async () => (await questions(runId)).pending[0]);
+  const settle = async (runId: string): Promise<Json> => {
+    const out = await tier.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
+    assert.equal(out.result['completed'], true, 'settled');
+    return out.result;
+  };
+  /** A call that must fail with a tool error (the tier's call() expects a result object). */
+  const refused = async (name: string, args: Json): Promise<{ code: string; message: string; path?: string }> => {
+    const answer = await tier.client.callTool({ name, arguments: args });
+    assert.equal(answer.isError, true, `${name} must fail`);
+    const text = String((answer.content as Array<{ text: string }>)[0]?.text);
+    return (JSON.parse(text.slice(text.indexOf('\n') + 1)) as { error: { code: string; message: string; path?: string } }).error;
+  };
+  const privateDirs = (): string[] => readdirSync(tier.sandbox.tmp).filter((name) => name.startsWith('crm-perm-'));
+
+  it('allow: the question shows run, tool and exact input; the tool ran; nothing is denied', async () => {
+    await inCwd(tier, async (cwd) => {
+      const runId = await start(cwd, 'allow');
+      const q = await firstQuestion(runId);
+      assert.equal(q['tool_name'], 'Bash');
+      assert.equal(q['input'], JSON.stringify({ command: 'touch fake-tool-marker.txt', description: 'Create a marker file' }));
+      assert.equal(q['input_truncated'], false);
+      assert.match(String(q['tool_use_id']), /^toolu_/);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'nothing ran before the answer');
+      assert.equal(privateDirs().length, 1, 'one private socket directory while the run asks');
+      const listed = ((await tier.call('claude.run.list', {})).result['runs'] as Json[]).find((run) => run['run_id'] === runId);
+      assert.equal(listed?.['permission_questions_pending'], 1, 'claude.run.list shows the waiting question');
+      const answered = await tier.call('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'allow' });
+      assert.equal(answered.isError, false);
+      assert.equal((answered.result['question'] as Json)['behavior'], 'allow');
+      const r = await settle(runId);
+      assert.equal(r['is_error'], false);
+      assert.deepEqual(r['permission_denials'], []);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
+      const pq = r['permission_questions'] as unknown as Questions;
+      assert.deepEqual(pq.pending, []);
+      assert.deepEqual(pq.decided.map((d) => [d['question_id'], d['behavior'], d['decided_by']]), [[q['question_id'], 'allow', 'host']]);
+      const init = (await tier.call('claude.run.events', { run_id: runId, limit: 1 })).result['events'] as Json[];
+      assert.equal((init[0]?.['event'] as Json | undefined)?.['permissionMode'] ?? init[0]?.['permissionMode'], 'default', 'without permission_mode the native default mode asks');
+      const again = await refused('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'deny' });
+      assert.equal(again.code, 'permission_question_not_pending', 'a decided question cannot be answered again');
+      assert.deepEqual(privateDirs(), [], 'the private directory is removed when the run settles');
+    });
+  });
+
+  it('deny with a reason: the tool did not run, the denial is reported with the reason the model saw', async () => {
+    await inCwd(tier, async (cwd) => {
+      const runId = await start(cwd, 'deny');
+      const q = await firstQuestion(runId);
+      await tier.call('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'deny', reason: 'not in this repo' });
+      const r = await settle(runId);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'the denied tool did not run');
+      const denials = r['permission_denials'] as Array<{ tool_name: string; tool_input: { command: string } }>;
+      assert.equal(denials.length, 1);
+      assert.equal(denials[0]?.tool_name, 'Bash');
+      assert.equal(denials[0]?.tool_input.command, 'touch fake-tool-marker.txt');
+      const events = JSON.stringify((await tier.call('claude.run.events', { run_id: runId, limit: 256 })).result['events']);
+      assert.ok(events.includes('The person at the MCP client denied this tool use: not in this repo'), 'the model read the reason');
+      assert.deepEqual((r['permission_questions'] as unknown as Questions).decided.map((d) => [d['behavior'], d['decided_by']]), [['deny', 'host']]);
+    });
+  });
+
+  it('no answer: denied after ask_host_timeout_seconds, reported as a denial', async () => {
+    await inCwd(tier, async (cwd) => {
+      const runId = await start(cwd, 'silent', { ask_host_timeout_seconds: 2 });
+      const q = await firstQuestion(runId);
+      const r = await settle(runId);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
+      assert.equal((r['permission_denials'] as unknown[]).length, 1);
+      const d = (r['permission_questions'] as unknown as Questions).decided[0] as Json;
+      assert.equal(d['question_id'], q['question_id']);
+      assert.equal(d['decided_by'], 'timeout');
+      const waitedMs = Date.parse(String(d['decided_at'])) - Date.parse(String(d['asked_at']));
+      assert.ok(waitedMs >= 1900 && waitedMs < 10_000, `denied at the bound, not before (${waitedMs} ms)`);
+      const late = await refused('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'allow' });
+      assert.equal(late.code, 'permission_question_not_pending', 'an expired question cannot be allowed');
+    });
+  });
+
+  it('cancel while waiting: the run is cancelled and cleaned up as usual; the question is denied', async () => {
+    await inCwd(tier, async (cwd) => {
+      const runId = await start(cwd, 'cancel');
+      const q = await firstQuestion(runId);
+      await tier.call('claude.run.cancel', { run_id: runId });
+      const r = await settle(runId);
+      assert.equal((r['error'] as Json | null)?.['code'], 'cancelled');
+      assert.equal(r['cleanup_confirmed'], true);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
+      const d = (r['permission_questions'] as unknown as Questions).decided[0] as Json;
+      assert.equal(d['question_id'], q['question_id']);
+      assert.equal(d['behavior'], 'deny');
+      assert.deepEqual(privateDirs(), []);
+    });
+  });
+
+  it('questions of two runs never mix: a question id answers only on its own run', async () => {
+    await inCwd(tier, async (cwd) => {
+      const a = await start(cwd, 'two-a');
+      const qa = await firstQuestion(a);
+      const other = await tier.newCwd();
+      try {
+        const b = await start(other, 'two-b');
+        const qb = await firstQuestion(b);
+        const crossed = await refused('claude.run.answer', { run_id: b, question_id: qa['question_id'], decision: 'allow' });
+        assert.equal(crossed.code, 'permission_question_not_pending');
+        await tier.call('claude.run.answer', { run_id: a, question_id: qa['question_id'], decision: 'deny' });
+        await tier.call('claude.run.answer', { run_id: b, question_id: qb['question_id'], decision: 'allow' });
+        await settle(a);
+        await settle(b);
+        assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'run a was denied');
+        assert.equal(existsSync(join(other, 'fake-tool-marker.txt')), true, 'run b was allowed');
+      } finally {
+        await tier.dropCwd(other);
+      }
+    });
+  });
+
+  it('refused with input errors when the run cannot ask, starting nothing', async () => {
+    await inCwd(tier, async (cwd) => {
+      const sync = await refused('claude.run', { prompt: 'hi', cwd, ask_host: true });
+      assert.deepEqual([sync.code, sync.path], ['invalid_arguments', '/ask_host']);
+      assert.match(sync.message, /claude\.run\.start/);
+      const dontAsk = await refused('claude.run.start', { prompt: 'hi', cwd, ask_host: true, permission_mode: 'dontAsk' });
+      assert.deepEqual([dontAsk.code, dontAsk.path], ['invalid_arguments', '/permission_mode']);
+      assert.match(dontAsk.message, /never asks/);
+      const orphan = await refused('claude.run.start', { prompt: 'hi', cwd, ask_host_timeout_seconds: 5 });
+      assert.deepEqual([orphan.code, orphan.path], ['invalid_arguments', '/ask_host_timeout_seconds']);
+      const idle = await refused('claude.run.start', { prompt: 'hi', cwd, ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 30 });
+      assert.deepEqual([idle.code, idle.path], ['invalid_arguments', '/idle_timeout_seconds']);
+      const listed = (await tier.call('claude.run.list', {})).result['runs'] as Json[];
+      assert.equal(listed.filter((run) => !run['completed']).length, 0, 'nothing was started');
+      assert.deepEqual(privateDirs(), []);
+    });
+  });
+});
+
+describe('adapter over the real binary: ask_host through elicitation (legacy era)', () => {
+  let tier: AdapterTier;
+  let onElicit: (params: Json, signal: AbortSignal) => Promise<Json> = async () => ({ action: 'decline' });
+  const asked: Json[] = [];
+  before(async () => {
+    tier = await startAdapterTier({ clientCapabilities: { elicitation: { form: {} } } });
+    tier.client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      asked.push(request.params as Json);
+      return (await onElicit(request.params as Json, extra.signal)) as never;
+    });
+  });
+  after(async () => { await tier.close(); });
+
+  it('allow in the form: claude.run waits, the person sees run, tool and input, the tool ran', async () => {
+    await inCwd(tier, async (cwd) => {
+      asked.length = 0;
+      onElicit = async () => ({ action: 'accept', content: { decision: 'allow' } });
+      const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-allow')} ${promptTag('tool_bash')}`, cwd, ask_host: true });
+      assert.equal(out.isError, false, JSON.stringify(out.error));
+      assert.equal(asked.length, 1);
+      const message = String(asked[0]?.['message']);
+      assert.ok(message.includes(String(out.result['run_id'])) && message.includes('Bash') && message.includes(JSON.stringify({ command: 'touch fake-tool-marker.txt', description: 'Create a marker file' })), message);
+      assert.equal(asked[0]?.['mode'], 'form');
+      assert.deepEqual(out.result['permission_denials'], []);
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
+      const decided = (out.result['permission_questions'] as unknown as Questions).decided;
+      assert.deepEqual(decided.map((d) => [d['behavior'], d['decided_by']]), [['allow', 'host']]);
+    });
+  });
+
+  it('decline in the form: denied and reported', async () => {
+    await inCwd(tier, async (cwd) => {
+      onElicit = async () => ({ action: 'decline' });
+      const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-decline')} ${promptTag('tool_bash')}`, cwd, ask_host: true });
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
+      assert.equal((out.result['permission_denials'] as unknown[]).length, 1);
+    });
+  });
+
+  it('an open form past the bound: denied, and the elicitation is withdrawn from the client', async () => {
+    await inCwd(tier, async (cwd) => {
+      let withdrawn = false;
+      onElicit = (_params, signal) => new Promise((resolve) => {
+        signal.addEventListener('abort', () => { withdrawn = true; resolve({ action: 'cancel' }); }, { once: true });
+      });
+      const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-silent')} ${promptTag('tool_bash')}`, cwd, ask_host: true, ask_host_timeout_seconds: 2 });
+      assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
+      assert.equal((out.result['permission_denials'] as unknown[]).length, 1);
+      const decided = (out.result['permission_questions'] as unknown as Questions).decided;
+      assert.equal(decided[0]?.['decided_by'], 'timeout');
+      assert.equal(withdrawn, true, 'notifications/cancelled reached the client for the open form');
+    });
+  });
+});
+
+describe('adapter over the real binary: ask_host as a task going input_required (2026-07-28)', () => {
+  let tier: AdapterTier;
+  before(async () => { tier = await startAdapterTier(); });
+  after(async () => { await tier.close(); });
+
+  const TASKS = 'io.modelcontextprotocol/tasks';
+  /** Claude Code's interactive _meta: a modern request that declares the tasks extension. */
+  const META = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'claude-code', version: '2.1.332' },
+    'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {}, url: {} }, extensions: { [TASKS]: {} } },
+  };
+  const modern = async (method: string, params: Json): Promise<Json> =>
+    (await tier.client.request({ method, params: { ...params, _meta: META } } as never, ResultSchema)) as Json;
+  const untilStatus = (taskId: string, statuses: readonly string[]): Promise<Json> =>
+    pollTool(`task ${statuses.join('/')}`, async () => {
+      const task = await modern('tasks/get', { taskId });
+      return statuses.includes(String(task['status'])) ? task : undefined;
+    });
+
+  for (const [label, response, ran] of [
+    ['accept allow', { action: 'accept', content: { decision: 'allow' } }, true],
+    ['decline', { action: 'decline' }, false],
+  ] as const) {
+    it(`input_required carries the question as a form; tasks/update with ${label} decides it`, async () => {
+      await inCwd(tier, async (cwd) => {
+        const created = await modern('tools/call', { name: 'claude.run', arguments: { prompt: `make a marker ${marker('task')} ${promptTag('tool_bash')}`, cwd, ask_host: true } });
+        assert.equal(created['resultType'], 'task', JSON.stringify(created));
+        const taskId = String(created['taskId']);
+        const asking = await untilStatus(taskId, ['input_required']);
+        assert.match(String(asking['statusMessage']), /permission answer: Bash/);
+        const requests = asking['inputRequests'] as Record<string, Json>;
+        const [key, request] = Object.entries(requests)[0]!;
+        assert.equal(request['method'], 'elicitation/create');
+        const params = request['params'] as Json;
+        assert.equal(params['mode'], 'form');
+        assert.ok(String(params['message']).includes(taskId) && String(params['message']).includes('touch fake-tool-marker.txt'));
+        assert.deepEqual(await modern('tasks/update', { taskId, inputResponses: { 'not-outstanding': { action: 'accept', content: { decision: 'allow' } } } }), { resultType: 'complete', _meta: (await modern('tasks/update', { taskId, inputResponses: {} }))['_meta'] }, 'a key that is not outstanding is acknowledged and ignored');
+        assert.equal((await modern('tasks/get', { taskId }))['status'], 'input_required', 'still asking');
+        await modern('tasks/update', { taskId, inputResponses: { [key]: response } });
+        const done = await untilStatus(taskId, ['completed', 'failed', 'cancelled']);
+        assert.equal(done['status'], 'completed');
+        assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), ran);
+        const r = await tier.full(taskId);
+        assert.equal((r['permission_denials'] as unknown[]).length, ran ? 0 : 1);
+      });
+    });
+  }
+});
