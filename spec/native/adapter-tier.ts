@@ -6,7 +6,7 @@
  * working directory; runs pick their fake scenario with a prompt tag (one process = one environment).
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -168,18 +168,37 @@ export async function inCwd(tier: AdapterTier, body: (cwd: string) => Promise<vo
   }
 }
 
-/** tsx's esbuild service, a child of the adapter process itself (not of any run); it dies with the adapter. */
 /**
- * The server's own helpers, which outlive a test by design: tsx's esbuild service, and the idle spare
- * supervisor (a supervisor child of the server with no process under it: it runs nothing until a run
- * takes it). Both must still be gone after the server closes (`close` checks every sandbox process).
+ * The server's own helpers, which outlive a test by design: tsx's esbuild service (of the server, or of an
+ * idle spare supervisor loading under tsx), and the idle spare supervisor (a supervisor child of the server
+ * that runs nothing until a run takes it: nothing under it but that esbuild service). All must still be gone
+ * after the server closes (`close` checks every sandbox process).
  */
 function isServerHelper(p: SandboxProcess, serverPid: number): boolean {
-  if (readProcStat(p.pid)?.ppid !== serverPid) return false;
-  if (p.exe !== null && basename(p.exe) === 'esbuild') return true;
-  const idleSupervisor = p.cmdline.some((arg) => arg.endsWith('lib/supervisor/main.ts') || arg === '__supervisor')
-    && !readProcTable().some((q) => q.pid !== p.pid && (q.ppid === p.pid || q.sid === p.pid));
-  return idleSupervisor;
+  const ppid = readProcStat(p.pid)?.ppid;
+  if (ppid === undefined) return false;
+  if (isEsbuild(p.pid)) return ppid === serverPid || isIdleSpare(ppid, serverPid);
+  return isIdleSpare(p.pid, serverPid);
+}
+
+function isEsbuild(pid: number): boolean {
+  try {
+    return basename(readlinkSync(`/proc/${pid}/exe`)) === 'esbuild';
+  } catch {
+    return false;
+  }
+}
+
+function isIdleSpare(pid: number, serverPid: number): boolean {
+  if (readProcStat(pid)?.ppid !== serverPid) return false;
+  let cmdline: string[];
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return false;
+  }
+  if (!cmdline.some((arg) => arg.endsWith('lib/supervisor/main.ts') || arg === '__supervisor')) return false;
+  return !readProcTable().some((q) => q.pid !== pid && (q.ppid === pid || q.sid === pid) && !isEsbuild(q.pid));
 }
 
 export function describeProcesses(processes: readonly SandboxProcess[]): string[] {
