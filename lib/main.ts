@@ -67,6 +67,7 @@ if (process.argv[2] === '__permission-bridge') {
   const argv = process.argv.slice(2);
   const flushedByRole = argv[0] === undefined || (argv[0].startsWith('-') && !Object.hasOwn(INFO, argv[0])) || argv[0] === 'serve';
   const exit = async (code: number, flushed: boolean): Promise<void> => {
+    if (flushed) process.exit(code);
     const { flushOutput } = await import('./rpc/drain.ts');
     const { systemClock } = await import('./util/clock.ts');
     if (!flushed && !(await flushOutput(process.stdout, systemClock))) process.stderr.write('claude-run-mcp: gave up on stdout: the reader stopped reading\n');

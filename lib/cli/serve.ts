@@ -70,7 +70,7 @@ export async function runServe(argv: readonly string[], createHosts: HostFactory
   process.on('SIGTERM', onSignal);
   log('serving MCP on stdio');
   await Promise.race([connection.closed, gaveUp]);
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  // The handlers stay until the process exits: Claude Code follows SIGINT with SIGTERM about 100 ms later,
+  // and a signal without a handler would end the exiting server by its default action (no exit code 0).
   return 0;
 }
