@@ -1,8 +1,8 @@
 import type { JsonObject, JsonValue } from '../util/json.ts';
 import type { ToolErrorData } from '../tool-errors.ts';
 
-export const PERMISSION_MODES = ['dontAsk', 'plan', 'acceptEdits'] as const;
-export type PermissionMode = (typeof PERMISSION_MODES)[number];
+export { PERMISSION_MODES, type PermissionMode } from '../native/tree.ts';
+import type { PermissionMode } from '../native/tree.ts';
 
 /** How a run relates to a native conversation. Exactly one kind per run. */
 export type SessionIntent =

@@ -14,6 +14,8 @@
  * Native stderr never reaches the adapter as a stream: the supervisor keeps a bounded tail and puts it in
  * the cleanup report.
  */
+import type { NativeQuery } from '../native/version.ts';
+import type { ProcessIdentity } from '../supervisor/proc-stat.ts';
 
 /** Bound on the run's report lines on fd 2 (all but the probe results, together). */
 export const REPORT_MAX_BYTES = 64 * 1024;
@@ -65,18 +67,11 @@ export type ControlMessage =
     }
   | { readonly type: 'terminate'; readonly reason: TerminateReason };
 
-export interface ProcessIdentity {
-  readonly pid: number;
-  /** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot): pid + start never repeats. */
-  readonly start: string;
-}
+/** The wire carries identities as the process layer defines them. */
+export type { ProcessIdentity };
 
-export type ProbeOutcome =
-  | { readonly kind: 'exited'; readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stdoutOverflow: boolean; readonly stderr: string }
-  | { readonly kind: 'spawn_error'; readonly message: string }
-  | { readonly kind: 'timeout' }
-  /** Ended because the run was terminated (or the control pipe closed) while it ran. */
-  | { readonly kind: 'cancelled' };
+/** A probe's outcome is what the version check reads, so the native layer defines it. */
+export type ProbeOutcome = NativeQuery;
 
 export type ReportMessage =
   | { readonly type: 'probe_result'; readonly id: number; readonly outcome: ProbeOutcome }
