@@ -15,7 +15,7 @@
  * the cleanup report.
  */
 import type { NativeQuery } from '../native/version.ts';
-import type { ProcessIdentity } from '../supervisor/proc-stat.ts';
+import type { ProcessIdentity } from '../process/proc-stat.ts';
 
 /** Bound on the run's report lines on fd 2 (all but the probe results, together). */
 export const REPORT_MAX_BYTES = 64 * 1024;

@@ -11,8 +11,8 @@
 import { assertNever } from '../util/assert-never.ts';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { identityOf } from '../supervisor/proc-stat.ts';
-import { readProcStat } from '../supervisor/proc-table.ts';
+import { identityOf } from '../process/proc-stat.ts';
+import { readProcStat } from '../process/proc-table.ts';
 import { killLeftovers } from './fallback-kill.ts';
 import type { ControlMessage, ProbeOutcome, ProcessIdentity, ReportMessage, TerminateReason } from './protocol.ts';
 import { readReports } from './report-reader.ts';

@@ -4,8 +4,8 @@
  * /proc scan. The supervisor never signals its own group with SIGKILL: it would die before reporting.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { identityOf, type ProcStat } from './proc-stat.ts';
-import { signalGroup, signalIdentity, type KillSignal } from './kill.ts';
+import { identityOf, type ProcStat } from '../process/proc-stat.ts';
+import { signalGroup, signalIdentity, type KillSignal } from '../process/kill.ts';
 import type { RunTracker } from './tracker.ts';
 import type { ProcessIdentity } from '../supervise/protocol.ts';
 

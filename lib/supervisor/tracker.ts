@@ -11,7 +11,7 @@
  * never matches.
  */
 import type { ProcessIdentity } from '../supervise/protocol.ts';
-import { collectDescendants, compareStart, identityKey, identityOf, isLive, type ProcStat } from './proc-stat.ts';
+import { collectDescendants, compareStart, identityKey, identityOf, isLive, type ProcStat } from '../process/proc-stat.ts';
 
 export interface RunTracker {
   /** Adds a process the supervisor itself started (a probe or the native). */

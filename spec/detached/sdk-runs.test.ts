@@ -2,7 +2,7 @@
 // wait_seconds, cancel (native group ended, outcome on later reads), and every release/argument error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readProcStat } from '../../lib/supervisor/proc-table.ts';
+import { readProcStat } from '../../lib/process/proc-table.ts';
 import { identify, isRunning } from '../helpers/proc.ts';
 import { waitUntil } from '../sessions/helpers.ts';
 import { startSdkServer } from './sdk-server.ts';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
-import { identityOf } from '../../lib/supervisor/proc-stat.ts';
+import { identityOf } from '../../lib/process/proc-stat.ts';
 import { createRandom } from './schema-cases.ts';
 import { descendantsOf, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
 import { INITIALIZE, startRawServer, type RawServer } from './raw-server.ts';

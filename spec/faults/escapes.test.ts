@@ -15,8 +15,8 @@ import { readProcStat, readReadyLines, waitForReady } from '../helpers/proc.ts';
 import { cmdlineOf } from './proc-helpers.ts';
 import { createRandom } from './schema-cases.ts';
 import { setTimeout as delay } from 'node:timers/promises';
-import { isLive } from '../../lib/supervisor/proc-stat.ts';
-import { readProcTable } from '../../lib/supervisor/proc-table.ts';
+import { isLive } from '../../lib/process/proc-stat.ts';
+import { readProcTable } from '../../lib/process/proc-table.ts';
 
 const TRIALS = 2;
 

@@ -15,7 +15,7 @@ import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts'
 import { readReadyLines } from '../helpers/proc.ts';
 import { createRandom } from './schema-cases.ts';
 import { cmdlineOf, descendantsOf, identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
-import { identityOf } from '../../lib/supervisor/proc-stat.ts';
+import { identityOf } from '../../lib/process/proc-stat.ts';
 
 // A run settles on its supervisor's report, a few ms before that supervisor exits, so a finished run's
 // supervisor can still be listed when the next run starts: take only one started after `since` (clock ticks

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { createToolHarness, FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { readReadyLines, waitForGone, waitForReady } from '../helpers/proc.ts';
 import { cmdlineOf } from './proc-helpers.ts';
-import { isLive } from '../../lib/supervisor/proc-stat.ts';
-import { readProcTable } from '../../lib/supervisor/proc-table.ts';
+import { isLive } from '../../lib/process/proc-stat.ts';
+import { readProcTable } from '../../lib/process/proc-table.ts';
 import { ROOT } from '../e2e/server-process.ts';
 
 function errorCode(result: Record<string, unknown> | null): unknown {

@@ -5,8 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
-import { identityOf, isLive, isSameProcess, type ProcStat } from '../../lib/supervisor/proc-stat.ts';
-import { readProcStat, readProcTable } from '../../lib/supervisor/proc-table.ts';
+import { identityOf, isLive, isSameProcess, type ProcStat } from '../../lib/process/proc-stat.ts';
+import { readProcStat, readProcTable } from '../../lib/process/proc-table.ts';
 
 export { readProcStat, readProcTable };
 export type { ProcStat };

@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { scenarioByPromptTag, startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic, RecordedRequest, Scenario } from '../../fixtures/fake-anthropic/server.ts';
-import { readProcStat } from '../../lib/supervisor/proc-table.ts';
+import { readProcStat } from '../../lib/process/proc-table.ts';
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '../helpers/native-env.ts';
 import type { NativeSandbox, SandboxProcess } from '../helpers/native-env.ts';

@@ -1,7 +1,7 @@
 /** Pure process-identity rules: stat parsing, pid-recycling guard, descendant walk, tracking. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { collectDescendants, compareStart, groupMembers, isSameProcess, parseProcStat, type ProcStat } from '../../lib/supervisor/proc-stat.ts';
+import { collectDescendants, compareStart, groupMembers, isSameProcess, parseProcStat, type ProcStat } from '../../lib/process/proc-stat.ts';
 import { createRunTracker, MAX_TRACKED_PROCESSES } from '../../lib/supervisor/tracker.ts';
 
 const line = (pid: number, comm: string, state: string, ppid: number, pgid: number, sid: number, start: string): string =>
