@@ -19,7 +19,7 @@ export function parseNativeVersion(stdout: string, tree: CliTree): string | null
 
 /**
  * What a probe of the binary gave: the supervisor runs it and sends it back as its `probe_result`
- * (lib/supervise/protocol.ts), this module only reads it.
+ * (lib/supervisor/protocol.ts), this module only reads it.
  */
 export type NativeQuery =
   | { readonly kind: 'exited'; readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stdoutOverflow: boolean; readonly stderr: string }

@@ -14,10 +14,10 @@ import { isToolError, type ToolErrorData } from '../tool-errors.ts';
 import { createIngest, type Ingest } from './ingest.ts';
 import { sessionLockKeys, type SessionLock } from './session-lock.ts';
 import type { RunRequest, RunState } from './types.ts';
-import { DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_TERM_GRACE_MS, SUPERVISOR_PIPE_GRACE_MS } from '../supervise/run-supervised.ts';
-import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervise/run-supervised.ts';
-import type { SupervisorCommand } from '../supervise/supervisor-command.ts';
-import type { ProcessIdentity } from '../supervise/protocol.ts';
+import { DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_TERM_GRACE_MS, SUPERVISOR_PIPE_GRACE_MS } from '../supervisor/parent/run-supervised.ts';
+import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervisor/parent/run-supervised.ts';
+import type { SupervisorCommand } from '../supervisor/parent/supervisor-command.ts';
+import type { ProcessIdentity } from '../supervisor/protocol.ts';
 
 /** A native stdout line may not exceed this before its newline; a longer one stops the run. */
 export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;

@@ -24,7 +24,7 @@ import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
 import { MAX_EVENTS, MAX_EVENT_BYTES } from '../runs/event-ring.ts';
 import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { MAX_NATIVE_FRAME_BYTES, type ExecuteDeps, type PreparedRun } from '../runs/execute.ts';
-import { prepareSupervisor } from '../supervise/run-supervised.ts';
+import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { readProcStat } from '../process/proc-table.ts';
 import { isLive, isSameProcess } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';

@@ -9,7 +9,7 @@ import { createRunRegistry, type RunEntry, type RunListItem, type RunRegistry } 
 import { startRunExecution, type ExecuteDeps, type PreparedRun, type RunExecution } from '../runs/execute.ts';
 import type { EventKind } from '../native/events.ts';
 import type { JsonObject } from '../util/json.ts';
-import type { ProcessIdentity } from '../supervise/protocol.ts';
+import type { ProcessIdentity } from '../supervisor/protocol.ts';
 
 export interface LiveRun {
   readonly request: RunRequest;

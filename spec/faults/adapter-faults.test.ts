@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { identityOf } from '../../lib/process/proc-stat.ts';
 import { createRandom } from './schema-cases.ts';
 import { descendantsOf, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';

@@ -1,6 +1,6 @@
 /** Process-table views for the fault specs: supervisors by command line, run processes by session/group. */
 import { readFileSync } from 'node:fs';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { collectDescendants, identityOf, isLive, type ProcStat } from '../../lib/process/proc-stat.ts';
 import { readProcStat, readProcTable } from '../../lib/process/proc-table.ts';
 import { identify, isRunning, waitFor } from '../helpers/proc.ts';

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
 import { readReadyLines } from '../helpers/proc.ts';
 import { createRandom } from './schema-cases.ts';

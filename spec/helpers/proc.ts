@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { identityOf, isLive, isSameProcess, type ProcStat } from '../../lib/process/proc-stat.ts';
 import { readProcStat, readProcTable } from '../../lib/process/proc-table.ts';
 

@@ -8,13 +8,13 @@
  * A run settles as soon as the cleanup report is in and both pipes ended: the supervisor only exits after
  * that, and Node's teardown of it takes 6-15 ms nobody needs to wait for.
  */
-import { assertNever } from '../util/assert-never.ts';
+import { assertNever } from '../../util/assert-never.ts';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { identityOf } from '../process/proc-stat.ts';
-import { readProcStat } from '../process/proc-table.ts';
+import { identityOf } from '../../process/proc-stat.ts';
+import { readProcStat } from '../../process/proc-table.ts';
 import { killLeftovers } from './fallback-kill.ts';
-import type { ControlMessage, ProbeOutcome, ProcessIdentity, ReportMessage, TerminateReason } from './protocol.ts';
+import type { ControlMessage, ProbeOutcome, ProcessIdentity, ReportMessage, TerminateReason } from '../protocol.ts';
 import { readReports } from './report-reader.ts';
 import { readInSlices } from './sliced-reader.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';

@@ -1,6 +1,6 @@
 /** Pure validation of control lines (adapter -> supervisor). Anything malformed is rejected whole. */
-import { RUN_MARKER_PATTERN, type ControlMessage, type TerminateReason } from '../supervise/protocol.ts';
-import { isPlainObject } from '../util/json.ts';
+import { RUN_MARKER_PATTERN, type ControlMessage, type TerminateReason } from '../protocol.ts';
+import { isPlainObject } from '../../util/json.ts';
 
 const TERMINATE_REASONS: readonly TerminateReason[] = ['cancel', 'timeout', 'idle_timeout', 'frame_too_large', 'final_too_large', 'adapter_gone'];
 const MAX_GRACE_MS = 10 * 60 * 1000;

@@ -4,10 +4,10 @@
  * /proc scan. The supervisor never signals its own group with SIGKILL: it would die before reporting.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { identityOf, type ProcStat } from '../process/proc-stat.ts';
-import { signalGroup, signalIdentity, type KillSignal } from '../process/kill.ts';
+import { identityOf, type ProcStat } from '../../process/proc-stat.ts';
+import { signalGroup, signalIdentity, type KillSignal } from '../../process/kill.ts';
 import type { RunTracker } from './tracker.ts';
-import type { ProcessIdentity } from '../supervise/protocol.ts';
+import type { ProcessIdentity } from '../protocol.ts';
 
 export interface LadderTarget {
   readonly selfPid: number;
