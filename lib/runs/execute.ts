@@ -6,7 +6,7 @@
 import { createLineSplitter } from '../util/line-splitter.ts';
 import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
-import { classifyRun, type Classification, type Termination } from '../native/classify.ts';
+import { classifyRun, type Classification, type Termination } from './classify.ts';
 import type { EventKind } from '../native/events.ts';
 import type { NativeArgv } from '../native/argv.ts';
 import type { NativeQueryFn } from '../native/version.ts';

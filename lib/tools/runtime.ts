@@ -3,7 +3,7 @@
  * settles them. One registry serves claude.run and the detached tools alike.
  */
 import type { Clock } from '../util/clock.ts';
-import type { Classification } from '../native/classify.ts';
+import type { Classification } from '../runs/classify.ts';
 import type { RunRequest, RunResult, RunState } from '../runs/types.ts';
 import { createRunRegistry, type RunEntry, type RunListItem, type RunRegistry } from '../runs/registry.ts';
 import { startRunExecution, type ExecuteDeps, type PreparedRun, type RunExecution } from '../runs/execute.ts';

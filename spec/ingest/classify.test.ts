@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyRun, mapNativeError } from '../../lib/native/classify.ts';
-import type { ClassifyInput } from '../../lib/native/classify.ts';
+import { classifyRun, mapNativeError } from '../../lib/runs/classify.ts';
+import type { ClassifyInput } from '../../lib/runs/classify.ts';
 import { createIngest } from '../../lib/runs/ingest.ts';
 import type { IngestState } from '../../lib/runs/ingest.ts';
 import type { ToolErrorCode } from '../../lib/tool-errors.ts';

@@ -5,12 +5,12 @@
  * cleanup_error) whichever code wins. Figures the native process did not report are null.
  */
 import type { JsonObject } from '../util/json.ts';
-import type { RunResult, SessionIntent, UnfinishedSubagents } from '../runs/types.ts';
-import type { IngestState } from '../runs/ingest.ts';
+import type { RunResult, SessionIntent, UnfinishedSubagents } from './types.ts';
+import type { IngestState } from './ingest.ts';
 import type { ToolErrorCode, ToolErrorData } from '../tool-errors.ts';
 import { TOOL_ERROR_CODES } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
-import { getArray, getBoolean, getNumber, getObject, getString } from './events.ts';
+import { getArray, getBoolean, getNumber, getObject, getString } from '../native/events.ts';
 
 export type Termination = 'cancel' | 'timeout' | 'idle_timeout' | 'frame_too_large' | 'final_too_large';
 
