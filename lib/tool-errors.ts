@@ -73,8 +73,10 @@ export class ToolError extends Error {
   }
 }
 
+/**
+ * True only for a ToolError built by this module, the only kind whose `toData()` callers may rely on. An
+ * arbitrary Error whose `code` happens to be a tool error code (a Node error, a thrown look-alike) is not one.
+ */
 export function isToolError(value: unknown): value is ToolError {
-  if (!(value instanceof Error)) return false;
-  const code: unknown = (value as unknown as { code?: unknown }).code;
-  return typeof code === 'string' && Object.hasOwn(TOOL_ERROR_CODES, code);
+  return value instanceof ToolError;
 }
