@@ -51,12 +51,12 @@ export const TOOL_ERROR_CODES = {
 
 export type ToolErrorCode = keyof typeof TOOL_ERROR_CODES;
 
-export interface ToolErrorData {
+export type ToolErrorData = {
   readonly code: ToolErrorCode;
   readonly message: string;
   /** JSON Pointer of the offending argument, for input errors. Never the submitted value. */
   readonly path?: string;
-}
+};
 
 /** Thrown by tool modules; tools/call turns it into an isError result carrying `code`. */
 export class ToolError extends Error {

@@ -138,6 +138,7 @@ export function createHosts(config: HostConfig): HostBundle {
         adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId },
         native: { binary, binary_error: binaryError, asserted_version: assertedVersion, tested_version: tree.native.tested_version, authentication: 'not checked: a version answer says nothing about login or API access' },
         protocol_versions: [...ALL_PROTOCOL_VERSIONS],
+        // CliTree is deeply readonly (readonly arrays), JsonObject is not: the one cast that stays.
         cli_tree: tree as unknown as JsonObject,
         limits: {
           max_retained_runs: MAX_RETAINED_RUNS, max_active_runs: MAX_ACTIVE_RUNS, max_events_per_run: MAX_EVENTS, max_event_bytes_per_run: MAX_EVENT_BYTES,
