@@ -7,12 +7,14 @@
 import type { JsonObject } from '../util/json.ts';
 import type { RunResult, SessionIntent, UnfinishedSubagents } from './types.ts';
 import type { IngestState } from './ingest.ts';
+import type { TerminateReason } from '../supervisor/protocol.ts';
 import type { ToolErrorCode, ToolErrorData } from '../tool-errors.ts';
 import { TOOL_ERROR_CODES } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { getArray, getBoolean, getNumber, getObject, getString } from '../native/events.ts';
 
-export type Termination = 'cancel' | 'timeout' | 'idle_timeout' | 'frame_too_large' | 'final_too_large';
+/** Why the adapter ended the run early: the reasons it sends the supervisor. */
+export type Termination = TerminateReason;
 
 export interface ClassifyInput {
   readonly ingest: IngestState;

@@ -17,7 +17,7 @@ import type { RunRequest, RunState } from './types.ts';
 import { DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_TERM_GRACE_MS, SUPERVISOR_PIPE_GRACE_MS } from '../supervisor/parent/run-supervised.ts';
 import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervisor/parent/run-supervised.ts';
 import type { SupervisorCommand } from '../supervisor/parent/supervisor-command.ts';
-import type { ProcessIdentity } from '../supervisor/protocol.ts';
+import { SPAWN_ERROR_NO_CODE, type ProcessIdentity } from '../supervisor/protocol.ts';
 
 /** A native stdout line may not exceed this before its newline; a longer one stops the run. */
 export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;
@@ -233,7 +233,7 @@ async function supervise(
     if (run.supervisorPid === null) {
       // The supervisor itself never started (spawn failed: EAGAIN, EMFILE, ENOENT): nothing of the run exists.
       const message = outcome.spawnError?.message ?? 'the supervisor process could not be started';
-      return finish(deps, prepared, ingest, { termination, spawnError: { code: outcome.spawnError?.code ?? 'SUPERVISOR_SPAWN', message }, outcome: null, knownIds, preSpawnError: null });
+      return finish(deps, prepared, ingest, { termination, spawnError: { code: outcome.spawnError?.code ?? SPAWN_ERROR_NO_CODE, message }, outcome: null, knownIds, preSpawnError: null });
     }
     hooks.onOutcome?.(outcome);
     return finish(deps, prepared, ingest, { termination, spawnError: outcome.spawnError, outcome, knownIds, preSpawnError: null });

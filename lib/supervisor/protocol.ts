@@ -32,10 +32,17 @@ export const REPORT_PIPE_MAX_BYTES = REPORT_MAX_BYTES + MAX_PROBES * PROBE_LINE_
 export const RUN_MARKER_ENV = 'CLAUDE_RUN_MCP_RUN_MARKER';
 /** A marker is 32 lower-case hex digits (128 random bits). */
 export const RUN_MARKER_PATTERN = /^[0-9a-f]{32}$/;
+/** The `code` of a spawn error when Node gives no errno code (either side, the supervisor or the native). */
+export const SPAWN_ERROR_NO_CODE = 'SPAWN_FAILED';
 export const STDERR_TAIL_MAX_BYTES = 16 * 1024;
 export const CONTROL_LINE_MAX_BYTES = 32 * 1024 * 1024;
 
-export type TerminateReason = 'cancel' | 'timeout' | 'idle_timeout' | 'frame_too_large' | 'final_too_large' | 'adapter_gone';
+/**
+ * Why the adapter ends a run early; the one list of them (classification names the same reasons). An adapter
+ * that is gone sends nothing: the control pipe's EOF says so.
+ */
+export const TERMINATE_REASONS = ['cancel', 'timeout', 'idle_timeout', 'frame_too_large', 'final_too_large'] as const;
+export type TerminateReason = (typeof TERMINATE_REASONS)[number];
 
 export type ControlMessage =
   | {

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../protocol.ts';
+import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, RUN_MARKER_ENV, SPAWN_ERROR_NO_CODE, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../protocol.ts';
 import { formatProbeResult } from '../report-parse.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { createLineSplitter } from '../../util/line-splitter.ts';
@@ -144,7 +144,7 @@ export function runSupervisor(): void {
     });
     if (child.pid === undefined) {
       child.once('error', (error: NodeJS.ErrnoException) => {
-        reportLine({ type: 'spawn_error', code: error.code ?? 'SPAWN_FAILED', message: error.message });
+        reportLine({ type: 'spawn_error', code: error.code ?? SPAWN_ERROR_NO_CODE, message: error.message });
         cleanUp(false, 'spawn_error');
       });
       return;

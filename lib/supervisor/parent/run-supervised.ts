@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { identityOf } from '../../process/proc-stat.ts';
 import { readProcStat } from '../../process/proc-table.ts';
 import { killLeftovers } from './fallback-kill.ts';
-import type { ControlMessage, ProbeOutcome, ProcessIdentity, ReportMessage, TerminateReason } from '../protocol.ts';
+import { SPAWN_ERROR_NO_CODE, type ControlMessage, type ProbeOutcome, type ProcessIdentity, type ReportMessage, type TerminateReason } from '../protocol.ts';
 import { readReports } from './report-reader.ts';
 import { readInSlices } from './sliced-reader.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
@@ -207,7 +207,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     });
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return;
-      spawnError = { code: error.code ?? 'SUPERVISOR_SPAWN_FAILED', message: error.message };
+      spawnError = { code: error.code ?? SPAWN_ERROR_NO_CODE, message: error.message };
       settle();
       resolveExited();
     });
