@@ -125,9 +125,9 @@ function terminationError(termination: Termination | null, ingest: IngestState):
     case 'idle_timeout':
       return error('idle_timeout', TOOL_ERROR_CODES.idle_timeout);
     case 'frame_too_large':
-      return error('native_frame_too_large', `A native stdout line of ${ingest.largest_oversize_bytes ?? 'unknown'} bytes exceeded 1 MiB; the run was stopped.`);
+      return error('native_frame_too_large', `A native stdout line of ${ingest.largest_oversize_bytes ?? 'unknown'} bytes exceeded the native frame bound (max_native_frame_bytes); the run was stopped.`);
     case 'final_too_large':
-      return error('final_event_too_large', `The native final result event of ${ingest.final_too_large_bytes ?? 'unknown'} bytes exceeded 128 KiB.`);
+      return error('final_event_too_large', `The native final result event of ${ingest.final_too_large_bytes ?? 'unknown'} bytes exceeded its bound of ${ingest.max_final_bytes} bytes.`);
     default:
       return assertNever(termination);
   }
