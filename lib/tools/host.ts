@@ -16,7 +16,7 @@ import { buildNativeArgv } from '../native/argv.ts';
 import { resolveNativeBinary } from '../native/resolve-bin.ts';
 import { assertNativeVersion, VERSION_TIMEOUT_MS } from '../native/version.ts';
 import { getNativeEnv, isRecursiveLaunch } from '../native/native-env.ts';
-import { getProjectDir } from '../native/transcripts.ts';
+import { getProjectDir, listTranscriptIds, type TranscriptDirReader } from '../native/transcripts.ts';
 import { ALL_PROTOCOL_VERSIONS } from '../rpc/negotiate.ts';
 import { createSessionLock } from '../runs/session-lock.ts';
 import { createWorkSnapshotReader } from '../runs/work-snapshot.ts';
@@ -153,17 +153,13 @@ export function createHosts(config: HostConfig): HostBundle {
 }
 
 
-/** Session ids of a directory's saved transcripts, newest first; empty when there are none or they cannot be read. */
+/** Session ids of a directory's saved transcripts, newest first; empty when the folder cannot be read. */
 function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {
   const dir = getProjectDir(env, cwd);
-  if (dir === null) return [];
-  try {
-    return readdirSync(dir)
-      .filter((name) => name.endsWith('.jsonl'))
-      .map((name) => ({ id: name.slice(0, -'.jsonl'.length), mtime: statSync(join(dir, name)).mtimeMs }))
-      .sort((a, b) => b.mtime - a.mtime)
-      .map((entry) => entry.id);
-  } catch {
-    return [];
-  }
+  return dir === null ? [] : listTranscriptIds(dir, TRANSCRIPT_FS);
 }
+
+const TRANSCRIPT_FS: TranscriptDirReader = {
+  names: (dir) => { try { return readdirSync(dir); } catch { return []; } },
+  mtimeMs: (path) => { try { return statSync(path).mtimeMs; } catch { return null; } },
+};
