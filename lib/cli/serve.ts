@@ -1,5 +1,7 @@
 /**
- * The stdio edge: the only module that touches process.stdin and process.stdout.
+ * The server's stdio edge: in the serve role the only module that reads process.stdin or writes
+ * process.stdout (lib/main.ts writes stdout for the print and check roles; a supervisor process reads its
+ * own stdin as its control pipe).
  * stdin bytes → connection (splitter → adapter → single writer) → stdout; logs go to stderr only.
  * Stdin EOF takes the orderly path: adapter.close() (cleanup of everything the server owns, each run's
  * cleanup report awaited), flush, exit 0. SIGINT and SIGTERM start the same path after starting the end

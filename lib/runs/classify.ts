@@ -205,7 +205,8 @@ const MAX_NATIVE_MESSAGE_CHARS = 2000;
 /**
  * The native failure, if the native process reported one: a final event with is_error true (whatever
  * its subtype: API errors arrive as subtype "success") or a non-success subtype; without a final event,
- * only the stderr and assistant-error evidence. Most specific evidence first (FINDINGS §6, §7).
+ * only the stderr and assistant-error evidence. Most specific evidence first (the
+ * evidence each error leaves was measured on 2.1.332; docs/tools.md lists the codes).
  */
 export function mapNativeError(ingest: IngestState, stderrTail: string): ToolErrorData | null {
   const final = ingest.final;

@@ -197,7 +197,7 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
 /**
  * The argument that continues this conversation next time. None when there is no id, when nothing is
  * saved (no_session_persistence), or when the native process never started the conversation (no init
- * event: an unknown resume id or an id in use fail before it, FINDINGS §7).
+ * event: an unknown resume id or an id in use fail before it, measured on 2.1.332).
  */
 function resumeHint(request: RunRequest, sessionId: string | null, init: unknown): RunResult['resume'] {
   if (sessionId === null || init === null || request.nativeOptions['no_session_persistence'] === true) return null;

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolHarness } from '../helpers/tool-harness.ts';
-import { createManualClock } from '../../lib/util/clock.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
 
 test('claude.run succeeds end to end with honest fields, progress and confirmed cleanup', async () => {
   const h = await createToolHarness();

@@ -103,7 +103,12 @@ export interface PreparedSupervisor {
   readonly exited: Promise<void>;
 }
 
-/** Starts one supervised run; `done` settles after the supervisor exited and every pipe was drained. */
+/**
+ * Starts one supervised run; `done` settles after the supervisor exited and every pipe was drained.
+ * Only specs, fixtures/supervisor-parent.ts and the benchmark call this one-call form (the adapter prepares
+ * the supervisor first, during the version check); it stays here beside prepareSupervisor because it is
+ * that, started at once, and a copy in spec/ could drift from it.
+ */
 export function startSupervised(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun {
   return prepareSupervisor(spec.supervisorCommand).start(spec, hooks);
 }
