@@ -15,7 +15,7 @@ export function cmdlineOf(pid: number): string {
   }
 }
 
-const SUPERVISOR_RE = /supervisor\/main\.ts|__supervisor/;
+const SUPERVISOR_RE = /supervisor\/child\/main\.ts|__supervisor/;
 
 /** Live descendants of `rootPid` (by ppid). */
 export function descendantsOf(rootPid: number): ProcStat[] {
