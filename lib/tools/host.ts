@@ -7,7 +7,7 @@ import { isDirectory } from '../util/is-directory.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CallContext, ResourceHost, ToolHost } from '../mcp/types.ts';
+import type { CallContext, HostBundle, ToolHost } from '../mcp/types.ts';
 import type { JsonObject } from '../util/json.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { CLI_TREE, getNativeArgNames, type CliTree } from '../native/tree.ts';
@@ -52,14 +52,7 @@ export interface HostConfig {
   readonly supervision?: ExecuteDeps['supervision'];
 }
 
-export interface HostBundle {
-  readonly toolHost: ToolHost;
-  readonly resourceHost: ResourceHost;
-  /** Cancels every unsettled run and waits for its cleanup. */
-  readonly close: () => Promise<void>;
-  /** Starts the end of every unsettled run without waiting (the supervisors finish it on their own). */
-  readonly stop: () => void;
-}
+export type { HostBundle };
 
 export function createHosts(config: HostConfig): HostBundle {
   const clock = config.clock ?? systemClock;
