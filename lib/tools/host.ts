@@ -31,7 +31,7 @@ import { ToolError } from '../tool-errors.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { buildCatalog } from './catalog.ts';
 import { fromWireName } from './declarations.ts';
-import { callTool } from './handlers.ts';
+import { callTool } from './call-tool.ts';
 import { parseRunInput } from './run-input.ts';
 import { createRuntime } from './runtime.ts';
 import { createTaskHost } from './tasks.ts';
