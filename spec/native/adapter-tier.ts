@@ -18,6 +18,7 @@ import { readProcStat } from '../../lib/process/proc-table.ts';
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '../helpers/native-env.ts';
 import type { NativeSandbox, SandboxProcess } from '../helpers/native-env.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 /** A fake turn takes ~1-2 s through the adapter; only a hung run gets near this. */
 export const CALL_TIMEOUT_MS = 60_000;
@@ -182,11 +183,5 @@ export function marker(label: string): string {
 
 /** Polls a tool until `done` says so; hard deadline. */
 export async function pollTool<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (performance.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return pollUntil(what, probe, { timeoutMs, intervalMs: 50 });
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolHarness } from '../helpers/tool-harness.ts';
 import { createManualClock } from '../helpers/manual-clock.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 test('claude.run succeeds end to end with honest fields, progress and confirmed cleanup', async () => {
   const h = await createToolHarness();
@@ -90,14 +91,11 @@ for (const [scenario, code] of failures) {
 
 /** Resolves once the fake CLI has written a readiness line `what` to its ready file. */
 async function waitForReady(file: string, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+  await pollUntil(`the fake's readiness line "${what}"`, () => {
     let text = '';
     try { text = readFileSync(file, 'utf8'); } catch { /* not yet written */ }
-    if (text.split('\n').some((line) => line.includes(`"ready":"${what}"`))) return;
-    if (Date.now() > deadline) throw new Error(`fake never reported ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    return text.split('\n').some((line) => line.includes(`"ready":"${what}"`));
+  }, { timeoutMs: 30_000 });
 }
 
 test('timeout: a final event followed by a process that never exits still times out', async () => {
