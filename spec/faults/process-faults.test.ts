@@ -16,6 +16,7 @@ import { readReadyLines } from '../helpers/proc.ts';
 import { createRandom } from './schema-cases.ts';
 import { cmdlineOf, descendantsOf, identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
 import { identityOf } from '../../lib/process/proc-stat.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 // A run settles on its supervisor's report, a few ms before that supervisor exits, so a finished run's
 // supervisor can still be listed when the next run starts: take only one started after `since` (clock ticks
@@ -38,11 +39,12 @@ async function startRun(h: ToolHarness): Promise<string> {
   return String(started.result?.['run_id']);
 }
 
+/** The run's full result once it settled: long-polls (each call blocks until settled or 5 s), 60 s in all. */
 async function settledResult(h: ToolHarness, runId: string): Promise<Record<string, unknown>> {
-  for (;;) {
-    const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
-    if (out.result?.['completed'] === true) return out.result;
-  }
+  return pollUntil(`run ${runId} settled`, async () => {
+    const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 5, detail: 'full' });
+    return out.result?.['completed'] === true ? out.result : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 0 });
 }
 
 /** The run's native process: the supervisor's child running the fake CLI (not its --version). */
