@@ -147,7 +147,7 @@ test('a failed version check lets the supervisor prepared beside it go before th
   try {
     for (let i = 0; i < 3; i++) {
       const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
-      assert.equal((out.error as { code: string } | null)?.code, 'native_version_mismatch');
+      assert.equal(out.error?.code, 'native_version_mismatch');
       assert.equal(out.result?.['cleanup_confirmed'], true);
       assert.deepEqual(supervisorsOf(process.pid), [], 'no supervisor outlives the outcome');
     }
