@@ -4,7 +4,7 @@
  */
 import type { ResourceHost, ToolHost } from './mcp/types.ts';
 import type { ServerInfo } from './handlers/initialize.ts';
-import { createSession, type SessionState } from './rpc/session.ts';
+import { createSession, type SessionState } from './dispatch/session.ts';
 import { systemClock, type Clock } from './util/clock.ts';
 import type { JsonObject } from './util/json.ts';
 import { ADAPTER_VERSION } from './version.ts';

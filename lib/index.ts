@@ -27,5 +27,5 @@ export { TOOL_ERROR_CODES, ToolError, type ToolErrorCode, type ToolErrorData } f
 export { TOOL_NAMES, type ToolName } from './tools/declarations.ts';
 export type { RunResult, RunState } from './runs/types.ts';
 // For hosts that bundle lib/ into their own entry file: dispatch argv[2] === SUPERVISOR_ARGV_FLAG to runSupervisor().
-export { runSupervisor } from './supervisor/supervisor.ts';
-export { SUPERVISOR_ARGV_FLAG, type SupervisorCommand } from './supervise/supervisor-command.ts';
+export { runSupervisor } from './supervisor/child/supervisor.ts';
+export { SUPERVISOR_ARGV_FLAG, type SupervisorCommand } from './supervisor/parent/supervisor-command.ts';

@@ -7,7 +7,7 @@
 import { isAbsolute } from 'node:path';
 import { createAdapter, type Adapter } from './adapter.ts';
 import { DEFAULT_MAX_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS_LIMIT } from './cli/args.ts';
-import type { SupervisorCommand } from './supervise/supervisor-command.ts';
+import type { SupervisorCommand } from './supervisor/parent/supervisor-command.ts';
 import { createHosts } from './tools/host.ts';
 
 export interface ClaudeRunAdapterOptions {

@@ -56,7 +56,7 @@ if (process.argv[2] === '__permission-bridge') {
   runPermissionBridge();
 } else if (process.argv[2] === '__supervisor') {
   // The supervisor owns its stdio from the first instruction: nothing else may write to it.
-  const { runSupervisor } = await import('./supervisor/main.ts');
+  const { runSupervisor } = await import('./supervisor/child/main.ts');
   runSupervisor();
 } else {
   // Every role has already cleaned up what it owns. Stdout writes to a pipe queue in libuv once the

@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import { createClaudeRunAdapter as createFromSource, type ClaudeRunAdapterOptions } from './library.ts';
 import type { Adapter } from './adapter.ts';
-import { SUPERVISOR_ARGV_FLAG, type SupervisorCommand } from './supervise/supervisor-command.ts';
+import { SUPERVISOR_ARGV_FLAG, type SupervisorCommand } from './supervisor/parent/supervisor-command.ts';
 
 export * from './index.ts';
 

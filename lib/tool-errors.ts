@@ -14,8 +14,8 @@ export const TOOL_ERROR_CODES = {
   native_version_failed: '`claude --version` exited non-zero or could not be spawned.',
   native_version_timeout: '`claude --version` did not answer within its bound.',
   // registry and retention
-  capacity_exhausted: 'All 32 retained runs are active or unconfirmed, so none could be evicted; nothing was started.',
-  active_limit_reached: 'Four runs already have active work or unconfirmed cleanup; nothing was started.',
+  capacity_exhausted: 'Every retained run (32 by default) is active or unconfirmed, so none could be evicted; nothing was started.',
+  active_limit_reached: 'The active-run limit (4 by default) is reached: that many runs have active work or unconfirmed cleanup; nothing was started.',
   run_not_found: 'No retained run has this run_id (unknown, evicted or released).',
   run_active: 'The run is still active; cancel it or wait for it to settle first.',
   cleanup_unconfirmed: 'Process cleanup of the run was not confirmed; the handle stays retained.',
@@ -28,8 +28,8 @@ export const TOOL_ERROR_CODES = {
   idle_timeout: 'The native process wrote nothing for idle_timeout_seconds.',
   cancelled: 'The run was cancelled (notifications/cancelled or claude.run.cancel).',
   // native output
-  native_frame_too_large: 'A native stdout line exceeded 1 MiB; the run was stopped.',
-  final_event_too_large: 'The native final result event exceeded 128 KiB; no truncated success is reported.',
+  native_frame_too_large: 'A native stdout line exceeded the native frame bound (max_native_frame_bytes, 1 MiB); the run was stopped.',
+  final_event_too_large: 'The native final result event exceeded its bound (max_final_event_bytes, 128 KiB by default); no truncated success is reported.',
   missing_final_event: 'The native process ended without a result event.',
   duplicate_final_event: 'The native process emitted more than one result event.',
   malformed_final_event: 'The native result event lacked required fields (subtype, session id or textual result).',
@@ -52,12 +52,12 @@ export const TOOL_ERROR_CODES = {
 
 export type ToolErrorCode = keyof typeof TOOL_ERROR_CODES;
 
-export interface ToolErrorData {
+export type ToolErrorData = {
   readonly code: ToolErrorCode;
   readonly message: string;
   /** JSON Pointer of the offending argument, for input errors. Never the submitted value. */
   readonly path?: string;
-}
+};
 
 /** Thrown by tool modules; tools/call turns it into an isError result carrying `code`. */
 export class ToolError extends Error {
@@ -74,8 +74,10 @@ export class ToolError extends Error {
   }
 }
 
+/**
+ * True only for a ToolError built by this module, the only kind whose `toData()` callers may rely on. An
+ * arbitrary Error whose `code` happens to be a tool error code (a Node error, a thrown look-alike) is not one.
+ */
 export function isToolError(value: unknown): value is ToolError {
-  if (!(value instanceof Error)) return false;
-  const code: unknown = (value as unknown as { code?: unknown }).code;
-  return typeof code === 'string' && Object.hasOwn(TOOL_ERROR_CODES, code);
+  return value instanceof ToolError;
 }

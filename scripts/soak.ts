@@ -17,8 +17,8 @@ import { percentile } from './bench/stats.ts';
 import { MAX_EVENT_BYTES } from '../lib/runs/event-ring.ts';
 import { MAX_FINAL_BYTES } from '../lib/runs/ingest.ts';
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../lib/runs/registry.ts';
-import { collectDescendants, identityOf, isLive } from '../lib/supervisor/proc-stat.ts';
-import { readProcStat, readProcTable } from '../lib/supervisor/proc-table.ts';
+import { collectDescendants, identityOf, isLive } from '../lib/process/proc-stat.ts';
+import { readProcStat, readProcTable } from '../lib/process/proc-table.ts';
 
 const FAKE = fileURLToPath(new URL('../fixtures/fake-claude.mjs', import.meta.url));
 const args = process.argv.slice(2);

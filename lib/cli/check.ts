@@ -12,7 +12,7 @@ import { compareHelpWithTree, parseHelpOptions } from '../native/help-drift.ts';
 import { resolveNativeBinary } from '../native/resolve-bin.ts';
 import { CLI_TREE } from '../native/tree.ts';
 import { assertNativeVersion, VERSION_TIMEOUT_MS, type NativeQueryFn } from '../native/version.ts';
-import { prepareSupervisor } from '../supervise/run-supervised.ts';
+import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import type { DriftReport } from '../native/help-drift.ts';
 import type { CliTree } from '../native/tree.ts';
 import type { ToolErrorData } from '../tool-errors.ts';

@@ -19,7 +19,7 @@ import { validate } from '../schema/validate.ts';
 import { createSessionLock } from '../runs/session-lock.ts';
 import { startRunExecution } from '../runs/execute.ts';
 import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
-import { prepareSupervisor } from '../supervise/run-supervised.ts';
+import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { parseRunInput } from '../tools/run-input.ts';
 import { isToolError, ToolError } from '../tool-errors.ts';
 import { systemClock } from '../util/clock.ts';

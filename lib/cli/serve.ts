@@ -1,25 +1,19 @@
 /**
- * The stdio edge: the only module that touches process.stdin and process.stdout.
+ * The server's stdio edge: in the serve role the only module that reads process.stdin or writes
+ * process.stdout (lib/main.ts writes stdout for the print and check roles; a supervisor process reads its
+ * own stdin as its control pipe).
  * stdin bytes → connection (splitter → adapter → single writer) → stdout; logs go to stderr only.
  * Stdin EOF takes the orderly path: adapter.close() (cleanup of everything the server owns, each run's
  * cleanup report awaited), flush, exit 0. SIGINT and SIGTERM start the same path after starting the end
  * of every run at once, and exit 0 after at most SIGNAL_CLOSE_GRACE_MS (the host is leaving).
  */
-import type { ResourceHost, ToolHost } from '../mcp/types.ts';
+import type { HostBundle } from '../mcp/types.ts';
 import { createAdapter } from '../adapter.ts';
 import { createHosts as createToolHosts } from '../tools/host.ts';
 import { serveConnection } from '../rpc/connection.ts';
 import { systemClock } from '../util/clock.ts';
 import { parseServeArgs, SERVE_USAGE, type ServeConfig } from './args.ts';
 
-/** What serving needs from the tool rooms: the two hosts and the cleanup of what they own. */
-export interface HostBundle {
-  readonly toolHost: ToolHost;
-  readonly resourceHost: ResourceHost;
-  readonly close: () => Promise<void>;
-  /** Starts the end of everything the hosts own without waiting for it (signal shutdown). */
-  readonly stop?: () => void;
-}
 
 /**
  * After SIGINT/SIGTERM the orderly close gets this long before the server exits anyway. A host such as
@@ -62,7 +56,7 @@ export async function runServe(argv: readonly string[], createHosts: HostFactory
   const gaveUp = new Promise<void>((resolve) => { signalled = () => { setTimeout(resolve, SIGNAL_CLOSE_GRACE_MS); }; });
   const onSignal = (signal: NodeJS.Signals): void => {
     log(`${signal}: closing`);
-    hosts.stop?.();
+    hosts.stop();
     signalled();
     void connection.close();
   };

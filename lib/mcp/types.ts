@@ -132,3 +132,13 @@ export class ResourceError extends Error {
     this.code = code;
   }
 }
+
+/** The hosts the protocol core serves, and the end of everything they own (cli/serve, tools/host). */
+export interface HostBundle {
+  readonly toolHost: ToolHost;
+  readonly resourceHost: ResourceHost;
+  /** Cancels every unsettled run and waits for its cleanup. */
+  readonly close: () => Promise<void>;
+  /** Starts the end of every unsettled run without waiting (signal shutdown: the supervisors finish it). */
+  readonly stop: () => void;
+}

@@ -10,7 +10,7 @@ import { ToolError } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
 import type { CliOption, CliTree, OutputMode } from './tree.ts';
 import type { JsonValue } from '../util/json.ts';
-import type { PermissionMode } from '../runs/types.ts';
+import type { PermissionMode } from './tree.ts';
 
 export interface NativeArgvInput {
   readonly tree: CliTree;

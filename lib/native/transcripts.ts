@@ -19,3 +19,24 @@ export function getProjectDir(env: Readonly<Record<string, string | undefined>>,
   const configDir = env['CLAUDE_CONFIG_DIR'] || (env['HOME'] ? join(env['HOME'], '.claude') : null);
   return configDir === null ? null : join(configDir, 'projects', encodeProjectPath(realCwd));
 }
+
+/** The two file-system reads listTranscriptIds needs; `mtimeMs` gives null for a file it cannot stat. */
+export interface TranscriptDirReader {
+  readonly names: (dir: string) => readonly string[];
+  readonly mtimeMs: (path: string) => number | null;
+}
+
+/**
+ * Session ids of a project folder's transcripts, newest first. A transcript that vanishes (or cannot be
+ * read) between the listing and its stat is left out alone: the others stay, so a --continue check still
+ * compares against every id that was there.
+ */
+export function listTranscriptIds(dir: string, fs: TranscriptDirReader): string[] {
+  const found: { readonly id: string; readonly mtime: number }[] = [];
+  for (const name of fs.names(dir)) {
+    if (!name.endsWith('.jsonl')) continue;
+    const mtime = fs.mtimeMs(join(dir, name));
+    if (mtime !== null) found.push({ id: name.slice(0, -'.jsonl'.length), mtime });
+  }
+  return found.sort((a, b) => b.mtime - a.mtime).map((entry) => entry.id);
+}

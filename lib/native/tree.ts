@@ -4,12 +4,14 @@
  */
 import { UUID_PATTERN } from '../util/uuid.ts';
 import treeJson from '../../cli-tree.json' with { type: 'json' };
-import { PERMISSION_MODES } from '../runs/types.ts';
 
 export const VALUE_KINDS = ['none', 'string', 'number', 'integer', 'uuid', 'enum', 'list', 'json_schema'] as const;
 export type ValueKind = (typeof VALUE_KINDS)[number];
 export const OUTPUT_MODES = ['json', 'stream-json'] as const;
 export type OutputMode = (typeof OUTPUT_MODES)[number];
+/** The permission modes a caller may choose (bypass modes are never offered). */
+export const PERMISSION_MODES = ['dontAsk', 'plan', 'acceptEdits'] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
 export const OPTION_SOURCES = ['help', 'verified-hidden'] as const;
 export type OptionSource = (typeof OPTION_SOURCES)[number];
 

@@ -3,7 +3,6 @@
  * and asserts that the installed version is the tested one. A passing check says the binary runs and
  * has the right version; it says nothing about authentication or backend access.
  */
-import type { ProbeOutcome } from '../supervise/protocol.ts';
 import { ToolError } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
 import type { CliTree } from './tree.ts';
@@ -18,8 +17,16 @@ export function parseNativeVersion(stdout: string, tree: CliTree): string | null
   return match?.[1] ?? null;
 }
 
-/** What a probe of the binary gave: the supervisor runs it (lib/supervise), this module only reads it. */
-export type NativeQuery = ProbeOutcome;
+/**
+ * What a probe of the binary gave: the supervisor runs it and sends it back as its `probe_result`
+ * (lib/supervisor/protocol.ts), this module only reads it.
+ */
+export type NativeQuery =
+  | { readonly kind: 'exited'; readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stdoutOverflow: boolean; readonly stderr: string }
+  | { readonly kind: 'spawn_error'; readonly message: string }
+  | { readonly kind: 'timeout' }
+  /** Ended because the run was terminated (or the control pipe closed) while it ran. */
+  | { readonly kind: 'cancelled' };
 
 /** Runs `bin args` inside the run's supervisor (bounded stdout, hard timeout, leftovers accounted for). */
 export type NativeQueryFn = (input: { readonly args: readonly string[]; readonly timeoutMs: number; readonly maxStdoutBytes: number }) => Promise<NativeQuery>;

@@ -22,16 +22,16 @@ export const MAX_CURSOR_CHARS = 256;
 
 const CURSOR_VERSION = 'v1';
 
-export interface RingCounts {
+export type RingCounts = {
   /** Events pushed (retained or not); also the last sequence number assigned. */
   readonly events_total: number;
   readonly events_retained: number;
   readonly bytes_retained: number;
   readonly events_dropped: number;
   readonly events_omitted: number;
-}
+};
 
-export interface EventPage extends RingCounts {
+export type EventPage = RingCounts & {
   readonly events: Array<{ seq: number; event: JsonObject }>;
   /** Always present: pass it back to continue (also after an empty page, to wait for more). */
   readonly next_cursor: string;
@@ -41,7 +41,7 @@ export interface EventPage extends RingCounts {
   readonly missed_events: number;
   /** The cursor pointed at events that were evicted before this read. */
   readonly stale_cursor: boolean;
-}
+};
 
 export interface EventRing {
   /**

@@ -6,7 +6,7 @@
 import { createLineSplitter } from '../util/line-splitter.ts';
 import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
-import { classifyRun, type Classification, type Termination } from '../native/classify.ts';
+import { classifyRun, type Classification, type Termination } from './classify.ts';
 import type { EventKind } from '../native/events.ts';
 import type { NativeArgv } from '../native/argv.ts';
 import type { NativeQueryFn } from '../native/version.ts';
@@ -14,10 +14,10 @@ import { isToolError, type ToolErrorData } from '../tool-errors.ts';
 import { createIngest, type Ingest } from './ingest.ts';
 import { sessionLockKeys, type SessionLock } from './session-lock.ts';
 import type { RunRequest, RunState } from './types.ts';
-import { DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_TERM_GRACE_MS, SUPERVISOR_PIPE_GRACE_MS } from '../supervise/run-supervised.ts';
-import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervise/run-supervised.ts';
-import type { SupervisorCommand } from '../supervise/supervisor-command.ts';
-import { PROBE_ONLY_LADDER, type ProcessIdentity } from '../supervise/protocol.ts';
+import { DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_TERM_GRACE_MS, SUPERVISOR_PIPE_GRACE_MS } from '../supervisor/parent/run-supervised.ts';
+import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervisor/parent/run-supervised.ts';
+import type { SupervisorCommand } from '../supervisor/parent/supervisor-command.ts';
+import { PROBE_ONLY_LADDER, SPAWN_ERROR_NO_CODE, type ProcessIdentity } from '../supervisor/protocol.ts';
 
 /** A native stdout line may not exceed this before its newline; a longer one stops the run. */
 export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;
@@ -71,47 +71,72 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
   return { ingest, cancel: () => controller.abort(), done, survivors: () => survivors };
 }
 
+/** What every step of one run shares: built once per run rather than threaded as positional parameters. */
+interface RunScope {
+  readonly deps: ExecuteDeps;
+  readonly prepared: PreparedRun;
+  readonly hooks: RunExecutionHooks;
+  readonly ingest: Ingest;
+  /** The run's cancel signal. */
+  readonly signal: AbortSignal;
+  /** Aborts when timeout_seconds has passed. */
+  readonly deadline: AbortSignal;
+  /** The cwd's saved conversations, newest first, as last read (continue runs only; re-read after the lock). */
+  knownIds: string[];
+}
+
 async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal): Promise<Classification> {
   const { request } = prepared;
   // timeout_seconds bounds the whole run, including waiting for its conversation and the version check.
   const deadline = new AbortController();
   const disposeDeadline = deps.clock.setTimeout(() => deadline.abort(), request.timeoutMs);
+  const knownIds = request.session.kind === 'continue' ? deps.listSessionIds(request.cwd) : [];
   try {
-    return await executeWithin(deps, prepared, hooks, ingest, signal, deadline.signal);
+    return await executeWithin({ deps, prepared, hooks, ingest, signal, deadline: deadline.signal, knownIds });
   } finally {
     disposeDeadline();
   }
 }
 
-async function executeWithin(
-  deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal, deadline: AbortSignal,
-): Promise<Classification> {
-  const { request } = prepared;
-  let knownIds = request.session.kind === 'continue' ? deps.listSessionIds(request.cwd) : [];
-  const early = (termination: Termination | null, error: ToolErrorData | null): Classification =>
-    finish(deps, prepared, ingest, { termination, spawnError: null, outcome: null, knownIds, preSpawnError: error });
-  const interrupted = (): Termination | null => (signal.aborted ? 'cancel' : deadline.aborted ? 'timeout' : null);
+/** Cancel wins over the deadline; null while neither has fired. */
+function interrupted(scope: RunScope): Termination | null {
+  return scope.signal.aborted ? 'cancel' : scope.deadline.aborted ? 'timeout' : null;
+}
 
-  const keys = sessionLockKeys(request.session, request.cwd, knownIds[0] ?? null);
+/** The run ends before any process of it was started. */
+function endEarly(scope: RunScope, termination: Termination | null, error: ToolErrorData | null): Classification {
+  return finish(scope, { termination, spawnError: null, outcome: null, preSpawnError: error });
+}
+
+/** A wait for the session lock failed: cancel or timeout if one fired, else the lock's ToolError; anything else is a bug. */
+function lockWaitFailed(scope: RunScope, error: unknown): Classification {
+  const why = interrupted(scope);
+  if (why !== null) return endEarly(scope, why, null);
+  if (isToolError(error)) return endEarly(scope, null, error.toData());
+  throw error;
+}
+
+async function executeWithin(scope: RunScope): Promise<Classification> {
+  const { deps, prepared, hooks, signal, deadline } = scope;
+  const { request } = prepared;
+
+  const keys = sessionLockKeys(request.session, request.cwd, scope.knownIds[0] ?? null);
   let release: (() => void) | null = null;
   if (keys.length > 0) {
     hooks.onState('waiting_for_session');
     try {
       release = await deps.sessionLock.acquireAll(keys, AbortSignal.any([signal, deadline]));
     } catch (error) {
-      const why = interrupted();
-      if (why !== null) return early(why, null);
-      if (isToolError(error)) return early(null, error.toData());
-      throw error;
+      return lockWaitFailed(scope, error);
     }
   }
   try {
     // A run queued on this directory may have created or extended a conversation meanwhile: judge
     // continue against the transcripts that exist now, right before spawning.
     if (request.session.kind === 'continue') {
-      const newestBefore = knownIds[0] ?? null;
-      knownIds = deps.listSessionIds(request.cwd);
-      const newest = knownIds[0] ?? null;
+      const newestBefore = scope.knownIds[0] ?? null;
+      scope.knownIds = deps.listSessionIds(request.cwd);
+      const newest = scope.knownIds[0] ?? null;
       if (newest !== null && newest !== newestBefore) {
         // The conversation this continue will extend was created while it waited: hold its key too, so a
         // resume of it cannot write at the same time. No cycle: a resume never waits for a directory key.
@@ -120,14 +145,11 @@ async function executeWithin(
           const releaseFirst = release;
           release = () => { releaseNewest(); releaseFirst?.(); };
         } catch (error) {
-          const why = interrupted();
-          if (why !== null) return early(why, null);
-          if (isToolError(error)) return early(null, error.toData());
-          throw error;
+          return lockWaitFailed(scope, error);
         }
       }
     }
-    if (interrupted() !== null) return early(interrupted(), null);
+    if (interrupted(scope) !== null) return endEarly(scope, interrupted(scope), null);
     hooks.onState('checking_version');
     // The version check runs inside the run's supervisor: whatever it leaves is the run's to end and
     // report, and a cancel or timeout ends it at once. A failed check still waits for that cleanup.
@@ -136,12 +158,12 @@ async function executeWithin(
       supervisor = deps.prepareSupervisor(deps.supervision?.supervisorCommand);
     } catch (error) {
       // A synchronous spawn failure (EAGAIN, EMFILE): nothing was started, so nothing needs cleaning.
-      return early(null, { code: 'spawn_failed', message: `the supervisor could not be started: ${error instanceof Error ? error.message : String(error)}` });
+      return endEarly(scope, null, { code: 'spawn_failed', message: `the supervisor could not be started: ${error instanceof Error ? error.message : String(error)}` });
     }
     if (supervisor.supervisorPid === null) {
       // It never started (EAGAIN, EMFILE, ENOENT): nothing of the run exists.
       const outcome = await supervisor.dispose();
-      return early(null, { code: 'spawn_failed', message: `the supervisor could not be started: ${outcome.spawnError?.message ?? 'unknown error'}` });
+      return endEarly(scope, null, { code: 'spawn_failed', message: `the supervisor could not be started: ${outcome.spawnError?.message ?? 'unknown error'}` });
     }
     let started = false;
     try {
@@ -151,15 +173,15 @@ async function executeWithin(
         throw error;
       });
       const versionError = await untilAborted(checked, AbortSignal.any([signal, deadline]));
-      if (versionError !== null || interrupted() !== null) {
+      if (versionError !== null || interrupted(scope) !== null) {
         const outcome = await disposeWithin(deps, supervisor);
         hooks.onOutcome?.(outcome);
-        const why = interrupted();
-        return finish(deps, prepared, ingest, { termination: why, spawnError: null, outcome, knownIds, preSpawnError: why === null ? versionError : null, spawned: false });
+        const why = interrupted(scope);
+        return finish(scope, { termination: why, spawnError: null, outcome, preSpawnError: why === null ? versionError : null, spawned: false });
       }
       hooks.onState('starting');
       started = true;
-      return await supervise(deps, supervisor, prepared, hooks, ingest, signal, deadline, knownIds);
+      return await supervise(scope, supervisor);
     } finally {
       if (!started) await disposeWithin(deps, supervisor);
     }
@@ -168,10 +190,8 @@ async function executeWithin(
   }
 }
 
-async function supervise(
-  deps: ExecuteDeps, supervisor: PreparedSupervisor, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest,
-  signal: AbortSignal, deadline: AbortSignal, knownIds: string[],
-): Promise<Classification> {
+async function supervise(scope: RunScope, supervisor: PreparedSupervisor): Promise<Classification> {
+  const { deps, prepared, hooks, ingest, signal, deadline } = scope;
   const { request, bin, argv } = prepared;
   const { clock } = deps;
   let termination: Termination | null = null;
@@ -238,10 +258,10 @@ async function supervise(
     if (run.supervisorPid === null) {
       // The supervisor itself never started (spawn failed: EAGAIN, EMFILE, ENOENT): nothing of the run exists.
       const message = outcome.spawnError?.message ?? 'the supervisor process could not be started';
-      return finish(deps, prepared, ingest, { termination, spawnError: { code: outcome.spawnError?.code ?? 'SUPERVISOR_SPAWN', message }, outcome: null, knownIds, preSpawnError: null });
+      return finish(scope, { termination, spawnError: { code: outcome.spawnError?.code ?? SPAWN_ERROR_NO_CODE, message }, outcome: null, preSpawnError: null });
     }
     hooks.onOutcome?.(outcome);
-    return finish(deps, prepared, ingest, { termination, spawnError: outcome.spawnError, outcome, knownIds, preSpawnError: null });
+    return finish(scope, { termination, spawnError: outcome.spawnError, outcome, preSpawnError: null });
   } finally {
     signal.removeEventListener('abort', onAbort);
     for (const dispose of disposers) dispose();
@@ -273,18 +293,17 @@ interface FinishInput {
   readonly termination: Termination | null;
   readonly spawnError: SupervisedOutcome['spawnError'];
   readonly outcome: SupervisedOutcome | null;
-  readonly knownIds: readonly string[];
   /** An error decided before the native process was spawned (version, session lock). */
   readonly preSpawnError: ToolErrorData | null;
   /** False when the run ended before the native process was asked for (only probes ran). */
   readonly spawned?: boolean;
 }
 
-function finish(_deps: ExecuteDeps, prepared: PreparedRun, ingest: Ingest, input: FinishInput): Classification {
+function finish(scope: RunScope, input: FinishInput): Classification {
   const { outcome } = input;
   if (input.spawned === false && outcome !== null) {
     // Only probes ran: their cleanup is the run's, the rest is as if nothing had been started.
-    const before = finish(_deps, prepared, ingest, { ...input, outcome: null, spawned: true });
+    const before = finish(scope, { ...input, outcome: null, spawned: true });
     const cleanup = outcome.cleanup === null
       ? { confirmed: false, error: describeLostSupervisor(outcome) }
       : { confirmed: outcome.cleanup.confirmed, error: outcome.cleanup.error ?? (outcome.cleanup.confirmed ? null : survivorsText(outcome)) };
@@ -298,14 +317,14 @@ function finish(_deps: ExecuteDeps, prepared: PreparedRun, ingest: Ingest, input
       ? { confirmed: false, error: describeLostSupervisor(outcome), code: 'supervisor_failed' as const }
       : { confirmed: outcome.cleanup.confirmed, error: outcome.cleanup.error ?? (outcome.cleanup.confirmed ? null : survivorsText(outcome)) };
   const classification = classifyRun({
-    ingest: ingest.snapshot(),
+    ingest: scope.ingest.snapshot(),
     exit: outcome?.exit ?? null,
     termination: input.termination,
     spawnError: input.spawnError,
     cleanup,
     stderrTail: outcome?.stderrTail ?? '',
-    session: prepared.request.session,
-    continueKnownSessionIds: input.knownIds,
+    session: scope.prepared.request.session,
+    continueKnownSessionIds: scope.knownIds,
   });
   if (input.preSpawnError !== null && input.termination === null) {
     return { ...classification, is_error: true, error: input.preSpawnError };

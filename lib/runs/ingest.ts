@@ -37,6 +37,8 @@ export interface IngestState {
   readonly invalid_results: number;
   /** Byte size of a would-be final event that exceeded the bound (then `final` stays null). */
   readonly final_too_large_bytes: number | null;
+  /** The bound a final event is held to in this run (options.maxFinalBytes, default MAX_FINAL_BYTES). */
+  readonly max_final_bytes: number;
   /** Frames that were not a JSON object (whitespace-only frames are ignored, not counted). */
   readonly malformed_lines: number;
   /** Frames the splitter refused as oversized, and the largest size seen. */
@@ -197,6 +199,7 @@ export function createIngest(options: IngestOptions): Ingest {
         results_seen: resultsSeen,
         invalid_results: invalidResults,
         final_too_large_bytes: finalTooLargeBytes,
+        max_final_bytes: maxFinalBytes,
         malformed_lines: malformedLines,
         frames_too_large: framesTooLarge,
         largest_oversize_bytes: largestOversize,

@@ -1,8 +1,8 @@
 import type { JsonObject, JsonValue } from '../util/json.ts';
 import type { ToolErrorData } from '../tool-errors.ts';
 
-export const PERMISSION_MODES = ['dontAsk', 'plan', 'acceptEdits'] as const;
-export type PermissionMode = (typeof PERMISSION_MODES)[number];
+export { PERMISSION_MODES, type PermissionMode } from '../native/tree.ts';
+import type { PermissionMode } from '../native/tree.ts';
 
 /** How a run relates to a native conversation. Exactly one kind per run. */
 export type SessionIntent =
@@ -43,14 +43,17 @@ export type RunState = (typeof RUN_STATES)[number];
  * Subagents that did not finish, by the native kinds of subagent_stats.killed and .refused: only kinds
  * with a count above zero are listed; total is their sum. Not an error by itself.
  */
-export interface UnfinishedSubagents {
+export type UnfinishedSubagents = {
   total: number;
   killed: Record<string, number>;
   refused: Record<string, number>;
-}
+};
 
-/** The result object: the same shape for claude.run and claude.run.result. Unreported figures are null. */
-export interface RunResult {
+/**
+ * The result object: the same shape for claude.run and claude.run.result. Unreported figures are null.
+ * A type, not an interface, so it is assignable to JsonObject as it is (an interface has no index signature).
+ */
+export type RunResult = {
   run_id: string;
   state: RunState;
   completed: boolean;
@@ -94,4 +97,4 @@ export interface RunResult {
   malformed_lines: number;
   created_at: string;
   settled_at: string | null;
-}
+};

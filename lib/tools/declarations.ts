@@ -26,7 +26,6 @@ export type ToolName = (typeof TOOL_NAMES)[number];
 export const META_RISK = 'io.github.computer-mcp/risk';
 export const META_WORK = 'io.github.computer-mcp/work';
 export const META_CONTINUATION = 'io.github.computer-mcp/continuation';
-export const META_WORK_INVOCATION = 'io.github.computer-mcp/work-invocation';
 
 export type ToolRisk = 'full-shell' | 'read-only' | 'destructive';
 
@@ -50,14 +49,6 @@ const DECLARATIONS = {
   // question is no longer pending), so a repeat has no further effect.
   'claude.run.answer': { risk: 'destructive', takesRunId: true, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
 } as const satisfies Record<ToolName, Declaration>;
-
-export function isToolName(value: string): value is ToolName {
-  return (TOOL_NAMES as readonly string[]).includes(value);
-}
-
-export function toolRisk(name: ToolName): ToolRisk {
-  return DECLARATIONS[name].risk;
-}
 
 /** Fresh `_meta` object for tools/list: risk and work on every tool, continuation on run_id tools. */
 export function toolMeta(name: ToolName): JsonObject {

@@ -6,7 +6,7 @@
 import { isDirectory } from '../util/is-directory.ts';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CallContext, ResourceHost, ToolHost } from '../mcp/types.ts';
+import type { CallContext, HostBundle, ToolHost } from '../mcp/types.ts';
 import type { JsonObject } from '../util/json.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { CLI_TREE, getNativeArgNames, type CliTree } from '../native/tree.ts';
@@ -15,7 +15,7 @@ import { buildNativeArgv } from '../native/argv.ts';
 import { resolveNativeBinary } from '../native/resolve-bin.ts';
 import { assertNativeVersion, VERSION_TIMEOUT_MS } from '../native/version.ts';
 import { getNativeEnv, isRecursiveLaunch } from '../native/native-env.ts';
-import { getProjectDir } from '../native/transcripts.ts';
+import { getProjectDir, listTranscriptIds, type TranscriptDirReader } from '../native/transcripts.ts';
 import { ALL_PROTOCOL_VERSIONS } from '../rpc/negotiate.ts';
 import { createSessionLock } from '../runs/session-lock.ts';
 import { createWorkSnapshotReader } from '../runs/work-snapshot.ts';
@@ -23,19 +23,19 @@ import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
 import { MAX_EVENTS, MAX_EVENT_BYTES } from '../runs/event-ring.ts';
 import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { MAX_NATIVE_FRAME_BYTES, type ExecuteDeps, type PreparedRun } from '../runs/execute.ts';
-import { prepareSupervisor } from '../supervise/run-supervised.ts';
-import { createSparePool } from '../supervise/spare.ts';
-import { readProcStat } from '../supervisor/proc-table.ts';
-import { isLive, isSameProcess } from '../supervisor/proc-stat.ts';
+import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
+import { createSparePool } from '../supervisor/parent/spare.ts';
+import { readProcStat } from '../process/proc-table.ts';
+import { isLive, isSameProcess } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { buildCatalog } from './catalog.ts';
 import { fromWireName } from './declarations.ts';
-import { callTool } from './handlers.ts';
+import { callTool } from './call-tool.ts';
 import { parseRunInput } from './run-input.ts';
 import { createRuntime } from './runtime.ts';
 import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
-import { SUPERVISOR_ARGV_FLAG } from '../supervise/supervisor-command.ts';
+import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskHost } from './tasks.ts';
 import { createResourceHost } from './resources.ts';
 
@@ -56,18 +56,15 @@ export interface HostConfig {
   readonly spareSupervisor?: boolean;
 }
 
-export interface HostBundle {
-  readonly toolHost: ToolHost;
-  readonly resourceHost: ResourceHost;
-  /** Cancels every unsettled run and waits for its cleanup. */
-  readonly close: () => Promise<void>;
-  /** Starts the end of every unsettled run without waiting (the supervisors finish it on their own). */
-  readonly stop: () => void;
+export type { HostBundle };
+
+/** The tool hosts, and what only they know: the idle spare supervisor's pid (accounting, the bench). */
+export interface ToolHosts extends HostBundle {
   /** The idle spare supervisor's pid, or null (none, or spareSupervisor is off). */
   readonly sparePid: () => number | null;
 }
 
-export function createHosts(config: HostConfig): HostBundle {
+export function createHosts(config: HostConfig): ToolHosts {
   const clock = config.clock ?? systemClock;
   const tree = config.tree ?? CLI_TREE;
   const nativeArgNames = getNativeArgNames(tree);
@@ -149,6 +146,7 @@ export function createHosts(config: HostConfig): HostBundle {
         adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId() },
         native: { binary, binary_error: binaryError, asserted_version: assertedVersion, tested_version: tree.native.tested_version, authentication: 'not checked: a version answer says nothing about login or API access' },
         protocol_versions: [...ALL_PROTOCOL_VERSIONS],
+        // CliTree is deeply readonly (readonly arrays), JsonObject is not: the one cast that stays.
         cli_tree: tree as unknown as JsonObject,
         limits: {
           max_retained_runs: MAX_RETAINED_RUNS, max_active_runs: MAX_ACTIVE_RUNS, max_events_per_run: MAX_EVENTS, max_event_bytes_per_run: MAX_EVENT_BYTES,
@@ -169,19 +167,10 @@ export function createHosts(config: HostConfig): HostBundle {
 }
 
 
-/** Session ids of a directory's saved transcripts, newest first; empty when there are none or they cannot be read. */
+/** Session ids of a directory's saved transcripts, newest first; empty when the folder cannot be read. */
 function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {
   const dir = getProjectDir(env, cwd);
-  if (dir === null) return [];
-  try {
-    return readdirSync(dir)
-      .filter((name) => name.endsWith('.jsonl'))
-      .map((name) => ({ id: name.slice(0, -'.jsonl'.length), mtime: statSync(join(dir, name)).mtimeMs }))
-      .sort((a, b) => b.mtime - a.mtime)
-      .map((entry) => entry.id);
-  } catch {
-    return [];
-  }
+  return dir === null ? [] : listTranscriptIds(dir, TRANSCRIPT_FS);
 }
 
 /** A bundle-role supervisor command implies the bridge of the same bundle (see bridgeCommandBeside). */
@@ -189,3 +178,8 @@ function bridgeCommandOption(supervisor: BridgeCommand | undefined): { bridgeCom
   const beside = bridgeCommandBeside(supervisor, SUPERVISOR_ARGV_FLAG);
   return beside === null ? {} : { bridgeCommand: beside };
 }
+
+const TRANSCRIPT_FS: TranscriptDirReader = {
+  names: (dir) => { try { return readdirSync(dir); } catch { return []; } },
+  mtimeMs: (path) => { try { return statSync(path).mtimeMs; } catch { return null; } },
+};

@@ -22,9 +22,9 @@ export const SUMMARY_FIELDS = [
 ] as const satisfies readonly (keyof RunResult)[];
 
 export function viewRun(body: RunResult, detail: ResultDetail): JsonObject {
-  if (detail === 'full') return body as unknown as JsonObject;
+  if (detail === 'full') return body;
   const view: Record<string, JsonValue> = {};
-  for (const field of SUMMARY_FIELDS) view[field] = body[field] as JsonValue;
+  for (const field of SUMMARY_FIELDS) view[field] = body[field];
   // With output_schema the native text is the JSON of structured_output: the answer is sent once.
   if (body.structured_output !== null && body.result === JSON.stringify(body.structured_output)) view['result'] = null;
   return view;

@@ -3,14 +3,14 @@
  * settles them. One registry serves claude.run and the detached tools alike.
  */
 import type { Clock } from '../util/clock.ts';
-import type { Classification } from '../native/classify.ts';
+import type { Classification } from '../runs/classify.ts';
 import type { RunRequest, RunResult, RunState } from '../runs/types.ts';
 import { createRunRegistry, type RunEntry, type RunListItem, type RunRegistry } from '../runs/registry.ts';
 import { startRunExecution, type ExecuteDeps, type PreparedRun, type RunExecution } from '../runs/execute.ts';
 import type { EventKind } from '../native/events.ts';
 import type { JsonObject } from '../util/json.ts';
 import { ToolError } from '../tool-errors.ts';
-import type { ProcessIdentity } from '../supervise/protocol.ts';
+import type { ProcessIdentity } from '../supervisor/protocol.ts';
 import { attachAskHost, type AskHostDeps } from '../permission/attach.ts';
 import type { PermissionBroker } from '../permission/broker.ts';
 
@@ -217,7 +217,7 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
 /**
  * The argument that continues this conversation next time. None when there is no id, when nothing is
  * saved (no_session_persistence), or when the native process never started the conversation (no init
- * event: an unknown resume id or an id in use fail before it, FINDINGS §7).
+ * event: an unknown resume id or an id in use fail before it, measured on 2.1.332).
  */
 function resumeHint(request: RunRequest, sessionId: string | null, init: unknown): RunResult['resume'] {
   if (sessionId === null || init === null || request.nativeOptions['no_session_persistence'] === true) return null;

@@ -16,7 +16,7 @@ import type { PermissionQuestion } from '../permission/broker.ts';
 import { progressText } from '../native/progress-text.ts';
 import { truncateUtf8 } from '../util/utf8.ts';
 import { fromWireName } from './declarations.ts';
-import { settledRunOutcome, toolErrorOutcome } from './handlers.ts';
+import { settledRunOutcome, toolErrorOutcome } from './call-tool.ts';
 import type { LiveRun, Runtime } from './runtime.ts';
 
 /**

@@ -42,7 +42,7 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
 
 ## What was optimized (all measured with these benchmarks)
 
-- **A warm spare supervisor** (\`lib/supervise/spare.ts\`, stdio server only). One idle supervisor is
+- **A warm spare supervisor** (\`lib/supervisor/parent/spare.ts\`, stdio server only). One idle supervisor is
   prepared after the first \`tools/list\` (after the handshake, so never in the way of \`initialize\`) and
   after each run that took one ended; a run takes it and runs its version probe in it at once, so the
   supervisor's Node start (~90 ms from the bundle) is off the run's path. Each spare is an ordinary

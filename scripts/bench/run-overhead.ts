@@ -11,8 +11,8 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { assertNativeVersion } from '../../lib/native/version.ts';
-import { prepareSupervisor, type PreparedSupervisor } from '../../lib/supervise/run-supervised.ts';
-import type { SupervisorCommand } from '../../lib/supervise/supervisor-command.ts';
+import { prepareSupervisor, type PreparedSupervisor } from '../../lib/supervisor/parent/run-supervised.ts';
+import type { SupervisorCommand } from '../../lib/supervisor/parent/supervisor-command.ts';
 import { ROOT } from '../build.ts';
 import { startInitialized, toolResult } from './rpc-client.ts';
 import { median, monoMs } from './stats.ts';
@@ -111,7 +111,7 @@ export async function benchRunOverhead(options: { bundle: string; fake: string; 
   // The supervisor alone, bundled the same way, to see what loading the whole bundle costs it.
   const supervisorOnly = join(dir, 'supervisor-only.mjs');
   await build({
-    stdin: { contents: "import { runSupervisor } from './lib/supervisor/supervisor.ts'; runSupervisor();", resolveDir: ROOT, loader: 'ts', sourcefile: 'supervisor-only.ts' },
+    stdin: { contents: "import { runSupervisor } from './lib/supervisor/child/supervisor.ts'; runSupervisor();", resolveDir: ROOT, loader: 'ts', sourcefile: 'supervisor-only.ts' },
     bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: supervisorOnly, logLevel: 'warning',
   });
   const server = await startInitialized(process.execPath, serverArgs, { env, cwd: dir });

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { MAX_EVENTS, encodeCursor } from '../../lib/runs/event-ring.ts';
 import { createSessionHarness, waitForState, waitUntil } from '../sessions/helpers.ts';
+import { eventPageOf, type EventPageView } from '../helpers/typed-results.ts';
 
-interface Page { events: Array<{ seq: number; event: JsonObject }>; next_cursor: string; has_more: boolean; missed_events: number; stale_cursor: boolean; events_total: number; events_dropped: number }
 const codeOf = (out: { error: JsonObject | null }): string => String(out.error?.['code']);
 
 test('a flood of events: pages report the overflow, page through every retained event, then end', async () => {
@@ -18,7 +18,7 @@ test('a flood of events: pages report the overflow, page through every retained 
     assert.ok(total > MAX_EVENTS + 300, `flooded: ${total} events`);
     assert.equal(final['events_dropped'], total - MAX_EVENTS);
 
-    const first = (await h.call('claude.run.events', { run_id: runId, limit: 100 })).result as unknown as Page;
+    const first = eventPageOf((await h.call('claude.run.events', { run_id: runId, limit: 100 })).result);
     assert.equal(first.events[0]!.seq, total - MAX_EVENTS + 1, 'starts at the oldest retained event');
     assert.equal(first.missed_events, total - MAX_EVENTS, 'the evicted events are reported, not hidden');
     assert.equal(first.stale_cursor, false);
@@ -27,13 +27,13 @@ test('a flood of events: pages report the overflow, page through every retained 
     const seqs = first.events.map((e) => e.seq);
     let page = first;
     while (page.has_more) {
-      page = (await h.call('claude.run.events', { run_id: runId, cursor: page.next_cursor, limit: 100 })).result as unknown as Page;
+      page = eventPageOf((await h.call('claude.run.events', { run_id: runId, cursor: page.next_cursor, limit: 100 })).result);
       assert.equal(page.missed_events, 0);
       seqs.push(...page.events.map((e) => e.seq));
     }
     assert.deepEqual(seqs, Array.from({ length: MAX_EVENTS }, (_, i) => total - MAX_EVENTS + 1 + i), 'contiguous, every retained event once');
     assert.equal(page.events.at(-1)!.event['type'], 'result');
-    const end = (await h.call('claude.run.events', { run_id: runId, cursor: page.next_cursor })).result as unknown as Page;
+    const end = eventPageOf((await h.call('claude.run.events', { run_id: runId, cursor: page.next_cursor })).result);
     assert.deepEqual([end.events.length, end.has_more, end.missed_events, end.next_cursor], [0, false, 0, page.next_cursor]);
   } finally {
     await h.close();
@@ -46,9 +46,9 @@ test('a cursor held while the run overflows becomes stale and says how much was 
     const prompt = '[fake:slow] a live stream';
     const runId = await h.start({ prompt, cwd: h.dir });
     await waitForState(h, runId, 'running');
-    let early: Page | null = null;
+    let early: EventPageView | null = null;
     await waitUntil('first events', async () => {
-      early = (await h.call('claude.run.events', { run_id: runId, limit: 2 })).result as unknown as Page;
+      early = eventPageOf((await h.call('claude.run.events', { run_id: runId, limit: 2 })).result);
       return early.events.length === 2;
     });
     const held = early!;
@@ -56,7 +56,7 @@ test('a cursor held while the run overflows becomes stale and says how much was 
     assert.equal(held.missed_events, 0);
     const final = (await h.settled(runId)).result!;
     const total = final['events_total'] as number;
-    const stale = (await h.call('claude.run.events', { run_id: runId, cursor: held.next_cursor, limit: 5 })).result as unknown as Page;
+    const stale = eventPageOf((await h.call('claude.run.events', { run_id: runId, cursor: held.next_cursor, limit: 5 })).result);
     assert.equal(stale.stale_cursor, true);
     assert.equal(stale.events[0]!.seq, total - MAX_EVENTS + 1, 'resumes at the oldest retained event');
     assert.equal(stale.missed_events, total - MAX_EVENTS - 2, 'exactly the events between the cursor and the oldest retained');
@@ -70,7 +70,7 @@ test('invalid cursors and limit bounds are invalid_arguments with their path', a
   try {
     const a = String((await h.call('claude.run', { prompt: 'a', cwd: h.dir })).result?.['run_id']);
     const b = String((await h.call('claude.run', { prompt: 'b', cwd: h.dir })).result?.['run_id']);
-    const fromB = ((await h.call('claude.run.events', { run_id: b, limit: 1 })).result as unknown as Page).next_cursor;
+    const fromB = (eventPageOf((await h.call('claude.run.events', { run_id: b, limit: 1 })).result)).next_cursor;
     const cases: Array<[JsonObject, string, RegExp]> = [
       [{ cursor: 'not a cursor!' }, '/cursor', /malformed/],
       [{ cursor: Buffer.from('v1:x:y').toString('base64url') }, '/cursor', /malformed/],
@@ -89,7 +89,8 @@ test('invalid cursors and limit bounds are invalid_arguments with their path', a
     for (const limit of [1, 256]) {
       const out = await h.call('claude.run.events', { run_id: a, limit });
       assert.equal(out.isError, false);
-      assert.equal((out.result as unknown as Page).events.length, Math.min(limit, (out.result as unknown as Page).events_total));
+      const page = eventPageOf(out.result);
+      assert.equal(page.events.length, Math.min(limit, page.events_total));
     }
   } finally {
     await h.close();

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { RUN_ID_PATTERN } from '../../lib/runs/ids.ts';
-import { readProcStat } from '../../lib/supervisor/proc-table.ts';
+import { readProcStat } from '../../lib/process/proc-table.ts';
 import { identify, isRunning } from '../helpers/proc.ts';
 import { createSessionHarness, waitUntil, type SessionHarness } from '../sessions/helpers.ts';
 

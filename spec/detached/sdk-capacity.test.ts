@@ -4,6 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startSdkServer, type SdkServer } from './sdk-server.ts';
 import { waitUntil } from '../sessions/helpers.ts';
 
@@ -23,7 +26,10 @@ function spawned(server: SdkServer): { runs: number; versionChecks: number } {
 }
 
 test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest settled run', async () => {
-  const server = await startSdkServer({ env: { FAKE_CLAUDE_SLOW_EVENTS: '6', FAKE_CLAUDE_DELAY_MS: '150' } });
+  // The one slow run below holds before its end until this file exists, so it settles after the run
+  // created after it, whatever the machine's speed.
+  const gate = join(mkdtempSync(join(tmpdir(), 'crm-gate-')), 'open');
+  const server = await startSdkServer({ env: { FAKE_CLAUDE_SLOW_EVENTS: '6', FAKE_CLAUDE_DELAY_MS: '150', FAKE_CLAUDE_GATE_FILE: gate } });
   const host = randomUUID();
   try {
     const empty = await work(server);
@@ -53,6 +59,7 @@ test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest 
     const older = await server.start({ prompt: '[fake:slow] created first' }, host);
     const younger = await server.start({ prompt: 'created second' }, host);
     assert.equal((await server.settled(younger)).isError, false);
+    writeFileSync(gate, '');
     assert.equal((await server.settled(older)).isError, false);
     const kept = [older, younger];
     while (kept.length < 32) {

@@ -2,12 +2,12 @@
 // wait_seconds, cancel (native group ended, outcome on later reads), and every release/argument error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readProcStat } from '../../lib/supervisor/proc-table.ts';
+import { readProcStat } from '../../lib/process/proc-table.ts';
 import { identify, isRunning } from '../helpers/proc.ts';
 import { waitUntil } from '../sessions/helpers.ts';
 import { startSdkServer } from './sdk-server.ts';
+import { eventPageOf, type EventPageView } from '../helpers/typed-results.ts';
 
-interface Page { events: Array<{ seq: number }>; next_cursor: string; has_more: boolean; missed_events: number; stale_cursor: boolean; events_total: number }
 const HANG = '[fake:sigint_result] hold until cancelled';
 
 test('SDK: event pages under overflow, stale cursors, long-poll, cancel and release', async () => {
@@ -16,9 +16,9 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
     // A live run overflowing its 256-event ring while a client holds an early cursor.
     const live = await server.start({ prompt: '[fake:slow] stream' });
     await waitUntil('live run streaming', () => server.lines().some((l) => l.ready === 'streaming'));
-    let early: Page | null = null;
+    let early: EventPageView | null = null;
     await waitUntil('two events', async () => {
-      early = (await server.call('claude.run.events', { run_id: live, limit: 2 })).result as unknown as Page;
+      early = eventPageOf((await server.call('claude.run.events', { run_id: live, limit: 2 })).result);
       return early.events.length === 2;
     });
     const polled = performance.now();
@@ -26,7 +26,7 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
     assert.ok(performance.now() - polled < 29_000, 'the long poll returned when the run settled');
     assert.deepEqual([done.isError, done.result?.['completed']], [false, true]);
     const total = done.result?.['events_total'] as number;
-    const stale = (await server.call('claude.run.events', { run_id: live, cursor: early!.next_cursor, limit: 10 })).result as unknown as Page;
+    const stale = eventPageOf((await server.call('claude.run.events', { run_id: live, cursor: early!.next_cursor, limit: 10 })).result);
     assert.equal(stale.stale_cursor, true);
     assert.equal(stale.missed_events, total - 256 - 2);
     assert.equal(stale.events[0]!.seq, total - 255);
@@ -35,9 +35,9 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
     const flooded = await server.settled(flood);
     const floodTotal = flooded.result?.['events_total'] as number;
     assert.ok(floodTotal > 600);
-    let page = (await server.call('claude.run.events', { run_id: flood, limit: 256 })).result as unknown as Page;
+    let page = eventPageOf((await server.call('claude.run.events', { run_id: flood, limit: 256 })).result);
     assert.deepEqual([page.events.length, page.missed_events, page.has_more, page.stale_cursor], [256, floodTotal - 256, false, false]);
-    page = (await server.call('claude.run.events', { run_id: flood, cursor: page.next_cursor })).result as unknown as Page;
+    page = eventPageOf((await server.call('claude.run.events', { run_id: flood, cursor: page.next_cursor })).result);
     assert.deepEqual([page.events.length, page.has_more, page.missed_events], [0, false, 0]);
 
     for (const [args, path] of [[{ cursor: 'garbage' }, '/cursor'], [{ cursor: early!.next_cursor }, '/cursor'], [{ limit: 0 }, '/limit'], [{ limit: 257 }, '/limit']] as const) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
 import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
 import { identify, isRunning, killAll, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
 import { isRunning, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 
 for (const end of ['stdin EOF', 'SIGTERM'] as const) {
   test(`the spare supervisor is used by the next run, replaced after it, and gone after ${end}`, async () => {

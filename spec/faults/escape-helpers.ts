@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
 import type { HostConfig } from '../../lib/tools/host.ts';
 import { cmdlineOf } from './proc-helpers.ts';
-import { isLive } from '../../lib/supervisor/proc-stat.ts';
-import { readProcTable } from '../../lib/supervisor/proc-table.ts';
+import { isLive } from '../../lib/process/proc-stat.ts';
+import { readProcTable } from '../../lib/process/proc-table.ts';
 
 /** Live processes (other than this one) whose argv mentions `marker`. */
 export function aliveNaming(marker: string): number[] {

@@ -1,8 +1,8 @@
 /** Process-table views for the fault specs: supervisors by command line, run processes by session/group. */
 import { readFileSync } from 'node:fs';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
-import { collectDescendants, identityOf, isLive, type ProcStat } from '../../lib/supervisor/proc-stat.ts';
-import { readProcStat, readProcTable } from '../../lib/supervisor/proc-table.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
+import { collectDescendants, identityOf, isLive, type ProcStat } from '../../lib/process/proc-stat.ts';
+import { readProcStat, readProcTable } from '../../lib/process/proc-table.ts';
 import { identify, isRunning, waitFor } from '../helpers/proc.ts';
 
 export { identify, isRunning, waitFor };
@@ -15,7 +15,7 @@ export function cmdlineOf(pid: number): string {
   }
 }
 
-const SUPERVISOR_RE = /supervisor\/main\.ts|__supervisor/;
+const SUPERVISOR_RE = /supervisor\/child\/main\.ts|__supervisor/;
 
 /** Live descendants of `rootPid` (by ppid). */
 export function descendantsOf(rootPid: number): ProcStat[] {

@@ -10,12 +10,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
 import { readReadyLines } from '../helpers/proc.ts';
 import { createRandom } from './schema-cases.ts';
 import { cmdlineOf, descendantsOf, identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
-import { identityOf } from '../../lib/supervisor/proc-stat.ts';
+import { identityOf } from '../../lib/process/proc-stat.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 // A run settles on its supervisor's report, a few ms before that supervisor exits, so a finished run's
 // supervisor can still be listed when the next run starts: take only one started after `since` (clock ticks
@@ -38,11 +39,12 @@ async function startRun(h: ToolHarness): Promise<string> {
   return String(started.result?.['run_id']);
 }
 
+/** The run's full result once it settled: long-polls (each call blocks until settled or 5 s), 60 s in all. */
 async function settledResult(h: ToolHarness, runId: string): Promise<Record<string, unknown>> {
-  for (;;) {
-    const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
-    if (out.result?.['completed'] === true) return out.result;
-  }
+  return pollUntil(`run ${runId} settled`, async () => {
+    const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 5, detail: 'full' });
+    return out.result?.['completed'] === true ? out.result : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 0 });
 }
 
 /** The run's native process: the supervisor's child running the fake CLI (not its --version). */
@@ -149,7 +151,7 @@ test('a failed version check lets the supervisor prepared beside it go before th
   try {
     for (let i = 0; i < 3; i++) {
       const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
-      assert.equal((out.error as { code: string } | null)?.code, 'native_version_mismatch');
+      assert.equal(out.error?.code, 'native_version_mismatch');
       assert.equal(out.result?.['cleanup_confirmed'], true);
       assert.deepEqual(supervisorsOf(process.pid), [], 'no supervisor outlives the outcome');
     }

@@ -1,7 +1,7 @@
 /** Version checks and native queries the way the product runs them: inside a prepared supervisor. */
 import { assertNativeVersion, type NativeQuery, type NativeQueryFn } from '../../lib/native/version.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
-import { prepareSupervisor, type SupervisedOutcome } from '../../lib/supervise/run-supervised.ts';
+import { prepareSupervisor, type SupervisedOutcome } from '../../lib/supervisor/parent/run-supervised.ts';
 
 export interface Probed<T> {
   readonly value: T;

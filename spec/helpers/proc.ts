@@ -3,10 +3,10 @@
  * fixtures, and polling with a hard deadline (never sleep-then-assert).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { setTimeout as delay } from 'node:timers/promises';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
-import { identityOf, isLive, isSameProcess, type ProcStat } from '../../lib/supervisor/proc-stat.ts';
-import { readProcStat, readProcTable } from '../../lib/supervisor/proc-table.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
+import { identityOf, isLive, isSameProcess, type ProcStat } from '../../lib/process/proc-stat.ts';
+import { readProcStat, readProcTable } from '../../lib/process/proc-table.ts';
+import { pollUntil } from './poll.ts';
 
 export { readProcStat, readProcTable };
 export type { ProcStat };
@@ -27,13 +27,7 @@ export function isRunning(id: ProcessIdentity): boolean {
 
 /** Polls `probe` until it returns a value other than undefined/false; throws at the deadline. */
 export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (performance.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await delay(POLL_MS);
-  }
+  return pollUntil(what, probe, { timeoutMs, intervalMs: POLL_MS });
 }
 
 /** Resolves once none of `ids` is alive; throws (naming the survivors) at the deadline. */

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAdapter, type Adapter } from '../../lib/adapter.ts';
 import { createHosts, type HostBundle, type HostConfig } from '../../lib/tools/host.ts';
-import type { JsonObject } from '../../lib/util/json.ts';
+import type { JsonObject, JsonValue } from '../../lib/util/json.ts';
+import { TOOL_ERROR_CODES, type ToolErrorCode, type ToolErrorData } from '../../lib/tool-errors.ts';
 
 export const FAKE_CLAUDE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
 
@@ -24,7 +25,8 @@ export interface ToolHarness {
 export interface ToolCallResult {
   readonly isError: boolean;
   readonly result: JsonObject | null;
-  readonly error: JsonObject | null;
+  /** Typed, and checked to be a stable tool error (known code, message, optional JSON pointer path). */
+  readonly error: ToolErrorData | null;
   readonly text: string;
 }
 
@@ -66,7 +68,7 @@ export async function createToolHarness(options: { env?: Record<string, string>;
       const content = res['content'] as Array<{ text: string }>;
       const text = content[0]?.text ?? '';
       const parsed = structured ?? (JSON.parse(text.slice(text.indexOf('\n') + 1)) as JsonObject);
-      return { isError: res['isError'] === true, result: (parsed['result'] as JsonObject | null) ?? null, error: (parsed['error'] as JsonObject | null) ?? null, text };
+      return { isError: res['isError'] === true, result: (parsed['result'] as JsonObject | null) ?? null, error: toolErrorOf(parsed['error'] ?? null), text };
     },
     async full(runId) {
       const out = await harness.call('claude.run.result', { run_id: String(runId), detail: 'full' });
@@ -79,4 +81,16 @@ export async function createToolHarness(options: { env?: Record<string, string>;
     },
   };
   return harness;
+}
+
+/** The error member of a tool result as ToolErrorData; throws on anything off that shape. */
+export function toolErrorOf(value: JsonValue | undefined | null): ToolErrorData | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`tool error is not an object: ${JSON.stringify(value)}`);
+  const { code, message, path } = value;
+  if (typeof code !== 'string' || !Object.hasOwn(TOOL_ERROR_CODES, code)) throw new Error(`unknown tool error code: ${JSON.stringify(code)}`);
+  if (typeof message !== 'string') throw new Error(`tool error without a message: ${JSON.stringify(value)}`);
+  if (path !== undefined && typeof path !== 'string') throw new Error(`tool error path is not a string: ${JSON.stringify(value)}`);
+  const known = code as ToolErrorCode; // checked against TOOL_ERROR_CODES just above
+  return path === undefined ? { code: known, message } : { code: known, message, path };
 }

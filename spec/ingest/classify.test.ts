@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyRun, mapNativeError } from '../../lib/native/classify.ts';
-import type { ClassifyInput } from '../../lib/native/classify.ts';
+import { classifyRun, mapNativeError } from '../../lib/runs/classify.ts';
+import type { ClassifyInput } from '../../lib/runs/classify.ts';
 import { createIngest } from '../../lib/runs/ingest.ts';
 import type { IngestState } from '../../lib/runs/ingest.ts';
 import type { ToolErrorCode } from '../../lib/tool-errors.ts';
@@ -162,6 +162,7 @@ test('bound terminations report the offending sizes', () => {
   big.onFrame(Buffer.from(result({})));
   const final = classifyRun({ ...fromFrames([]), ingest: big.snapshot(), termination: 'final_too_large' });
   assert.equal(final.error?.code, 'final_event_too_large');
+  assert.match(final.error?.message ?? '', /exceeded its bound of 100 bytes\./, 'the message names the bound this run was held to, not the default');
   assert.equal(final.final, null);
   assert.equal(final.result, null, 'no truncated success');
 });

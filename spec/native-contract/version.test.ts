@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assertNativeVersion, MAX_VERSION_STDOUT_BYTES, parseNativeVersion } from '../../lib/native/version.ts';
 import { checkVersionSupervised, queryOnce, withProbes } from '../helpers/probe.ts';
-import { MAX_PROBES, PROBE_STDOUT_MAX_BYTES } from '../../lib/supervise/protocol.ts';
+import { MAX_PROBES, PROBE_STDOUT_MAX_BYTES } from '../../lib/supervisor/protocol.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
 import type { ToolErrorCode } from '../../lib/tool-errors.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 const FAKE = fileURLToPath(new URL('../../fixtures/fake-version/fake-claude-version.mjs', import.meta.url));
 const REAL = fileURLToPath(new URL('../../node_modules/.bin/claude', import.meta.url));
@@ -45,18 +46,15 @@ async function rejectsWith(promise: Promise<unknown>, code: ToolErrorCode, messa
 
 /** True once pid is gone or a zombie nobody reaps (a container init may not); polled with a hard deadline. */
 async function waitUntilGone(pid: number, deadlineMs: number): Promise<boolean> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
+  return pollUntil(`pid ${pid} gone`, () => {
     let state: string;
     try {
       state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] ?? '';
     } catch {
       return true;
     }
-    if (state === 'Z') return true;
-    if (Date.now() > end) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    return state === 'Z';
+  }, { timeoutMs: deadlineMs }).catch(() => false);
 }
 
 function processExists(pid: number): boolean {
@@ -70,17 +68,14 @@ function processExists(pid: number): boolean {
 }
 
 async function waitForPidFile(path: string, deadlineMs: number): Promise<number> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
+  return pollUntil(`a pid in ${path}`, () => {
     try {
       const pid = Number(readFileSync(path, 'utf8'));
-      if (pid > 0) return pid;
+      return pid > 0 ? pid : undefined;
     } catch {
-      // not written yet
+      return undefined; // not written yet
     }
-    if (Date.now() > end) throw new Error(`no pid file after ${deadlineMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  }, { timeoutMs: deadlineMs });
 }
 
 describe('assertNativeVersion with fake binaries', () => {

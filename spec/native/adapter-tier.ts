@@ -14,10 +14,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { ClientCapabilities, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { scenarioByPromptTag, startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic, RecordedRequest, Scenario } from '../../fixtures/fake-anthropic/server.ts';
-import { readProcStat, readProcTable } from '../../lib/supervisor/proc-table.ts';
+import { readProcStat, readProcTable } from '../../lib/process/proc-table.ts';
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '../helpers/native-env.ts';
 import type { NativeSandbox, SandboxProcess } from '../helpers/native-env.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 /** A fake turn takes ~1-2 s through the adapter; only a hung run gets near this. */
 export const CALL_TIMEOUT_MS = 60_000;
@@ -212,11 +213,5 @@ export function marker(label: string): string {
 
 /** Polls a tool until `done` says so; hard deadline. */
 export async function pollTool<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (performance.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return pollUntil(what, probe, { timeoutMs, intervalMs: 50 });
 }

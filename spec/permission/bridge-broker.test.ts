@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { systemClock } from '../../lib/util/clock.ts';
 import { createPermissionBroker, MAX_PENDING_QUESTIONS, type PermissionBroker, type PermissionQuestion } from '../../lib/permission/broker.ts';
 import { BRIDGE_ENV, BRIDGE_TOOL, bridgeCommandBeside, getBridgeCommand, withPermissionBridge, type BridgeCommand } from '../../lib/permission/spec.ts';
-import { SUPERVISOR_ARGV_FLAG } from '../../lib/supervise/supervisor-command.ts';
+import { SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
 import { buildBundle } from '../../scripts/build.ts';
 import { MAX_QUESTION_INPUT_CHARS } from '../../lib/permission/wire.ts';
 

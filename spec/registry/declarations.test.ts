@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TOOL_NAMES, fromWireName, isToolName, toWireName, toolAnnotations, toolMeta, toolRisk } from '../../lib/tools/declarations.ts';
+import { META_RISK, TOOL_NAMES, fromWireName, toWireName, toolAnnotations, toolMeta } from '../../lib/tools/declarations.ts';
 
 const WORK = { format_version: 1, uri: 'computer-mcp://runtime/work/v1' };
 const CONTINUATION = { format_version: 1, selector: { kind: 'claude.run', resource_id: { json_pointer: '/run_id' } } };
@@ -31,7 +31,7 @@ for (const name of TOOL_NAMES) {
     };
     if (want.continuation) expectedMeta['io.github.computer-mcp/continuation'] = CONTINUATION;
     assert.deepEqual(meta, expectedMeta);
-    assert.equal(toolRisk(name), want.risk);
+    assert.equal(toolMeta(name)[META_RISK], want.risk);
     assert.deepEqual(toolAnnotations(name), {
       readOnlyHint: want.readOnly, destructiveHint: want.destructive, idempotentHint: want.idempotent, openWorldHint: want.openWorld,
     });
@@ -54,6 +54,6 @@ test('wire names: dotted by default, underscores on request, and back', () => {
   assert.equal(fromWireName('claude.run.release', true), null);
   assert.equal(fromWireName('claude_run_release', false), null);
   assert.equal(fromWireName('claude.run', false), 'claude.run');
-  assert.equal(isToolName('claude.run.events'), true);
-  assert.equal(isToolName('claude.run.delete'), false);
+  assert.equal(fromWireName('claude.run.events', false), 'claude.run.events');
+  assert.equal(fromWireName('claude.run.delete', false), null);
 });

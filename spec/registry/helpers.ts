@@ -1,4 +1,4 @@
-import { createManualClock } from '../../lib/util/clock.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
 import { createRunRegistry } from '../../lib/runs/registry.ts';
 import type { RegistryOptions, RunRegistry } from '../../lib/runs/registry.ts';
 import type { RandomBytes } from '../../lib/runs/ids.ts';

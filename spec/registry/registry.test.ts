@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_ACTIVE_RUNS, MAX_REMEMBERED_ENDED_IDS, MAX_RETAINED_RUNS, createRunRegistry } from '../../lib/runs/registry.ts';
 import { isRunId } from '../../lib/runs/ids.ts';
-import { createManualClock } from '../../lib/util/clock.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
 import { makeRegistry, toolErrorCode } from './helpers.ts';
 
 const observe = (r: ReturnType<typeof makeRegistry>['registry']) =>

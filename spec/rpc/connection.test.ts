@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FLUSH_STALL_MS } from '../../lib/rpc/drain.ts';
-import { createManualClock } from '../../lib/util/clock.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
 import { createRig, INIT } from './rig.ts';
 import { waitFor } from './streams.ts';
 

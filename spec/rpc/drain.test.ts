@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { drained, flushOutput, settleUnlessStalled } from '../../lib/rpc/drain.ts';
-import { createManualClock } from '../../lib/util/clock.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
 import { createGatedSink, settle } from './streams.ts';
 
 describe('settleUnlessStalled', () => {

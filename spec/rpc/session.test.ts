@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAdapter } from '../../lib/adapter.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
-import { createManualClock } from '../../lib/util/clock.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
 import { createHarness, errorOf, initializedHarness, resultOf } from './harness.ts';
 import { createFakeResourceHost } from '../../fixtures/hosts/fake-hosts.ts';
 

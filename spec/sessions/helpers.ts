@@ -4,17 +4,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolHarness, type ToolCallResult, type ToolHarness } from '../helpers/tool-harness.ts';
-import { setTimeout as delay } from 'node:timers/promises';
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 /** Polls an async probe until it returns true; throws at the deadline. */
 export async function waitUntil(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await probe())) {
-    if (performance.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await delay(20);
-  }
+  await pollUntil(what, probe, { timeoutMs });
 }
 
 /** One line the fake wrote: 'native' at start, 'session' once the conversation is chosen, 'exit' at the end. */

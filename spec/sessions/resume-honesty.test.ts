@@ -19,7 +19,7 @@ async function run(h: SessionHarness, args: JsonObject): Promise<{ isError: bool
   const out = await h.call('claude.run', { prompt: 'go', ...args });
   // The whole result object: resume_requested is there, next to resumed.
   const r = out.result === null ? {} : await h.full(out.result['run_id']);
-  return { isError: out.isError, code: (out.error as { code?: string } | null)?.code ?? null, r };
+  return { isError: out.isError, code: out.error?.code ?? null, r };
 }
 
 test('new, in use, resume found, resume not found, and fork report resumed honestly', async () => {

@@ -3,12 +3,24 @@
 // stamps each process's start ('session' line) and end ('exit' line), which proves (non-)overlap.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { createSessionHarness, waitForState, waitUntil, type SessionHarness } from './helpers.ts';
 
 const SLOW = { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_SLOW_EVENTS: '8', FAKE_CLAUDE_DELAY_MS: '120' };
 const S1 = '1a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d';
 const S2 = '2b3c4d5e-6f7a-4b2c-9d3e-4f5a6b7c8d9e';
+
+/**
+ * The slow fake, held before its last events while the gate file is absent: a run started with the gate
+ * closed cannot end until the spec opens it, so two runs seen streaming then are certain to overlap.
+ */
+function gated(): { readonly env: Record<string, string>; open(): void; close(): void } {
+  const file = join(mkdtempSync(join(tmpdir(), 'crm-gate-')), 'open');
+  return { env: { ...SLOW, FAKE_CLAUDE_GATE_FILE: file }, open: () => writeFileSync(file, ''), close: () => rmSync(file, { force: true }) };
+}
 
 const overlaps = (a: { start: number; end: number }, b: { start: number; end: number }): boolean => a.start < b.end && b.start < a.end;
 
@@ -18,12 +30,15 @@ async function statesNow(h: SessionHarness): Promise<Record<string, string>> {
 }
 
 test('two resumes of one session are serialized; another session runs in parallel', async () => {
-  const h = await createSessionHarness(SLOW);
+  const gate = gated();
+  const h = await createSessionHarness(gate.env);
   try {
     const cwd = h.subdir('p');
+    gate.open(); // the seeds need not wait
     const seeds = [await h.start({ prompt: 'seed1', cwd, session_id: S1 }), await h.start({ prompt: 'seed2', cwd, session_id: S2 })];
     for (const id of seeds) assert.equal((await h.settled(id)).isError, false);
 
+    gate.close();
     const first = await h.start({ prompt: 'R1a', cwd, resume_session_id: S1 });
     const second = await h.start({ prompt: 'R1b', cwd, resume_session_id: S1 });
     const other = await h.start({ prompt: 'R2', cwd, resume_session_id: S2 });
@@ -32,6 +47,7 @@ test('two resumes of one session are serialized; another session runs in paralle
     assert.equal(states[second], 'waiting_for_session', 'the queued run is visible as a state');
     assert.equal(states[first], 'running');
     assert.equal(states[other], 'running', 'a different conversation is not held up');
+    gate.open();
 
     const results = [await h.settled(first), await h.settled(second), await h.settled(other)];
     for (const out of results) assert.equal(out.isError, false, out.text.slice(0, 300));
@@ -45,19 +61,24 @@ test('two resumes of one session are serialized; another session runs in paralle
 });
 
 test('continue is keyed by directory and by its newest conversation', async () => {
-  const h = await createSessionHarness(SLOW);
+  const gate = gated();
+  const h = await createSessionHarness(gate.env);
   try {
     const x = h.subdir('x');
     const y = h.subdir('y');
+    gate.open(); // the seeds need not wait
     for (const id of [await h.start({ prompt: 'seedX', cwd: x, session_id: S1 }), await h.start({ prompt: 'seedY', cwd: y, session_id: S2 })]) {
       assert.equal((await h.settled(id)).isError, false);
     }
+    gate.close();
     const cx1 = await h.start({ prompt: 'CX1', cwd: x, continue_previous: true });
     const cx2 = await h.start({ prompt: 'CX2', cwd: x, continue_previous: true });
     const rx = await h.start({ prompt: 'RX', cwd: y, resume_session_id: S1 }); // the newest conversation of x, from elsewhere
     const cy = await h.start({ prompt: 'CY', cwd: y, continue_previous: true });
     await waitForState(h, cx2, 'waiting_for_session');
     await waitForState(h, rx, 'waiting_for_session');
+    await waitUntil('CX1 and CY streaming', () => h.lines().filter((l) => l.ready === 'session' && (l.prompt === 'CX1' || l.prompt === 'CY')).length === 2);
+    gate.open();
     const ids = [cx1, cx2, rx, cy];
     const results = [];
     for (const id of ids) results.push(await h.settled(id));
@@ -83,7 +104,7 @@ test('cancelling a run that waits for its conversation ends it without spawning 
     const cancel = await h.call('claude.run.cancel', { run_id: waiter });
     assert.equal(cancel.result?.['cancel_requested'], true);
     const out = await h.settled(waiter);
-    assert.equal((out.error as { code: string }).code, 'cancelled');
+    assert.equal(out.error?.code, 'cancelled');
     assert.equal(out.result?.['cleanup_confirmed'], true);
     assert.equal((await h.settled(holder)).isError, false);
     assert.equal(h.lines().some((l) => l.prompt === 'waiter'), false, 'the waiting run never started a process');

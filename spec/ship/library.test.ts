@@ -9,7 +9,7 @@ import { parseServeArgs } from '../../lib/cli/args.ts';
 import { createHosts } from '../../lib/tools/host.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { readProcStat, waitForGone, waitForReady } from '../helpers/proc.ts';
-import { identityOf } from '../../lib/supervisor/proc-stat.ts';
+import { identityOf } from '../../lib/process/proc-stat.ts';
 import { buildBundle } from '../../scripts/build.ts';
 
 type Json = Record<string, unknown>;

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { identify, killIfRunning, sessionMembers, waitFor, waitForGone, waitForReady } from '../helpers/proc.ts';
 
 const PARENT = fileURLToPath(new URL('../../fixtures/supervisor-parent.ts', import.meta.url));

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSupervised, type SupervisedRun, type SupervisedSpec } from '../../lib/supervise/run-supervised.ts';
-import type { ReportMessage } from '../../lib/supervise/protocol.ts';
+import { startSupervised, type SupervisedRun, type SupervisedSpec } from '../../lib/supervisor/parent/run-supervised.ts';
+import type { ReportMessage } from '../../lib/supervisor/protocol.ts';
 
 export const FAKE_CLAUDE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
 

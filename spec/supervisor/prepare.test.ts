@@ -1,8 +1,8 @@
 /** prepareSupervisor(): an idle supervisor that either gets its run (start) or exits unused (dispose). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { prepareSupervisor } from '../../lib/supervise/run-supervised.ts';
-import { getSupervisorEnv } from '../../lib/supervise/supervisor-command.ts';
+import { prepareSupervisor } from '../../lib/supervisor/parent/run-supervised.ts';
+import { getSupervisorEnv } from '../../lib/supervisor/parent/supervisor-command.ts';
 import { identify, isRunning, waitForGone } from '../helpers/proc.ts';
 import { baseEnv, FAKE_CLAUDE, stdoutEvents } from './harness.ts';
 
@@ -17,11 +17,13 @@ test('dispose before start: the supervisor exits having spawned nothing', async 
   await supervisor.dispose();
 });
 
-test('start after the supervisor had time to boot: the run is the same as startSupervised', async () => {
+test('start after the supervisor answered a probe: the run is the same as startSupervised', async () => {
   const supervisor = prepareSupervisor();
   const chunks: Buffer[] = [];
-  // Give it a head start the way the version check does; nothing may happen before start().
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Booted and reading its control pipe, proven the way the version check proves it: a probe's answer.
+  const probed = await supervisor.probe({ file: process.execPath, args: ['--version'], cwd: '/', env: baseEnv(), timeoutMs: 30_000, maxStdoutBytes: 1024 });
+  assert.equal(probed.kind, 'exited');
+  assert.equal(probed.kind === 'exited' ? probed.stdout.trim() : null, process.version);
   const run = supervisor.start(
     { file: FAKE_CLAUDE, args: ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hi'], cwd: '/', env: baseEnv(), stdin: null },
     { onStdout: (chunk) => { chunks.push(chunk); } },

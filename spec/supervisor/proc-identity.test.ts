@@ -1,8 +1,8 @@
 /** Pure process-identity rules: stat parsing, pid-recycling guard, descendant walk, tracking. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { collectDescendants, compareStart, groupMembers, isSameProcess, parseProcStat, type ProcStat } from '../../lib/supervisor/proc-stat.ts';
-import { createRunTracker, MAX_TRACKED_PROCESSES } from '../../lib/supervisor/tracker.ts';
+import { collectDescendants, compareStart, groupMembers, isSameProcess, parseProcStat, type ProcStat } from '../../lib/process/proc-stat.ts';
+import { createRunTracker, MAX_TRACKED_PROCESSES } from '../../lib/supervisor/child/tracker.ts';
 
 const line = (pid: number, comm: string, state: string, ppid: number, pgid: number, sid: number, start: string): string =>
   `${pid} (${comm}) ${state} ${ppid} ${pgid} ${sid} 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 ${start} 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0`;

@@ -1,13 +1,13 @@
 /** Pure pieces of the supervisor protocol: control/report validation, bounded report, stderr tail, fd flags. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseControlLine } from '../../lib/supervisor/control.ts';
-import { formatCleanupLine, REPORT_RESERVED_BYTES } from '../../lib/supervisor/cleanup-report.ts';
-import { createByteTail } from '../../lib/supervisor/stderr-tail.ts';
-import { isCloseOnExec } from '../../lib/supervisor/fds.ts';
-import { formatProbeResult, parseReportLine } from '../../lib/supervise/report-parse.ts';
-import { getSupervisorCommand, SUPERVISOR_ARGV_FLAG } from '../../lib/supervise/supervisor-command.ts';
-import { PROBE_LINE_MAX_BYTES, PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, REPORT_MAX_BYTES, type ProbeOutcome, type RawProbeOutcome } from '../../lib/supervise/protocol.ts';
+import { parseControlLine } from '../../lib/supervisor/child/control.ts';
+import { formatCleanupLine, REPORT_RESERVED_BYTES } from '../../lib/supervisor/child/cleanup-report.ts';
+import { createByteTail } from '../../lib/supervisor/child/stderr-tail.ts';
+import { isCloseOnExec } from '../../lib/supervisor/child/fds.ts';
+import { formatProbeResult, parseReportLine } from '../../lib/supervisor/report-parse.ts';
+import { getSupervisorCommand, SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
+import { PROBE_LINE_MAX_BYTES, PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, REPORT_MAX_BYTES, type ProbeOutcome, type RawProbeOutcome } from '../../lib/supervisor/protocol.ts';
 
 const MARKER = '0123456789abcdef'.repeat(2);
 const spawnLine = { type: 'spawn', marker: MARKER, file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1 };
@@ -125,10 +125,10 @@ test('parseReportLine validates every message and distrusts a contradictory "con
 });
 
 test('getSupervisorCommand: tsx + main.ts from source, the bundle with its dispatch flag when bundled', () => {
-  const source = getSupervisorCommand('file:///repo/lib/supervise/supervisor-command.ts');
+  const source = getSupervisorCommand('file:///repo/lib/supervisor/parent/supervisor-command.ts');
   assert.equal(source.file, process.execPath);
   assert.equal(source.args[0], '--import');
   assert.match(source.args[1] ?? '', /^file:.*tsx/);
-  assert.equal(source.args[2], '/repo/lib/supervisor/main.ts');
+  assert.equal(source.args[2], '/repo/lib/supervisor/child/main.ts');
   assert.deepEqual(getSupervisorCommand('file:///opt/dist/claude-run-mcp.mjs'), { file: process.execPath, args: ['/opt/dist/claude-run-mcp.mjs', SUPERVISOR_ARGV_FLAG] });
 });

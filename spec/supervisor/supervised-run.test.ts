@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { identify, isRunning, killIfRunning, waitForGone, waitForReady } from '../helpers/proc.ts';
 import { startFake, stdoutEvents } from './harness.ts';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 
 const FAST = { interruptGraceMs: 1500, termGraceMs: 800, killGraceMs: 800, trackIntervalMs: 50 };
 
@@ -168,7 +168,7 @@ test('a stdin prompt is delivered and closed: no 3 s wait', async () => {
 });
 
 test('a missing native binary is a spawn_error with confirmed (empty) cleanup', async () => {
-  const { startSupervised } = await import('../../lib/supervise/run-supervised.ts');
+  const { startSupervised } = await import('../../lib/supervisor/parent/run-supervised.ts');
   const run = startSupervised({ file: '/nonexistent/claude', args: [], cwd: '/', env: {}, stdin: null }, { onStdout: () => {} });
   const outcome = await run.done;
   assert.equal(outcome.spawned, null);

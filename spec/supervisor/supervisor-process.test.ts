@@ -5,9 +5,9 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getSupervisorCommand } from '../../lib/supervise/supervisor-command.ts';
-import { parseReportLine } from '../../lib/supervise/report-parse.ts';
-import type { ControlMessage, ReportMessage } from '../../lib/supervise/protocol.ts';
+import { getSupervisorCommand } from '../../lib/supervisor/parent/supervisor-command.ts';
+import { parseReportLine } from '../../lib/supervisor/report-parse.ts';
+import type { ControlMessage, ReportMessage } from '../../lib/supervisor/protocol.ts';
 import { isRunning, waitForReady } from '../helpers/proc.ts';
 import { baseEnv, FAKE_CLAUDE } from './harness.ts';
 
@@ -140,9 +140,9 @@ test('group-wide SIGTERM/SIGINT/SIGHUP do not kill the supervisor: it still repo
   }
 });
 
-test('importing lib/supervisor/main.ts does not start a supervisor', async () => {
+test('importing lib/supervisor/child/main.ts does not start a supervisor', async () => {
   const before = process.listenerCount('SIGTERM');
-  const mod = await import('../../lib/supervisor/main.ts');
+  const mod = await import('../../lib/supervisor/child/main.ts');
   assert.equal(typeof mod.runSupervisor, 'function');
   assert.equal(process.listenerCount('SIGTERM'), before);
 });

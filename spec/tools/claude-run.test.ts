@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolHarness } from '../helpers/tool-harness.ts';
-import { createManualClock } from '../../lib/util/clock.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 test('claude.run succeeds end to end with honest fields, progress and confirmed cleanup', async () => {
   const h = await createToolHarness();
@@ -79,7 +80,7 @@ for (const [scenario, code] of failures) {
     try {
       const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
       assert.equal(out.isError, true);
-      assert.equal((out.error as { code: string }).code, code, out.text.slice(0, 400));
+      assert.equal(out.error?.code, code, out.text.slice(0, 400));
       assert.equal(out.result!['cleanup_confirmed'], true);
       assert.equal(out.result!['completed'], true);
     } finally {
@@ -90,14 +91,11 @@ for (const [scenario, code] of failures) {
 
 /** Resolves once the fake CLI has written a readiness line `what` to its ready file. */
 async function waitForReady(file: string, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+  await pollUntil(`the fake's readiness line "${what}"`, () => {
     let text = '';
     try { text = readFileSync(file, 'utf8'); } catch { /* not yet written */ }
-    if (text.split('\n').some((line) => line.includes(`"ready":"${what}"`))) return;
-    if (Date.now() > deadline) throw new Error(`fake never reported ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    return text.split('\n').some((line) => line.includes(`"ready":"${what}"`));
+  }, { timeoutMs: 30_000 });
 }
 
 test('timeout: a final event followed by a process that never exits still times out', async () => {
@@ -112,7 +110,7 @@ test('timeout: a final event followed by a process that never exits still times 
     clock.advance(1);
     const out = await pending;
     assert.equal(out.isError, true);
-    assert.equal((out.error as { code: string }).code, 'timeout');
+    assert.equal(out.error?.code, 'timeout');
     assert.equal((await h.full(out.result!['run_id']))['timed_out'], true);
     assert.equal(out.result!['result'], 'Hi! I am a fake Claude.', 'the first valid final event stays available');
     assert.equal(out.result!['cleanup_confirmed'], true);
@@ -132,7 +130,7 @@ test('idle timeout ends a run that stays silent for idle_timeout_seconds', async
     await waitForReady(readyFile, 'streaming');
     clock.advance(2_000);
     const out = await pending;
-    assert.equal((out.error as { code: string }).code, 'idle_timeout');
+    assert.equal(out.error?.code, 'idle_timeout');
     assert.equal((await h.full(out.result!['run_id']))['timed_out'], true);
     assert.equal(out.result!['cleanup_confirmed'], true);
   } finally {
@@ -145,7 +143,7 @@ test('missing binary is native_not_found before anything is reserved', async () 
   const h = await createToolHarness({ config: { claudeBin: '/nonexistent/claude' } });
   try {
     const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
-    assert.equal((out.error as { code: string }).code, 'native_not_found');
+    assert.equal(out.error?.code, 'native_not_found');
     const list = await h.call('claude.run.list', {});
     assert.equal((list.result!['runs'] as unknown[]).length, 0);
   } finally {
@@ -157,9 +155,9 @@ test('version mismatch is reported naming both versions', async () => {
   const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION: '9.9.9' } });
   try {
     const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
-    assert.equal((out.error as { code: string }).code, 'native_version_mismatch');
-    assert.match(String((out.error as { message: string }).message), /9\.9\.9/);
-    assert.match(String((out.error as { message: string }).message), /2\.1\.332/);
+    assert.equal(out.error?.code, 'native_version_mismatch');
+    assert.match(String(out.error?.message), /9\.9\.9/);
+    assert.match(String(out.error?.message), /2\.1\.332/);
   } finally {
     await h.close();
   }
@@ -169,7 +167,7 @@ test('recursion sentinel: an adapter started inside a run refuses to run tools',
   const h = await createToolHarness({ env: { CLAUDE_RUN_MCP_ACTIVE: '1' } });
   try {
     const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
-    assert.equal((out.error as { code: string }).code, 'recursion_refused');
+    assert.equal(out.error?.code, 'recursion_refused');
   } finally {
     await h.close();
   }
@@ -190,7 +188,7 @@ test('timeout_seconds also bounds waiting for the conversation lock: a queued ru
     assert.equal(queued.result!['state'], 'waiting_for_session');
     clock.advance(5_000);
     const settled = await h.call('claude.run.result', { run_id: secondId, wait_seconds: 30, detail: 'full' });
-    assert.equal((settled.error as { code: string }).code, 'timeout');
+    assert.equal(settled.error?.code, 'timeout');
     assert.equal(settled.result!['exit_code'], null, 'nothing was spawned for the queued run');
     assert.equal(settled.result!['cleanup_confirmed'], true);
     const spawned = readFileSync(readyFile, 'utf8').split('\n').filter((line) => line.includes('"ready":"native"'));
@@ -216,7 +214,7 @@ test('a wedged supervisor (SIGSTOP) is killed after the ladder deadline; the fal
     await h.call('claude.run.cancel', { run_id: runId });
     const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
     assert.equal(out.result!['completed'], true);
-    assert.equal((out.error as { code: string }).code, 'cancelled');
+    assert.equal(out.error?.code, 'cancelled');
     assert.equal(out.result!['cleanup_confirmed'], false, 'a lost supervisor cannot prove cleanup');
     assert.equal((out.result!['cleanup_error'] as { code: string }).code, 'supervisor_failed');
     // SIGKILL is asynchronous: poll the process table with a hard deadline.

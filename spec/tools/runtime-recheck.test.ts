@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createRuntime } from '../../lib/tools/runtime.ts';
 import { createSessionLock } from '../../lib/runs/session-lock.ts';
-import { createManualClock } from '../../lib/util/clock.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
-import type { PreparedSupervisor, SupervisedOutcome } from '../../lib/supervise/run-supervised.ts';
-import type { ProcessIdentity } from '../../lib/supervise/protocol.ts';
+import type { PreparedSupervisor, SupervisedOutcome } from '../../lib/supervisor/parent/run-supervised.ts';
+import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 
 const SURVIVOR: ProcessIdentity = { pid: 424242, start: '777' };
 

@@ -2,7 +2,12 @@
  * Pure reading of Linux /proc/<pid>/stat lines and the process-identity rules built on them.
  * A pid alone can be recycled; pid + start time (field 22) names one process for the life of the boot.
  */
-import type { ProcessIdentity } from '../supervise/protocol.ts';
+/** One process for the life of the boot: a pid alone can be recycled, pid + start time cannot. */
+export interface ProcessIdentity {
+  readonly pid: number;
+  /** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot): pid + start never repeats. */
+  readonly start: string;
+}
 
 export interface ProcStat {
   readonly pid: number;

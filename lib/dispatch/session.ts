@@ -17,13 +17,13 @@ import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
 import { ABORT_REASONS, type RequestHandler } from '../handlers/context.ts';
 import { initialize, type ServerInfo } from '../handlers/initialize.ts';
-import { createOutbound } from './outbound.ts';
+import { createOutbound } from '../rpc/outbound.ts';
 import { getRequestHandler, METHODS_BEFORE_INITIALIZE } from '../handlers/methods.ts';
-import { classifyMessage, idKey, isRequestId, type Params } from './envelope.ts';
-import { errorResponse, isRpcError, rpcErrors, type RequestId, type RpcError } from './errors.ts';
-import { isModernRequest, readModernMeta, withModernResultFields, type ModernRequestMeta } from './modern.ts';
-import { eraFeatures, features, LATEST_PROTOCOL_VERSION, type AnyProtocolVersion, type ProtocolVersion } from './negotiate.ts';
-import { createProgressReporter, getProgressToken } from './progress.ts';
+import { classifyMessage, idKey, isRequestId, type Params } from '../rpc/envelope.ts';
+import { errorResponse, isRpcError, rpcErrors, type RequestId, type RpcError } from '../rpc/errors.ts';
+import { isModernRequest, readModernMeta, withModernResultFields, type ModernRequestMeta } from '../rpc/modern.ts';
+import { eraFeatures, features, LATEST_PROTOCOL_VERSION, type AnyProtocolVersion, type ProtocolVersion } from '../rpc/negotiate.ts';
+import { createProgressReporter, getProgressToken } from '../rpc/progress.ts';
 
 /** close() waits at most this long for aborted in-flight requests to settle. */
 export const CLOSE_SETTLE_MS = 2000;

@@ -1,6 +1,6 @@
 /**
  * Entry of the supervisor child process. From source it runs as a script
- * (`node --import tsx lib/supervisor/main.ts`); the bundle instead calls runSupervisor() when its own
+ * (`node --import tsx lib/supervisor/child/main.ts`); the bundle instead calls runSupervisor() when its own
  * argv[2] is `__supervisor`, and importing this module there must not start a supervisor.
  */
 import { realpathSync } from 'node:fs';
@@ -13,7 +13,7 @@ export { runSupervisor };
 function isDirectScript(): boolean {
   const self = import.meta.url;
   const script = process.argv[1];
-  if (!self.startsWith('file:') || !/\/lib\/supervisor\/main\.[cm]?[jt]s$/.test(self) || script === undefined) return false;
+  if (!self.startsWith('file:') || !/\/lib\/supervisor\/child\/main\.[cm]?[jt]s$/.test(self) || script === undefined) return false;
   try {
     return realpathSync(fileURLToPath(self)) === realpathSync(script);
   } catch {

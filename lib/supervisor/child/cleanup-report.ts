@@ -1,5 +1,5 @@
 /** Builds the final cleanup report line, guaranteed to fit REPORT_MAX_BYTES with room for the other lines. */
-import { REPORT_MAX_BYTES, type ProcessIdentity, type ReportMessage } from '../supervise/protocol.ts';
+import { REPORT_MAX_BYTES, type ProcessIdentity, type ReportMessage } from '../protocol.ts';
 
 /** Bytes kept free for the `spawned` and `exit` lines that precede the cleanup line on the same pipe. */
 export const REPORT_RESERVED_BYTES = 1024;

@@ -6,10 +6,10 @@
  * (which finds the orphans a dead parent left behind). The outcome stays "unconfirmed" whatever this
  * manages: the supervisor's tracking record died with it.
  */
-import { RUN_MARKER_ENV, type ProcessIdentity } from './protocol.ts';
-import { collectDescendants, compareStart, identityOf, isLive, type ProcStat } from '../supervisor/proc-stat.ts';
-import { environHas, readProcTable } from '../supervisor/proc-table.ts';
-import { signalIdentity } from '../supervisor/kill.ts';
+import { RUN_MARKER_ENV, type ProcessIdentity } from '../protocol.ts';
+import { collectDescendants, compareStart, identityOf, isLive, type ProcStat } from '../../process/proc-stat.ts';
+import { environHas, readProcTable } from '../../process/proc-table.ts';
+import { signalIdentity } from '../../process/kill.ts';
 
 /** Returns how many processes were sent SIGKILL. */
 export function killLeftovers(supervisor: ProcessIdentity | null, native: ProcessIdentity | null, marker: string | null): number {

@@ -3,9 +3,9 @@
  * past it are drained and ignored). Nothing after the final `cleanup` line is taken.
  */
 import type { Readable } from 'node:stream';
-import { createLineSplitter } from '../util/line-splitter.ts';
-import { PROBE_LINE_MAX_BYTES, REPORT_MAX_BYTES, REPORT_PIPE_MAX_BYTES, type ReportMessage } from './protocol.ts';
-import { parseReportLine } from './report-parse.ts';
+import { createLineSplitter } from '../../util/line-splitter.ts';
+import { PROBE_LINE_MAX_BYTES, REPORT_MAX_BYTES, REPORT_PIPE_MAX_BYTES, type ReportMessage } from '../protocol.ts';
+import { parseReportLine } from '../report-parse.ts';
 
 export interface ReportReader {
   /** Takes a last unterminated line, if any. */

@@ -118,7 +118,7 @@ function events(args: JsonObject, deps: HandlerDeps): ToolOutcome {
   return {
     ok: true,
     summary: `${page.events.length} event(s)${page.has_more ? ', more follow' : ''}${page.missed_events > 0 ? `, ${page.missed_events} missed` : ''}`,
-    result: { run_id: entry.run_id, state: entry.state, completed: entry.completed, ...page } as unknown as JsonObject,
+    result: { run_id: entry.run_id, state: entry.state, completed: entry.completed, ...page },
   };
 }
 

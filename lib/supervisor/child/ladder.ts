@@ -3,10 +3,10 @@
  * group and to tracked escaped descendants, SIGKILL to each remaining process individually, then proof by
  * /proc scan. The supervisor never signals its own group with SIGKILL: it would die before reporting.
  */
-import { identityOf, type ProcStat } from './proc-stat.ts';
-import { signalGroup, signalIdentity, type KillSignal } from './kill.ts';
+import { identityOf, type ProcStat } from '../../process/proc-stat.ts';
+import { signalGroup, signalIdentity, type KillSignal } from '../../process/kill.ts';
 import type { RunTracker } from './tracker.ts';
-import type { ProcessIdentity } from '../supervise/protocol.ts';
+import type { ProcessIdentity } from '../protocol.ts';
 
 export interface LadderTarget {
   readonly selfPid: number;

@@ -2,21 +2,21 @@
  * The supervisor process: runs the run's probes (the version check) and then one native CLI, all in its own
  * process group and marked with the run's marker; the native stdout is the supervisor's own fd 1 (the bytes
  * go straight to the adapter, no relay hop); reports on fd 2; on terminate / control EOF / native exit runs
- * the ladder over everything the run started and proves cleanup. Protocol: lib/supervise/protocol.ts.
+ * the ladder over everything the run started and proves cleanup. Protocol: lib/supervisor/protocol.ts.
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, PROBE_ONLY_LADDER, RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../supervise/protocol.ts';
-import { formatProbeResult } from '../supervise/report-parse.ts';
-import { assertNever } from '../util/assert-never.ts';
-import { createLineSplitter } from '../util/line-splitter.ts';
+import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, PROBE_ONLY_LADDER, RUN_MARKER_ENV, SPAWN_ERROR_NO_CODE, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../protocol.ts';
+import { formatProbeResult } from '../report-parse.ts';
+import { assertNever } from '../../util/assert-never.ts';
+import { createLineSplitter } from '../../util/line-splitter.ts';
 import { formatCleanupLine } from './cleanup-report.ts';
 import { parseControlLine } from './control.ts';
 import { closeInheritedFds, openWritableFd, releaseStdout } from './fds.ts';
 import { runLadder, type LadderOutcome } from './ladder.ts';
 import { startProbe, type RunningProbe } from './probe.ts';
-import { identityOf } from './proc-stat.ts';
-import { environHas, processUid, readProcStat, readProcTable } from './proc-table.ts';
+import { identityOf } from '../../process/proc-stat.ts';
+import { environHas, processUid, readProcStat, readProcTable } from '../../process/proc-table.ts';
 import { createSink } from './sink.ts';
 import { createByteTail } from './stderr-tail.ts';
 import { createRunTracker, type RunTracker } from './tracker.ts';
@@ -147,7 +147,7 @@ export function runSupervisor(): void {
     });
     if (child.pid === undefined) {
       child.once('error', (error: NodeJS.ErrnoException) => {
-        reportLine({ type: 'spawn_error', code: error.code ?? 'SPAWN_FAILED', message: error.message });
+        reportLine({ type: 'spawn_error', code: error.code ?? SPAWN_ERROR_NO_CODE, message: error.message });
         cleanUp(false, 'spawn_error');
       });
       return;

@@ -1,8 +1,7 @@
 /** Pure validation of control lines (adapter -> supervisor). Anything malformed is rejected whole. */
-import { RUN_MARKER_PATTERN, type CommandSpec, type ControlMessage, type TerminateReason } from '../supervise/protocol.ts';
-import { isPlainObject } from '../util/json.ts';
+import { RUN_MARKER_PATTERN, TERMINATE_REASONS, type CommandSpec, type ControlMessage } from '../protocol.ts';
+import { isPlainObject } from '../../util/json.ts';
 
-const TERMINATE_REASONS: readonly TerminateReason[] = ['cancel', 'timeout', 'idle_timeout', 'frame_too_large', 'final_too_large', 'adapter_gone'];
 const MAX_GRACE_MS = 10 * 60 * 1000;
 /** A probe answers within minutes or not at all. */
 const MAX_PROBE_TIMEOUT_MS = 10 * 60 * 1000;
@@ -19,7 +18,8 @@ export function parseControlLine(line: string): ControlMessage | null {
   if (!isPlainObject(value)) return null;
   if (value['type'] === 'terminate') {
     const reason = value['reason'];
-    return TERMINATE_REASONS.find((r) => r === reason) !== undefined ? { type: 'terminate', reason: reason as TerminateReason } : null;
+    const known = TERMINATE_REASONS.find((r) => r === reason);
+    return known !== undefined ? { type: 'terminate', reason: known } : null;
   }
   const command = parseCommand(value);
   if (command === null) return null;

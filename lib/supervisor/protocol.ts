@@ -14,6 +14,8 @@
  * Native stderr never reaches the adapter as a stream: the supervisor keeps a bounded tail and puts it in
  * the cleanup report.
  */
+import type { NativeQuery } from '../native/version.ts';
+import type { ProcessIdentity } from '../process/proc-stat.ts';
 
 /** Bound on the run's report lines on fd 2 (all but the probe results, together). */
 export const REPORT_MAX_BYTES = 64 * 1024;
@@ -32,10 +34,17 @@ export const PROBE_ONLY_LADDER = { interruptGraceMs: 0, termGraceMs: 500, killGr
 export const RUN_MARKER_ENV = 'CLAUDE_RUN_MCP_RUN_MARKER';
 /** A marker is 32 lower-case hex digits (128 random bits). */
 export const RUN_MARKER_PATTERN = /^[0-9a-f]{32}$/;
+/** The `code` of a spawn error when Node gives no errno code (either side, the supervisor or the native). */
+export const SPAWN_ERROR_NO_CODE = 'SPAWN_FAILED';
 export const STDERR_TAIL_MAX_BYTES = 16 * 1024;
 export const CONTROL_LINE_MAX_BYTES = 32 * 1024 * 1024;
 
-export type TerminateReason = 'cancel' | 'timeout' | 'idle_timeout' | 'frame_too_large' | 'final_too_large' | 'adapter_gone';
+/**
+ * Why the adapter ends a run early; the one list of them (classification names the same reasons). An adapter
+ * that is gone sends nothing: the control pipe's EOF says so.
+ */
+export const TERMINATE_REASONS = ['cancel', 'timeout', 'idle_timeout', 'frame_too_large', 'final_too_large'] as const;
+export type TerminateReason = (typeof TERMINATE_REASONS)[number];
 
 /** A command the supervisor starts: the same shape for a probe and for the native run. */
 export interface CommandSpec {
@@ -67,18 +76,11 @@ export type ControlMessage =
     })
   | { readonly type: 'terminate'; readonly reason: TerminateReason };
 
-export interface ProcessIdentity {
-  readonly pid: number;
-  /** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot): pid + start never repeats. */
-  readonly start: string;
-}
+/** The wire carries identities as the process layer defines them. */
+export type { ProcessIdentity };
 
-export type ProbeOutcome =
-  | { readonly kind: 'exited'; readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stdoutOverflow: boolean; readonly stderr: string }
-  | { readonly kind: 'spawn_error'; readonly message: string }
-  | { readonly kind: 'timeout' }
-  /** Ended because the run was terminated (or the control pipe closed) while it ran. */
-  | { readonly kind: 'cancelled' };
+/** A probe's outcome is what the version check reads, so the native layer defines it. */
+export type ProbeOutcome = NativeQuery;
 
 /** A probe outcome as the supervisor holds it: the outputs as raw bytes (they travel base64-encoded). */
 export type RawProbeOutcome =

@@ -5,14 +5,16 @@
  * cleanup_error) whichever code wins. Figures the native process did not report are null.
  */
 import type { JsonObject } from '../util/json.ts';
-import type { RunResult, SessionIntent, UnfinishedSubagents } from '../runs/types.ts';
-import type { IngestState } from '../runs/ingest.ts';
+import type { RunResult, SessionIntent, UnfinishedSubagents } from './types.ts';
+import type { IngestState } from './ingest.ts';
+import type { TerminateReason } from '../supervisor/protocol.ts';
 import type { ToolErrorCode, ToolErrorData } from '../tool-errors.ts';
 import { TOOL_ERROR_CODES } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
-import { getArray, getBoolean, getNumber, getObject, getString } from './events.ts';
+import { getArray, getBoolean, getNumber, getObject, getString } from '../native/events.ts';
 
-export type Termination = 'cancel' | 'timeout' | 'idle_timeout' | 'frame_too_large' | 'final_too_large';
+/** Why the adapter ended the run early: the reasons it sends the supervisor. */
+export type Termination = TerminateReason;
 
 export interface ClassifyInput {
   readonly ingest: IngestState;
@@ -123,9 +125,9 @@ function terminationError(termination: Termination | null, ingest: IngestState):
     case 'idle_timeout':
       return error('idle_timeout', TOOL_ERROR_CODES.idle_timeout);
     case 'frame_too_large':
-      return error('native_frame_too_large', `A native stdout line of ${ingest.largest_oversize_bytes ?? 'unknown'} bytes exceeded 1 MiB; the run was stopped.`);
+      return error('native_frame_too_large', `A native stdout line of ${ingest.largest_oversize_bytes ?? 'unknown'} bytes exceeded the native frame bound (max_native_frame_bytes); the run was stopped.`);
     case 'final_too_large':
-      return error('final_event_too_large', `The native final result event of ${ingest.final_too_large_bytes ?? 'unknown'} bytes exceeded 128 KiB.`);
+      return error('final_event_too_large', `The native final result event of ${ingest.final_too_large_bytes ?? 'unknown'} bytes exceeded its bound of ${ingest.max_final_bytes} bytes.`);
     default:
       return assertNever(termination);
   }
@@ -203,7 +205,8 @@ const MAX_NATIVE_MESSAGE_CHARS = 2000;
 /**
  * The native failure, if the native process reported one: a final event with is_error true (whatever
  * its subtype: API errors arrive as subtype "success") or a non-success subtype; without a final event,
- * only the stderr and assistant-error evidence. Most specific evidence first (FINDINGS §6, §7).
+ * only the stderr and assistant-error evidence. Most specific evidence first (the
+ * evidence each error leaves was measured on 2.1.332; docs/tools.md lists the codes).
  */
 export function mapNativeError(ingest: IngestState, stderrTail: string): ToolErrorData | null {
   const final = ingest.final;

@@ -8,11 +8,11 @@
  * A run settles as soon as the cleanup report is in and both pipes ended: the supervisor only exits after
  * that, and Node's teardown of it takes 6-15 ms nobody needs to wait for.
  */
-import { assertNever } from '../util/assert-never.ts';
-import { identityOf } from '../supervisor/proc-stat.ts';
-import { readProcStat } from '../supervisor/proc-table.ts';
+import { assertNever } from '../../util/assert-never.ts';
+import { identityOf } from '../../process/proc-stat.ts';
+import { readProcStat } from '../../process/proc-table.ts';
 import { killLeftovers } from './fallback-kill.ts';
-import type { ControlMessage, ProbeOutcome, ProcessIdentity, ReportMessage, TerminateReason } from './protocol.ts';
+import { SPAWN_ERROR_NO_CODE, type ControlMessage, type ProbeOutcome, type ProcessIdentity, type ReportMessage, type TerminateReason } from '../protocol.ts';
 import { readReports } from './report-reader.ts';
 import { readInSlices } from './sliced-reader.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
@@ -98,7 +98,12 @@ export interface PreparedSupervisor {
   readonly exited: Promise<void>;
 }
 
-/** Starts one supervised run; `done` settles after the supervisor exited and every pipe was drained. */
+/**
+ * Starts one supervised run; `done` settles after the supervisor exited and every pipe was drained.
+ * Only specs, fixtures/supervisor-parent.ts and the benchmark call this one-call form (the adapter prepares
+ * the supervisor first, during the version check); it stays here beside prepareSupervisor because it is
+ * that, started at once, and a copy in spec/ could drift from it.
+ */
 export function startSupervised(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun {
   return prepareSupervisor(spec.supervisorCommand).start(spec, hooks);
 }
@@ -204,7 +209,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return;
       controlOpen = false;
-      spawnError = { code: error.code ?? 'SUPERVISOR_SPAWN_FAILED', message: error.message };
+      spawnError = { code: error.code ?? SPAWN_ERROR_NO_CODE, message: error.message };
       settle();
       resolveExited();
     });

@@ -6,7 +6,7 @@
  */
 import { closeSync, createWriteStream, fstatSync, openSync, readdirSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { readProcFile } from './proc-table.ts';
+import { readProcFile } from '../../process/proc-table.ts';
 
 const O_CLOEXEC = 0o2000000;
 

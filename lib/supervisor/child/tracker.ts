@@ -10,8 +10,8 @@
  * Identities (pid + start time) are kept after re-parenting, so orphans are still ended; a recycled pid
  * never matches.
  */
-import type { ProcessIdentity } from '../supervise/protocol.ts';
-import { collectDescendants, compareStart, identityKey, identityOf, isLive, type ProcStat } from './proc-stat.ts';
+import type { ProcessIdentity } from '../protocol.ts';
+import { collectDescendants, compareStart, identityKey, identityOf, isLive, type ProcStat } from '../../process/proc-stat.ts';
 
 export interface RunTracker {
   /** Adds a process the supervisor itself started (a probe or the native). */

@@ -1,5 +1,5 @@
 /** How the adapter starts a supervisor child, from source (tsx) or from the single-file bundle. */
-import { RESERVED_ENV_PREFIX } from '../native/native-env.ts';
+import { RESERVED_ENV_PREFIX } from '../../native/native-env.ts';
 import { fileURLToPath } from 'node:url';
 
 export interface SupervisorCommand {
@@ -11,14 +11,14 @@ export interface SupervisorCommand {
 export const SUPERVISOR_ARGV_FLAG = '__supervisor';
 
 /**
- * From source (this module is a .ts file) run lib/supervisor/main.ts under tsx, resolved absolutely so the
+ * From source (this module is a .ts file) run lib/supervisor/child/main.ts under tsx, resolved absolutely so the
  * adapter's cwd does not matter; bundled (.mjs) re-run the bundle itself with the dispatch flag.
  */
 export function getSupervisorCommand(moduleUrl: string = import.meta.url): SupervisorCommand {
   if (moduleUrl.endsWith('.ts')) {
     return {
       file: process.execPath,
-      args: ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('../supervisor/main.ts', moduleUrl))],
+      args: ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('../child/main.ts', moduleUrl))],
     };
   }
   return { file: process.execPath, args: [fileURLToPath(moduleUrl), SUPERVISOR_ARGV_FLAG] };

@@ -1,5 +1,5 @@
 /** Signal delivery that never reaches a recycled pid and reports ESRCH as "already gone". */
-import type { ProcessIdentity } from '../supervise/protocol.ts';
+import type { ProcessIdentity } from './proc-stat.ts';
 import { isLive, isSameProcess } from './proc-stat.ts';
 import { readProcStat } from './proc-table.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, type ControlMessage, type RawProbeOutcome } from '../supervise/protocol.ts';
+import { PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, type ControlMessage, type RawProbeOutcome } from '../protocol.ts';
 
 type ProbeMessage = Extract<ControlMessage, { type: 'probe' }>;
 

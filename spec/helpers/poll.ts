@@ -1,0 +1,31 @@
+/**
+ * The one polling helper of the specs. Polling is for state that emits no event a spec can await (the
+ * process table, a file a fixture writes, a tool the client must ask); every poll has a deadline and
+ * fails naming what it waited for. Where an event exists, await the event instead.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+
+export const DEFAULT_POLL_INTERVAL_MS = 20;
+
+export interface PollOptions {
+  /** The hard deadline: past it the poll rejects. */
+  readonly timeoutMs: number;
+  readonly intervalMs?: number;
+}
+
+/**
+ * Calls `probe` (sync or async) until it gives a value other than undefined or false, and resolves with
+ * it; rejects with "timed out after N ms waiting for <what>" once `timeoutMs` has passed. The probe always
+ * runs at least once, and once more at the deadline, so a state reached just in time is not missed.
+ */
+export async function pollUntil<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, options: PollOptions): Promise<T> {
+  const deadline = performance.now() + options.timeoutMs;
+  const interval = options.intervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  for (;;) {
+    const late = performance.now() >= deadline;
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (late) throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${what}`);
+    await delay(Math.min(interval, Math.max(0, deadline - performance.now())));
+  }
+}
