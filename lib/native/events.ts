@@ -4,7 +4,7 @@
  * native versions).
  */
 import type { JsonObject, JsonValue } from '../util/json.ts';
-import { isPlainObject } from '../util/json.ts';
+import { isPlainObject, parseJsonObject } from '../util/json.ts';
 
 export const EVENT_KINDS = [
   'system_init',
@@ -27,13 +27,8 @@ const NOT_AN_EVENT: ParsedEvent = { ok: false };
 /** Parses one frame (without its newline). Anything that is not a JSON object is `{ ok: false }`. */
 export function parseNativeEvent(frame: string | Buffer): ParsedEvent {
   const text = typeof frame === 'string' ? frame : frame.toString('utf8');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return NOT_AN_EVENT;
-  }
-  if (!isPlainObject(value)) return NOT_AN_EVENT;
+  const value = parseJsonObject(text);
+  if (value === null) return NOT_AN_EVENT;
   const event = value as JsonObject;
   return { ok: true, event, kind: eventKind(event) };
 }

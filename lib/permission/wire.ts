@@ -4,7 +4,7 @@
  * formatting. The bridge only ever asks; decisions flow only from the broker to the bridge, so nothing
  * that can reach the socket (the nested model included) can answer a question.
  */
-import type { JsonObject, JsonValue } from '../util/json.ts';
+import { parseJsonObject, type JsonObject, type JsonValue } from '../util/json.ts';
 
 /** One socket line may not exceed this before its newline (a tool input larger than this is denied). */
 export const MAX_BRIDGE_LINE_BYTES = 1024 * 1024;
@@ -29,14 +29,8 @@ export interface DecisionMessage {
 }
 
 export function parseBridgeMessage(line: string): BridgeMessage | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const o = value as Record<string, unknown>;
+  const o = parseJsonObject(line);
+  if (o === null) return null;
   switch (o['t']) {
     case 'hello':
       return typeof o['token'] === 'string' ? { t: 'hello', token: o['token'] } : null;
@@ -54,15 +48,8 @@ export function parseBridgeMessage(line: string): BridgeMessage | null {
 }
 
 export function parseDecisionMessage(line: string): DecisionMessage | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const o = value as Record<string, unknown>;
-  if (o['t'] !== 'decision' || typeof o['id'] !== 'string' || typeof o['message'] !== 'string') return null;
+  const o = parseJsonObject(line);
+  if (o === null || o['t'] !== 'decision' || typeof o['id'] !== 'string' || typeof o['message'] !== 'string') return null;
   if (o['behavior'] !== 'allow' && o['behavior'] !== 'deny') return null;
   return { t: 'decision', id: o['id'], behavior: o['behavior'], message: o['message'] };
 }

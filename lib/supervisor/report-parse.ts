@@ -1,19 +1,14 @@
 /** Pure validation of report lines (supervisor -> adapter). Unknown or malformed lines yield null. */
 import type { ProbeOutcome, ProcessIdentity, RawProbeOutcome, ReportMessage } from './protocol.ts';
-import { isPlainObject } from '../util/json.ts';
+import { isPlainObject, parseJsonObject } from '../util/json.ts';
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
 const isStr = (v: unknown): v is string => typeof v === 'string';
 const isIdentity = (v: unknown): v is ProcessIdentity => isPlainObject(v) && isInt(v['pid']) && isStr(v['start']);
 
 export function parseReportLine(line: string): ReportMessage | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(line);
-  } catch {
-    return null;
-  }
-  if (!isPlainObject(v)) return null;
+  const v = parseJsonObject(line);
+  if (v === null) return null;
   switch (v['type']) {
     case 'probe_result': {
       const outcome = parseProbeOutcome(v);

@@ -1,6 +1,6 @@
 /** Pure validation of control lines (adapter -> supervisor). Anything malformed is rejected whole. */
 import { RUN_MARKER_PATTERN, TERMINATE_REASONS, type CommandSpec, type ControlMessage } from '../protocol.ts';
-import { isPlainObject } from '../../util/json.ts';
+import { isPlainObject, parseJsonObject } from '../../util/json.ts';
 
 const MAX_GRACE_MS = 10 * 60 * 1000;
 /** A probe answers within minutes or not at all. */
@@ -9,13 +9,8 @@ const MAX_PROBE_TIMEOUT_MS = 10 * 60 * 1000;
 type Command = CommandSpec & { readonly marker: string };
 
 export function parseControlLine(line: string): ControlMessage | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return null;
-  }
-  if (!isPlainObject(value)) return null;
+  const value = parseJsonObject(line);
+  if (value === null) return null;
   if (value['type'] === 'terminate') {
     const reason = value['reason'];
     const known = TERMINATE_REASONS.find((r) => r === reason);
