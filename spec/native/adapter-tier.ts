@@ -198,7 +198,7 @@ function isIdleSpare(pid: number, serverPid: number): boolean {
   } catch {
     return false;
   }
-  if (!cmdline.some((arg) => arg.endsWith('lib/supervisor/main.ts') || arg === '__supervisor')) return false;
+  if (!cmdline.some((arg) => arg.endsWith('lib/supervisor/child/main.ts') || arg === '__supervisor')) return false;
   return !readProcTable().some((q) => q.pid !== pid && (q.ppid === pid || q.sid === pid) && !isEsbuild(q.pid));
 }
 

@@ -281,7 +281,7 @@ describe('permission bridge and broker', () => {
     const built = await buildBundle(dir);
     const command = bridgeCommandBeside({ file: process.execPath, args: [built.file, SUPERVISOR_ARGV_FLAG] }, SUPERVISOR_ARGV_FLAG);
     assert.deepEqual(command, { file: process.execPath, args: [built.file, '__permission-bridge'] });
-    assert.equal(bridgeCommandBeside({ file: process.execPath, args: ['--import', 'tsx', 'lib/supervisor/main.ts'] }, SUPERVISOR_ARGV_FLAG), null, 'from source: the default command');
+    assert.equal(bridgeCommandBeside({ file: process.execPath, args: ['--import', 'tsx', 'lib/supervisor/child/main.ts'] }, SUPERVISOR_ARGV_FLAG), null, 'from source: the default command');
     assert.deepEqual(getBridgeCommand(`file://${built.file}`).args, [built.file, '__permission-bridge']);
     const broker = newBroker();
     const bridge = startBridge(envFor(broker), command!);
