@@ -59,7 +59,7 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
   const ownedSessions = new Map<number, string>();
   const ownedGroups = new Map<number, string>();
   /** Marker look-ups already done, by identity (null: unreadable); pruned to the live table on every scan. */
-  const markerChecked = new Map<string, boolean | null>();
+  const markerChecked = new Map<string, { readonly found: boolean | null; readonly reads: number }>();
   /** Live identity keys of the previous scan: an identity absent from two scans in a row is dead. */
   let previousKeys = new Set<string>();
   let overflow = false;
@@ -82,16 +82,20 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
   };
   const isOurs = (stat: ProcStat, byPid: ReadonlyMap<number, ProcStat>): boolean =>
     (groupMode && (stat.pgid === selfPid || stat.sid === selfPid)) || owns(ownedSessions, stat.sid, byPid) || owns(ownedGroups, stat.pgid, byPid);
-  /** true, false, or null when the environment could not be read (asked again on the next scan). */
+  /**
+   * true, false, or null when the environment could not be read (asked again on the next scan). A "no" is
+   * final only once two scans agree: a process caught between fork and exec, or while it exits, can read as
+   * empty for an instant, and a run's process carries the marker from birth.
+   */
   const markerOf = (stat: ProcStat): boolean | null => {
     if (marker === null || compareStart(stat.start, marker.notBefore) < 0) return false;
     const key = identityKey(stat);
-    let found = markerChecked.get(key);
-    if (found === undefined || found === null) {
-      found = marker.hasMarker(stat.pid);
-      markerChecked.set(key, found);
+    let state = markerChecked.get(key);
+    if (state === undefined || state.found === null || (state.found === false && state.reads < 2)) {
+      state = { found: marker.hasMarker(stat.pid), reads: (state?.reads ?? 0) + 1 };
+      markerChecked.set(key, state);
     }
-    return found;
+    return state.found;
   };
   for (const root of options.roots) {
     tracked.set(identityKey(root), root);
