@@ -82,10 +82,10 @@ after(() => { rmSync(work, { recursive: true, force: true }); });
 
 describe('npm pack from a checkout without dist/', () => {
   it('prepack built the bin, the library entry and its declarations; sources and contract ship; nothing else', () => {
-    for (const path of [`dist/${BUNDLE_NAME}`, 'dist/index.mjs', 'dist/types/npm-entry.d.ts', 'dist/types/index.d.ts', 'lib/index.ts', 'lib/main.ts', 'cli-tree.json', 'manifest.json', 'server.json', 'README.md', 'package.json']) {
+    for (const path of [`dist/${BUNDLE_NAME}`, 'dist/index.mjs', 'dist/types/npm-entry.d.ts', 'dist/types/index.d.ts', 'lib/index.ts', 'lib/main.ts', 'cli-tree.json', 'manifest.json', 'server.json', 'README.md', 'LICENSE', 'package.json']) {
       assert.ok(packedFiles.includes(path), `${path} is packed`);
     }
-    const stray = packedFiles.filter((p) => !/^(dist\/|lib\/|docs\/)/.test(p) && !['cli-tree.json', 'manifest.json', 'server.json', 'README.md', 'package.json'].includes(p));
+    const stray = packedFiles.filter((p) => !/^(dist\/|lib\/|docs\/)/.test(p) && !['cli-tree.json', 'manifest.json', 'server.json', 'README.md', 'LICENSE', 'package.json'].includes(p));
     assert.deepEqual(stray, []);
     assert.ok(!packedFiles.some((p) => p.endsWith('.meta.json')), 'the build metafile stays out');
     assert.equal(readFileSync(join(checkout, 'bundle.sha256'), 'utf8'), readFileSync(join(ROOT, 'bundle.sha256'), 'utf8'), 'packing never rewrites bundle.sha256');
