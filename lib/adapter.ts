@@ -40,29 +40,22 @@ export interface Adapter {
 export function createAdapter(options: AdapterOptions): Adapter {
   const log = options.log ?? (() => {});
   const listeners = new Set<(notification: JsonObject) => void>();
+  const emit = (message: JsonObject): void => {
+    for (const listener of listeners) {
+      try {
+        listener(message);
+      } catch (error) {
+        log(`notification listener failed: ${String(error)}`);
+      }
+    }
+  };
   const session = createSession({
     toolHost: options.toolHost,
     resourceHost: options.resourceHost,
     serverInfo: options.serverInfo ?? SERVER_INFO,
-    notify(notification) {
-      for (const listener of listeners) {
-        try {
-          listener(notification);
-        } catch (error) {
-          log(`notification listener failed: ${String(error)}`);
-        }
-      }
-    },
+    notify: emit,
     // Requests to the client go to the same listeners; a transport tells them apart by their id.
-    send(message) {
-      for (const listener of listeners) {
-        try {
-          listener(message);
-        } catch (error) {
-          log(`notification listener failed: ${String(error)}`);
-        }
-      }
-    },
+    send: emit,
     log,
     clock: options.clock ?? systemClock,
     ...(options.closeSettleMs === undefined ? {} : { closeSettleMs: options.closeSettleMs }),

@@ -121,6 +121,7 @@ export async function getCheckReport(input: CheckInput): Promise<CheckReport> {
   const query: NativeQueryFn = (q) => supervisor.probe({ file: bin, args: q.args, cwd, env, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
   let version: CheckReport['version'];
   let help: NonNullable<CheckReport['help']>;
+  let cleanupConfirmed = false;
   try {
     try {
       version = { ok: true, ...(await assertNativeVersion({ bin, tree, timeoutMs, query })) };
@@ -129,10 +130,8 @@ export async function getCheckReport(input: CheckInput): Promise<CheckReport> {
     }
     help = await getHelpDrift(query, tree, timeoutMs);
   } finally {
-    await supervisor.dispose();
+    cleanupConfirmed = (await supervisor.dispose()).cleanup?.confirmed ?? false;
   }
-  const cleanup = await supervisor.dispose();
-  const cleanupConfirmed = cleanup.cleanup?.confirmed ?? false;
   return { ok: version.ok && help.ok && cleanupConfirmed, binary: bin, tested_version: tree.native.tested_version, version, help, cleanup_confirmed: cleanupConfirmed, note: NOTE };
 }
 

@@ -13,12 +13,11 @@ export interface Probed<T> {
 export async function withProbes<T>(bin: string, env: Record<string, string>, use: (query: NativeQueryFn) => Promise<T>): Promise<Probed<T>> {
   const supervisor = prepareSupervisor();
   const query: NativeQueryFn = (q) => supervisor.probe({ file: bin, args: q.args, cwd: process.cwd(), env, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
-  try {
-    const value = await use(query);
-    return { value, outcome: await supervisor.dispose() };
-  } finally {
-    await supervisor.dispose();
-  }
+  // A throwing `use` still lets the supervisor go (and waits for its cleanup) before the error surfaces.
+  const settled = await use(query).then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+  const outcome = await supervisor.dispose();
+  if (!settled.ok) throw settled.error;
+  return { value: settled.value, outcome };
 }
 
 /** assertNativeVersion under a supervisor; rejects like it does (after the supervisor's cleanup). */
