@@ -31,6 +31,8 @@ export interface StartedClaude {
   readonly pid: number;
   /** Signals the process itself (not its group), as a supervisor's cancel would first. */
   kill(signal: NodeJS.Signals): void;
+  /** The stdout events so far (grows while the process runs). */
+  readonly events: readonly Record<string, unknown>[];
   readonly done: Promise<DirectRun>;
 }
 
@@ -84,7 +86,7 @@ export function startClaude(sandbox: NativeSandbox, args: readonly string[], dea
       resolve({ code, signal, pid: child.pid ?? -1, events, plainLines, stderr, initMs, resultMs, exitMs: performance.now() - started });
     });
   });
-  return { pid: child.pid ?? -1, kill: (signal) => { child.kill(signal); }, done };
+  return { pid: child.pid ?? -1, kill: (signal) => { child.kill(signal); }, events, done };
 }
 
 function parseObject(line: string): Record<string, unknown> | undefined {

@@ -9,6 +9,7 @@ import type { FakeAnthropic, Scenario } from '../../fixtures/fake-anthropic/serv
 import { createNativeSandbox, pollUntilGone } from '../helpers/native-env.ts';
 import type { NativeSandbox, NativeSandboxOptions } from '../helpers/native-env.ts';
 import { networkView } from '../helpers/netns.ts';
+import { pollUntil } from '../helpers/poll.ts';
 import { STREAM_JSON_ARGS, kinds, resultOf, runClaude, startClaude } from './direct-claude.ts';
 
 /** A claude that exited must be gone already; this only absorbs /proc lag. */
@@ -137,6 +138,8 @@ test('a stream that hangs after message_start: the live claude is found, SIGINT 
   await inSandbox(t, { kind: 'hang' }, {}, async (fake, sandbox) => {
     const started = startClaude(sandbox, [...STREAM_JSON_ARGS, '--', 'say hi']);
     await fake.waitForRequest((r) => r.path === '/v1/messages', 30_000);
+    // The fake sent message_start; interrupt only once the CLI has read it (on a busy machine it may not have).
+    await pollUntil('the CLI streamed message_start', () => started.events.some((e) => e['type'] === 'stream_event' && (e['event'] as Record<string, unknown> | undefined)?.['type'] === 'message_start'), { timeoutMs: 30_000 });
     const live = await sandbox.processes();
     assert.deepEqual(live.filter((p) => p.isBinary).map((p) => p.pid), [started.pid], 'the scan sees the running binary');
     const interruptedAt = performance.now();
