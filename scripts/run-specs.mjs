@@ -29,6 +29,7 @@ const UNIT_TIERS = [
   'spec/native-contract/resolve-bin.test.ts',
   'spec/native-contract/transcripts.test.ts',
   'spec/supervisor/protocol-pure.test.ts',
+  'spec/supervisor/ladder-pure.test.ts',
   'spec/supervisor/sliced-reader.test.ts',
   'spec/tools/run-input.test.ts',
 ];

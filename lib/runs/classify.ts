@@ -7,7 +7,7 @@
 import type { JsonObject } from '../util/json.ts';
 import type { RunResult, SessionIntent, UnfinishedSubagents } from './types.ts';
 import type { IngestState } from './ingest.ts';
-import type { TerminateReason } from '../supervisor/protocol.ts';
+import { SPAWN_ERROR_FILE_CHANGED, type TerminateReason } from '../supervisor/protocol.ts';
 import type { ToolErrorCode, ToolErrorData } from '../tool-errors.ts';
 import { TOOL_ERROR_CODES } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
@@ -54,7 +54,7 @@ export function classifyRun(input: ClassifyInput): Classification {
     : error(cleanup.code ?? 'cleanup_unconfirmed', cleanup.error ?? TOOL_ERROR_CODES[cleanup.code ?? 'cleanup_unconfirmed']);
   const outcome =
     terminationError(termination, ingest) ??
-    (input.spawnError === null ? null : error('spawn_failed', `${input.spawnError.code}: ${input.spawnError.message}`)) ??
+    spawnErrorOf(input.spawnError) ??
     nativeError ??
     finalEventError(ingest) ??
     exitError(exit) ??
@@ -108,6 +108,13 @@ export function unfinishedSubagents(stats: JsonObject | null): UnfinishedSubagen
   const refused = counts('refused');
   const total = [...Object.values(killed), ...Object.values(refused)].reduce((sum, n) => sum + n, 0);
   return { total, killed, refused };
+}
+
+/** A file that changed after its version check is its own condition, not a failure to start. */
+function spawnErrorOf(spawnError: ClassifyInput['spawnError']): ToolErrorData | null {
+  if (spawnError === null) return null;
+  if (spawnError.code === SPAWN_ERROR_FILE_CHANGED) return error('native_changed', spawnError.message);
+  return error('spawn_failed', `${spawnError.code}: ${spawnError.message}`);
 }
 
 function error(code: ToolErrorCode, message: string): ToolErrorData {

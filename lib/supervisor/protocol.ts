@@ -36,6 +36,8 @@ export const RUN_MARKER_ENV = 'CLAUDE_RUN_MCP_RUN_MARKER';
 export const RUN_MARKER_PATTERN = /^[0-9a-f]{32}$/;
 /** The `code` of a spawn error when Node gives no errno code (either side, the supervisor or the native). */
 export const SPAWN_ERROR_NO_CODE = 'SPAWN_FAILED';
+/** The `code` of the spawn error when the file to run is not the one its probe vouched for (see expectFileId). */
+export const SPAWN_ERROR_FILE_CHANGED = 'NATIVE_CHANGED';
 export const STDERR_TAIL_MAX_BYTES = 16 * 1024;
 export const CONTROL_LINE_MAX_BYTES = 32 * 1024 * 1024;
 
@@ -73,6 +75,11 @@ export type ControlMessage =
       readonly termGraceMs: number;
       readonly killGraceMs: number;
       readonly trackIntervalMs: number;
+      /**
+       * The identity (lib/supervisor/file-id.ts) the file had when a probe vouched for it (its version was
+       * checked): the supervisor refuses to start a file that is no longer that one. null: not bound.
+       */
+      readonly expectFileId: string | null;
     })
   | { readonly type: 'terminate'; readonly reason: TerminateReason };
 
@@ -88,7 +95,13 @@ export type RawProbeOutcome =
   | (Omit<Extract<ProbeOutcome, { kind: 'exited' }>, 'stdout' | 'stderr'> & { readonly stdout: Buffer; readonly stderr: Buffer });
 
 export type ReportMessage =
-  | { readonly type: 'probe_result'; readonly id: number; readonly outcome: ProbeOutcome }
+  | {
+      readonly type: 'probe_result';
+      readonly id: number;
+      readonly outcome: ProbeOutcome;
+      /** The probed file's identity, the same before the probe started and after it ended; else null. */
+      readonly fileId: string | null;
+    }
   | { readonly type: 'spawned'; readonly pid: number; readonly start: string; readonly pgid: number }
   | { readonly type: 'spawn_error'; readonly code: string; readonly message: string }
   | { readonly type: 'exit'; readonly code: number | null; readonly signal: string | null }

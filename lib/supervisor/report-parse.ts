@@ -1,5 +1,6 @@
 /** Pure validation of report lines (supervisor -> adapter). Unknown or malformed lines yield null. */
 import type { ProbeOutcome, ProcessIdentity, RawProbeOutcome, ReportMessage } from './protocol.ts';
+import { FILE_ID_PATTERN } from './file-id.ts';
 import { isPlainObject, parseJsonObject } from '../util/json.ts';
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
@@ -12,7 +13,9 @@ export function parseReportLine(line: string): ReportMessage | null {
   switch (v['type']) {
     case 'probe_result': {
       const outcome = parseProbeOutcome(v);
-      return isInt(v['id']) && outcome !== null ? { type: 'probe_result', id: v['id'], outcome } : null;
+      const fileId = v['file_id'];
+      if (!(fileId === null || (isStr(fileId) && FILE_ID_PATTERN.test(fileId)))) return null;
+      return isInt(v['id']) && outcome !== null ? { type: 'probe_result', id: v['id'], outcome, fileId } : null;
     }
     case 'spawned':
       return isInt(v['pid']) && isStr(v['start']) && isInt(v['pgid']) ? { type: 'spawned', pid: v['pid'], start: v['start'], pgid: v['pgid'] } : null;
@@ -52,8 +55,8 @@ export function parseReportLine(line: string): ReportMessage | null {
  * The wire form of a probe result: the raw output bytes travel as base64, so the line's size is bounded by
  * the byte bounds whatever the bytes are (invalid UTF-8 is decoded only on the adapter's side).
  */
-export function formatProbeResult(id: number, outcome: RawProbeOutcome): string {
-  const wire: Record<string, unknown> = { type: 'probe_result', id, kind: outcome.kind };
+export function formatProbeResult(id: number, outcome: RawProbeOutcome, fileId: string | null): string {
+  const wire: Record<string, unknown> = { type: 'probe_result', id, kind: outcome.kind, file_id: fileId };
   if (outcome.kind === 'exited') {
     Object.assign(wire, {
       code: outcome.code, signal: outcome.signal, stdout_overflow: outcome.stdoutOverflow,

@@ -13,7 +13,7 @@ import { CLI_TREE, getNativeArgNames, type CliTree } from '../native/tree.ts';
 import { getNativeOptionSchemas } from '../native/schema-gen.ts';
 import { buildNativeArgv } from '../native/argv.ts';
 import { resolveNativeBinary } from '../native/resolve-bin.ts';
-import { assertNativeVersion, VERSION_TIMEOUT_MS } from '../native/version.ts';
+import { assertNativeVersion, MAX_VERSION_STDOUT_BYTES, VERSION_TIMEOUT_MS } from '../native/version.ts';
 import { getNativeEnv, isRecursiveLaunch } from '../native/native-env.ts';
 import { getProjectDir, listTranscriptIds, type TranscriptDirReader } from '../native/transcripts.ts';
 import { ALL_PROTOCOL_VERSIONS } from '../rpc/negotiate.ts';
@@ -72,14 +72,22 @@ export function createHosts(config: HostConfig): ToolHosts {
   const recursive = isRecursiveLaunch(config.env);
   const resolveBin = (): string => resolveNativeBinary({ cliFlag: config.claudeBin ?? undefined, env: config.env, cwd: config.cwd });
   let assertedVersion: string | null = null;
-  const spares = config.spareSupervisor === true ? createSparePool(prepareSupervisor, config.supervision?.supervisorCommand) : null;
+  const versionTimeoutMs = config.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
+  // Each spare checks the binary's version while it waits, so a run finds the answer ready (bound to the
+  // file's identity, lib/supervisor/parent/spare.ts).
+  const spares = config.spareSupervisor === true
+    ? createSparePool(prepareSupervisor, {
+        ...(config.supervision?.supervisorCommand ? { command: config.supervision.supervisorCommand } : {}),
+        earlyProbe: () => ({ file: resolveBin(), args: tree.native.version_args, cwd: config.cwd, env: nativeEnv, timeoutMs: versionTimeoutMs, maxStdoutBytes: MAX_VERSION_STDOUT_BYTES }),
+      })
+    : null;
 
   const runtime = createRuntime({
     clock,
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {
-      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: config.versionTimeoutMs ?? VERSION_TIMEOUT_MS, query });
+      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: versionTimeoutMs, query });
       assertedVersion = version;
     },
     prepareSupervisor: spares === null ? prepareSupervisor : spares.take,

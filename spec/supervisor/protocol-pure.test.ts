@@ -10,7 +10,7 @@ import { getSupervisorCommand, SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor
 import { PROBE_LINE_MAX_BYTES, PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, REPORT_MAX_BYTES, type ProbeOutcome, type RawProbeOutcome } from '../../lib/supervisor/protocol.ts';
 
 const MARKER = '0123456789abcdef'.repeat(2);
-const spawnLine = { type: 'spawn', marker: MARKER, file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1 };
+const spawnLine = { type: 'spawn', marker: MARKER, file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1, expectFileId: null };
 
 test('parseControlLine accepts spawn and terminate, rejects anything off-shape', () => {
   assert.deepEqual(parseControlLine(JSON.stringify(spawnLine)), spawnLine);
@@ -20,9 +20,11 @@ test('parseControlLine accepts spawn and terminate, rejects anything off-shape',
     { ...spawnLine, args: [1] }, { ...spawnLine, env: { A: 1 } }, { ...spawnLine, stdin: 3 }, { ...spawnLine, file: '' },
     { ...spawnLine, trackIntervalMs: 0 }, { ...spawnLine, termGraceMs: -1 }, { ...spawnLine, killGraceMs: 1.5 }, { ...spawnLine, interruptGraceMs: 600_001 },
     { ...spawnLine, marker: undefined }, { ...spawnLine, marker: MARKER.toUpperCase() }, { ...spawnLine, marker: `${MARKER}0` }, { ...spawnLine, marker: 'x'.repeat(32) },
+    { ...spawnLine, expectFileId: undefined }, { ...spawnLine, expectFileId: '' }, { ...spawnLine, expectFileId: '1:2:3:4' }, { ...spawnLine, expectFileId: 12345 },
   ];
   for (const b of bad) assert.equal(parseControlLine(typeof b === 'string' ? b : JSON.stringify(b)), null, JSON.stringify(b));
   assert.notEqual(parseControlLine(JSON.stringify({ ...spawnLine, interruptGraceMs: 600_000 })), null);
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: '64769:1234:99:1700000000000000000:1700000000000000001' }))?.type, 'spawn');
 });
 
 const probeLine = { type: 'probe', id: 0, marker: MARKER, file: '/bin/x', args: ['--version'], cwd: '/', env: { A: 'b' }, timeoutMs: 10_000, maxStdoutBytes: 4096 };
@@ -45,16 +47,16 @@ test('probe results survive the wire whatever bytes they carry (base64 on the pi
   ];
   const raw = (o: ProbeOutcome): RawProbeOutcome => (o.kind === 'exited' ? { ...o, stdout: Buffer.from(o.stdout, 'utf8'), stderr: Buffer.from(o.stderr, 'utf8') } : o);
   for (const outcome of outcomes) {
-    const line = formatProbeResult(7, raw(outcome));
+    const line = formatProbeResult(7, raw(outcome), null);
     assert.ok(line.endsWith('\n') && !line.slice(0, -1).includes('\n'));
-    assert.deepEqual(parseReportLine(line.trimEnd()), { type: 'probe_result', id: 7, outcome });
+    assert.deepEqual(parseReportLine(line.trimEnd()), { type: 'probe_result', id: 7, outcome, fileId: null });
   }
   assert.equal(parseReportLine('{"type":"probe_result","id":1,"kind":"exited","code":0,"signal":null,"stdout_overflow":false,"stdout_b64":1,"stderr_b64":""}'), null);
   assert.equal(parseReportLine('{"type":"probe_result","id":1,"kind":"whatever"}'), null);
 });
 
 test('a probe result line at the largest outputs stays within its bound, whatever the bytes (invalid UTF-8 too)', () => {
-  const line = formatProbeResult(Number.MAX_SAFE_INTEGER, { kind: 'exited', code: 255, signal: null, stdout: Buffer.alloc(PROBE_STDOUT_MAX_BYTES, 0xff), stdoutOverflow: true, stderr: Buffer.alloc(PROBE_STDERR_MAX_BYTES, 0xff) });
+  const line = formatProbeResult(Number.MAX_SAFE_INTEGER, { kind: 'exited', code: 255, signal: null, stdout: Buffer.alloc(PROBE_STDOUT_MAX_BYTES, 0xff), stdoutOverflow: true, stderr: Buffer.alloc(PROBE_STDERR_MAX_BYTES, 0xff) }, '1:2:3:4:5');
   assert.ok(Buffer.byteLength(line) <= PROBE_LINE_MAX_BYTES, `${Buffer.byteLength(line)} bytes`);
   const parsed = parseReportLine(line.trimEnd());
   assert.ok(parsed?.type === 'probe_result' && parsed.outcome.kind === 'exited');

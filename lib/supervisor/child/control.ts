@@ -1,6 +1,7 @@
 /** Pure validation of control lines (adapter -> supervisor). Anything malformed is rejected whole. */
 import { RUN_MARKER_PATTERN, TERMINATE_REASONS, type CommandSpec, type ControlMessage } from '../protocol.ts';
 import { isPlainObject, parseJsonObject } from '../../util/json.ts';
+import { FILE_ID_PATTERN } from '../file-id.ts';
 
 const MAX_GRACE_MS = 10 * 60 * 1000;
 /** A probe answers within minutes or not at all. */
@@ -37,7 +38,9 @@ export function parseControlLine(line: string): ControlMessage | null {
   const killGraceMs = int('killGraceMs', 0, MAX_GRACE_MS);
   const trackIntervalMs = int('trackIntervalMs', 1, MAX_GRACE_MS);
   if (interruptGraceMs === null || termGraceMs === null || killGraceMs === null || trackIntervalMs === null) return null;
-  return { type: 'spawn', ...command, stdin, interruptGraceMs, termGraceMs, killGraceMs, trackIntervalMs };
+  const expectFileId = value['expectFileId'];
+  if (!(expectFileId === null || (typeof expectFileId === 'string' && FILE_ID_PATTERN.test(expectFileId)))) return null;
+  return { type: 'spawn', ...command, stdin, interruptGraceMs, termGraceMs, killGraceMs, trackIntervalMs, expectFileId };
 }
 
 function parseCommand(value: Record<string, unknown>): Command | null {

@@ -46,8 +46,17 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
   // A scan lists /proc before it reads each entry: a child born after the listing whose parent exits before
   // its entry is read is in neither. Nothing remains only when a second scan, listed after the first one
   // finished, agrees.
-  const settled = (table: readonly ProcStat[]): boolean =>
-    target.nativeExited() && tracker.remaining(table).length === 0 && tracker.remaining(observe()).length === 0;
+  // Once proven, the proof stands (nothing of the run is left to start anything): later steps ask again
+  // without scanning again. `proof` is the second of the two empty scans.
+  let proof: ProcStat[] | null = null;
+  const settled = (table: readonly ProcStat[]): boolean => {
+    if (proof !== null) return true;
+    if (!target.nativeExited() || tracker.remaining(table).length > 0) return false;
+    const second = observe();
+    if (tracker.remaining(second).length > 0) return false;
+    proof = second;
+    return true;
+  };
   // Ref'd timers on purpose: after control EOF these waits may be all that keeps the supervisor alive.
   const waitUntil = async (done: (table: readonly ProcStat[]) => boolean, ms: number): Promise<ProcStat[]> => {
     const deadline = performance.now() + ms;
@@ -87,9 +96,20 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
     steps.push(`SIGKILL:${signalEach(tracker.remaining(table), 'SIGKILL')}`);
     table = await waitUntil(settled, options.killGraceMs);
   }
-  let remaining = tracker.remaining(observe());
-  if (remaining.length === 0) remaining = tracker.remaining(observe());
-  const unverifiable = remaining.length === 0 ? tracker.unverifiable(target.readTable()) : [];
+  let last: ProcStat[];
+  let remaining: ProcStat[];
+  if (proof !== null) {
+    last = proof;
+    remaining = [];
+  } else {
+    last = observe();
+    remaining = tracker.remaining(last);
+    if (remaining.length === 0) {
+      last = observe();
+      remaining = tracker.remaining(last);
+    }
+  }
+  const unverifiable = remaining.length === 0 ? tracker.unverifiable(last) : [];
   const survivors = [...remaining, ...unverifiable].map(identityOf);
   let error: string | null = null;
   if (failures.length > 0) error = `signal refused (EPERM) for pid ${[...new Set(failures)].join(', ')}`;

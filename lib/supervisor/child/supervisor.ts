@@ -6,7 +6,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, PROBE_ONLY_LADDER, RUN_MARKER_ENV, SPAWN_ERROR_NO_CODE, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../protocol.ts';
+import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, PROBE_ONLY_LADDER, RUN_MARKER_ENV, SPAWN_ERROR_FILE_CHANGED, SPAWN_ERROR_NO_CODE, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../protocol.ts';
+import { fileIdentity } from '../file-id.ts';
 import { formatProbeResult } from '../report-parse.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { createLineSplitter } from '../../util/line-splitter.ts';
@@ -28,6 +29,8 @@ const SHIELDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const LADDER_POLL_MS = 20;
 /** Tracking interval before the run's own (from `spawn`) is known, i.e. while probes run. */
 const PROBE_TRACK_INTERVAL_MS = 100;
+/** Between a probe and the run, scanning stops once this many scans in a row found nothing of the run. */
+const IDLE_EMPTY_SCANS = 2;
 
 /** Runs the supervisor on this process's stdio; it exits the process itself once the report is written. */
 export function runSupervisor(): void {
@@ -77,7 +80,16 @@ export function runSupervisor(): void {
     tracker = runTracker;
     // No scan right away: a process forked this instant has no descendants yet, and a scan costs CPU the
     // new process needs to start. The ladder scans first thing anyway.
-    const interval = setInterval(() => { if (!cleaning) runTracker.observe(readProcTable()); }, intervalMs);
+    let emptyScans = 0;
+    const interval = setInterval(() => {
+      if (cleaning) return;
+      const table = readProcTable();
+      runTracker.observe(table);
+      // Waiting between probes and the run (a warm spare may wait long): once nothing of the run is left,
+      // proven as cleanup is (consecutive empty scans), there is nothing to follow until the next command.
+      if (spec !== null || probe !== null || runTracker.remaining(table).length > 0) emptyScans = 0;
+      else if (++emptyScans >= IDLE_EMPTY_SCANS) stopTracking();
+    }, intervalMs);
     stopTracking = () => { clearInterval(interval); };
     return runTracker;
   };
@@ -121,14 +133,19 @@ export function runSupervisor(): void {
   };
 
   const runProbe = (message: ProbeMessage): void => {
-    const refuse = (why: string): void => { report.write(formatProbeResult(message.id, { kind: 'spawn_error', message: why })); };
+    const refuse = (why: string): void => { report.write(formatProbeResult(message.id, { kind: 'spawn_error', message: why }, null)); };
     if (probe !== null || spec !== null) return refuse('a probe or the run is already under way');
     if (probesRun >= MAX_PROBES) return refuse(`at most ${MAX_PROBES} probes per run`);
     probesRun++;
-    const runTracker = tracker ?? track(PROBE_TRACK_INTERVAL_MS);
+    const runTracker = track(PROBE_TRACK_INTERVAL_MS);
+    // The answer is bound to the file only if the file was the same before the probe and after it.
+    const fileBefore = fileIdentity(message.file);
     const started = startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, (outcome) => {
       probe = null;
-      report.write(formatProbeResult(message.id, outcome));
+      const fileAfter = fileIdentity(message.file);
+      report.write(formatProbeResult(message.id, outcome, fileBefore !== null && fileBefore === fileAfter ? fileBefore : null));
+      // Tracking may have stopped while idle: follow what the probe left until that is proven gone.
+      if (!cleaning && spec === null) track(PROBE_TRACK_INTERVAL_MS);
     });
     if (started !== null) {
       probe = started;
@@ -139,6 +156,13 @@ export function runSupervisor(): void {
   const start = (message: SpawnMessage): void => {
     spec = message;
     const runTracker = track(message.trackIntervalMs);
+    // The file to run must be the very file whose version a probe checked (it could have been replaced
+    // since): refuse it before anything starts. What is left between this stat and exec is microseconds.
+    if (message.expectFileId !== null && fileIdentity(message.file) !== message.expectFileId) {
+      reportLine({ type: 'spawn_error', code: SPAWN_ERROR_FILE_CHANGED, message: `${message.file} is no longer the file whose version was checked; it was not started` });
+      cleanUp(false, 'spawn_error');
+      return;
+    }
     const child = process.getBuiltinModule('node:child_process').spawn(message.file, [...message.args], {
       cwd: message.cwd,
       env: { ...message.env, [RUN_MARKER_ENV]: message.marker },

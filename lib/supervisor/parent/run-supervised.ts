@@ -88,6 +88,12 @@ export interface PreparedSupervisor {
   readonly supervisorPid: number | null;
   /** Runs one probe; resolves with its outcome (`cancelled` once dispose was called while it ran). */
   probe(spec: ProbeSpec): Promise<ProbeOutcome>;
+  /**
+   * The identity `file` had around its latest answered probe (lib/supervisor/file-id.ts), or null (never
+   * probed, or it changed meanwhile). `start` binds the run to it: the supervisor refuses a file that is no
+   * longer the one whose version was checked.
+   */
+  probedFile(file: string): string | null;
   /** Sends `spawn`; at most once, never after dispose. */
   start(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun;
   /** Lets a supervisor go that will not start a run; resolves with its cleanup outcome (also after start). */
@@ -136,6 +142,9 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   let controlOpen = true;
   let nextProbeId = 0;
   const probes = new Map<number, (outcome: ProbeOutcome) => void>();
+  const probeFiles = new Map<number, string>();
+  /** File → identity at its latest answered probe. */
+  const probedFiles = new Map<string, string | null>();
   const endProbes = (outcome: ProbeOutcome): void => {
     for (const resolve of probes.values()) resolve(outcome);
     probes.clear();
@@ -146,6 +155,9 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
       case 'probe_result': {
         const resolve = probes.get(message.id);
         probes.delete(message.id);
+        const file = probeFiles.get(message.id);
+        probeFiles.delete(message.id);
+        if (file !== undefined && resolve !== undefined) probedFiles.set(file, message.fileId);
         resolve?.(message.outcome);
         return;
       }
@@ -226,6 +238,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
         // adapter gives up a little later on its own (the caller then disposes, which is bounded too).
         const timer = setTimeout(() => {
           probes.delete(id);
+          probeFiles.delete(id);
           resolve({ kind: 'timeout' });
         }, spec.timeoutMs + PROBE_ANSWER_MARGIN_MS);
         timer.unref();
@@ -234,10 +247,12 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
           resolve(outcome);
         });
       });
+      probeFiles.set(id, spec.file);
       send({ type: 'probe', id, marker, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, timeoutMs: spec.timeoutMs, maxStdoutBytes: spec.maxStdoutBytes });
       return result;
     },
     kill() { child.kill('SIGKILL'); },
+    probedFile: (file) => probedFiles.get(file) ?? null,
     start(spec, runHooks) {
       if (phase !== 'idle') throw new Error(`supervisor already ${phase}`);
       phase = 'started';
@@ -254,6 +269,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
         termGraceMs: spec.termGraceMs ?? DEFAULT_TERM_GRACE_MS,
         killGraceMs: spec.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
         trackIntervalMs: spec.trackIntervalMs ?? DEFAULT_TRACK_INTERVAL_MS,
+        expectFileId: probedFiles.get(spec.file) ?? null,
       });
       return {
         terminate(reason) {

@@ -7,10 +7,21 @@
  * An idle spare runs nothing: it waits on its control pipe. `close` lets it go (EOF on that pipe, its
  * cleanup report awaited) and refuses to prepare another; `stop` (signal shutdown) SIGKILLs the idle spare.
  */
-import type { PreparedSupervisor } from './run-supervised.ts';
+import type { PreparedSupervisor, ProbeSpec } from './run-supervised.ts';
 import type { SupervisorCommand } from './supervisor-command.ts';
+import type { ProbeOutcome } from '../protocol.ts';
+import { fileIdentity } from '../file-id.ts';
 
 export type PrepareFn = (command?: SupervisorCommand) => PreparedSupervisor;
+
+export interface SparePoolOptions {
+  readonly command?: SupervisorCommand;
+  /**
+   * The probe every run starts with (the version check), run by each spare as soon as it is prepared, so a
+   * run finds its answer ready instead of waiting for it. null when it cannot be known now (no binary).
+   */
+  readonly earlyProbe?: () => ProbeSpec | null;
+}
 
 export interface SparePool {
   /** The spare when it is idle, alive and for this command; otherwise a freshly prepared supervisor. */
@@ -31,7 +42,13 @@ interface Spare {
   gone: boolean;
 }
 
-export function createSparePool(prepare: PrepareFn, command?: SupervisorCommand): SparePool {
+interface EarlyProbe {
+  readonly spec: ProbeSpec;
+  readonly outcome: Promise<ProbeOutcome>;
+}
+
+export function createSparePool(prepare: PrepareFn, options: SparePoolOptions = {}): SparePool {
+  const { command } = options;
   let spare: Spare | null = null;
   let closed = false;
   const pending = new Set<Promise<unknown>>();
@@ -49,7 +66,7 @@ export function createSparePool(prepare: PrepareFn, command?: SupervisorCommand)
     } catch {
       return; // EAGAIN/EMFILE: the next run prepares its own and reports the failure itself
     }
-    const entry: Spare = { supervisor, command, gone: false };
+    const entry: Spare = { supervisor: withEarlyProbe(supervisor, options.earlyProbe), command, gone: false };
     // A spare that ended while idle (killed from outside) is dropped, not replaced: no respawn loop.
     void supervisor.exited.then(() => {
       entry.gone = true;
@@ -96,4 +113,44 @@ export function createSparePool(prepare: PrepareFn, command?: SupervisorCommand)
     },
     sparePid: () => spare?.supervisor.supervisorPid ?? null,
   };
+}
+
+/**
+ * Starts the early probe on an idle spare and answers the run's first identical probe with it. The answer
+ * is used only if it is a real answer about the same file: an answered probe whose file identity is
+ * unchanged now (lib/supervisor/file-id.ts); the run's spawn is bound to that identity too. Otherwise (the
+ * binary was replaced meanwhile, the probe could not run) the run's probe runs now, as without a spare.
+ * The working directory is the one thing that may differ: a version answer belongs to the file.
+ */
+function withEarlyProbe(supervisor: PreparedSupervisor, earlyProbe: SparePoolOptions['earlyProbe']): PreparedSupervisor {
+  let spec: ProbeSpec | null = null;
+  try {
+    spec = earlyProbe?.() ?? null;
+  } catch {
+    spec = null; // e.g. no binary yet: the run resolves and reports that itself
+  }
+  if (spec === null || supervisor.supervisorPid === null) return supervisor;
+  let early: EarlyProbe | null = { spec, outcome: supervisor.probe(spec) };
+  return {
+    ...supervisor,
+    probe(wanted) {
+      const ready = early;
+      early = null;
+      if (ready === null) return supervisor.probe(wanted);
+      // One probe at a time per supervisor: another probe waits for the early one to end.
+      if (!sameProbe(ready.spec, wanted)) return ready.outcome.then(() => supervisor.probe(wanted));
+      return ready.outcome.then((outcome) => {
+        const vouched = supervisor.probedFile(wanted.file);
+        const current = outcome.kind === 'exited' && vouched !== null ? fileIdentity(wanted.file) : null;
+        return current !== null && current === vouched ? outcome : supervisor.probe(wanted);
+      });
+    },
+  };
+}
+
+function sameProbe(a: ProbeSpec, b: ProbeSpec): boolean {
+  if (a.file !== b.file || a.timeoutMs !== b.timeoutMs || a.maxStdoutBytes !== b.maxStdoutBytes) return false;
+  if (a.args.length !== b.args.length || a.args.some((arg, i) => arg !== b.args[i])) return false;
+  const keys = Object.keys(a.env);
+  return keys.length === Object.keys(b.env).length && keys.every((k) => Object.hasOwn(b.env, k) && a.env[k] === b.env[k]);
 }

@@ -1,0 +1,178 @@
+/**
+ * The version answer bound to the file that gave it: a spare checks the version while idle and a run uses
+ * that answer only while the file is unchanged; the supervisor refuses to start a file that is no longer
+ * the one whose version was checked; an idle supervisor stops scanning /proc once its probe left nothing.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { prepareSupervisor, type ProbeSpec } from '../../lib/supervisor/parent/run-supervised.ts';
+import { createSparePool } from '../../lib/supervisor/parent/spare.ts';
+import { fileIdentity } from '../../lib/supervisor/file-id.ts';
+import { SPAWN_ERROR_FILE_CHANGED } from '../../lib/supervisor/protocol.ts';
+import { pollUntil } from '../helpers/poll.ts';
+import { baseEnv, FAKE_CLAUDE, stdoutEvents } from './harness.ts';
+
+const RUN_ARGS = ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hi'];
+
+interface Bin {
+  readonly dir: string;
+  /** The path runs use: a symlink, as npm's `.bin/claude` is. */
+  readonly link: string;
+  readonly records: string;
+  readonly env: Record<string, string>;
+  /** argv of every process started from the bin so far (the fake records one file per process). */
+  invocations(): string[][];
+  /** Points the link at another executable (as an upgrade re-links the bin): printing `version`. */
+  relink(version: string): void;
+  cleanup(): void;
+}
+
+function makeBin(): Bin {
+  const dir = mkdtempSync(join(tmpdir(), 'early-probe-'));
+  const link = join(dir, 'claude');
+  const records = join(dir, 'records');
+  mkdirSync(records);
+  // A private copy of the fake (and the module it imports), so changing it never touches other specs' fixture.
+  const copy = join(dir, 'fake-claude.mjs');
+  copyFileSync(FAKE_CLAUDE, copy);
+  copyFileSync(join(dirname(FAKE_CLAUDE), 'fake-claude-sessions.mjs'), join(dir, 'fake-claude-sessions.mjs'));
+  chmodSync(copy, 0o755);
+  symlinkSync(copy, link);
+  const env = baseEnv({ FAKE_CLAUDE_SCENARIO: 'ok', FAKE_CLAUDE_RECORD_DIR: records });
+  return {
+    dir, link, records, env,
+    invocations: () => readdirSync(records).map((f) => (JSON.parse(readFileSync(join(records, f), 'utf8')) as { argv: string[] }).argv),
+    relink(version) {
+      // A standalone stand-in: records itself like the fake, prints another version, runs nothing else.
+      const other = join(dir, `claude-${version}.mjs`);
+      writeFileSync(other, `#!${process.execPath}\nimport { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(records)} + '/' + process.pid + '.json', JSON.stringify({ argv: process.argv.slice(2) }));\nprocess.stdout.write(${JSON.stringify(`${version} (Claude Code)\n`)});\n`);
+      chmodSync(other, 0o755);
+      const next = join(dir, 'claude.next');
+      symlinkSync(other, next);
+      renameSync(next, link);
+    },
+    cleanup: () => { rmSync(dir, { recursive: true, force: true }); },
+  };
+}
+
+const versionProbe = (bin: Bin, cwd: string): ProbeSpec => ({ file: bin.link, args: ['--version'], cwd, env: bin.env, timeoutMs: 10_000, maxStdoutBytes: 4096 });
+const versionCalls = (bin: Bin): number => bin.invocations().filter((argv) => argv.includes('--version')).length;
+
+test('a spare checks the version while idle; the run\'s identical check is answered by it, not run again', async () => {
+  const bin = makeBin();
+  const pool = createSparePool(prepareSupervisor, { earlyProbe: () => versionProbe(bin, '/') });
+  try {
+    pool.warm();
+    await pollUntil('the spare\'s early --version', () => versionCalls(bin) === 1, { timeoutMs: 15_000 });
+    const supervisor = pool.take();
+    // Another cwd: the answer belongs to the file, not the directory.
+    const outcome = await supervisor.probe(versionProbe(bin, bin.dir));
+    assert.deepEqual(outcome, { kind: 'exited', code: 0, signal: null, stdout: '2.1.332 (Claude Code)\n', stdoutOverflow: false, stderr: '' });
+    assert.equal(versionCalls(bin), 1, 'no second --version');
+    assert.equal(supervisor.probedFile(bin.link), fileIdentity(bin.link));
+    const chunks: Buffer[] = [];
+    const run = supervisor.start({ file: bin.link, args: RUN_ARGS, cwd: bin.dir, env: bin.env, stdin: null }, { onStdout: (c) => { chunks.push(c); } });
+    const done = await run.done;
+    assert.equal(done.spawnError, null);
+    assert.equal(done.cleanup?.confirmed, true);
+    assert.equal(stdoutEvents(Buffer.concat(chunks)).at(-1)?.['type'], 'result');
+    await supervisor.exited;
+  } finally {
+    await pool.close();
+    bin.cleanup();
+  }
+});
+
+test('an early answer about a file that was replaced since is not used: the run checks again and gets the new answer', async () => {
+  const bin = makeBin();
+  const pool = createSparePool(prepareSupervisor, { earlyProbe: () => versionProbe(bin, '/') });
+  try {
+    pool.warm();
+    await pollUntil('the spare\'s early --version', () => versionCalls(bin) === 1, { timeoutMs: 15_000 });
+    bin.relink('9.9.9');
+    const supervisor = pool.take();
+    const outcome = await supervisor.probe(versionProbe(bin, '/'));
+    assert.ok(outcome.kind === 'exited');
+    assert.equal(outcome.stdout, '9.9.9 (Claude Code)\n', 'the answer of the file as it is now');
+    assert.equal(versionCalls(bin), 2);
+    await supervisor.dispose();
+    await supervisor.exited;
+  } finally {
+    await pool.close();
+    bin.cleanup();
+  }
+});
+
+test('a probe that does not match the early one waits for it, then runs (one probe at a time)', async () => {
+  const bin = makeBin();
+  const pool = createSparePool(prepareSupervisor, { earlyProbe: () => versionProbe(bin, '/') });
+  try {
+    pool.warm();
+    const supervisor = pool.take();
+    const outcome = await supervisor.probe({ ...versionProbe(bin, '/'), args: ['--help'] });
+    assert.equal(outcome.kind, 'exited');
+    assert.equal(versionCalls(bin), 1);
+    assert.equal(bin.invocations().length, 2);
+    const cleanup = await supervisor.dispose();
+    assert.equal(cleanup.cleanup?.confirmed, true);
+  } finally {
+    await pool.close();
+    bin.cleanup();
+  }
+});
+
+for (const change of ['relinked', 'rewritten in place'] as const) {
+  test(`a file ${change} between its version check and the spawn is refused: native_changed, nothing started`, async () => {
+    const bin = makeBin();
+    try {
+      const supervisor = prepareSupervisor();
+      const checked = await supervisor.probe(versionProbe(bin, '/'));
+      assert.equal(checked.kind, 'exited');
+      assert.notEqual(supervisor.probedFile(bin.link), null);
+      if (change === 'relinked') bin.relink('2.1.332');
+      else utimesSync(join(bin.dir, 'fake-claude.mjs'), new Date(), new Date()); // same inode, new times: the change time moves too
+      const run = supervisor.start({ file: bin.link, args: RUN_ARGS, cwd: bin.dir, env: bin.env, stdin: null }, { onStdout: () => {} });
+      const outcome = await run.done;
+      assert.equal(outcome.spawnError?.code, SPAWN_ERROR_FILE_CHANGED);
+      assert.equal(outcome.spawned, null, 'nothing was spawned');
+      assert.equal(outcome.cleanup?.confirmed, true);
+      assert.deepEqual(bin.invocations().map((argv) => argv.includes('--version')), [true], 'only the version check ever ran');
+    } finally {
+      bin.cleanup();
+    }
+  });
+}
+
+test('an idle spare stops scanning /proc once what its probe started is proven gone', async () => {
+  const bin = makeBin();
+  const pool = createSparePool(prepareSupervisor, { earlyProbe: () => versionProbe(bin, '/') });
+  try {
+    pool.warm();
+    const pid = pool.sparePid();
+    assert.ok(pid !== null);
+    await pollUntil('the spare\'s early --version', () => versionCalls(bin) === 1, { timeoutMs: 15_000 });
+    // utime + stime of the spare, in clock ticks (fields 14 and 15 of /proc/<pid>/stat).
+    const cpu = (): number => {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    };
+    // Idle means no CPU at all: a spare scanning every 100 ms spends several clock ticks a second.
+    // The first second lets it prove the probe's leftovers gone (two scans) and go quiet.
+    await pollUntil('the idle spare to go quiet', async () => {
+      const before = cpu();
+      await delay(1000);
+      return cpu() - before <= 1;
+    }, { timeoutMs: 20_000, intervalMs: 0 });
+    const before = cpu();
+    await delay(2000);
+    assert.ok(cpu() - before <= 1, `the idle spare used ${cpu() - before} clock ticks in 2 s`);
+  } finally {
+    await pool.close();
+    bin.cleanup();
+  }
+});
