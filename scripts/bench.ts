@@ -77,7 +77,7 @@ async function main(): Promise<void> {
         bench: '2 real-binary turn',
         measure: 'claude.run / bare claude -p',
         value: r.ratio, target: 1.05, unit: 'ratio',
-        detail: `claude.run ${r.adapterMs.toFixed(1)} ms, bare ${r.bareMs.toFixed(1)} ms (median added ${r.addedMs.toFixed(1)} ms); claude --version ${r.versionMs.toFixed(1)} ms; spare ready in ${r.spareRounds}/${r.samples} rounds; idle spare RSS ${mem(r.spareRssBytes)}, PSS ${mem(r.sparePssBytes)}`,
+        detail: `claude.run ${r.adapterMs.toFixed(1)} ms, bare ${r.bareMs.toFixed(1)} ms (median added ${r.addedMs.toFixed(1)} ms: ${r.addedBeforeApiMs.toFixed(0)} ms before the first API request, ${r.addedAfterApiMs.toFixed(0)} ms after the last); claude --version ${r.versionMs.toFixed(1)} ms; spare ready in ${r.spareRounds}/${r.samples} rounds; idle spare RSS ${mem(r.spareRssBytes)}, PSS ${mem(r.sparePssBytes)}`,
       });
     }
     if (wanted('ingest')) {

@@ -33,6 +33,12 @@ export interface RealTurnResult {
   /** Median of per-round adapter − bare. */
   readonly addedMs: number;
   readonly versionMs: number;
+  /**
+   * Where the added time lies, from the fake API's arrival stamps (ms): median of (start → the turn's first API
+   * request) through claude.run minus the same for the bare binary, and likewise (last API request → end).
+   */
+  readonly addedBeforeApiMs: number;
+  readonly addedAfterApiMs: number;
   /** How many adapter rounds found a spare ready (all of them, unless a spare could not be prepared). */
   readonly spareRounds: number;
   readonly samples: number;
@@ -44,8 +50,8 @@ export interface RealTurnResult {
 const SELF = fileURLToPath(import.meta.url);
 const NETNS = fileURLToPath(new URL('../netns-run.mjs', import.meta.url));
 const PROMPT = 'say hi';
-/** A spare boots in ~100 ms after its run's supervisor exited; rounds wait for it at most this long. */
-const SPARE_WAIT_MS = 3000;
+/** A spare boots and checks the version in a few hundred ms after its run's supervisor exited; rounds wait at most this long. */
+const SPARE_WAIT_MS = 10_000;
 
 export function benchRealTurn(options: RealTurnOptions): Promise<RealTurnResult> {
   return new Promise((resolve, reject) => {
@@ -58,14 +64,22 @@ export function benchRealTurn(options: RealTurnOptions): Promise<RealTurnResult>
   });
 }
 
-function timeProcess(file: string, args: readonly string[], env: Record<string, string>, cwd: string): Promise<number> {
+/** Wall-clock (epoch ms) span of one turn, to place it against the fake API's arrival stamps. */
+interface Span { readonly startEpochMs: number; readonly endEpochMs: number }
+
+function timeProcess(file: string, args: readonly string[], env: Record<string, string>, cwd: string, span?: (s: Span) => void): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
+    const startEpochMs = Date.now();
     const child = spawn(file, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.resume();
     child.stderr.resume();
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`${file} exited ${String(code)}`))));
+    child.once('close', (code) => {
+      span?.({ startEpochMs, endEpochMs: Date.now() });
+      if (code === 0) resolve(performance.now() - started);
+      else reject(new Error(`${file} exited ${String(code)}`));
+    });
   });
 }
 
@@ -93,12 +107,34 @@ function memoryOf(pid: number): { rss: number; pss: number } | null {
   }
 }
 
+/** CPU ticks (utime + stime) of a process, or null once it is gone. */
+function cpuTicks(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The server's spare once it is warm: booted, its version check done, idle (no child, no CPU used across
+ * three looks 50 ms apart), as it is when a host's next tool call comes. A run started while the spare still
+ * boots would measure the two competing for the CPU, not the run.
+ */
 async function waitForSpare(serverPid: number): Promise<number | null> {
   const until = performance.now() + SPARE_WAIT_MS;
+  let quiet = 0;
+  let last: number | null = null;
   while (performance.now() < until) {
     const children = childrenOf(serverPid);
-    if (children.length === 1) return children[0] ?? null;
-    await delay(20);
+    const spare = children.length === 1 ? children[0] : undefined;
+    const ticks = spare === undefined ? null : cpuTicks(spare);
+    quiet = spare !== undefined && ticks !== null && ticks === last && childrenOf(spare).length === 0 ? quiet + 1 : 0;
+    last = ticks;
+    if (spare !== undefined && quiet >= 3) return spare;
+    await delay(50);
   }
   return null;
 }
@@ -112,8 +148,10 @@ async function measure(options: RealTurnOptions): Promise<RealTurnResult> {
   const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', bin], { env: sandbox.env, cwd: sandbox.cwd });
   try {
     await server.request('tools/list');
-    const run = async (): Promise<number> => {
+    const run = async (span?: (s: Span) => void): Promise<number> => {
+      const startEpochMs = Date.now();
       const { response, ms } = await server.request('tools/call', { name: 'claude.run', arguments: { prompt: PROMPT } });
+      span?.({ startEpochMs, endEpochMs: Date.now() });
       const { isError, result } = toolResult(response);
       if (isError) throw new Error(`claude.run failed: ${JSON.stringify(result).slice(0, 500)}`);
       return ms;
@@ -127,16 +165,27 @@ async function measure(options: RealTurnOptions): Promise<RealTurnResult> {
     const ratios: number[] = [];
     const added: number[] = [];
     let spareRounds = 0;
+    const before = { bare: [] as number[], adapter: [] as number[] };
+    const after = { bare: [] as number[], adapter: [] as number[] };
+    /** The API requests that arrived during `span`: how long before the first and after the last. */
+    const place = (into: 'bare' | 'adapter', seen: number) => (span: Span): void => {
+      const turn = fake.requests.slice(seen);
+      const first = turn[0];
+      const last = turn.at(-1);
+      if (first === undefined || last === undefined) return;
+      before[into].push(first.receivedAtEpochMs - span.startEpochMs);
+      after[into].push(span.endEpochMs - last.receivedAtEpochMs);
+    };
     let spareMemory: { rss: number; pss: number } | null = null;
     for (let i = 0; i < options.samples; i++) {
       version.push(await timeProcess(bin, ['--version'], nativeEnv, sandbox.cwd));
-      const b = await timeProcess(bin, argv.args, nativeEnv, sandbox.cwd);
+      const b = await timeProcess(bin, argv.args, nativeEnv, sandbox.cwd, place('bare', fake.requests.length));
       const spare = await waitForSpare(server.pid);
       if (spare !== null) {
         spareRounds++;
         spareMemory ??= memoryOf(spare);
       }
-      const a = await run();
+      const a = await run(place('adapter', fake.requests.length));
       adapter.push(a);
       bare.push(b);
       ratios.push(a / b);
@@ -144,6 +193,7 @@ async function measure(options: RealTurnOptions): Promise<RealTurnResult> {
     }
     return {
       adapterMs: median(adapter), bareMs: median(bare), ratio: median(ratios), addedMs: median(added), versionMs: median(version),
+      addedBeforeApiMs: median(before.adapter) - median(before.bare), addedAfterApiMs: median(after.adapter) - median(after.bare),
       spareRounds, samples: options.samples, spareRssBytes: spareMemory?.rss ?? null, sparePssBytes: spareMemory?.pss ?? null,
     };
   } finally {

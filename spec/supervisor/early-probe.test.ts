@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { prepareSupervisor, type ProbeSpec } from '../../lib/supervisor/parent/run-supervised.ts';
-import { createSparePool } from '../../lib/supervisor/parent/spare.ts';
+import { createSparePool, type SparePool } from '../../lib/supervisor/parent/spare.ts';
 import { fileIdentity } from '../../lib/supervisor/file-id.ts';
 import { SPAWN_ERROR_FILE_CHANGED } from '../../lib/supervisor/protocol.ts';
 import { pollUntil } from '../helpers/poll.ts';
@@ -62,68 +62,56 @@ function makeBin(): Bin {
 const versionProbe = (bin: Bin, cwd: string): ProbeSpec => ({ file: bin.link, args: ['--version'], cwd, env: bin.env, timeoutMs: 10_000, maxStdoutBytes: 4096 });
 const versionCalls = (bin: Bin): number => bin.invocations().filter((argv) => argv.includes('--version')).length;
 
-test('a spare checks the version while idle; the run\'s identical check is answered by it, not run again', async () => {
+/** A pool whose spares check `bin`'s version early; `use` gets it warm (its check done unless `early` is false). */
+async function withWarmPool(use: (bin: Bin, pool: SparePool) => Promise<void>, early = true): Promise<void> {
   const bin = makeBin();
   const pool = createSparePool(prepareSupervisor, { earlyProbe: () => versionProbe(bin, '/') });
   try {
     pool.warm();
-    await pollUntil('the spare\'s early --version', () => versionCalls(bin) === 1, { timeoutMs: 15_000 });
-    const supervisor = pool.take();
-    // Another cwd: the answer belongs to the file, not the directory.
-    const outcome = await supervisor.probe(versionProbe(bin, bin.dir));
-    assert.deepEqual(outcome, { kind: 'exited', code: 0, signal: null, stdout: '2.1.332 (Claude Code)\n', stdoutOverflow: false, stderr: '' });
-    assert.equal(versionCalls(bin), 1, 'no second --version');
-    assert.equal(supervisor.probedFile(bin.link), fileIdentity(bin.link));
-    const chunks: Buffer[] = [];
-    const run = supervisor.start({ file: bin.link, args: RUN_ARGS, cwd: bin.dir, env: bin.env, stdin: null }, { onStdout: (c) => { chunks.push(c); } });
-    const done = await run.done;
-    assert.equal(done.spawnError, null);
-    assert.equal(done.cleanup?.confirmed, true);
-    assert.equal(stdoutEvents(Buffer.concat(chunks)).at(-1)?.['type'], 'result');
-    await supervisor.exited;
+    if (early) await pollUntil('the spare\'s early --version', () => versionCalls(bin) === 1, { timeoutMs: 15_000 });
+    await use(bin, pool);
   } finally {
     await pool.close();
     bin.cleanup();
   }
-});
+}
 
-test('an early answer about a file that was replaced since is not used: the run checks again and gets the new answer', async () => {
-  const bin = makeBin();
-  const pool = createSparePool(prepareSupervisor, { earlyProbe: () => versionProbe(bin, '/') });
-  try {
-    pool.warm();
-    await pollUntil('the spare\'s early --version', () => versionCalls(bin) === 1, { timeoutMs: 15_000 });
-    bin.relink('9.9.9');
-    const supervisor = pool.take();
-    const outcome = await supervisor.probe(versionProbe(bin, '/'));
-    assert.ok(outcome.kind === 'exited');
-    assert.equal(outcome.stdout, '9.9.9 (Claude Code)\n', 'the answer of the file as it is now');
-    assert.equal(versionCalls(bin), 2);
-    await supervisor.dispose();
-    await supervisor.exited;
-  } finally {
-    await pool.close();
-    bin.cleanup();
-  }
-});
+test('a spare checks the version while idle; the run\'s identical check is answered by it, not run again', () => withWarmPool(async (bin, pool) => {
+  const supervisor = pool.take();
+  // Another cwd: the answer belongs to the file, not the directory.
+  const outcome = await supervisor.probe(versionProbe(bin, bin.dir));
+  assert.deepEqual(outcome, { kind: 'exited', code: 0, signal: null, stdout: '2.1.332 (Claude Code)\n', stdoutOverflow: false, stderr: '' });
+  assert.equal(versionCalls(bin), 1, 'no second --version');
+  assert.equal(supervisor.probedFile(bin.link), fileIdentity(bin.link));
+  const chunks: Buffer[] = [];
+  const run = supervisor.start({ file: bin.link, args: RUN_ARGS, cwd: bin.dir, env: bin.env, stdin: null }, { onStdout: (c) => { chunks.push(c); } });
+  const done = await run.done;
+  assert.equal(done.spawnError, null);
+  assert.equal(done.cleanup?.confirmed, true);
+  assert.equal(stdoutEvents(Buffer.concat(chunks)).at(-1)?.['type'], 'result');
+  await supervisor.exited;
+}));
 
-test('a probe that does not match the early one waits for it, then runs (one probe at a time)', async () => {
-  const bin = makeBin();
-  const pool = createSparePool(prepareSupervisor, { earlyProbe: () => versionProbe(bin, '/') });
-  try {
-    pool.warm();
-    const supervisor = pool.take();
-    const outcome = await supervisor.probe({ ...versionProbe(bin, '/'), args: ['--help'] });
-    assert.equal(outcome.kind, 'exited');
-    assert.equal(versionCalls(bin), 1);
-    assert.equal(bin.invocations().length, 2);
-    const cleanup = await supervisor.dispose();
-    assert.equal(cleanup.cleanup?.confirmed, true);
-  } finally {
-    await pool.close();
-    bin.cleanup();
-  }
-});
+test('an early answer about a file that was replaced since is not used: the run checks again and gets the new answer', () => withWarmPool(async (bin, pool) => {
+  bin.relink('9.9.9');
+  const supervisor = pool.take();
+  const outcome = await supervisor.probe(versionProbe(bin, '/'));
+  assert.ok(outcome.kind === 'exited');
+  assert.equal(outcome.stdout, '9.9.9 (Claude Code)\n', 'the answer of the file as it is now');
+  assert.equal(versionCalls(bin), 2);
+  await supervisor.dispose();
+  await supervisor.exited;
+}));
+
+test('a probe that does not match the early one waits for it, then runs (one probe at a time)', () => withWarmPool(async (bin, pool) => {
+  const supervisor = pool.take();
+  const outcome = await supervisor.probe({ ...versionProbe(bin, '/'), args: ['--help'] });
+  assert.equal(outcome.kind, 'exited');
+  assert.equal(versionCalls(bin), 1);
+  assert.equal(bin.invocations().length, 2);
+  const cleanup = await supervisor.dispose();
+  assert.equal(cleanup.cleanup?.confirmed, true);
+}, false));
 
 for (const change of ['relinked', 'rewritten in place'] as const) {
   test(`a file ${change} between its version check and the spawn is refused: native_changed, nothing started`, async () => {
@@ -147,32 +135,23 @@ for (const change of ['relinked', 'rewritten in place'] as const) {
   });
 }
 
-test('an idle spare stops scanning /proc once what its probe started is proven gone', async () => {
-  const bin = makeBin();
-  const pool = createSparePool(prepareSupervisor, { earlyProbe: () => versionProbe(bin, '/') });
-  try {
-    pool.warm();
-    const pid = pool.sparePid();
-    assert.ok(pid !== null);
-    await pollUntil('the spare\'s early --version', () => versionCalls(bin) === 1, { timeoutMs: 15_000 });
-    // utime + stime of the spare, in clock ticks (fields 14 and 15 of /proc/<pid>/stat).
-    const cpu = (): number => {
-      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      return Number(fields[11]) + Number(fields[12]);
-    };
-    // Idle means no CPU at all: a spare scanning every 100 ms spends several clock ticks a second.
-    // The first second lets it prove the probe's leftovers gone (two scans) and go quiet.
-    await pollUntil('the idle spare to go quiet', async () => {
-      const before = cpu();
-      await delay(1000);
-      return cpu() - before <= 1;
-    }, { timeoutMs: 20_000, intervalMs: 0 });
+test('an idle spare stops scanning /proc once what its probe started is proven gone', () => withWarmPool(async (_bin, pool) => {
+  const pid = pool.sparePid();
+  assert.ok(pid !== null);
+  // utime + stime of the spare, in clock ticks (fields 14 and 15 of /proc/<pid>/stat).
+  const cpu = (): number => {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  };
+  // Idle means no CPU at all: a spare scanning every 100 ms spends several clock ticks a second.
+  // The first second lets it prove the probe's leftovers gone (two scans) and go quiet.
+  await pollUntil('the idle spare to go quiet', async () => {
     const before = cpu();
-    await delay(2000);
-    assert.ok(cpu() - before <= 1, `the idle spare used ${cpu() - before} clock ticks in 2 s`);
-  } finally {
-    await pool.close();
-    bin.cleanup();
-  }
-});
+    await delay(1000);
+    return cpu() - before <= 1;
+  }, { timeoutMs: 20_000, intervalMs: 0 });
+  const before = cpu();
+  await delay(2000);
+  assert.ok(cpu() - before <= 1, `the idle spare used ${cpu() - before} clock ticks in 2 s`);
+}));

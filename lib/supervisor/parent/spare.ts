@@ -117,9 +117,9 @@ export function createSparePool(prepare: PrepareFn, options: SparePoolOptions = 
 
 /**
  * Starts the early probe on an idle spare and answers the run's first identical probe with it. The answer
- * is used only if it is a real answer about the same file: an answered probe whose file identity is
- * unchanged now (lib/supervisor/file-id.ts); the run's spawn is bound to that identity too. Otherwise (the
- * binary was replaced meanwhile, the probe could not run) the run's probe runs now, as without a spare.
+ * is used only if it is an answer about the same file: the file's identity is unchanged now
+ * (lib/supervisor/file-id.ts); the run's spawn is bound to that identity too. Otherwise (the binary was
+ * replaced meanwhile or did not exist, the probe was cancelled) the run's probe runs now, as without a spare.
  * The working directory is the one thing that may differ: a version answer belongs to the file.
  */
 function withEarlyProbe(supervisor: PreparedSupervisor, earlyProbe: SparePoolOptions['earlyProbe']): PreparedSupervisor {
@@ -140,8 +140,10 @@ function withEarlyProbe(supervisor: PreparedSupervisor, earlyProbe: SparePoolOpt
       // One probe at a time per supervisor: another probe waits for the early one to end.
       if (!sameProbe(ready.spec, wanted)) return ready.outcome.then(() => supervisor.probe(wanted));
       return ready.outcome.then((outcome) => {
+        // Any answer of the file as it still is counts (a timeout too: the run would have waited as long);
+        // `cancelled` is no answer.
         const vouched = supervisor.probedFile(wanted.file);
-        const current = outcome.kind === 'exited' && vouched !== null ? fileIdentity(wanted.file) : null;
+        const current = outcome.kind !== 'cancelled' && vouched !== null ? fileIdentity(wanted.file) : null;
         return current !== null && current === vouched ? outcome : supervisor.probe(wanted);
       });
     },
