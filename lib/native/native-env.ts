@@ -9,7 +9,7 @@ export const RESERVED_ENV_PREFIX = 'COMPUTER_MCP';
  * session: join the host's messaging channel with the host's credential, write notes into the host's
  * folder, report the host's entry point (which switches native behaviour), its session ids, effort and
  * project. Derived from the pinned 2.1.332 binary (its MCP-server env builder, its child-session
- * variable lists, and the keys it refuses to forward as settings) and ../shared/native/ captures;
+ * variable lists, and the keys it refuses to forward as settings) and from what it hands an MCP server it starts;
  * docs/security.md explains each. What the user owns (ANTHROPIC_*, auth, cloud, proxy, CA,
  * CLAUDE_CONFIG_DIR, PATH/HOME/locale, any other CLAUDE_CODE_* setting) is kept.
  */
