@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSdkServer, type SdkServer } from './sdk-server.ts';
@@ -18,18 +18,28 @@ async function work(server: SdkServer): Promise<{ revision: number; instance_id:
   return JSON.parse((read.contents[0] as { text: string }).text) as never;
 }
 
-/** Processes the fake ran: 'native' lines are runs, 'exit' lines of other pids are version checks. */
-function spawned(server: SdkServer): { runs: number; versionChecks: number } {
-  const lines = server.lines();
-  const runPids = new Set(lines.filter((l) => l.ready === 'native').map((l) => l.pid));
-  return { runs: runPids.size, versionChecks: lines.filter((l) => l.ready === 'exit' && !runPids.has(l.pid)).length };
+/**
+ * Processes the fake ran, by run marker (the fake records argv and environment of each): runs, the version
+ * checks of those runs, and version checks of no run (the server's idle spare checks ahead of the next run).
+ */
+function spawned(records: string): { runs: number; checksPerRun: number[]; otherChecks: number } {
+  const all = readdirSync(records).map((f) => JSON.parse(readFileSync(join(records, f), 'utf8')) as { argv: string[]; env: Record<string, string> });
+  const marker = (r: { env: Record<string, string> }): string => r.env['CLAUDE_RUN_MCP_RUN_MARKER'] ?? '';
+  const checks = all.filter((r) => r.argv.includes('--version'));
+  const runMarkers = all.filter((r) => !r.argv.includes('--version')).map(marker);
+  return {
+    runs: runMarkers.length,
+    checksPerRun: runMarkers.map((m) => checks.filter((c) => marker(c) === m).length),
+    otherChecks: checks.filter((c) => !runMarkers.includes(marker(c))).length,
+  };
 }
 
 test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest settled run', async () => {
   // The one slow run below holds before its end until this file exists, so it settles after the run
   // created after it, whatever the machine's speed.
   const gate = join(mkdtempSync(join(tmpdir(), 'crm-gate-')), 'open');
-  const server = await startSdkServer({ env: { FAKE_CLAUDE_SLOW_EVENTS: '6', FAKE_CLAUDE_DELAY_MS: '150', FAKE_CLAUDE_GATE_FILE: gate } });
+  const records = mkdtempSync(join(tmpdir(), 'crm-records-'));
+  const server = await startSdkServer({ env: { FAKE_CLAUDE_SLOW_EVENTS: '6', FAKE_CLAUDE_DELAY_MS: '150', FAKE_CLAUDE_GATE_FILE: gate, FAKE_CLAUDE_RECORD_DIR: records } });
   const host = randomUUID();
   try {
     const empty = await work(server);
@@ -49,9 +59,13 @@ test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest 
 
     assert.equal((await server.call('claude.run.release', { run_id: active[0]! })).error?.['code'], 'run_active');
     await waitUntil('4 native processes ready', () => server.lines().filter((l) => l.ready === 'handlers').length === 4);
+    // The refused starts spawned nothing: four runs, one version check each, and at most the one check of
+    // the server's idle spare (it checks ahead of the next run).
+    const counted = spawned(records);
+    assert.deepEqual([counted.runs, counted.checksPerRun], [4, [1, 1, 1, 1]], 'the refused starts spawned nothing');
+    assert.ok(counted.otherChecks <= 1, `${counted.otherChecks} version checks of no run`);
     for (const id of active) assert.equal((await server.call('claude.run.cancel', { run_id: id })).result?.['cancel_requested'], true);
     for (const id of active) assert.equal((await server.settled(id)).error?.['code'], 'cancelled');
-    assert.deepEqual(spawned(server), { runs: 4, versionChecks: 4 }, 'the refused starts spawned nothing');
     for (const id of active) assert.equal((await server.call('claude.run.release', { run_id: id }, randomUUID())).result?.['released'], true);
     const released = active[0]!;
 
