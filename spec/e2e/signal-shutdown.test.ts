@@ -1,5 +1,5 @@
 // How Claude Code ends a stdio server: SIGINT (stdin left open), SIGTERM ~100 ms later, then a kill
-// (../shared/native/HOST-claude-code.md). The server must be gone before that, yet every run it owns must
+// (as captured from Claude Code 2.1.332). The server must be gone before that, yet every run it owns must
 // still end: the supervisors carry on after the server, told to terminate and seeing their pipe close.
 // The natives here ignore SIGINT and SIGTERM, so they certainly outlive the server and need the whole
 // ladder (SIGKILL) from supervisors whose adapter is gone.

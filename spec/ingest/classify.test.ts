@@ -66,7 +66,7 @@ test('golden success: every figure from the native final event, cost labelled co
   assert.equal(outcome.resumed, false);
 });
 
-test('real native failures map to their own codes (FINDINGS §6, §7, §10)', () => {
+test('real native failures (API errors, session refusals, signals) map to their own codes', () => {
   const table: Array<[string, ToolErrorCode]> = [
     ['err-r0-http_400', 'api_invalid_request'],
     ['err-r0-http_401', 'authentication_failed'],

@@ -48,7 +48,7 @@ describe('adapter over the real binary: API failures and permission denials', ()
         assert.deepEqual(r['native_error'], r['error'], 'the native failure is the reported error');
         const final = r['final'] as Json;
         assert.equal(final['type'], 'result');
-        assert.equal(final['subtype'], 'success', 'API errors arrive as subtype success with is_error true (FINDINGS §6)');
+        assert.equal(final['subtype'], 'success', 'API errors arrive as subtype success with is_error true (2.1.332 reports every API error that way, exit code 1)');
         assert.equal(final['is_error'], true);
         assert.equal(final['api_error_status'], c.status);
         assert.equal(final['terminal_reason'], 'api_error');

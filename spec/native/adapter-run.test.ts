@@ -195,7 +195,7 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       assert.equal(final['is_error'], true);
       assert.equal(final['terminal_reason'], 'aborted_streaming');
       assert.equal(r['session_id'], final['session_id']);
-      assert.equal(r['exit_code'], 0, 'SIGINT: the CLI exits 0 after writing its result (FINDINGS §10)');
+      assert.equal(r['exit_code'], 0, 'SIGINT: the CLI exits 0 after writing its result (2.1.332 writes an error_during_execution result on SIGINT, then exits 0)');
       assert.equal(r['signal'], null);
       assert.equal(r['cleanup_confirmed'], true);
       assert.equal(r['cleanup_error'], null);

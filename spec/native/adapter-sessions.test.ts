@@ -51,7 +51,7 @@ describe('adapter over the real binary: sessions', () => {
       assert.equal(resumed['session_id'], id);
       assert.equal(resumed['resume_requested'], true);
       assert.equal(resumed['resumed'], true);
-      assert.equal(resumed['num_turns'], 1, 'num_turns counts this invocation only (FINDINGS §7)');
+      assert.equal(resumed['num_turns'], 1, 'num_turns counts this invocation only (2.1.332 counts the turns of the resuming invocation, not of the conversation)');
       assert.ok(sentUserTexts(onlyCall(second)).includes(first), 'the first turn was sent to the API as history');
       assert.deepEqual(await tier.transcripts(cwd), [id], 'resume appends to the same transcript');
       const appended = await transcript(cwd, id);

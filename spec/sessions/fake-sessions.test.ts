@@ -1,4 +1,4 @@
-// The fake CLI models native session persistence (FINDINGS §7); the session specs rely on it, so it is
+// The fake CLI models 2.1.332's session persistence (transcript paths, --session-id/--resume/--continue and their refusals); the session specs rely on it, so it is
 // checked here directly, without the adapter in between.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

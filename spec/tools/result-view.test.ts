@@ -1,5 +1,5 @@
-// What a model reads of a run. Claude Code hands its model exactly JSON.stringify(structuredContent)
-// (../shared/native/HOST-claude-code.md), so that must be compact, hold the answer once, and say how to
+// What a model reads of a run. Claude Code 2.1.332 hands its model exactly
+// JSON.stringify(structuredContent) when a result has one (spec/native/host-claude-code.test.ts checks it), so that must be compact, hold the answer once, and say how to
 // continue; the text content is a human line plus the answer; the full native result is one request away.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
