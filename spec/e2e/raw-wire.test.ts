@@ -56,11 +56,8 @@ describe('raw wire: the real server', () => {
     server.send({ jsonrpc: '2.0', id: 'n1', method: 'ping' });
     await server.response('n1');
     assert.deepEqual(server.lines.slice(before), ['{"jsonrpc":"2.0","id":"n1","result":{}}']);
-    const deadline = Date.now() + 20_000; // stderr is a separate pipe: its line may come after the response
-    while (!server.stderr().includes('ignored an invalid notification "x"')) {
-      assert.ok(Date.now() < deadline, `no log line; stderr: ${server.stderr()}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    // stderr is a separate pipe: its line may come after the response.
+    await server.waitUntil('the log line of the ignored notification', () => (server.stderr().includes('ignored an invalid notification "x"') ? true : undefined));
   });
 });
 
@@ -86,16 +83,7 @@ describe('raw wire: serve composed with fake hosts', () => {
 
   it('2025-03-26 batches: array in, array out, notifications without entries; empty array -32600', async () => {
     server.send([{ jsonrpc: '2.0', id: 'b1', method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 'b2', method: 'nope' }]);
-    const line = await new Promise<string>((resolve, reject) => {
-      const deadline = Date.now() + 20_000;
-      const poll = (): void => {
-        const found = server.lines.find((l) => l.startsWith('[') && l.includes('"b1"'));
-        if (found !== undefined) resolve(found);
-        else if (Date.now() > deadline) reject(new Error('no batch response'));
-        else setTimeout(poll, 10);
-      };
-      poll();
-    });
+    const line = await server.waitUntil('the batch response', () => server.lines.find((l) => l.startsWith('[') && l.includes('"b1"')));
     assert.deepEqual(JSON.parse(line), [{ jsonrpc: '2.0', id: 'b1', result: {} }, { jsonrpc: '2.0', id: 'b2', error: { code: -32601, message: 'Method not found' } }]);
     server.sendRaw('[]\n');
     await server.waitForMessage((m) => m['id'] === null && (m['error'] as { message?: string } | undefined)?.message === 'Invalid Request: empty batch');

@@ -18,6 +18,8 @@ export interface ServerProcess {
   waitForMessage(predicate: (message: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   /** Resolves with the response carrying this id. */
   response(id: unknown): Promise<Record<string, unknown>>;
+  /** Resolves with what `probe` gives, checked at each stdout or stderr chunk and at exit (hard deadline). */
+  waitUntil<T>(what: string, probe: () => T | undefined): Promise<T>;
   /** Resolves once the server logged that it serves (its readiness signal on stderr). */
   ready(): Promise<void>;
   /** Resolves with the exit code and signal (hard deadline). */
@@ -67,6 +69,7 @@ export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly s
     stderr: () => stderr,
     send: (message) => { child.stdin.write(`${JSON.stringify(message)}\n`); },
     sendRaw: (bytes) => { child.stdin.write(bytes); },
+    waitUntil: (what, probe) => until(probe, what),
     waitForMessage: (predicate) => until(() => parsed().find(predicate), 'message'),
     response: (id) => until(() => parsed().find((m) => m['id'] === id && ('result' in m || 'error' in m)), `response ${String(id)}`),
     ready: () => until(() => (stderr.includes('serving MCP on stdio') ? true : undefined), 'ready').then(() => {}),

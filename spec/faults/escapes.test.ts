@@ -57,8 +57,7 @@ for (let trial = 0; trial < 4; trial++) {
       const supervisorPid = readProcStat(native.pid)?.ppid;
       assert.ok(supervisorPid !== undefined && supervisorPid > 1);
       process.kill(supervisorPid, 'SIGKILL');
-      let result: Record<string, unknown> = {};
-      while (result['completed'] !== true) result = (await h.call('claude.run.result', { run_id: runId, wait_seconds: 10 })).result ?? {};
+      const { result } = await h.settled(runId);
       // The fallback's SIGKILLs are sent before the run settles; the kernel finishes them a moment later (the
       // fallback proves nothing, so it does not wait): a process it missed would still be here at the deadline.
       await waitFor('nothing of the run alive', () => aliveNaming(ready).length === 0, 10_000);
@@ -110,8 +109,7 @@ for (const [trial, { kinds, exitFirst, versionLeaves, cancelAtMs }] of drawCampa
         await delay(cancelAtMs);
         await h.call('claude.run.cancel', { run_id: runId });
       }
-      let result: Record<string, unknown> = {};
-      while (result['completed'] !== true) result = (await h.call('claude.run.result', { run_id: runId, wait_seconds: 10 })).result ?? {};
+      const { result } = await h.settled(runId);
       assert.deepEqual(aliveNaming(ready), [], `confirmed=${String(result['cleanup_confirmed'])}`);
       assert.equal(result['cleanup_confirmed'], true, JSON.stringify(result['cleanup_error']));
     });

@@ -47,8 +47,7 @@ test('cancel during a hanging version check ends the check at once and reports c
     const check = await waitForReady(ready, 'version');
     const cancel = await h.call('claude.run.cancel', { run_id: runId });
     assert.equal(cancel.isError, false, cancel.text);
-    let result: Record<string, unknown> = {};
-    while (result['completed'] !== true) result = (await h.call('claude.run.result', { run_id: runId, wait_seconds: 5 })).result ?? {};
+    const { result } = await h.settled(runId, { waitSeconds: 5 });
     assert.equal((await h.full(runId))['cancelled'], true, JSON.stringify(result));
     assert.equal(errorCode(result), 'cancelled');
     assert.equal(result['cleanup_confirmed'], true);

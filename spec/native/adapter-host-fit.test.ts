@@ -14,13 +14,14 @@ import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
 import { readProcStat } from '../../lib/process/proc-table.ts';
 import { isLive } from '../../lib/process/proc-stat.ts';
 import { pollUntilGone } from '../helpers/native-env.ts';
+import { pollUntil } from '../helpers/poll.ts';
 import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
 
 type Json = Record<string, unknown>;
 
 const HOST_ID = randomUUID();
-/** What Claude Code 2.1.332 hands an MCP server it starts (../shared/native/PERMISSION-PROMPT-TOOL.md), plus its child-session markers. */
+/** What Claude Code 2.1.332 hands an MCP server it starts (as captured from its MCP server processes), plus its child-session markers. */
 const HOST_SESSION: Record<string, string> = {
   CLAUDECODE: '1',
   CLAUDE_CODE_ENTRYPOINT: 'cli',
@@ -138,12 +139,7 @@ describe('adapter over the real binary: the host ends it with SIGINT while four 
     const signalled = performance.now();
     process.kill(tier.serverPid, 'SIGINT');
     // Polled every 2 ms (pollTool's 50 ms would blur the figure).
-    for (;;) {
-      const stat = readProcStat(tier.serverPid);
-      if (stat === null || !isLive(stat)) break;
-      assert.ok(performance.now() - signalled < 10_000, 'the adapter exited');
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
+    await pollUntil('the adapter to exit after SIGINT', () => { const stat = readProcStat(tier.serverPid); return stat === null || !isLive(stat); }, { timeoutMs: 10_000, intervalMs: 2 });
     const exitMs = performance.now() - signalled;
     t.diagnostic(`SIGINT to adapter exit with ${MAX_ACTIVE_RUNS} real runs streaming: ${exitMs.toFixed(1)} ms`);
     // A hang guard, not a speed promise (a busy machine stretches any figure): the proof that the server does

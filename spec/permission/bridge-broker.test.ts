@@ -17,6 +17,7 @@ import { BRIDGE_ENV, BRIDGE_TOOL, bridgeCommandBeside, getBridgeCommand, withPer
 import { SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
 import { buildBundle } from '../../scripts/build.ts';
 import { MAX_QUESTION_INPUT_CHARS } from '../../lib/permission/wire.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 type Json = Record<string, unknown>;
 const base = mkdtempSync(join(tmpdir(), 'crm-perm-spec-'));
@@ -205,12 +206,8 @@ describe('permission bridge and broker', () => {
       const asked = nextQuestion(broker);
       void ask(bridge, INPUT, 7);
       const q = await asked;
-      const withdrawn = new Promise<void>((resolve) => {
-        const poll = (): void => { if (broker.pending().length === 0) resolve(); else setImmediate(poll); };
-        poll();
-      });
       bridge.notify('notifications/cancelled', { requestId: 7, reason: 'SdkError: Request timed out' });
-      await withdrawn;
+      await pollUntil('the question to be withdrawn', () => broker.pending().length === 0, { timeoutMs: 10_000, intervalMs: 1 });
       assert.equal(broker.decided().questions[0]?.decided_by, 'withdrawn');
       assert.throws(() => broker.answer(q.question_id, { behavior: 'allow' }), { code: 'permission_question_not_pending' });
     } finally {
@@ -243,11 +240,11 @@ describe('permission bridge and broker', () => {
     try {
       await once(client, 'connect');
       let received = '';
-      client.on('data', (chunk: Buffer) => { received += chunk.toString('utf8'); });
+      const firstLine = new Promise<void>((resolve) => client.on('data', (chunk: Buffer) => { received += chunk.toString('utf8'); if (received.includes('\n')) resolve(); }));
       const lines = [JSON.stringify({ t: 'hello', token: broker.token })];
       for (let i = 0; i <= MAX_PENDING_QUESTIONS; i += 1) lines.push(JSON.stringify({ t: 'ask', id: `q${i}`, tool_name: 'Bash', input: { i }, tool_use_id: `t${i}` }));
       client.write(`${lines.join('\n')}\n`);
-      await new Promise<void>((resolve) => { const poll = (): void => { if (received.includes('\n')) resolve(); else setImmediate(poll); }; poll(); });
+      await firstLine;
       assert.equal(broker.pending().length, MAX_PENDING_QUESTIONS);
       assert.deepEqual(JSON.parse(received.trim()), { t: 'decision', id: `q${MAX_PENDING_QUESTIONS}`, behavior: 'deny', message: `claude-run-mcp: more than ${MAX_PENDING_QUESTIONS} questions waiting; denied.` });
       assert.equal(broker.decided().questions[0]?.decided_by, 'overflow');

@@ -1,5 +1,6 @@
 // In-memory streams for protocol specs.
 import { PassThrough, Writable } from 'node:stream';
+import { pollUntil } from '../helpers/poll.ts';
 
 /**
  * A sink whose writes stay pending while it is gated: their bytes count in `writableLength` (like
@@ -55,13 +56,9 @@ export async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Resolves when `predicate` holds, polling each macrotask; rejects after `deadlineMs`. */
+/** Resolves when `predicate` holds, polled at once and then each timer turn; rejects (naming it) after `deadlineMs`. */
 export async function waitFor(predicate: () => boolean, deadlineMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > deadlineMs) throw new Error('waitFor: deadline passed');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  await pollUntil(() => `${predicate.toString().slice(0, 200)}`, predicate, { timeoutMs: deadlineMs, intervalMs: 0 });
 }
 
 export function createInput(): PassThrough {

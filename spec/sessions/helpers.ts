@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolHarness, type ToolCallResult, type ToolHarness } from '../helpers/tool-harness.ts';
+import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { pollUntil } from '../helpers/poll.ts';
@@ -35,7 +35,7 @@ export interface SessionHarness extends ToolHarness {
   /** Starts a detached run and returns its run_id (throws when the start failed). */
   start(args: JsonObject, meta?: JsonObject): Promise<string>;
   /** claude.run.result with wait_seconds 30, repeated until completed (hard deadline). */
-  settled(runId: string): Promise<ToolCallResult>;
+  settled(runId: string): ReturnType<ToolHarness['settled']>;
 }
 
 export async function createSessionHarness(env: Record<string, string> = {}): Promise<SessionHarness> {
@@ -46,13 +46,7 @@ export async function createSessionHarness(env: Record<string, string> = {}): Pr
   const lines = (): FakeLine[] => existsSync(readyFile)
     ? readFileSync(readyFile, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l) => JSON.parse(l) as FakeLine)
     : [];
-  const settled = async (runId: string): Promise<ToolCallResult> => {
-    for (let i = 0; i < 4; i++) {
-      const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
-      if (out.result?.['completed'] === true) return out;
-    }
-    throw new Error(`run ${runId} did not settle within 120 s`);
-  };
+  const settled = (runId: string): ReturnType<ToolHarness['settled']> => h.settled(runId, { waitSeconds: 30, timeoutMs: 120_000, detail: 'full' });
   return {
     ...h,
     readyFile,

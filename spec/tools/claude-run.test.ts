@@ -219,9 +219,7 @@ test('a wedged supervisor (SIGSTOP) is killed after the ladder deadline; the fal
     assert.equal((out.result!['cleanup_error'] as { code: string }).code, 'supervisor_failed');
     // SIGKILL is asynchronous: poll the process table with a hard deadline.
     const alive = (): boolean => { try { return !readFileSync(`/proc/${nativePid}/stat`, 'utf8').includes(') Z '); } catch { return false; } };
-    const deadline = Date.now() + 5_000;
-    while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(alive(), false, 'the fallback ended the native process');
+    await pollUntil('the fallback to end the native process', () => !alive(), { timeoutMs: 5_000 });
   } finally {
     await h.close();
     rmSync(readyDir, { recursive: true, force: true });
