@@ -174,3 +174,18 @@ export function questionsOf(value: unknown): QuestionsView {
   const q = obj(value, 'permission_questions');
   return { pending: objs(q['pending'], 'permission_questions.pending'), decided: objs(q['decided'], 'permission_questions.decided'), decided_dropped: num(q['decided_dropped'], 'permission_questions.decided_dropped') };
 }
+
+/** A CallToolResult as the wire carries it, checked: text content items, isError, optional structuredContent. */
+export interface CallToolResultView {
+  readonly content: Array<{ readonly type: string; readonly text: string }>;
+  readonly isError: boolean;
+  readonly structuredContent?: JsonObject;
+}
+
+export function callToolResultOf(value: unknown): CallToolResultView {
+  const r = obj(value, 'CallToolResult');
+  const content = objs(r['content'], 'content').map((item, i) => ({ type: str(item['type'], `content[${i}].type`), text: str(item['text'], `content[${i}].text`) }));
+  if (r['isError'] !== undefined && typeof r['isError'] !== 'boolean') throw new Error(`isError is not a boolean: ${describe(r['isError'])}`);
+  const view = { content, isError: r['isError'] === true };
+  return r['structuredContent'] === undefined ? view : { ...view, structuredContent: obj(r['structuredContent'], 'structuredContent') };
+}

@@ -1,6 +1,8 @@
 // In-memory streams for protocol specs.
 import { PassThrough, Writable } from 'node:stream';
 import { pollUntil } from '../helpers/poll.ts';
+import { jsonLines } from '../helpers/typed-results.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
 /**
  * A sink whose writes stay pending while it is gated: their bytes count in `writableLength` (like
@@ -9,7 +11,8 @@ import { pollUntil } from '../helpers/poll.ts';
 export interface GatedSink {
   readonly stream: Writable;
   /** Complete lines written so far, parsed. */
-  messages(): unknown[];
+  /** Every line written so far, each checked to be a JSON object. */
+  messages(): JsonObject[];
   /** Every chunk size the stream was handed, in order. */
   readonly chunkSizes: number[];
   gate(): void;
@@ -35,7 +38,7 @@ export function createGatedSink(gated = false, highWaterMark = 1): GatedSink {
   return {
     stream,
     chunkSizes,
-    messages: () => text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown),
+    messages: () => jsonLines(text, 'written line'),
     gate() { closed = true; },
     release() {
       closed = false;
