@@ -9,25 +9,26 @@ import type { JsonObject, JsonValue } from '../../lib/util/json.ts';
 /** A claude.run.events result: the run's id, state and completion, plus the page. */
 export type EventPageView = EventPage & { readonly run_id: string; readonly state: string; readonly completed: boolean };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function need(cond: boolean, what: string, value: unknown): void {
-  if (!cond) throw new Error(`not a claude.run.events result (${what}): ${JSON.stringify(value)?.slice(0, 300)}`);
-}
+/** A plain object, taken to be JSON: the values specs read come from JSON (a parsed line, or a response built from JSON-safe data). */
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function eventPageOf(result: unknown): EventPageView {
-  need(isObject(result), 'object', result);
-  const r = result as Record<string, unknown>;
-  for (const key of ['run_id', 'state', 'next_cursor'] as const) need(typeof r[key] === 'string', key, result);
-  for (const key of ['completed', 'has_more', 'stale_cursor'] as const) need(typeof r[key] === 'boolean', key, result);
-  for (const key of ['events_total', 'events_retained', 'bytes_retained', 'events_dropped', 'events_omitted', 'missed_events'] as const) need(Number.isInteger(r[key]), key, result);
-  need(Array.isArray(r['events']) && (r['events'] as unknown[]).every((e) => isObject(e) && Number.isInteger(e['seq']) && isObject(e['event'])), 'events', result);
+  const r = obj(result, 'claude.run.events result');
+  const bool = (key: string): boolean => {
+    if (typeof r[key] !== 'boolean') throw new Error(`claude.run.events result: ${key} is not a boolean: ${describe(r[key])}`);
+    return r[key];
+  };
+  const int = (key: string): number => {
+    const n = num(r[key], `claude.run.events result: ${key}`);
+    if (!Number.isInteger(n)) throw new Error(`claude.run.events result: ${key} is not an integer: ${n}`);
+    return n;
+  };
+  const events = objs(r['events'], 'events').map((e, i) => ({ seq: num(e['seq'], `events[${i}].seq`), event: obj(e['event'], `events[${i}].event`) }));
   return {
-    run_id: r['run_id'] as string, state: r['state'] as string, completed: r['completed'] as boolean,
-    events: r['events'] as Array<{ seq: number; event: JsonObject }>,
-    next_cursor: r['next_cursor'] as string, has_more: r['has_more'] as boolean, missed_events: r['missed_events'] as number, stale_cursor: r['stale_cursor'] as boolean,
-    events_total: r['events_total'] as number, events_retained: r['events_retained'] as number, bytes_retained: r['bytes_retained'] as number,
-    events_dropped: r['events_dropped'] as number, events_omitted: r['events_omitted'] as number,
+    run_id: str(r['run_id'], 'run_id'), state: str(r['state'], 'state'), completed: bool('completed'),
+    events, next_cursor: str(r['next_cursor'], 'next_cursor'), has_more: bool('has_more'), missed_events: int('missed_events'), stale_cursor: bool('stale_cursor'),
+    events_total: int('events_total'), events_retained: int('events_retained'), bytes_retained: int('bytes_retained'),
+    events_dropped: int('events_dropped'), events_omitted: int('events_omitted'),
   };
 }
 
@@ -52,13 +53,13 @@ export function isJsonObject(value: unknown): value is JsonObject {
  */
 export function obj(value: unknown, what = 'value'): JsonObject {
   if (!isObject(value)) throw new Error(`${what} is not an object: ${describe(value)}`);
-  return value as JsonObject; // checked just above; its members are JSON by where it came from
+  return value;
 }
 
 /** `value` as an array; throws naming `what` otherwise. */
 export function arr(value: unknown, what = 'value'): JsonValue[] {
   if (!Array.isArray(value)) throw new Error(`${what} is not an array: ${describe(value)}`);
-  return value as JsonValue[]; // checked just above
+  return value;
 }
 
 /** `value` as an array of JSON objects; throws naming `what` (and the index) otherwise. */
@@ -81,14 +82,19 @@ export function num(value: unknown, what = 'value'): number {
  * object or array, the last may be absent (undefined). Throws naming the path that broke.
  */
 export function at(value: unknown, ...path: readonly Key[]): JsonValue | undefined {
-  let here: unknown = value;
+  let here: JsonValue | undefined = isObject(value) || Array.isArray(value) ? value : undefined;
   let walked = '$';
   for (const key of path) {
-    if (typeof key === 'number' ? !Array.isArray(here) : !isObject(here)) throw new Error(`${walked} is not ${typeof key === 'number' ? 'an array' : 'an object'}: ${describe(here)}`);
-    here = (here as Record<Key, unknown>)[key]; // an array or an object, checked just above
+    if (typeof key === 'number') {
+      if (!Array.isArray(here)) throw new Error(`${walked} is not an array: ${describe(walked === '$' ? value : here)}`);
+      here = here[key];
+    } else {
+      if (!isObject(here)) throw new Error(`${walked} is not an object: ${describe(walked === '$' ? value : here)}`);
+      here = here[key];
+    }
     walked += typeof key === 'number' ? `[${key}]` : `.${key}`;
   }
-  return here as JsonValue | undefined; // reached through JSON objects and arrays
+  return here;
 }
 
 /** The object at `path` (see `at`); throws if it is missing or not an object. */
@@ -107,7 +113,7 @@ export function parseObj(text: string, what = 'JSON text'): JsonObject {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${what} is not JSON (${(error as Error).message}): ${text.slice(0, 300)}`);
+    throw new Error(`${what} is not JSON (${String(error)}): ${text.slice(0, 300)}`);
   }
   return obj(value, what);
 }
