@@ -97,6 +97,19 @@ export function at(value: unknown, ...path: readonly Key[]): JsonValue | undefin
   return here;
 }
 
+/**
+ * The member at `path`, or undefined when any step is absent or not an object/array: for members that
+ * are optional on purpose (read `at` where every step must be there).
+ */
+export function lookup(value: unknown, ...path: readonly Key[]): JsonValue | undefined {
+  let here: JsonValue | undefined = isObject(value) || Array.isArray(value) ? value : undefined;
+  for (const key of path) {
+    if (typeof key === 'number') here = Array.isArray(here) ? here[key] : undefined;
+    else here = isObject(here) ? here[key] : undefined;
+  }
+  return here;
+}
+
 /** The object at `path` (see `at`); throws if it is missing or not an object. */
 export function objAt(value: unknown, ...path: readonly Key[]): JsonObject {
   return obj(at(value, ...path), `$.${path.join('.')}`);

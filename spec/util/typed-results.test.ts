@@ -2,7 +2,7 @@
 // they replace casts, so a reader that let a wrong shape through would hide what a cast used to hide.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { arr, at, callToolResultOf, eventPageOf, jsonLines, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolBody, toolResultOf } from '../helpers/typed-results.ts';
+import { arr, at, lookup, callToolResultOf, eventPageOf, jsonLines, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolBody, toolResultOf } from '../helpers/typed-results.ts';
 
 test('at walks objects and arrays; a missing last member is undefined, a broken step throws naming the path', () => {
   assert.equal(at({ a: [{ b: 1 }] }, 'a', 0, 'b'), 1);
@@ -11,6 +11,13 @@ test('at walks objects and arrays; a missing last member is undefined, a broken 
   assert.throws(() => at({ a: { b: 2 } }, 'a', 0), /\$\.a is not an array/);
   assert.throws(() => at(undefined, 'a'), /\$ is not an object: undefined/);
   assert.throws(() => objAt({ a: [] }, 'a'), /\$\.a is not an object/);
+});
+
+test('lookup is undefined wherever a step is missing, for members optional on purpose', () => {
+  assert.equal(lookup({ delta: { text: 'a' } }, 'delta', 'text'), 'a');
+  assert.equal(lookup({ type: 'message_stop' }, 'delta', 'text'), undefined);
+  assert.equal(lookup(null, 'a', 0), undefined);
+  assert.equal(lookup({ a: [5] }, 'a', 0), 5);
 });
 
 test('obj, arr and objs accept only their shape', () => {
