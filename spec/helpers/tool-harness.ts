@@ -1,5 +1,5 @@
 // An in-process adapter over the real tool hosts, driving the fake native CLI through real supervisors.
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,7 @@ import { createAdapter, type Adapter } from '../../lib/adapter.ts';
 import { createHosts, type HostBundle, type HostConfig } from '../../lib/tools/host.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { pollUntil } from './poll.ts';
-import { arr, firstText, isJsonObject, obj, rpcResult, toolBody } from './typed-results.ts';
+import { arr, firstText, isJsonObject, num, obj, objs, parseObj, rpcResult, str, toolBody } from './typed-results.ts';
 import { TOOL_ERROR_CODES, type ToolErrorCode, type ToolErrorData } from '../../lib/tool-errors.ts';
 
 export const FAKE_CLAUDE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
@@ -102,3 +102,31 @@ export function toolErrorOf(value: unknown): ToolErrorData | null {
 }
 
 const isToolErrorCode = (code: string): code is ToolErrorCode => Object.hasOwn(TOOL_ERROR_CODES, code);
+
+/** What the fake CLI records of its process (FAKE_CLAUDE_RECORD; FAKE_CLAUDE_RECORD_DIR files lack stdin and fds). */
+export interface FakeRecord {
+  readonly argv: string[];
+  readonly env: Record<string, string>;
+  readonly cwd: string;
+  readonly stdin?: string | null;
+  readonly fds?: Array<{ readonly fd: number; readonly cloexec: boolean | null }>;
+}
+
+/** Reads and checks one record file of the fake CLI. */
+export function readFakeRecord(file: string): FakeRecord {
+  const raw = parseObj(readFileSync(file, 'utf8'), `fake record ${file}`);
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(obj(raw['env'], 'record env'))) env[key] = str(value, `record env.${key}`);
+  const record = { argv: arr(raw['argv'], 'record argv').map((a, i) => str(a, `record argv[${i}]`)), env, cwd: str(raw['cwd'], 'record cwd') };
+  const stdin = raw['stdin'];
+  const fds = raw['fds'] === undefined ? undefined : objs(raw['fds'], 'record fds').map((f, i) => {
+    const cloexec = f['cloexec'];
+    if (cloexec !== null && typeof cloexec !== 'boolean') throw new Error(`record fds[${i}].cloexec: ${JSON.stringify(cloexec)}`);
+    return { fd: num(f['fd'], `record fds[${i}].fd`), cloexec };
+  });
+  return {
+    ...record,
+    ...(stdin === undefined ? {} : { stdin: stdin === null ? null : str(stdin, 'record stdin') }),
+    ...(fds === undefined ? {} : { fds }),
+  };
+}

@@ -2,7 +2,7 @@
 // nothing added that was not supplied, and honest usage/cost labelling for resumed conversations.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFakeRecord } from '../helpers/tool-harness.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { createSessionHarness, type SessionHarness } from './helpers.ts';
 
@@ -14,7 +14,7 @@ async function argvOf(h: SessionHarness, args: JsonObject): Promise<{ argv: stri
   const out = await h.call('claude.run', { prompt: 'p', cwd: h.dir, ...args });
   assert.equal(out.isError, false, out.text.slice(0, 400));
   // The version check writes the record first; the run itself overwrites it.
-  return { argv: (JSON.parse(readFileSync(h.recordFile, 'utf8')) as { argv: string[] }).argv, result: out.result! };
+  return { argv: readFakeRecord(h.recordFile).argv, result: out.result! };
 }
 
 test('every forwarded option reaches the native argv exactly, and only when supplied', async () => {
@@ -83,7 +83,7 @@ test('permission denials reported by the native result are surfaced, and the run
     const out = await h.call('claude.run', { prompt: 'run python', cwd: h.dir });
     assert.equal(out.isError, false, out.text.slice(0, 300));
     assert.deepEqual(out.result?.['permission_denials'], [{ tool_name: 'Bash', tool_use_id: 'toolu_fake_1', tool_input: { command: 'python3 -c "print(1)"' } }]);
-    const argv = (JSON.parse(readFileSync(h.recordFile, 'utf8')) as { argv: string[] }).argv;
+    const argv = readFakeRecord(h.recordFile).argv;
     assert.deepEqual(argv.slice(argv.indexOf('--permission-mode'), argv.indexOf('--permission-mode') + 2), ['--permission-mode', 'dontAsk'], 'the MCP default mode');
   } finally {
     await h.close();

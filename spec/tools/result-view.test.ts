@@ -3,13 +3,13 @@
 // continue; the text content is a human line plus the answer; the full native result is one request away.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
+import { createToolHarness, readFakeRecord, type ToolHarness } from '../helpers/tool-harness.ts';
 import { SUMMARY_FIELDS } from '../../lib/tools/result-view.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
-import { arr, at, callToolResultOf, obj, objAt, objs, parseObj, rpcResult, str, toolResultOf, type CallToolResultView } from '../helpers/typed-results.ts';
+import { at, callToolResultOf, obj, objAt, objs, parseObj, rpcResult, str, toolResultOf, type CallToolResultView } from '../helpers/typed-results.ts';
 
 /** The raw CallToolResult of one tools/call. */
 async function rawCall(h: ToolHarness, name: string, args: JsonObject): Promise<CallToolResultView> {
@@ -148,7 +148,7 @@ test('output_schema reaches the native --json-schema; the structured output is i
     assert.deepEqual(r['structured_output'], structured);
     assert.equal(r['result'], null, 'the JSON text of the same object is not sent twice');
     assert.equal(occurrences(JSON.stringify(raw.structuredContent), '"42"'), 1);
-    const argv = readdirSync(recordDir).map((n) => arr(parseObj(readFileSync(join(recordDir, n), 'utf8'), n)['argv'], `${n} argv`)).find((a) => a.includes('-p'));
+    const argv = readdirSync(recordDir).map((n) => readFakeRecord(join(recordDir, n)).argv).find((a) => a.includes('-p'));
     assert.ok(argv, 'the run was recorded');
     assert.equal(argv[argv.indexOf('--json-schema') + 1], JSON.stringify(schema));
     const full = await h.full(r['run_id']);
