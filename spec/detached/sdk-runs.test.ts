@@ -6,7 +6,7 @@ import { readProcStat } from '../../lib/process/proc-table.ts';
 import { identify, isRunning } from '../helpers/proc.ts';
 import { waitUntil } from '../sessions/helpers.ts';
 import { startSdkServer } from './sdk-server.ts';
-import { eventPageOf, type EventPageView } from '../helpers/typed-results.ts';
+import { at, eventPageOf, objs, type EventPageView } from '../helpers/typed-results.ts';
 
 const HANG = '[fake:sigint_result] hold until cancelled';
 
@@ -72,7 +72,7 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
     const lost = await server.settled(orphan);
     assert.equal(lost.result?.['cleanup_confirmed'], false);
     assert.equal((await server.call('claude.run.release', { run_id: orphan })).error?.['code'], 'cleanup_unconfirmed');
-    assert.equal(((await server.call('claude.run.list', {})).result?.['runs'] as Array<{ run_id: string }>).some((r) => r.run_id === orphan), true, 'kept');
+    assert.equal(objs(at((await server.call('claude.run.list', {})).result, 'runs'), 'runs').some((r) => r['run_id'] === orphan), true, 'kept');
   } finally {
     await server.close();
   }

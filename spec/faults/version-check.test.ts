@@ -13,6 +13,7 @@ import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { readProcStat, readReadyLines, waitForGone, waitForReady } from '../helpers/proc.ts';
 import { ROOT } from '../e2e/server-process.ts';
 import { aliveNaming, errorCode, killPids, withTracedHarness } from './escape-helpers.ts';
+import { at } from '../helpers/typed-results.ts';
 
 for (const leaves of ['bash_bg', 'bash_setsid', 'double_fork', 'new_group'] as const) {
   test(`what the version check leaves (${leaves}) is ended with the run, and the run proves it`, async () => {
@@ -111,7 +112,7 @@ test('a supervisor that stops answering during the version check: the probe and 
     const out = await pending;
     assert.equal(errorCode(out.result), 'native_version_timeout', out.text.slice(0, 300));
     assert.equal(out.result?.['cleanup_confirmed'], false);
-    assert.equal((out.result?.['cleanup_error'] as Record<string, unknown> | null)?.['code'], 'supervisor_failed');
+    assert.equal(at(out.result, 'cleanup_error', 'code'), 'supervisor_failed');
     await waitForGone([check], 10_000);
   }, { versionTimeoutMs: 500 });
 });

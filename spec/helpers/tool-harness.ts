@@ -109,7 +109,7 @@ export interface FakeRecord {
   readonly env: Record<string, string>;
   readonly cwd: string;
   readonly stdin?: string | null;
-  readonly fds?: Array<{ readonly fd: number; readonly cloexec: boolean | null }>;
+  readonly fds?: Array<{ readonly fd: number; readonly target: string; readonly cloexec: boolean | null }>;
 }
 
 /** Reads and checks one record file of the fake CLI. */
@@ -122,7 +122,7 @@ export function readFakeRecord(file: string): FakeRecord {
   const fds = raw['fds'] === undefined ? undefined : objs(raw['fds'], 'record fds').map((f, i) => {
     const cloexec = f['cloexec'];
     if (cloexec !== null && typeof cloexec !== 'boolean') throw new Error(`record fds[${i}].cloexec: ${JSON.stringify(cloexec)}`);
-    return { fd: num(f['fd'], `record fds[${i}].fd`), cloexec };
+    return { fd: num(f['fd'], `record fds[${i}].fd`), target: str(f['target'], `record fds[${i}].target`), cloexec };
   });
   return {
     ...record,

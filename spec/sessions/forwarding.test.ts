@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFakeRecord } from '../helpers/tool-harness.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
+import { at, num, objAt } from '../helpers/typed-results.ts';
 import { createSessionHarness, type SessionHarness } from './helpers.ts';
 
 const ID = '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5';
@@ -53,7 +54,7 @@ test('every forwarded option reaches the native argv exactly, and only when supp
   }
 });
 
-const callCostOf = (r: JsonObject): number => Object.values(r['model_usage_this_call'] as Record<string, { costUSD: number }>)[0]!.costUSD;
+const callCostOf = (r: JsonObject): number => num(at(Object.values(objAt(r, 'model_usage_this_call')), 0, 'costUSD'), 'costUSD');
 
 test('cost: total_cost_usd is the conversation total, usage and model_usage_this_call cover this call', async () => {
   const h = await createSessionHarness();
@@ -70,7 +71,7 @@ test('cost: total_cost_usd is the conversation total, usage and model_usage_this
     assert.equal(second['total_cost_usd'], 2 * CALL_COST_USD, 'the whole conversation so far');
     assert.equal(third['total_cost_usd'], 3 * CALL_COST_USD);
     assert.ok((third['total_cost_usd'] as number) > callCostOf(third), 'a resumed run is not billed as the whole conversation');
-    assert.equal((third['usage'] as JsonObject)['output_tokens'], 6, 'usage is this call');
+    assert.equal(at(third, 'usage', 'output_tokens'), 6, 'usage is this call');
     assert.equal(third['num_turns'], 1);
   } finally {
     await h.close();

@@ -7,6 +7,7 @@ import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts'
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { at, num, objs, parseObj, str } from '../helpers/typed-results.ts';
 
 /** Polls an async probe until it returns true; throws at the deadline. */
 export async function waitUntil(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
@@ -21,6 +22,22 @@ export interface FakeLine {
   readonly session?: string;
   readonly prompt?: string;
   readonly code?: number;
+}
+
+/** The fake's ready lines so far (none before the file exists), each checked. */
+export function readFakeLines(file: string): FakeLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l, i) => {
+    const o = parseObj(l, `ready line ${i + 1}`);
+    const what = `ready line ${i + 1}`;
+    const line: FakeLine = { ready: str(o['ready'], `${what}: ready`), pid: num(o['pid'], `${what}: pid`), t: num(o['t'], `${what}: t`) };
+    return {
+      ...line,
+      ...(o['session'] === undefined ? {} : { session: str(o['session'], `${what}: session`) }),
+      ...(o['prompt'] === undefined ? {} : { prompt: str(o['prompt'], `${what}: prompt`) }),
+      ...(o['code'] === undefined || o['code'] === null ? {} : { code: num(o['code'], `${what}: code`) }),
+    };
+  });
 }
 
 export interface SessionHarness extends ToolHarness {
@@ -43,9 +60,7 @@ export async function createSessionHarness(env: Record<string, string> = {}): Pr
   const readyFile = join(side, 'ready.jsonl');
   const recordFile = join(side, 'record.json');
   const h = await createToolHarness({ env: { FAKE_CLAUDE_READY_FILE: readyFile, FAKE_CLAUDE_RECORD: recordFile, ...env }, protocolVersion: '2025-11-25' });
-  const lines = (): FakeLine[] => existsSync(readyFile)
-    ? readFileSync(readyFile, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l) => JSON.parse(l) as FakeLine)
-    : [];
+  const lines = (): FakeLine[] => readFakeLines(readyFile);
   const settled = (runId: string): ReturnType<ToolHarness['settled']> => h.settled(runId, { waitSeconds: 30, timeoutMs: 120_000, detail: 'full' });
   return {
     ...h,
@@ -85,7 +100,7 @@ export async function waitForState(h: ToolHarness, runId: string, state: string)
   let last = '';
   await waitUntil(`run ${runId} in state ${state}`, async () => {
     const list = await h.call('claude.run.list', {});
-    last = String((list.result?.['runs'] as JsonObject[]).find((r) => r['run_id'] === runId)?.['state']);
+    last = String(objs(at(list.result, 'runs'), 'runs').find((r) => r['run_id'] === runId)?.['state']);
     return last === state;
   }).catch((error: unknown) => { throw new Error(`${String(error)} (last state ${last})`); });
 }
