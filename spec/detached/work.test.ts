@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { createSessionHarness, type SessionHarness } from '../sessions/helpers.ts';
-import { at, firstText, objs, parseObj, rpcError, rpcResult, type RpcErrorView } from '../helpers/typed-results.ts';
+import { at, firstText, num, objs, parseObj, rpcError, rpcResult, type RpcErrorView } from '../helpers/typed-results.ts';
 
 const WORK_URI = 'computer-mcp://runtime/work/v1';
 const KEY = 'io.github.computer-mcp/work-invocation';
@@ -69,7 +69,7 @@ test('an unbound run makes the snapshot an error that keeps the last valid revis
     const revisions: number[] = [];
     const bound = await h.start({ prompt: HANG, cwd: h.dir }, { [KEY]: HOST_A });
     const first = await okWork(h);
-    revisions.push(first['revision'] as number);
+    revisions.push(num(first['revision'], 'revision'));
     assert.deepEqual(owners(first).map((o) => o[1]), [HOST_A]);
 
     const unbound = await h.start({ prompt: 'no invocation id', cwd: h.dir });
@@ -87,7 +87,7 @@ test('an unbound run makes the snapshot an error that keeps the last valid revis
     await h.call('claude.run.release', { run_id: unbound });
 
     const after = await okWork(h);
-    revisions.push(after['revision'] as number);
+    revisions.push(num(after['revision'], 'revision'));
     assert.ok(revisions[1]! > revisions[0]!, `the revision moved on: ${revisions.join(' -> ')}`);
     assert.deepEqual(owners(after).map((o) => o[0]), [bound]);
     assert.equal((await okWork(h))['revision'], revisions[1], 'reading does not consume a revision');
@@ -95,7 +95,7 @@ test('an unbound run makes the snapshot an error that keeps the last valid revis
     await h.call('claude.run.cancel', { run_id: bound });
     await h.settled(bound);
     const settled = await okWork(h);
-    revisions.push(settled['revision'] as number);
+    revisions.push(num(settled['revision'], 'revision'));
     assert.ok(revisions[2]! > revisions[1]!);
     assert.deepEqual(owners(settled), [[bound, HOST_A, 'completed']]);
   } finally {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEADLINE_MS, MAIN, ROOT } from './server-process.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { parseObj } from '../helpers/typed-results.ts';
 
 /** Well past the 64 KiB of a Linux pipe, below the 128 KiB bound on the final result. */
 const RESULT_TEXT_BYTES = 120_000;
@@ -82,9 +83,9 @@ describe('print into a slow pipe', () => {
       assert.equal(readerCode, 0);
       const output = Buffer.concat(chunks).toString('utf8');
       assert.ok(output.endsWith('\n'), `received ${output.length} bytes, cut short`);
-      const result = JSON.parse(output) as { type: string; result: string };
-      assert.equal(result.type, 'result');
-      assert.equal(result.result, 'y'.repeat(RESULT_TEXT_BYTES));
+      const result = parseObj(output, 'the printed result');
+      assert.equal(result['type'], 'result');
+      assert.equal(result['result'], 'y'.repeat(RESULT_TEXT_BYTES));
     } finally {
       for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });

@@ -27,7 +27,7 @@ it('SIGINT with stdin open and a task working: run cancelled, every process it s
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-tasks-sigint-')));
   const readyFile = join(dir, 'ready.jsonl');
   const tag = `CRM_TASK_SIGINT=${randomBytes(6).toString('hex')}`;
-  const [tagName, tagValue] = tag.split('=') as [string, string];
+  const [tagName = '', tagValue = ''] = tag.split('=');
   const server = startServer(MAIN, ['--claude-bin', FAKE_CLAUDE], { env: {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, FAKE_CLAUDE_READY_FILE: readyFile, FAKE_CLAUDE_SLOW_EVENTS: '1000', FAKE_CLAUDE_DELAY_MS: '50', [tagName]: tagValue,
   } });

@@ -156,15 +156,15 @@ test('10k pipelined requests with every kind of id: each answered exactly once, 
     const lines: string[] = [];
     const expectedIds: (string | number)[] = [];
     let invalid = 0;
-    const ids: unknown[] = [0, -1, 1.5, -(2 ** 53 - 1), 2 ** 53 - 1, '', 'str', 'ünïcödé ✓', '0', ' '];
+    const ids: (string | number)[] = [0, -1, 1.5, -(2 ** 53 - 1), 2 ** 53 - 1, '', 'str', 'ünïcödé ✓', '0', ' '];
     for (let i = 0; i < 10_000; i++) {
       const kind = i % 10;
       if (kind < 6) {
-        const id = i < ids.length ? ids[i] : i % 2 === 0 ? i : `s${i}`;
+        const id = ids[i] ?? (i % 2 === 0 ? i : `s${i}`);
         lines.push(JSON.stringify({ jsonrpc: '2.0', id, method: kind === 5 ? 'tools/list' : 'ping' }));
         // An integer id past 2^53-1 cannot be answered exactly: refused once with a null id (request_id_out_of_range).
         if (typeof id === 'number' && Number.isInteger(id) && !Number.isSafeInteger(id)) invalid++;
-        else expectedIds.push(id as string | number);
+        else expectedIds.push(id);
       } else if (kind === 6) {
         // Not valid request ids: answered once each as Invalid Request with a null id (integers past 2^53-1
         // were already rounded by the parser and cannot be answered exactly).

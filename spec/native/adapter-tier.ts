@@ -19,7 +19,7 @@ import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '../helpers/native-env.ts';
 import type { NativeSandbox, SandboxProcess } from '../helpers/native-env.ts';
 import { pollUntil } from '../helpers/poll.ts';
-import { isJsonObject } from '../helpers/typed-results.ts';
+import { isJsonObject, lookup } from '../helpers/typed-results.ts';
 import { toolErrorOf } from '../helpers/tool-harness.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import type { ToolErrorData } from '../../lib/tool-errors.ts';
@@ -138,10 +138,11 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
     },
     async settleAll() {
       const listed = await client.callTool({ name: 'claude.run.list', arguments: {} });
-      const runs = ((listed.structuredContent as { result?: { runs?: Array<{ run_id: string; completed: boolean }> } } | undefined)?.result?.runs) ?? [];
-      for (const run of runs.filter((r) => !r.completed)) {
-        await client.callTool({ name: 'claude.run.cancel', arguments: { run_id: run.run_id } });
-        await client.callTool({ name: 'claude.run.result', arguments: { run_id: run.run_id, wait_seconds: 30 } }, undefined, { timeout: CALL_TIMEOUT_MS });
+      // Cleanup after a failed test: whatever the listing holds is read leniently (a broken listing cancels nothing).
+      const runs = lookup(listed.structuredContent, 'result', 'runs');
+      for (const run of Array.isArray(runs) ? runs.filter(isJsonObject).filter((r) => r['completed'] !== true) : []) {
+        await client.callTool({ name: 'claude.run.cancel', arguments: { run_id: run['run_id'] } });
+        await client.callTool({ name: 'claude.run.result', arguments: { run_id: run['run_id'], wait_seconds: 30 } }, undefined, { timeout: CALL_TIMEOUT_MS });
       }
     },
     async close() {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALL_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { createHarness, errorOf, resultOf } from './harness.ts';
-import { arr, at, firstText, parseObj, str } from '../helpers/typed-results.ts';
+import { arr, at, firstText, objAt, parseObj, str } from '../helpers/typed-results.ts';
 
 const CLIENT_INFO = { name: 'claude-code', title: 'Claude Code', version: '2.1.332' };
 /** The _meta Claude Code 2.1.332 sends on every modern request (print mode: no tasks extension). */
@@ -58,7 +58,7 @@ describe('modern requests without initialize', () => {
     assert.equal(modern['resultType'], 'complete');
     assert.equal(modern['ttlMs'], 0);
     assert.equal(modern['cacheScope'], 'private');
-    assert.ok(SERVER_INFO_KEY in (modern['_meta'] as object));
+    assert.ok(SERVER_INFO_KEY in objAt(modern, '_meta'));
     await h.request('i', 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: CLIENT_INFO });
     const legacy = resultOf(await h.request(1, 'tools/list'));
     assert.deepEqual(Object.keys(legacy), ['tools'], 'the legacy answer is unchanged');
@@ -72,7 +72,7 @@ describe('modern requests without initialize', () => {
     assert.equal(result['resultType'], 'complete');
     assert.equal(result['isError'], false);
     assert.deepEqual(result['structuredContent'], { result: { text: 'hi' } });
-    assert.ok(SERVER_INFO_KEY in (result['_meta'] as object));
+    assert.ok(SERVER_INFO_KEY in objAt(result, '_meta'));
     assert.equal(h.tools.contexts[0]?.protocolVersion, '2026-07-28');
     // Argument validation follows 2025-11-25 and later: a tool error, not -32602.
     const invalid = resultOf(await h.request(2, 'tools/call', { name: 'echo', arguments: { text: 1 }, _meta: meta() }));

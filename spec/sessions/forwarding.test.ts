@@ -70,7 +70,7 @@ test('cost: total_cost_usd is the conversation total, usage and model_usage_this
     assert.equal(callCostOf(second), CALL_COST_USD, 'this call alone');
     assert.equal(second['total_cost_usd'], 2 * CALL_COST_USD, 'the whole conversation so far');
     assert.equal(third['total_cost_usd'], 3 * CALL_COST_USD);
-    assert.ok((third['total_cost_usd'] as number) > callCostOf(third), 'a resumed run is not billed as the whole conversation');
+    assert.ok(num(third['total_cost_usd'], 'total_cost_usd') > callCostOf(third), 'a resumed run is not billed as the whole conversation');
     assert.equal(at(third, 'usage', 'output_tokens'), 6, 'usage is this call');
     assert.equal(third['num_turns'], 1);
   } finally {
