@@ -1,7 +1,7 @@
 /**
- * Typed readers for tool results in specs: each checks the shape it claims (and throws naming what is
- * off), so a spec reads fields without casts and a malformed result fails loudly instead of reading as
- * undefined.
+ * Typed readers for what specs receive (JSON-RPC responses, tool results, JSON lines, run views): each
+ * checks the shape it claims and throws naming what is off, so a spec reads fields without casts and a
+ * malformed value fails at the read instead of passing through as undefined.
  */
 import type { EventPage } from '../../lib/runs/event-ring.ts';
 import type { JsonObject, JsonValue } from '../../lib/util/json.ts';
@@ -11,26 +11,6 @@ export type EventPageView = EventPage & { readonly run_id: string; readonly stat
 
 /** A plain object, taken to be JSON: the values specs read come from JSON (a parsed line, or a response built from JSON-safe data). */
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-export function eventPageOf(result: unknown): EventPageView {
-  const r = obj(result, 'claude.run.events result');
-  const bool = (key: string): boolean => {
-    if (typeof r[key] !== 'boolean') throw new Error(`claude.run.events result: ${key} is not a boolean: ${describe(r[key])}`);
-    return r[key];
-  };
-  const int = (key: string): number => {
-    const n = num(r[key], `claude.run.events result: ${key}`);
-    if (!Number.isInteger(n)) throw new Error(`claude.run.events result: ${key} is not an integer: ${n}`);
-    return n;
-  };
-  const events = objs(r['events'], 'events').map((e, i) => ({ seq: num(e['seq'], `events[${i}].seq`), event: obj(e['event'], `events[${i}].event`) }));
-  return {
-    run_id: str(r['run_id'], 'run_id'), state: str(r['state'], 'state'), completed: bool('completed'),
-    events, next_cursor: str(r['next_cursor'], 'next_cursor'), has_more: bool('has_more'), missed_events: int('missed_events'), stale_cursor: bool('stale_cursor'),
-    events_total: int('events_total'), events_retained: int('events_retained'), bytes_retained: int('bytes_retained'),
-    events_dropped: int('events_dropped'), events_omitted: int('events_omitted'),
-  };
-}
 
 // ---- Narrowing readers for JSON the specs receive (responses, tool results, logged wire lines). ----
 // Each checks what it claims at runtime and throws naming what it read, so a wrong shape fails the test
@@ -181,6 +161,28 @@ export function toolResultOf(result: unknown): JsonObject {
 }
 
 // ---- Domain views ----
+
+/** A claude.run.events result, every member checked. */
+export function eventPageOf(result: unknown): EventPageView {
+  const r = obj(result, 'claude.run.events result');
+  const bool = (key: string): boolean => {
+    if (typeof r[key] !== 'boolean') throw new Error(`claude.run.events result: ${key} is not a boolean: ${describe(r[key])}`);
+    return r[key];
+  };
+  const int = (key: string): number => {
+    const n = num(r[key], `claude.run.events result: ${key}`);
+    if (!Number.isInteger(n)) throw new Error(`claude.run.events result: ${key} is not an integer: ${n}`);
+    return n;
+  };
+  const events = objs(r['events'], 'events').map((e, i) => ({ seq: num(e['seq'], `events[${i}].seq`), event: obj(e['event'], `events[${i}].event`) }));
+  return {
+    run_id: str(r['run_id'], 'run_id'), state: str(r['state'], 'state'), completed: bool('completed'),
+    events, next_cursor: str(r['next_cursor'], 'next_cursor'), has_more: bool('has_more'), missed_events: int('missed_events'), stale_cursor: bool('stale_cursor'),
+    events_total: int('events_total'), events_retained: int('events_retained'), bytes_retained: int('bytes_retained'),
+    events_dropped: int('events_dropped'), events_omitted: int('events_omitted'),
+  };
+}
+
 
 /** A run's permission_questions (ask_host): pending and decided questions, and how many decided were dropped. */
 export interface QuestionsView {
