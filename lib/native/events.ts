@@ -6,6 +6,9 @@
 import type { JsonObject, JsonValue } from '../util/json.ts';
 import { isPlainObject, parseJsonObject } from '../util/json.ts';
 
+/** A native stdout line may not exceed this before its newline; a longer one stops the run. */
+export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;
+
 export const EVENT_KINDS = [
   'system_init',
   'system_status',

@@ -7,7 +7,7 @@ import { createLineSplitter } from '../util/line-splitter.ts';
 import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
 import { classifyRun, type Classification, type Termination } from './classify.ts';
-import type { EventKind } from '../native/events.ts';
+import { MAX_NATIVE_FRAME_BYTES, type EventKind } from '../native/events.ts';
 import type { NativeArgv } from '../native/argv.ts';
 import type { NativeQueryFn } from '../native/version.ts';
 import { isToolError, type ToolErrorData } from '../tool-errors.ts';
@@ -18,9 +18,6 @@ import { DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_TERM_GRACE_M
 import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervisor/parent/run-supervised.ts';
 import type { SupervisorCommand } from '../supervisor/parent/supervisor-command.ts';
 import { PROBE_ONLY_LADDER, SPAWN_ERROR_NO_CODE, type ProcessIdentity } from '../supervisor/protocol.ts';
-
-/** A native stdout line may not exceed this before its newline; a longer one stops the run. */
-export const MAX_NATIVE_FRAME_BYTES = 1024 * 1024;
 
 export interface ExecuteDeps {
   readonly clock: Clock;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { MAX_EVENTS, encodeCursor } from '../../lib/runs/event-ring.ts';
 import { createSessionHarness, waitForState, waitUntil } from '../sessions/helpers.ts';
-import { eventPageOf, type EventPageView } from '../helpers/typed-results.ts';
+import { eventPageOf, num, type EventPageView } from '../helpers/typed-results.ts';
 
 const codeOf = (out: { error: JsonObject | null }): string => String(out.error?.['code']);
 
@@ -14,7 +14,7 @@ test('a flood of events: pages report the overflow, page through every retained 
   try {
     const runId = await h.start({ prompt: '[fake:flood] many deltas', cwd: h.dir });
     const final = (await h.settled(runId)).result!;
-    const total = final['events_total'] as number;
+    const total = num(final['events_total'], 'events_total');
     assert.ok(total > MAX_EVENTS + 300, `flooded: ${total} events`);
     assert.equal(final['events_dropped'], total - MAX_EVENTS);
 
@@ -55,7 +55,7 @@ test('a cursor held while the run overflows becomes stale and says how much was 
     assert.equal(held.events[0]!.seq, 1);
     assert.equal(held.missed_events, 0);
     const final = (await h.settled(runId)).result!;
-    const total = final['events_total'] as number;
+    const total = num(final['events_total'], 'events_total');
     const stale = eventPageOf((await h.call('claude.run.events', { run_id: runId, cursor: held.next_cursor, limit: 5 })).result);
     assert.equal(stale.stale_cursor, true);
     assert.equal(stale.events[0]!.seq, total - MAX_EVENTS + 1, 'resumes at the oldest retained event');

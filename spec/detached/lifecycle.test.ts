@@ -6,6 +6,7 @@ import type { JsonObject } from '../../lib/util/json.ts';
 import { RUN_ID_PATTERN } from '../../lib/runs/ids.ts';
 import { readProcStat } from '../../lib/process/proc-table.ts';
 import { identify, isRunning } from '../helpers/proc.ts';
+import { arrAt, at, firstText, objAt, objs, parseObj, rpcResult } from '../helpers/typed-results.ts';
 import { createSessionHarness, waitUntil, type SessionHarness } from '../sessions/helpers.ts';
 
 const HANG = '[fake:sigint_result] wait for a signal';
@@ -35,7 +36,7 @@ test('start returns at once; list, result long-poll, cancel, and release of a de
     let list = await h.call('claude.run.list', {});
     await waitUntil('the live session id in the listing', async () => {
       list = await h.call('claude.run.list', {});
-      item = (list.result?.['runs'] as JsonObject[])[0]!;
+      item = objAt(list.result, 'runs', 0);
       return item['session_id'] !== null;
     });
     assert.deepEqual(Object.keys(item).sort(), ['acquired_by', 'cleanup_confirmed', 'completed', 'created_at', 'run_id', 'session_id', 'settled_at', 'state']);
@@ -61,12 +62,12 @@ test('start returns at once; list, result long-poll, cancel, and release of a de
     assert.equal(codeOf(settled), 'cancelled');
     assert.deepEqual([settled.result?.['cancelled'], settled.result?.['cleanup_confirmed'], settled.result?.['cleanup_error']], [true, true, null]);
     assert.equal(isRunning(native), false, 'the native process group was ended');
-    assert.equal((settled.result?.['final'] as JsonObject)['terminal_reason'], 'aborted_streaming', 'the native final event stays available');
+    assert.equal(at(settled.result, 'final', 'terminal_reason'), 'aborted_streaming', 'the native final event stays available');
 
     const again = await h.call('claude.run.cancel', { run_id: runId });
     assert.equal(again.isError, false, 'cancelling a completed run is not an error');
     assert.equal(again.result?.['cancel_requested'], false);
-    assert.equal(((again.result?.['run'] as JsonObject)['error'] as JsonObject)['code'], 'cancelled');
+    assert.equal(at(again.result, 'run', 'error', 'code'), 'cancelled');
 
     const released = await h.call('claude.run.release', { run_id: runId });
     assert.deepEqual(released.result, { released: true, run_id: runId, session_id: settled.result?.['session_id'] });
@@ -122,7 +123,7 @@ test('a sync claude.run stays retained: its run_id reads, lists and releases lik
     assert.deepEqual(read.result, out.result, 'the same result object');
     const full = await h.full(runId);
     const events = await h.call('claude.run.events', { run_id: runId });
-    assert.equal((events.result?.['events'] as unknown[]).length, full['events_total']);
+    assert.equal(arrAt(events.result, 'events').length, full['events_total']);
     assert.deepEqual((await h.call('claude.run.list', {})).result?.['runs'], [{
       run_id: runId, state: 'completed', completed: true, cleanup_confirmed: true, created_at: full['created_at'],
       settled_at: full['settled_at'], session_id: out.result?.['session_id'], acquired_by: null,
@@ -144,14 +145,14 @@ test('unconfirmed cleanup (supervisor killed) keeps the run: release is cleanup_
     const out = await h.settled(runId);
     assert.equal(out.isError, true);
     assert.equal(out.result?.['cleanup_confirmed'], false);
-    assert.equal((out.result?.['cleanup_error'] as JsonObject)['code'], 'supervisor_failed');
+    assert.equal(at(out.result, 'cleanup_error', 'code'), 'supervisor_failed');
     const release = await h.call('claude.run.release', { run_id: runId });
     assert.equal(codeOf(release), 'cleanup_unconfirmed');
     const list = await h.call('claude.run.list', {});
     assert.deepEqual([list.result?.['retained'], list.result?.['active']], [1, 1], 'kept, and still counted as active');
     const work = await h.request('resources/read', { uri: 'computer-mcp://runtime/work/v1' });
-    const body = JSON.parse(((work['result'] as JsonObject)['contents'] as Array<{ text: string }>)[0]!.text) as JsonObject;
-    assert.deepEqual((body['owners'] as JsonObject[]).map((o) => [o['run_id'], o['acquired_by'], o['state'], o['ownership']]), [[runId, invocation, 'completed', 'uncertain']]);
+    const body = parseObj(firstText(rpcResult(work), 'contents'), 'the work snapshot');
+    assert.deepEqual(objs(body['owners'], 'owners').map((o) => [o['run_id'], o['acquired_by'], o['state'], o['ownership']]), [[runId, invocation, 'completed', 'uncertain']]);
   } finally {
     await h.close();
   }

@@ -9,13 +9,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSdkServer, type SdkServer } from './sdk-server.ts';
 import { waitUntil } from '../sessions/helpers.ts';
+import { at, firstText, num, objs, parseObj, str } from '../helpers/typed-results.ts';
+import type { JsonValue } from '../../lib/util/json.ts';
 
 const WORK_URI = 'computer-mcp://runtime/work/v1';
 const HANG = '[fake:sigint_result] hold until cancelled';
 
-async function work(server: SdkServer): Promise<{ revision: number; instance_id: string; owners: Array<{ run_id: string; acquired_by: string; state: string }> }> {
-  const read = await server.client.readResource({ uri: WORK_URI });
-  return JSON.parse((read.contents[0] as { text: string }).text) as never;
+/** The work snapshot, checked down to what this spec reads. */
+type Member = JsonValue | undefined;
+async function work(server: SdkServer): Promise<{ revision: number; instance_id: string; owners: Array<{ run_id: Member; acquired_by: Member; state: Member }> }> {
+  const snapshot = parseObj(firstText(await server.client.readResource({ uri: WORK_URI }), 'contents'), 'the work snapshot');
+  return {
+    revision: num(snapshot['revision'], 'revision'),
+    instance_id: str(snapshot['instance_id'], 'instance_id'),
+    owners: objs(snapshot['owners'], 'owners').map((o) => ({ run_id: o['run_id'], acquired_by: o['acquired_by'], state: o['state'] })),
+  };
 }
 
 /**
@@ -83,13 +91,13 @@ test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest 
       kept.push(...batch);
     }
     const full = await server.call('claude.run.list', {});
-    assert.deepEqual((full.result?.['runs'] as Array<{ run_id: string }>).map((r) => r.run_id), kept, 'exactly 32 retained, none evicted');
+    assert.deepEqual(objs(at(full.result, 'runs'), 'runs').map((r) => r['run_id']), kept, 'exactly 32 retained, none evicted');
     const revisionAtBound = (await work(server)).revision;
 
     const thirtyThird = await server.start({ prompt: 'one past the bound' }, host);
     const after = await server.call('claude.run.list', {});
     assert.equal(after.result?.['retained'], 32);
-    assert.deepEqual((after.result?.['runs'] as Array<{ run_id: string }>).map((r) => r.run_id), [...kept.filter((id) => id !== younger), thirtyThird]);
+    assert.deepEqual(objs(at(after.result, 'runs'), 'runs').map((r) => r['run_id']), [...kept.filter((id) => id !== younger), thirtyThird]);
     const evicted = await server.call('claude.run.result', { run_id: younger });
     assert.equal(evicted.error?.['code'], 'run_not_found');
     assert.match(String(evicted.error?.['message']), /was evicted/);

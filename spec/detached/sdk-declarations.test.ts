@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSdkServer } from './sdk-server.ts';
+import { arrAt } from '../helpers/typed-results.ts';
 
 const DOTTED = ['claude.run', 'claude.run.start', 'claude.run.list', 'claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release', 'claude.run.answer'];
 const WORK = { format_version: 1, uri: 'computer-mcp://runtime/work/v1' };
@@ -55,7 +56,7 @@ test('SDK with --underscore-names: claude_run_* advertised and callable, dotted 
     const done = await server.settled(runId, 'claude_run_result');
     assert.equal(done.result?.['is_error'], false);
     const events = await server.call('claude_run_events', { run_id: runId, limit: 3 });
-    assert.equal((events.result?.['events'] as unknown[]).length, 3);
+    assert.equal(arrAt(events.result, 'events').length, 3);
     assert.equal((await server.call('claude_run_cancel', { run_id: runId })).result?.['cancel_requested'], false);
     assert.equal((await server.call('claude_run_list', {})).result?.['retained'], 2);
     assert.equal((await server.call('claude_run_release', { run_id: runId })).result?.['released'], true);

@@ -6,7 +6,7 @@ import { readProcStat } from '../../lib/process/proc-table.ts';
 import { identify, isRunning } from '../helpers/proc.ts';
 import { waitUntil } from '../sessions/helpers.ts';
 import { startSdkServer } from './sdk-server.ts';
-import { eventPageOf, type EventPageView } from '../helpers/typed-results.ts';
+import { at, eventPageOf, num, objs, type EventPageView } from '../helpers/typed-results.ts';
 
 const HANG = '[fake:sigint_result] hold until cancelled';
 
@@ -25,7 +25,7 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
     const done = await server.call('claude.run.result', { run_id: live, wait_seconds: 30, detail: 'full' });
     assert.ok(performance.now() - polled < 29_000, 'the long poll returned when the run settled');
     assert.deepEqual([done.isError, done.result?.['completed']], [false, true]);
-    const total = done.result?.['events_total'] as number;
+    const total = num(at(done.result, 'events_total'), 'events_total');
     const stale = eventPageOf((await server.call('claude.run.events', { run_id: live, cursor: early!.next_cursor, limit: 10 })).result);
     assert.equal(stale.stale_cursor, true);
     assert.equal(stale.missed_events, total - 256 - 2);
@@ -33,7 +33,7 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
 
     const flood = await server.start({ prompt: '[fake:flood] deltas' });
     const flooded = await server.settled(flood);
-    const floodTotal = flooded.result?.['events_total'] as number;
+    const floodTotal = num(at(flooded.result, 'events_total'), 'events_total');
     assert.ok(floodTotal > 600);
     let page = eventPageOf((await server.call('claude.run.events', { run_id: flood, limit: 256 })).result);
     assert.deepEqual([page.events.length, page.missed_events, page.has_more, page.stale_cursor], [256, floodTotal - 256, false, false]);
@@ -72,7 +72,7 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
     const lost = await server.settled(orphan);
     assert.equal(lost.result?.['cleanup_confirmed'], false);
     assert.equal((await server.call('claude.run.release', { run_id: orphan })).error?.['code'], 'cleanup_unconfirmed');
-    assert.equal(((await server.call('claude.run.list', {})).result?.['runs'] as Array<{ run_id: string }>).some((r) => r.run_id === orphan), true, 'kept');
+    assert.equal(objs(at((await server.call('claude.run.list', {})).result, 'runs'), 'runs').some((r) => r['run_id'] === orphan), true, 'kept');
   } finally {
     await server.close();
   }

@@ -1,20 +1,25 @@
 // The real server over stdio (`node --import tsx lib/main.ts --claude-bin fixtures/fake-claude.mjs`)
 // driven by the official MCP SDK client. HOME is a fresh temp folder (the fake keeps its sessions there)
 // and the fake writes its timestamped ready lines to a file the spec reads.
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { MAIN, ROOT } from '../e2e/server-process.ts';
-import type { FakeLine } from '../sessions/helpers.ts';
+import { readFakeLines, type FakeLine } from '../sessions/helpers.ts';
+import { obj, toolBody } from '../helpers/typed-results.ts';
+import { toolErrorOf } from '../helpers/tool-harness.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
+import type { ToolErrorData } from '../../lib/tool-errors.ts';
 
 export const WORK_INVOCATION = 'io.github.computer-mcp/work-invocation';
 
 export interface Called {
   readonly isError: boolean;
-  readonly result: Record<string, unknown> | null;
-  readonly error: { code: string; message: string; path?: string } | null;
+  readonly result: JsonObject | null;
+  /** Checked to be a stable tool error (known code, message, optional path). */
+  readonly error: ToolErrorData | null;
 }
 
 export interface SdkServer {
@@ -45,9 +50,9 @@ export async function startSdkServer(options: { args?: string[]; env?: Record<st
 
   const call = async (name: string, args: Record<string, unknown>, invocation?: string): Promise<Called> => {
     const res = await client.callTool({ name, arguments: args, ...(invocation ? { _meta: { [WORK_INVOCATION]: invocation } } : {}) });
-    const text = (res.content as Array<{ text: string }>)[0]?.text ?? '';
-    const body = (res.structuredContent ?? JSON.parse(text.slice(text.indexOf('\n') + 1))) as Record<string, unknown>;
-    return { isError: res.isError === true, result: (body['result'] as Record<string, unknown> | null) ?? null, error: (body['error'] as Called['error']) ?? null };
+    const body = toolBody(res);
+    const result = body['result'] ?? null;
+    return { isError: res.isError === true, result: result === null ? null : obj(result, `${name}: result`), error: toolErrorOf(body['error']) };
   };
   const settled = async (runId: string, tool = 'claude.run.result'): Promise<Called> => {
     for (let i = 0; i < 4; i++) {
@@ -59,9 +64,7 @@ export async function startSdkServer(options: { args?: string[]; env?: Record<st
   return {
     client,
     dir,
-    lines: () => existsSync(readyFile)
-      ? readFileSync(readyFile, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l) => JSON.parse(l) as FakeLine)
-      : [],
+    lines: () => readFakeLines(readyFile),
     call,
     async start(args, invocation, tool = 'claude.run.start') {
       const out = await call(tool, { cwd: dir, ...args }, invocation);

@@ -2,7 +2,7 @@
 // call (notifications/cancelled) cancels its run, frees the slot, and the settled run stays retained.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JsonObject } from '../../lib/util/json.ts';
+import { at, objs } from '../helpers/typed-results.ts';
 import { createSessionHarness, waitForState, waitUntil } from '../sessions/helpers.ts';
 
 const HANG = '[fake:sigint_result] hold';
@@ -16,7 +16,7 @@ test('sync claude.run counts toward the active limit; cancelling the call cancel
     for (let i = 0; i < 3; i++) detached.push(await h.start({ prompt: `${HANG} ${i}`, cwd: h.dir }));
     const refused = await h.call('claude.run.start', { prompt: 'one too many', cwd: h.dir });
     assert.equal(refused.error?.['code'], 'active_limit_reached');
-    const runs = (await h.call('claude.run.list', {})).result?.['runs'] as JsonObject[];
+    const runs = objs(at((await h.call('claude.run.list', {})).result, 'runs'), 'runs');
     assert.equal(runs.length, 4);
     const syncId = String(runs.find((r) => !detached.includes(String(r['run_id'])))?.['run_id']);
 

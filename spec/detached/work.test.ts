@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { createSessionHarness, type SessionHarness } from '../sessions/helpers.ts';
+import { at, firstText, num, objs, parseObj, rpcError, rpcResult, type RpcErrorView } from '../helpers/typed-results.ts';
 
 const WORK_URI = 'computer-mcp://runtime/work/v1';
 const KEY = 'io.github.computer-mcp/work-invocation';
@@ -11,13 +12,12 @@ const HOST_A = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
 const HOST_B = '1b2c3d4e-5f60-4b7c-9d8e-0f1a2b3c4d5e';
 const HANG = '[fake:sigint_result] hold';
 
-type Read = { ok: true; body: JsonObject } | { ok: false; error: JsonObject };
+type Read = { ok: true; body: JsonObject } | { ok: false; error: RpcErrorView };
 
 async function readWork(h: SessionHarness): Promise<Read> {
   const response = await h.request('resources/read', { uri: WORK_URI });
-  if ('error' in response) return { ok: false, error: response['error'] as JsonObject };
-  const text = ((response['result'] as JsonObject)['contents'] as Array<{ text: string }>)[0]!.text;
-  return { ok: true, body: JSON.parse(text) as JsonObject };
+  if ('error' in response) return { ok: false, error: rpcError(response) };
+  return { ok: true, body: parseObj(firstText(rpcResult(response), 'contents'), 'the work snapshot') };
 }
 
 async function okWork(h: SessionHarness): Promise<JsonObject> {
@@ -26,13 +26,13 @@ async function okWork(h: SessionHarness): Promise<JsonObject> {
   return read.body;
 }
 
-const owners = (body: JsonObject): Array<[unknown, unknown, unknown]> => (body['owners'] as JsonObject[]).map((o) => [o['run_id'], o['acquired_by'], o['state']]);
+const owners = (body: JsonObject): Array<[unknown, unknown, unknown]> => objs(body['owners'], 'owners').map((o) => [o['run_id'], o['acquired_by'], o['state']]);
 
 test('acquired_by is the creation call\'s UUID; later calls with another UUID never rebind it', async () => {
   const h = await createSessionHarness();
   try {
     assert.equal((await h.request('resources/list'))['result'] !== undefined, true);
-    const listed = ((await h.request('resources/list'))['result'] as { resources: JsonObject[] }).resources.map((r) => r['uri']);
+    const listed = objs(rpcResult(await h.request('resources/list'))['resources'], 'resources').map((r) => r['uri']);
     assert.ok(listed.includes(WORK_URI));
 
     const empty = await okWork(h);
@@ -49,7 +49,7 @@ test('acquired_by is the creation call\'s UUID; later calls with another UUID ne
     await h.settled(runId);
     const body = await okWork(h);
     assert.deepEqual(owners(body), [[runId, HOST_A, 'completed'], [syncId, HOST_A, 'completed']]);
-    assert.deepEqual((body['owners'] as JsonObject[]).map((o) => [o['kind'], o['ownership']]), [['claude.run', 'active'], ['claude.run', 'active']], 'retained completed results stay active owners');
+    assert.deepEqual(objs(body['owners'], 'owners').map((o) => [o['kind'], o['ownership']]), [['claude.run', 'active'], ['claude.run', 'active']], 'retained completed results stay active owners');
     assert.equal(body['instance_id'], empty['instance_id'], 'one instance id per adapter process');
 
     await h.call('claude.run.release', { run_id: runId }, { [KEY]: HOST_B });
@@ -69,7 +69,7 @@ test('an unbound run makes the snapshot an error that keeps the last valid revis
     const revisions: number[] = [];
     const bound = await h.start({ prompt: HANG, cwd: h.dir }, { [KEY]: HOST_A });
     const first = await okWork(h);
-    revisions.push(first['revision'] as number);
+    revisions.push(num(first['revision'], 'revision'));
     assert.deepEqual(owners(first).map((o) => o[1]), [HOST_A]);
 
     const unbound = await h.start({ prompt: 'no invocation id', cwd: h.dir });
@@ -77,9 +77,9 @@ test('an unbound run makes the snapshot an error that keeps the last valid revis
       const read = await readWork(h);
       assert.equal(read.ok, false);
       if (read.ok) return;
-      assert.equal((read.error['data'] as JsonObject)['code'], 'work_snapshot_unbound');
-      assert.match(String(read.error['message']), new RegExp(`last valid revision stays ${revisions[0]}`));
-      assert.match(String(read.error['message']), new RegExp(unbound));
+      assert.equal(at(read.error.data, 'code'), 'work_snapshot_unbound');
+      assert.match(read.error.message, new RegExp(`last valid revision stays ${revisions[0]}`));
+      assert.match(read.error.message, new RegExp(unbound));
     }
     const unboundDone = await h.settled(unbound);
     assert.equal(unboundDone.isError, false, 'the run itself is unaffected');
@@ -87,7 +87,7 @@ test('an unbound run makes the snapshot an error that keeps the last valid revis
     await h.call('claude.run.release', { run_id: unbound });
 
     const after = await okWork(h);
-    revisions.push(after['revision'] as number);
+    revisions.push(num(after['revision'], 'revision'));
     assert.ok(revisions[1]! > revisions[0]!, `the revision moved on: ${revisions.join(' -> ')}`);
     assert.deepEqual(owners(after).map((o) => o[0]), [bound]);
     assert.equal((await okWork(h))['revision'], revisions[1], 'reading does not consume a revision');
@@ -95,7 +95,7 @@ test('an unbound run makes the snapshot an error that keeps the last valid revis
     await h.call('claude.run.cancel', { run_id: bound });
     await h.settled(bound);
     const settled = await okWork(h);
-    revisions.push(settled['revision'] as number);
+    revisions.push(num(settled['revision'], 'revision'));
     assert.ok(revisions[2]! > revisions[1]!);
     assert.deepEqual(owners(settled), [[bound, HOST_A, 'completed']]);
   } finally {

@@ -8,6 +8,7 @@ import { CLI_TREE } from '../../lib/native/tree.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
 import { ADAPTER_VERSION } from '../../lib/version.ts';
 import { DEADLINE_MS, MAIN, ROOT } from './server-process.ts';
+import { parseObj, str } from '../helpers/typed-results.ts';
 
 const DEFAULTS = { claudeBin: null, maxTimeoutSeconds: 1800, underscoreNames: false, promptViaStdin: false, maxFrameBytes: 16 * 1024 * 1024 };
 
@@ -197,9 +198,9 @@ describe('the command line as a process', () => {
     for (const [args, pattern] of usage) {
       const run = await main(args);
       assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
-      const error = JSON.parse(run.stderr) as { code: string; message: string };
-      assert.equal(error.code, 'invalid_arguments');
-      assert.match(error.message, pattern);
+      const error = parseObj(run.stderr, 'the stderr error line');
+      assert.equal(error['code'], 'invalid_arguments');
+      assert.match(str(error['message'], 'message'), pattern);
       assert.equal(run.stdout, '');
     }
     const serve = await main(['--max-timeout-seconds', '0']);
@@ -213,6 +214,6 @@ describe('the command line as a process', () => {
     assert.match(command.stderr, /unknown command: serv \(known: serve, print, check\)/);
     const missing = await main(['print', '--permission-mode', 'dontAsk', '--claude-bin', '/nonexistent/claude', '--', 'x']);
     assert.equal(missing.code, 1, missing.stderr);
-    assert.equal((JSON.parse(missing.stderr) as { code: string }).code, 'native_not_found');
+    assert.equal(parseObj(missing.stderr, 'the stderr error line')['code'], 'native_not_found');
   });
 });

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAIN, startServer } from './server-process.ts';
+import { parseObj } from '../helpers/typed-results.ts';
 
 /** Stdin EOF with nothing running must end the process within this bound. */
 const EOF_EXIT_MS = 2000;
@@ -57,7 +58,7 @@ describe('server process lifecycle', () => {
       assert.equal((await server.exited()).code, 0);
       assert.ok(server.lines.length >= junk.length + 10);
       for (const line of server.lines) {
-        const message = JSON.parse(line) as Record<string, unknown>;
+        const message = parseObj(line, 'a stdout line');
         assert.equal(message['jsonrpc'], '2.0', line);
         assert.ok('id' in message && ('result' in message || 'error' in message), line);
       }

@@ -7,6 +7,8 @@ import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEADLINE_MS, MAIN, ROOT } from './server-process.ts';
+import { pollUntil } from '../helpers/poll.ts';
+import { parseObj } from '../helpers/typed-results.ts';
 
 /** Well past the 64 KiB of a Linux pipe, below the 128 KiB bound on the final result. */
 const RESULT_TEXT_BYTES = 120_000;
@@ -32,16 +34,13 @@ const childPids = (pid: number): string => {
 /** Resolves once print's run is over: its supervisor child was seen and has exited (hard deadline). */
 async function runFinished(print: ChildProcess): Promise<void> {
   const pid = print.pid ?? 0;
-  const deadline = Date.now() + DEADLINE_MS;
   let seenChild = false;
-  for (;;) {
-    if (print.exitCode !== null) return;
-    const children = childPids(pid);
-    if (children !== '') seenChild = true;
-    else if (seenChild) return;
-    if (Date.now() > deadline) throw new Error('deadline: print run');
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  await pollUntil('print\'s run to finish', () => {
+    if (print.exitCode !== null) return true;
+    if (childPids(pid) !== '') seenChild = true;
+    else if (seenChild) return true;
+    return false;
+  }, { timeoutMs: DEADLINE_MS, intervalMs: POLL_MS });
 }
 
 describe('print into a slow pipe', () => {
@@ -84,9 +83,9 @@ describe('print into a slow pipe', () => {
       assert.equal(readerCode, 0);
       const output = Buffer.concat(chunks).toString('utf8');
       assert.ok(output.endsWith('\n'), `received ${output.length} bytes, cut short`);
-      const result = JSON.parse(output) as { type: string; result: string };
-      assert.equal(result.type, 'result');
-      assert.equal(result.result, 'y'.repeat(RESULT_TEXT_BYTES));
+      const result = parseObj(output, 'the printed result');
+      assert.equal(result['type'], 'result');
+      assert.equal(result['result'], 'y'.repeat(RESULT_TEXT_BYTES));
     } finally {
       for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });

@@ -1,8 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FAKE, MAIN, startServer, type ServerProcess } from './server-process.ts';
+import { isJsonObject, jsonLines, rpcError, rpcResult } from '../helpers/typed-results.ts';
+import type { JsonValue } from '../../lib/util/json.ts';
 
-const errorCode = (m: Record<string, unknown>): number => (m['error'] as { code: number }).code;
+const errorCode = (m: unknown): number => rpcError(m).code;
+/** `error.data.code` of an error response; undefined when its data carries none. */
+const dataCode = (m: unknown): JsonValue | undefined => { const data = rpcError(m).data; return isJsonObject(data) ? data['code'] : undefined; };
 
 describe('raw wire: the real server', () => {
   let server: ServerProcess;
@@ -19,19 +23,19 @@ describe('raw wire: the real server', () => {
     server.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     assert.deepEqual(await server.response(1), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Server not initialized' } });
     server.send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
-    assert.equal(((await server.response(2))['result'] as { protocolVersion: string }).protocolVersion, '2025-11-25');
+    assert.equal(rpcResult(await server.response(2))['protocolVersion'], '2025-11-25');
     server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
     server.sendRaw('{"jsonrpc": "2.0", "id": \n');
     assert.equal(errorCode(await server.waitForMessage((m) => m['id'] === null && errorCode(m) === -32700)), -32700);
     server.sendRaw(Buffer.from([0x22, 0xc3, 0x28, 0x22, 0x0a]));
-    await server.waitForMessage((m) => m['id'] === null && (m['error'] as { message: string }).message.includes('UTF-8'));
+    await server.waitForMessage((m) => m['id'] === null && rpcError(m).message.includes('UTF-8'));
     server.send({ jsonrpc: '2.0', id: 3 });
     assert.equal(errorCode(await server.response(3)), -32600);
     server.send([{ jsonrpc: '2.0', id: 4, method: 'ping' }]);
-    await server.waitForMessage((m) => m['id'] === null && (m['error'] as { message: string }).message.includes('batches'));
+    await server.waitForMessage((m) => m['id'] === null && rpcError(m).message.includes('batches'));
     server.sendRaw(`${JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'ping', params: { pad: 'x'.repeat(2000) } })}\n`);
-    await server.waitForMessage((m) => m['id'] === null && (m['error'] as { data?: { code: string } }).data?.code === 'frame_too_large');
+    await server.waitForMessage((m) => m['id'] === null && dataCode(m) === 'frame_too_large');
     server.send({ jsonrpc: '2.0', id: 6, method: 'server/discover' });
     assert.equal(errorCode(await server.response(6)), -32601);
     server.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'claude.nope', arguments: {} } });
@@ -43,7 +47,7 @@ describe('raw wire: the real server', () => {
     assert.equal(server.lines.some((line) => line.includes('"id":5')), false, 'the oversize request never ran');
     // Past 2^53-1 the id was rounded by the parser: answered as id null with a stable code, never as another id.
     server.sendRaw('{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}\n');
-    const refused = await server.waitForMessage((m) => m['id'] === null && (m['error'] as { data?: { code: string } }).data?.code === 'request_id_out_of_range');
+    const refused = await server.waitForMessage((m) => m['id'] === null && dataCode(m) === 'request_id_out_of_range');
     assert.equal(errorCode(refused), -32600);
     assert.equal(server.lines.some((line) => line.includes('9007199254740992')), false, 'never answered under a rounded id');
     server.sendRaw('{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}\n');
@@ -56,11 +60,8 @@ describe('raw wire: the real server', () => {
     server.send({ jsonrpc: '2.0', id: 'n1', method: 'ping' });
     await server.response('n1');
     assert.deepEqual(server.lines.slice(before), ['{"jsonrpc":"2.0","id":"n1","result":{}}']);
-    const deadline = Date.now() + 20_000; // stderr is a separate pipe: its line may come after the response
-    while (!server.stderr().includes('ignored an invalid notification "x"')) {
-      assert.ok(Date.now() < deadline, `no log line; stderr: ${server.stderr()}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    // stderr is a separate pipe: its line may come after the response.
+    await server.waitUntil('the log line of the ignored notification', () => (server.stderr().includes('ignored an invalid notification "x"') ? true : undefined));
   });
 });
 
@@ -86,19 +87,10 @@ describe('raw wire: serve composed with fake hosts', () => {
 
   it('2025-03-26 batches: array in, array out, notifications without entries; empty array -32600', async () => {
     server.send([{ jsonrpc: '2.0', id: 'b1', method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 'b2', method: 'nope' }]);
-    const line = await new Promise<string>((resolve, reject) => {
-      const deadline = Date.now() + 20_000;
-      const poll = (): void => {
-        const found = server.lines.find((l) => l.startsWith('[') && l.includes('"b1"'));
-        if (found !== undefined) resolve(found);
-        else if (Date.now() > deadline) reject(new Error('no batch response'));
-        else setTimeout(poll, 10);
-      };
-      poll();
-    });
+    const line = await server.waitUntil('the batch response', () => server.lines.find((l) => l.startsWith('[') && l.includes('"b1"')));
     assert.deepEqual(JSON.parse(line), [{ jsonrpc: '2.0', id: 'b1', result: {} }, { jsonrpc: '2.0', id: 'b2', error: { code: -32601, message: 'Method not found' } }]);
     server.sendRaw('[]\n');
-    await server.waitForMessage((m) => m['id'] === null && (m['error'] as { message?: string } | undefined)?.message === 'Invalid Request: empty batch');
+    await server.waitForMessage((m) => m['id'] === null && 'error' in m && rpcError(m).message === 'Invalid Request: empty batch');
   });
 
   it('progress arrives before the response, and a cancelled call gets no response', async () => {
@@ -110,7 +102,7 @@ describe('raw wire: serve composed with fake hosts', () => {
     server.send({ jsonrpc: '2.0', id: 'after2', method: 'ping' });
     await server.response('after2');
     assert.equal(server.lines.some((l) => l.includes('"id":"slow"')), false);
-    const progress = server.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((m) => m['method'] === 'notifications/progress');
+    const progress = jsonLines(server.lines.filter((l) => !l.startsWith('[')).join('\n'), 'stdout line').filter((m) => m['method'] === 'notifications/progress');
     assert.deepEqual(progress, [{ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 42, progress: 1, message: 'started' } }]);
   });
 });

@@ -5,6 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { FAKE, MAIN, ROOT } from './server-process.ts';
+import { at, toolBody } from '../helpers/typed-results.ts';
 
 // The SDK client always asks for its newest date; to drive each date we rewrite the outgoing
 // initialize request and record what the server negotiated.
@@ -74,8 +75,7 @@ describe('official SDK client over stdio, every supported date', () => {
         if (date === '2025-11-25') {
           const bad = await client.callTool({ name: 'echo', arguments: { text: 'far too long text' } });
           assert.equal(bad.isError, true);
-          const text = (bad.content as { text: string }[])[0]?.text ?? '';
-          assert.deepEqual(JSON.parse(text.slice(text.indexOf('\n') + 1)), {
+          assert.deepEqual(toolBody(bad), {
             error: { code: 'invalid_arguments', message: '/text must be at most 10 characters', path: '/text' },
             result: null,
           });
@@ -85,7 +85,7 @@ describe('official SDK client over stdio, every supported date', () => {
         await assert.rejects(client.callTool({ name: 'missing', arguments: {} }), (error: { code?: number }) => error.code === -32602);
         const partial = await client.callTool({ name: 'fail-partial', arguments: {} });
         assert.equal(partial.isError, true);
-        if (date >= '2025-06-18') assert.deepEqual((partial.structuredContent as { error: { code: string } }).error.code, 'timeout');
+        if (date >= '2025-06-18') assert.deepEqual(at(partial.structuredContent, 'error', 'code'), 'timeout');
       } finally {
         await client.close();
       }

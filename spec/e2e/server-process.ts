@@ -1,6 +1,8 @@
 // Spawns the real server (or the fake-host fixture server) and speaks raw newline-delimited JSON-RPC.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { JsonObject } from '../../lib/util/json.ts';
+import { parseObj } from '../helpers/typed-results.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const MAIN = ['--import', 'tsx', 'lib/main.ts'];
@@ -15,9 +17,11 @@ export interface ServerProcess {
   send(message: unknown): void;
   sendRaw(bytes: string | Buffer): void;
   /** Resolves with the first parsed stdout message matching `predicate` (hard deadline). */
-  waitForMessage(predicate: (message: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  waitForMessage(predicate: (message: JsonObject) => boolean): Promise<JsonObject>;
   /** Resolves with the response carrying this id. */
-  response(id: unknown): Promise<Record<string, unknown>>;
+  response(id: unknown): Promise<JsonObject>;
+  /** Resolves with what `probe` gives, checked at each stdout or stderr chunk and at exit (hard deadline). */
+  waitUntil<T>(what: string, probe: () => T | undefined): Promise<T>;
   /** Resolves once the server logged that it serves (its readiness signal on stderr). */
   ready(): Promise<void>;
   /** Resolves with the exit code and signal (hard deadline). */
@@ -60,13 +64,15 @@ export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly s
       check();
     });
 
-  const parsed = (): Record<string, unknown>[] => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  /** The single messages so far (a batch reply, an array, is read from `lines`). */
+  const parsed = (): JsonObject[] => lines.filter((line) => !line.startsWith('[')).map((line, i) => parseObj(line, `stdout line ${i + 1}`));
   return {
     child,
     lines,
     stderr: () => stderr,
     send: (message) => { child.stdin.write(`${JSON.stringify(message)}\n`); },
     sendRaw: (bytes) => { child.stdin.write(bytes); },
+    waitUntil: (what, probe) => until(probe, what),
     waitForMessage: (predicate) => until(() => parsed().find(predicate), 'message'),
     response: (id) => until(() => parsed().find((m) => m['id'] === id && ('result' in m || 'error' in m)), `response ${String(id)}`),
     ready: () => until(() => (stderr.includes('serving MCP on stdio') ? true : undefined), 'ready').then(() => {}),

@@ -1,5 +1,5 @@
 // How Claude Code ends a stdio server: SIGINT (stdin left open), SIGTERM ~100 ms later, then a kill
-// (../shared/native/HOST-claude-code.md). The server must be gone before that, yet every run it owns must
+// (as captured from Claude Code 2.1.332). The server must be gone before that, yet every run it owns must
 // still end: the supervisors carry on after the server, told to terminate and seeing their pipe close.
 // The natives here ignore SIGINT and SIGTERM, so they certainly outlive the server and need the whole
 // ladder (SIGKILL) from supervisors whose adapter is gone.
@@ -13,6 +13,7 @@ import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
 import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
 import { identify, isRunning, killAll, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
 import { readReadyLines } from '../helpers/proc.ts';
+import { rpcResult } from '../helpers/typed-results.ts';
 
 /**
  * Far above the ~45 ms a signal shutdown takes on a quiet machine, and below the 4.5 s one ladder takes, so a
@@ -33,7 +34,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       for (let i = 0; i < MAX_ACTIVE_RUNS; i++) {
         server.send({ jsonrpc: '2.0', id: `start${i}`, method: 'tools/call', params: { name: 'claude.run.start', arguments: { prompt: `run ${i}` } } });
         const started = await server.response(`start${i}`);
-        assert.equal((started['result'] as { isError: boolean }).isError, false, JSON.stringify(started));
+        assert.equal(rpcResult(started)['isError'], false, JSON.stringify(started));
       }
       const natives = await waitFor('every native with its signal handlers in place', () => {
         const lines = readReadyLines(readyFile).filter((l) => l.ready === 'handlers');

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
 import { isRunning, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
+import { rpcResult, toolResultOf } from '../helpers/typed-results.ts';
 
 for (const end of ['stdin EOF', 'SIGTERM'] as const) {
   test(`the spare supervisor is used by the next run, replaced after it, and gone after ${end}`, async () => {
@@ -27,9 +28,9 @@ for (const end of ['stdin EOF', 'SIGTERM'] as const) {
 
       server.send({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'hi' } } });
       const response = await server.response('run');
-      const result = response['result'] as { isError: boolean; structuredContent: { result: Record<string, unknown> } };
-      assert.equal(result.isError, false, JSON.stringify(response).slice(0, 800));
-      assert.equal(result.structuredContent.result['cleanup_confirmed'], true);
+      const result = rpcResult(response);
+      assert.equal(result['isError'], false, JSON.stringify(response).slice(0, 800));
+      assert.equal(toolResultOf(result)['cleanup_confirmed'], true);
       // The run took the spare: it is gone with its run, and one new spare replaced it.
       const [next] = await waitFor('the next spare', () => {
         const s = supervisorsOf(server.pid);

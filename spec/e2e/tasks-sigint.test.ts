@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { findProcesses } from '../helpers/native-env.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { at, rpcResult } from '../helpers/typed-results.ts';
 import { MAIN, startServer } from './server-process.ts';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -26,7 +27,7 @@ it('SIGINT with stdin open and a task working: run cancelled, every process it s
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-tasks-sigint-')));
   const readyFile = join(dir, 'ready.jsonl');
   const tag = `CRM_TASK_SIGINT=${randomBytes(6).toString('hex')}`;
-  const [tagName, tagValue] = tag.split('=') as [string, string];
+  const [tagName = '', tagValue = ''] = tag.split('=');
   const server = startServer(MAIN, ['--claude-bin', FAKE_CLAUDE], { env: {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, FAKE_CLAUDE_READY_FILE: readyFile, FAKE_CLAUDE_SLOW_EVENTS: '1000', FAKE_CLAUDE_DELAY_MS: '50', [tagName]: tagValue,
   } });
@@ -34,15 +35,15 @@ it('SIGINT with stdin open and a task working: run cancelled, every process it s
     await server.ready();
     // The wire as Claude Code's TUI writes it: discover, tools/list, tools/call, an immediate tasks/get.
     server.send({ jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: { _meta: M } });
-    const discovered = (await server.response('server-discover-probe-1'))['result'] as Record<string, unknown>;
-    assert.deepEqual((discovered['capabilities'] as { extensions: unknown }).extensions, { [TASKS]: {} });
+    const discovered = rpcResult(await server.response('server-discover-probe-1'));
+    assert.deepEqual(at(discovered, 'capabilities', 'extensions'), { [TASKS]: {} });
     server.send({ jsonrpc: '2.0', id: 0, method: 'tools/list', params: { _meta: M } });
     await server.response(0);
     server.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: '[fake:slow] long', cwd: dir }, _meta: { ...M, 'claudecode/toolUseId': 'toolu_1', progressToken: 1 } } });
-    const task = (await server.response(1))['result'] as Record<string, unknown>;
+    const task = rpcResult(await server.response(1));
     assert.equal(task['resultType'], 'task');
     server.send({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { taskId: task['taskId'], _meta: M } });
-    assert.equal(((await server.response(2))['result'] as Record<string, unknown>)['status'], 'working');
+    assert.equal(rpcResult(await server.response(2))['status'], 'working');
 
     await pollUntil('the native run streaming', () => existsSync(readyFile) && readFileSync(readyFile, 'utf8').includes('"streaming"'), { timeoutMs: READY_DEADLINE_MS, intervalMs: 10 });
     const started = await findProcesses({ tag, home: `HOME=${dir}`, root: dir, excludePid: process.pid });

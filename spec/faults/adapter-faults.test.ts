@@ -11,7 +11,8 @@ import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { identityOf } from '../../lib/process/proc-stat.ts';
 import { createRandom } from './schema-cases.ts';
 import { descendantsOf, isRunning, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
-import { INITIALIZE, startRawServer, type RawServer } from './raw-server.ts';
+import { toolResultOf, rpcResult } from '../helpers/typed-results.ts';
+import { INITIALIZE, isBatch, startRawServer, type RawServer } from './raw-server.ts';
 
 const SEED = 0xada_0009;
 const FLOOD_NATIVE = fileURLToPath(new URL('./flood-native.mjs', import.meta.url));
@@ -73,15 +74,15 @@ test('a client that stops reading stdout: bounded memory, progress dropped, the 
     const grown = server.memory().hwm - before.rss;
     server.child.stdout.resume();
     const response = await server.response('flood');
-    const delivered = server.messages.filter((m) => m['method'] === 'notifications/progress');
+    const delivered = server.messages.filter((m) => !isBatch(m) && m['method'] === 'notifications/progress');
     const progress = delivered.length;
     const lineBytes = delivered.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m)) + 1, 0) / Math.max(1, progress);
-    const result = (response['result'] as { structuredContent: { result: Record<string, unknown> } }).structuredContent.result;
+    const result = toolResultOf(rpcResult(response));
     assert.equal(result['is_error'], false);
     server.send({ jsonrpc: '2.0', id: 'full', method: 'tools/call', params: { name: 'claude.run.result', arguments: { run_id: result['run_id'], detail: 'full' } } });
-    const full = ((await server.response('full'))['result'] as { structuredContent: { result: Record<string, unknown> } }).structuredContent.result;
+    const full = toolResultOf(rpcResult(await server.response('full')));
     const total = Number(full['events_total']);
-    assert.equal(server.messages.filter((m) => m['id'] === 'flood').length, 1, 'the response arrives exactly once');
+    assert.equal(server.messages.filter((m) => !isBatch(m) && m['id'] === 'flood').length, 1, 'the response arrives exactly once');
     assert.ok(total > events, `the whole flood was ingested (${total} events)`);
     assert.ok(progress > 0 && progress < total / 2, `progress was dropped while the client did not read (${progress} of ${total})`);
     // An unbounded queue would have held every dropped line (about 1 KiB each); the whole peak, garbage of

@@ -10,6 +10,7 @@ import type { HostConfig } from '../../lib/tools/host.ts';
 import { cmdlineOf } from './proc-helpers.ts';
 import { isLive } from '../../lib/process/proc-stat.ts';
 import { readProcTable } from '../../lib/process/proc-table.ts';
+import { isJsonObject } from '../helpers/typed-results.ts';
 
 /** Live processes (other than this one) whose argv mentions `marker`. */
 export function aliveNaming(marker: string): number[] {
@@ -24,7 +25,7 @@ export function killPids(pids: readonly number[]): void {
 
 export function errorCode(result: Record<string, unknown> | null): unknown {
   const error = result?.['error'];
-  return typeof error === 'object' && error !== null ? (error as Record<string, unknown>)['code'] : undefined;
+  return isJsonObject(error) ? error['code'] : undefined;
 }
 
 /** Runs `use` with a harness whose fake CLI gets `env` plus a private ready file; leaves nothing behind. */

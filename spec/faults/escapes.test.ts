@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { readProcStat, readReadyLines, waitFor, waitForReady } from '../helpers/proc.ts';
 import { aliveNaming, withTracedHarness } from './escape-helpers.ts';
 import { createRandom } from './schema-cases.ts';
+import { at } from '../helpers/typed-results.ts';
 import { setTimeout as delay } from 'node:timers/promises';
 
 const TRIALS = 2;
@@ -57,13 +58,12 @@ for (let trial = 0; trial < 4; trial++) {
       const supervisorPid = readProcStat(native.pid)?.ppid;
       assert.ok(supervisorPid !== undefined && supervisorPid > 1);
       process.kill(supervisorPid, 'SIGKILL');
-      let result: Record<string, unknown> = {};
-      while (result['completed'] !== true) result = (await h.call('claude.run.result', { run_id: runId, wait_seconds: 10 })).result ?? {};
+      const { result } = await h.settled(runId);
       // The fallback's SIGKILLs are sent before the run settles; the kernel finishes them a moment later (the
       // fallback proves nothing, so it does not wait): a process it missed would still be here at the deadline.
       await waitFor('nothing of the run alive', () => aliveNaming(ready).length === 0, 10_000);
       assert.equal(result['cleanup_confirmed'], false);
-      assert.equal((result['cleanup_error'] as Record<string, unknown> | null)?.['code'], 'supervisor_failed');
+      assert.equal(at(result, 'cleanup_error', 'code'), 'supervisor_failed');
     });
   });
 }
@@ -82,7 +82,11 @@ interface Trial {
 /** The whole campaign drawn up front from the seed, so each trial is a test of its own (own timeout, own line). */
 function drawCampaign(): Trial[] {
   const random = createRandom(CAMPAIGN_SEED);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const pick = <T>(items: readonly T[]): T => {
+    const item = items[Math.floor(random() * items.length)];
+    if (item === undefined) throw new Error('pick from an empty list');
+    return item;
+  };
   return Array.from({ length: CAMPAIGN_TRIALS }, () => {
     const kinds: string[] = KINDS.filter(() => random() < 0.4);
     if (kinds.length === 0) kinds.push(pick(KINDS));
@@ -110,8 +114,7 @@ for (const [trial, { kinds, exitFirst, versionLeaves, cancelAtMs }] of drawCampa
         await delay(cancelAtMs);
         await h.call('claude.run.cancel', { run_id: runId });
       }
-      let result: Record<string, unknown> = {};
-      while (result['completed'] !== true) result = (await h.call('claude.run.result', { run_id: runId, wait_seconds: 10 })).result ?? {};
+      const { result } = await h.settled(runId);
       assert.deepEqual(aliveNaming(ready), [], `confirmed=${String(result['cleanup_confirmed'])}`);
       assert.equal(result['cleanup_confirmed'], true, JSON.stringify(result['cleanup_error']));
     });

@@ -5,9 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createToolHarness } from '../helpers/tool-harness.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 const FLOODS = 4;
 const LINES = 20_000;
+/** A hang guard for the whole polling loop, not a speed promise. */
+const FLOOD_DEADLINE_MS = 120_000;
 
 test(`${FLOODS} detached floods of ${LINES} numbered lines under event polling: every line counted, finals intact`, async () => {
   const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'numbered_flood', FAKE_CLAUDE_FLOOD_LINES: String(LINES) } });
@@ -20,9 +23,8 @@ test(`${FLOODS} detached floods of ${LINES} numbered lines under event polling: 
     }
     const done = new Set<string>();
     let polls = 0;
-    while (done.size < FLOODS) {
-      // A client's requests arrive through I/O: let the event loop turn between polls.
-      await new Promise((resolve) => setImmediate(resolve));
+    // A client's requests arrive through I/O: the event loop turns between rounds of polls.
+    await pollUntil(() => `every flood to complete (${done.size} of ${FLOODS})`, async () => {
       for (const id of ids) {
         if (done.has(id)) continue;
         const events = await h.call('claude.run.events', { run_id: id, limit: 64 });
@@ -31,7 +33,8 @@ test(`${FLOODS} detached floods of ${LINES} numbered lines under event polling: 
         const result = (await h.call('claude.run.result', { run_id: id })).result ?? {};
         if (result['completed'] === true) done.add(id);
       }
-    }
+      return done.size === FLOODS;
+    }, { timeoutMs: FLOOD_DEADLINE_MS, intervalMs: 0 });
     for (const id of ids) {
       const result = await h.full(id);
       assert.equal(result['is_error'], false, JSON.stringify(result['error']));

@@ -7,7 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRandom } from './schema-cases.ts';
-import { INITIALIZE, startRawServer, type Message, type RawServer } from './raw-server.ts';
+import { INITIALIZE, isBatch, startRawServer, type Line, type Message, type RawServer } from './raw-server.ts';
+import { at, obj, rpcError, rpcResult } from '../helpers/typed-results.ts';
 
 const SEED = 0xf0_0d;
 const MIB = 1024 * 1024;
@@ -21,11 +22,16 @@ async function handshake(server: RawServer, protocolVersion?: string): Promise<v
 }
 
 /** Sends a ping with a fresh id and returns every message received before its reply. */
-async function fence(server: RawServer, id: string): Promise<Message[]> {
+async function fence(server: RawServer, id: string): Promise<Line[]> {
   server.send({ jsonrpc: '2.0', id, method: 'ping' });
   await server.response(id);
-  const at = server.messages.findIndex((m) => m['id'] === id);
+  const at = server.messages.findIndex((m) => !isBatch(m) && m['id'] === id);
   return server.messages.slice(0, at);
+}
+
+/** The lines that are single messages (a test that sends no batch gets no batch reply: checked here). */
+function singles(lines: readonly Line[]): Message[] {
+  return lines.map((line) => { assert.ok(!isBatch(line), `an unexpected batch reply: ${JSON.stringify(line).slice(0, 300)}`); return line; });
 }
 
 async function finish(server: RawServer): Promise<void> {
@@ -65,13 +71,12 @@ test('random bytes and truncated UTF-8: one error per non-blank line, then servi
       server.write(all.subarray(at, at + size));
       at += size;
     }
-    const before = await fence(server, 'after-random');
-    const replies = before.slice(1); // the initialize reply comes first
+    const replies = singles((await fence(server, 'after-random')).slice(1)); // the initialize reply comes first
     assert.equal(replies.length, nonBlank, 'exactly one reply per non-blank line');
     assert.equal(nullIdErrors(replies).length, nonBlank, 'every reply is an error without an id (nothing was readable)');
-    for (const reply of replies) assert.ok([-32700, -32600].includes((reply['error'] as { code: number }).code), JSON.stringify(reply));
-    const utf8 = replies.filter((r) => /UTF-8/.test(String((r['error'] as { message: string }).message))).length;
-    const parse = replies.filter((r) => (r['error'] as { code: number }).code === -32700).length - utf8;
+    for (const reply of replies) assert.ok([-32700, -32600].includes(rpcError(reply).code), JSON.stringify(reply));
+    const utf8 = replies.filter((r) => /UTF-8/.test(rpcError(r).message)).length;
+    const parse = replies.filter((r) => rpcError(r).code === -32700).length - utf8;
     assert.ok(utf8 > 0 && parse > 0, 'both decoding and parsing were exercised');
     t.diagnostic(`${nonBlank} garbage lines: ${utf8} invalid UTF-8, ${parse} parse errors, ${nonBlank - utf8 - parse} invalid requests (seed ${SEED})`);
     await finish(server);
@@ -91,11 +96,11 @@ test('a 64 MiB line: refused once as frame_too_large without being buffered whol
     big.write('"}}', big.length - 3);
     server.write(big);
     server.write('\n');
-    const replies = (await fence(server, 'after-big')).slice(1);
+    const replies = singles((await fence(server, 'after-big')).slice(1));
     assert.equal(replies.length, 1, JSON.stringify(replies).slice(0, 500));
-    const error = replies[0]?.['error'] as { code: number; data: { code: string; max_frame_bytes: number } };
+    const error = rpcError(replies[0]);
     assert.equal(replies[0]?.['id'], null);
-    assert.equal(error.data.code, 'frame_too_large');
+    assert.equal(at(error.data, 'code'), 'frame_too_large');
     // Never the whole line. What the peak holds is the 16 MiB frame buffer (and its predecessor while it
     // doubled) plus 64 KiB read chunks awaiting garbage collection: about 50 MiB for lines of 64 to 256 MiB.
     const grown = server.memory().hwm - before.rss;
@@ -128,16 +133,16 @@ test('deeply nested JSON (100k levels) in every position: answered, never a cras
     ];
     server.write(`${frames.join('\n')}\n`);
     // A batch reply takes more turns than a lone ping: wait for it before fencing.
-    await server.waitUntil('the batch reply', () => server.messages.some((m) => Array.isArray(m) && m.some((r: Message) => r['id'] === 'd-batch')));
+    await server.waitUntil('the batch reply', () => server.messages.some((m) => isBatch(m) && m.some((r) => r['id'] === 'd-batch')));
     const replies = (await fence(server, 'after-deep')).slice(1);
-    const byId = (id: string): Message | undefined => replies.find((m) => m['id'] === id) ?? replies.flatMap((m) => (Array.isArray(m) ? m : [])).find((m: Message) => m['id'] === id);
+    const byId = (id: string): Message | undefined => replies.flatMap((m) => (isBatch(m) ? m : [m])).find((m) => m['id'] === id);
     assert.equal(replies.length, 9, JSON.stringify(replies).slice(0, 2000));
     assert.deepEqual(byId('d-meta')?.['result'], {});
-    for (const id of ['d-args', 'd-tools', 'd-unknown']) assert.equal((byId(id)?.['error'] as { code: number } | undefined)?.code, -32602, id);
-    assert.equal((byId('d-args')?.['error'] as { data: { path: string } }).data.path, '/model');
-    assert.equal((byId('d-tools')?.['error'] as { data: { path: string } }).data.path, '/allowed_tools/0');
-    assert.ok(byId('d-progress') && 'result' in (byId('d-progress') as Message), 'a deep progressToken is ignored, the call runs');
-    assert.deepEqual((byId('d-batch') as Message)['result'], {});
+    for (const id of ['d-args', 'd-tools', 'd-unknown']) assert.equal(rpcError(byId(id)).code, -32602, id);
+    assert.equal(at(rpcError(byId('d-args')).data, 'path'), '/model');
+    assert.equal(at(rpcError(byId('d-tools')).data, 'path'), '/allowed_tools/0');
+    assert.ok(byId('d-progress') && 'result' in obj(byId('d-progress')), 'a deep progressToken is ignored, the call runs');
+    assert.deepEqual(rpcResult(byId('d-batch')), {});
     await finish(server);
   } finally {
     server.kill();
@@ -151,15 +156,15 @@ test('10k pipelined requests with every kind of id: each answered exactly once, 
     const lines: string[] = [];
     const expectedIds: (string | number)[] = [];
     let invalid = 0;
-    const ids: unknown[] = [0, -1, 1.5, -(2 ** 53 - 1), 2 ** 53 - 1, '', 'str', 'ünïcödé ✓', '0', ' '];
+    const ids: (string | number)[] = [0, -1, 1.5, -(2 ** 53 - 1), 2 ** 53 - 1, '', 'str', 'ünïcödé ✓', '0', ' '];
     for (let i = 0; i < 10_000; i++) {
       const kind = i % 10;
       if (kind < 6) {
-        const id = i < ids.length ? ids[i] : i % 2 === 0 ? i : `s${i}`;
+        const id = ids[i] ?? (i % 2 === 0 ? i : `s${i}`);
         lines.push(JSON.stringify({ jsonrpc: '2.0', id, method: kind === 5 ? 'tools/list' : 'ping' }));
         // An integer id past 2^53-1 cannot be answered exactly: refused once with a null id (request_id_out_of_range).
         if (typeof id === 'number' && Number.isInteger(id) && !Number.isSafeInteger(id)) invalid++;
-        else expectedIds.push(id as string | number);
+        else expectedIds.push(id);
       } else if (kind === 6) {
         // Not valid request ids: answered once each as Invalid Request with a null id (integers past 2^53-1
         // were already rounded by the parser and cannot be answered exactly).
@@ -178,7 +183,7 @@ test('10k pipelined requests with every kind of id: each answered exactly once, 
     server.write(`${lines.join('\n')}\n`);
     const total = expectedIds.length + invalid + 1;
     await server.waitUntil(`${total} replies`, () => server.messages.length >= total);
-    const replies = (await fence(server, 'after-pipeline')).slice(1);
+    const replies = singles((await fence(server, 'after-pipeline')).slice(1));
     assert.equal(replies.length, expectedIds.length + invalid, 'no reply to notifications or client responses, one to everything else');
     const counts = new Map<string, number>();
     for (const reply of replies) {
@@ -187,7 +192,7 @@ test('10k pipelined requests with every kind of id: each answered exactly once, 
     }
     for (const id of expectedIds) assert.equal(counts.get(JSON.stringify(id)), 1, `id ${JSON.stringify(id)} answered once`);
     assert.equal(counts.get('null'), invalid);
-    for (const reply of nullIdErrors(replies)) assert.equal((reply['error'] as { code: number }).code, -32600);
+    for (const reply of nullIdErrors(replies)) assert.equal(rpcError(reply).code, -32600);
     await finish(server);
   } finally {
     server.kill();

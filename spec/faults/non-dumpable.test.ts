@@ -13,6 +13,9 @@ import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { ROOT } from '../e2e/server-process.ts';
 import { aliveNaming, killPids } from './escape-helpers.ts';
 import { createLineSplitter } from '../../lib/util/line-splitter.ts';
+import { parseObj, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
+import { toolErrorOf } from '../helpers/tool-harness.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
 const NOBODY = 65534;
 
@@ -32,11 +35,11 @@ async function trialOnce(trial: number): Promise<string> {
     ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: scratch, TMPDIR: scratch, FAKE_CLAUDE_SCENARIO: 'escape', FAKE_CLAUDE_ESCAPE: 'ssh_agent', FAKE_CLAUDE_READY_FILE: ready },
   });
-  const responses = new Map<unknown, Record<string, unknown>>();
+  const responses = new Map<unknown, JsonObject>();
   let notify = (): void => {};
-  const splitter = createLineSplitter({ maxLineBytes: 1 << 24, onLine: (line) => { const m = JSON.parse(line.toString('utf8')) as Record<string, unknown>; responses.set(m['id'], m); notify(); }, onOversize: () => {} });
+  const splitter = createLineSplitter({ maxLineBytes: 1 << 24, onLine: (line) => { const m = parseObj(line.toString('utf8'), 'a server stdout line'); responses.set(m['id'], m); notify(); }, onOversize: () => {} });
   server.stdout.on('data', (chunk: Buffer) => splitter.push(chunk));
-  const response = (id: number): Promise<Record<string, unknown>> => new Promise((resolve) => {
+  const response = (id: number): Promise<JsonObject> => new Promise((resolve) => {
     const check = (): void => { const m = responses.get(id); if (m) resolve(m); };
     notify = check;
     check();
@@ -49,8 +52,7 @@ async function trialOnce(trial: number): Promise<string> {
     send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claude.run.result', arguments: { run_id: 'run_none' } } });
     await response(2);
     send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'x', cwd: scratch } } });
-    const out = (await response(3))['result'] as { structuredContent: { result: Record<string, unknown> } };
-    const result = out.structuredContent.result;
+    const result = toolResultOf(rpcResult(await response(3)));
     const agents = aliveNaming(`${ready}.agent.sock`);
     // Seen while its launcher lived, the daemon is the run's and is ended; born unseen, it is unknowable.
     if (agents.length === 0) {
@@ -58,9 +60,9 @@ async function trialOnce(trial: number): Promise<string> {
       return 'tracked and ended';
     }
     assert.equal(result['cleanup_confirmed'], false, `trial ${trial}: confirmed while the agent lives`);
-    const cleanupError = result['cleanup_error'] as { code: string; message: string };
-    assert.equal(cleanupError.code, 'cleanup_unconfirmed');
-    assert.match(cleanupError.message, new RegExp(`unreadable environment.*${agents[0]}`));
+    const cleanupError = toolErrorOf(result['cleanup_error']);
+    assert.equal(cleanupError?.code, 'cleanup_unconfirmed');
+    assert.match(String(cleanupError?.message), new RegExp(`unreadable environment.*${agents[0]}`));
     return 'reported unverifiable';
   } finally {
     killPids(aliveNaming(`${ready}.agent.sock`));

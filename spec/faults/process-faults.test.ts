@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
-import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
+import { createToolHarness, toolErrorOf, type ToolHarness } from '../helpers/tool-harness.ts';
 import { readReadyLines } from '../helpers/proc.ts';
 import { createRandom } from './schema-cases.ts';
 import { cmdlineOf, descendantsOf, identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
@@ -81,9 +81,9 @@ test('kill -9 of the supervisor at random points: reported unconfirmed, leftover
       const result = await settledResult(h, runId);
       assert.equal(result['is_error'], true);
       assert.equal(result['cleanup_confirmed'], false, 'a vanished supervisor never yields confirmed cleanup');
-      assert.equal((result['cleanup_error'] as { code: string } | null)?.code, 'supervisor_failed');
+      assert.equal(toolErrorOf(result['cleanup_error'])?.code, 'supervisor_failed');
       await waitForNoOrphans(family, [supervisor.pid]);
-      t.diagnostic(`point ${pointMs} ms${streaming ? ' after the native appeared' : ''}: ${family.length - 1} process(es) of the run, state ${String(result['state'])}, error ${String((result['error'] as { code: string }).code)}`);
+      t.diagnostic(`point ${pointMs} ms${streaming ? ' after the native appeared' : ''}: ${family.length - 1} process(es) of the run, state ${String(result['state'])}, error ${String(toolErrorOf(result['error'])?.code)}`);
     }
     await assertStillServing(h);
   } finally {
@@ -111,7 +111,7 @@ test('kill -9 of the native process at random points: an error, cleanup still pr
       assert.equal(result['signal'], 'SIGKILL');
       assert.equal(result['cleanup_confirmed'], true, JSON.stringify(result['cleanup_error']));
       await waitForNoOrphans([supervisor, native], [supervisor.pid]);
-      t.diagnostic(`point ${pointMs} ms: error ${String((result['error'] as { code: string }).code)}`);
+      t.diagnostic(`point ${pointMs} ms: error ${String(toolErrorOf(result['error'])?.code)}`);
     }
     await assertStillServing(h);
   } finally {

@@ -7,19 +7,26 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { JsonObject } from '../../lib/util/json.ts';
+import { isJsonObject } from '../helpers/typed-results.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const FAKE_CLAUDE = join(ROOT, 'fixtures', 'fake-claude.mjs');
 const DEADLINE_MS = 30_000;
 
-export type Message = Record<string, unknown>;
+export type Message = JsonObject;
+/** One stdout line: a message, or the array of a batch reply. */
+export type Line = Message | Message[];
+
+export const isBatch = (line: Line): line is Message[] => Array.isArray(line);
 
 export interface RawServer {
   readonly child: ChildProcessWithoutNullStreams;
   readonly pid: number;
   readonly dir: string;
-  readonly messages: Message[];
-  /** Stdout lines that were not JSON (must stay empty). */
+  /** Every stdout line, parsed, in order. */
+  readonly messages: Line[];
+  /** Stdout lines that were not a JSON object or an array of them (must stay empty). */
   readonly garbage: string[];
   stderr(): string;
   write(bytes: string | Buffer): void;
@@ -36,7 +43,7 @@ export interface RawServer {
   kill(): void;
 }
 
-export const INITIALIZE = (id: unknown, protocolVersion = '2025-06-18'): Message => ({
+export const INITIALIZE = (id: unknown, protocolVersion = '2025-06-18'): Record<string, unknown> => ({
   jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'faults', version: '0' } },
 });
 
@@ -53,7 +60,7 @@ export function startRawServer(options: { args?: readonly string[]; env?: Record
   });
   if (child.pid === undefined) throw new Error('server did not start');
   const pid = child.pid;
-  const messages: Message[] = [];
+  const messages: Line[] = [];
   const garbage: string[] = [];
   const waiters = new Set<() => void>();
   const notify = (): void => { for (const w of waiters) w(); };
@@ -65,11 +72,15 @@ export function startRawServer(options: { args?: readonly string[]; env?: Record
     const lines = (carry + chunk).split('\n');
     carry = lines.pop() ?? '';
     for (const line of lines) {
+      let value: unknown;
       try {
-        messages.push(JSON.parse(line) as Message);
+        value = JSON.parse(line);
       } catch {
-        garbage.push(line.slice(0, 200));
+        value = undefined;
       }
+      if (isJsonObject(value)) messages.push(value);
+      else if (Array.isArray(value) && value.every(isJsonObject)) messages.push(value);
+      else garbage.push(line.slice(0, 200));
     }
     notify();
   });
@@ -101,9 +112,11 @@ export function startRawServer(options: { args?: readonly string[]; env?: Record
     send: (message) => { child.stdin.write(`${JSON.stringify(message)}\n`); },
     waitUntil,
     async response(id) {
-      const find = (): Message | undefined => messages.find((m) => m['id'] === id && ('result' in m || 'error' in m));
+      const find = (): Message | undefined => messages.find((m): m is Message => !isBatch(m) && m['id'] === id && ('result' in m || 'error' in m));
       await waitUntil(`response ${JSON.stringify(id)}`, () => find() !== undefined);
-      return find() as Message;
+      const found = find();
+      if (found === undefined) throw new Error(`response ${JSON.stringify(id)} vanished`);
+      return found;
     },
     memory: () => ({ rss: statusField('VmRSS'), hwm: statusField('VmHWM') }),
     resetPeak: () => { writeFileSync(`/proc/${pid}/clear_refs`, '5'); },
@@ -111,7 +124,9 @@ export function startRawServer(options: { args?: readonly string[]; env?: Record
       child.stdin.end();
       await waitUntil('exit', () => exit !== null);
       rmSync(dir, { recursive: true, force: true });
-      return exit as unknown as { code: number | null; signal: NodeJS.Signals | null };
+      const status: { code: number | null; signal: NodeJS.Signals | null } | null = exit;
+      if (status === null) throw new Error('the server exited without a status');
+      return status;
     },
     kill() {
       if (exit === null) child.kill('SIGKILL');

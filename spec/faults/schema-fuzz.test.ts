@@ -5,9 +5,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JsonSchema, ToolDefinition } from '../../lib/mcp/types.ts';
+import type { JsonSchema } from '../../lib/mcp/types.ts';
 import { WORK_INVOCATION_META_KEY } from '../../lib/handlers/tools-call.ts';
-import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
+import { createToolHarness, toolErrorOf, type ToolHarness } from '../helpers/tool-harness.ts';
+import { at, callToolResultOf, obj, objs, parseObj, rpcError, rpcResult, str, toolBody } from '../helpers/typed-results.ts';
 import { baseArgs, createRandom, objectCases, type InvalidCase } from './schema-cases.ts';
 
 const SEED = 0x5eed_0009;
@@ -34,7 +35,7 @@ function randomJson(random: () => number, marker: () => string, depth: number): 
   }
 }
 
-function randomCase(schema: JsonSchema, random: () => number, marker: () => string, i: number): InvalidCase {
+function randomCase(schema: JsonSchema, random: () => number, marker: () => string, i: number): InvalidCase & { readonly args: Record<string, unknown> } {
   const args: Record<string, unknown> = baseArgs(schema, marker);
   for (const name of Object.keys(schema.properties ?? {})) if (random() < 0.3) args[name] = randomJson(random, marker, 3);
   // Always at least one certain offence, so no random call ever starts a run.
@@ -48,22 +49,18 @@ interface Checked {
 }
 
 async function callInvalid(h: ToolHarness, version: string, tool: string, args: unknown, meta?: Record<string, unknown>): Promise<Checked> {
-  const response = (await h.adapter.handle({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args, ...(meta ? { _meta: meta } : {}) } })) as Record<string, unknown>;
+  const response = obj(await h.adapter.handle({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args, ...(meta ? { _meta: meta } : {}) } }), 'tools/call response');
   const text = JSON.stringify(response);
   if (version >= '2025-11-25') {
-    const result = response['result'] as { isError?: boolean; content: { text: string }[] } | undefined;
-    assert.ok(result, `expected a tool result: ${text.slice(0, 300)}`);
+    const result = callToolResultOf(rpcResult(response));
     assert.equal(result.isError, true, text.slice(0, 300));
-    const body = result.content[0]?.text ?? '';
-    const payload = JSON.parse(body.slice(body.indexOf('\n') + 1)) as { error: { code: string; path: string } };
-    assert.equal(payload.error.code, 'invalid_arguments', text.slice(0, 300));
-    return { path: payload.error.path, text };
+    const error = toolErrorOf(toolBody(result)['error']);
+    assert.equal(error?.code, 'invalid_arguments', text.slice(0, 300));
+    return { path: str(error.path, 'the refusal\'s path'), text };
   }
-  const error = response['error'] as { code: number; data?: { path?: string } } | undefined;
-  assert.ok(error, `expected a protocol error: ${text.slice(0, 300)}`);
+  const error = rpcError(response);
   assert.equal(error.code, -32602, text.slice(0, 300));
-  assert.equal(typeof error.data?.path, 'string', text.slice(0, 300));
-  return { path: error.data?.path ?? '', text };
+  return { path: str(at(error.data, 'path'), 'error.data.path'), text };
 }
 
 function assertNoEcho(text: string, label: string): void {
@@ -78,9 +75,11 @@ for (const version of ['2025-11-25', '2025-06-18', '2024-11-05']) {
     const marker = markers(random);
     let checked = 0;
     try {
-      const list = (await h.request('tools/list')) as unknown as { result: { tools: ToolDefinition[] } };
-      const tools = list.result.tools;
+      // The host's own definitions, typed; tools/list advertises exactly these schemas (checked first).
+      const tools = h.hosts.toolHost.list();
       assert.equal(tools.length, 8);
+      const advertised = objs(rpcResult(await h.request('tools/list'))['tools'], 'tools');
+      assert.deepEqual(advertised.map((t) => [t['name'], t['inputSchema']]), tools.map((t) => [t.name, t.inputSchema]));
       for (const tool of tools) {
         const schema = tool.inputSchema;
         const base = baseArgs(schema, marker);
@@ -102,7 +101,7 @@ for (const version of ['2025-11-25', '2025-06-18', '2024-11-05']) {
           const c = randomCase(schema, random, marker, i);
           const got = await callInvalid(h, version, tool.name, c.args);
           const first = got.path.split('/')[1] ?? '';
-          const keys = [...Object.keys(c.args as object), ...(schema.required ?? [])].map((k) => k.replaceAll('~', '~0').replaceAll('/', '~1'));
+          const keys = [...Object.keys(c.args), ...(schema.required ?? [])].map((k) => k.replaceAll('~', '~0').replaceAll('/', '~1'));
           assert.ok(got.path.startsWith('/') && keys.includes(first), `${tool.name} ${c.label}: path ${got.path} names no submitted property`);
           assertNoEcho(got.text, `${tool.name} ${c.label}`);
           checked++;
@@ -110,7 +109,8 @@ for (const version of ['2025-11-25', '2025-06-18', '2024-11-05']) {
       }
       // Nothing was started by any of them.
       const listed = await h.call('claude.run.list', {});
-      const body = listed.result ?? (JSON.parse(listed.text.slice(listed.text.indexOf('\n') + 1)) as Record<string, unknown>);
+      // Before structuredContent (2024-11-05) the text after the summary line is the result object itself.
+      const body = listed.result ?? parseObj(listed.text.slice(listed.text.indexOf('\n') + 1), 'the claude.run.list text');
       assert.equal(body['retained'], 0);
       t.diagnostic(`${checked} invalid calls checked (seed ${SEED})`);
     } finally {

@@ -13,6 +13,7 @@ import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { readProcStat, readReadyLines, waitForGone, waitForReady } from '../helpers/proc.ts';
 import { ROOT } from '../e2e/server-process.ts';
 import { aliveNaming, errorCode, killPids, withTracedHarness } from './escape-helpers.ts';
+import { at } from '../helpers/typed-results.ts';
 
 for (const leaves of ['bash_bg', 'bash_setsid', 'double_fork', 'new_group'] as const) {
   test(`what the version check leaves (${leaves}) is ended with the run, and the run proves it`, async () => {
@@ -47,8 +48,7 @@ test('cancel during a hanging version check ends the check at once and reports c
     const check = await waitForReady(ready, 'version');
     const cancel = await h.call('claude.run.cancel', { run_id: runId });
     assert.equal(cancel.isError, false, cancel.text);
-    let result: Record<string, unknown> = {};
-    while (result['completed'] !== true) result = (await h.call('claude.run.result', { run_id: runId, wait_seconds: 5 })).result ?? {};
+    const { result } = await h.settled(runId, { waitSeconds: 5 });
     assert.equal((await h.full(runId))['cancelled'], true, JSON.stringify(result));
     assert.equal(errorCode(result), 'cancelled');
     assert.equal(result['cleanup_confirmed'], true);
@@ -112,7 +112,7 @@ test('a supervisor that stops answering during the version check: the probe and 
     const out = await pending;
     assert.equal(errorCode(out.result), 'native_version_timeout', out.text.slice(0, 300));
     assert.equal(out.result?.['cleanup_confirmed'], false);
-    assert.equal((out.result?.['cleanup_error'] as Record<string, unknown> | null)?.['code'], 'supervisor_failed');
+    assert.equal(at(out.result, 'cleanup_error', 'code'), 'supervisor_failed');
     await waitForGone([check], 10_000);
   }, { versionTimeoutMs: 500 });
 });

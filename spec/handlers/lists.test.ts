@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { errorOf, initializedHarness, resultOf } from '../rpc/harness.ts';
 import { WORK_URI } from '../../fixtures/hosts/fake-hosts.ts';
+import { objs } from '../helpers/typed-results.ts';
 
 describe('tools/list by date', () => {
   for (const date of SUPPORTED_PROTOCOL_VERSIONS) {
@@ -10,7 +11,7 @@ describe('tools/list by date', () => {
       const h = await initializedHarness(date);
       const first = resultOf(await h.request(1, 'tools/list'));
       assert.deepEqual(resultOf(await h.request(2, 'tools/list')), first, 'deterministic');
-      const tools = first['tools'] as Record<string, unknown>[];
+      const tools = objs(first['tools'], 'tools');
       assert.deepEqual(tools.map((t) => t['name']), ['echo', 'fail', 'fail-partial', 'slow', 'throws', 'throws-tool-error', 'progress-after']);
       const echo = tools[0] ?? {};
       const keys = ['name', 'description', 'inputSchema', '_meta'];
@@ -29,7 +30,7 @@ describe('resources', () => {
   for (const date of SUPPORTED_PROTOCOL_VERSIONS) {
     it(`${date}: resources/list`, async () => {
       const h = await initializedHarness(date);
-      const resources = resultOf(await h.request(1, 'resources/list'))['resources'] as Record<string, unknown>[];
+      const resources = objs(resultOf(await h.request(1, 'resources/list'))['resources'], 'resources');
       const work = { uri: WORK_URI, name: 'work', description: 'The work snapshot', mimeType: 'application/json' };
       assert.deepEqual(resources[0], date >= '2025-06-18' ? { ...work, title: 'Work snapshot' } : work);
       assert.equal(resources.length, 3);

@@ -2,15 +2,17 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { errorOf, initializedHarness, resultOf } from '../rpc/harness.ts';
+import { at, firstText, parseObj } from '../helpers/typed-results.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
 const UUID = '123e4567-e89b-12d3-a456-426614174000';
 const META_PATH = '/_meta/io.github.computer-mcp~1work-invocation';
 const OLD_DATES = SUPPORTED_PROTOCOL_VERSIONS.filter((d) => d !== '2025-11-25');
 
 /** The JSON after the summary line of the text content. */
-const textData = (result: Record<string, unknown>): Record<string, unknown> => {
-  const text = (result['content'] as { text: string }[])[0]?.text ?? '';
-  return JSON.parse(text.slice(text.indexOf('\n') + 1)) as Record<string, unknown>;
+const textData = (result: unknown): JsonObject => {
+  const text = firstText(result);
+  return parseObj(text.slice(text.indexOf('\n') + 1), 'the text after the summary line');
 };
 
 describe('tools/call results by date', () => {
@@ -77,7 +79,7 @@ describe('tools/call argument validation', () => {
   it('missing required, extra property and non-object arguments', async () => {
     const h = await initializedHarness('2025-11-25');
     const pathOf = async (args: unknown): Promise<unknown> =>
-      (textData(resultOf(await h.request(1, 'tools/call', { name: 'echo', arguments: args })))['error'] as { path: string }).path;
+      at(textData(resultOf(await h.request(1, 'tools/call', { name: 'echo', arguments: args }))), 'error', 'path');
     assert.equal(await pathOf({}), '/text');
     assert.equal(await pathOf({ text: 'a', other: 1 }), '/other');
     assert.equal(await pathOf([1]), '');

@@ -13,19 +13,25 @@ export interface PollOptions {
   readonly intervalMs?: number;
 }
 
+/** The deadline of a poll passed (a caller that reports what is left instead of failing catches only this). */
+export class PollTimeoutError extends Error {
+  override readonly name = 'PollTimeoutError';
+}
+
 /**
+ * `what` may be a function, read only when the poll times out (to name the state seen last).
  * Calls `probe` (sync or async) until it gives a value other than undefined or false, and resolves with
- * it; rejects with "timed out after N ms waiting for <what>" once `timeoutMs` has passed. The probe always
+ * it; rejects with a PollTimeoutError "timed out after N ms waiting for <what>" once `timeoutMs` has passed. The probe always
  * runs at least once, and once more at the deadline, so a state reached just in time is not missed.
  */
-export async function pollUntil<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, options: PollOptions): Promise<T> {
+export async function pollUntil<T>(what: string | (() => string), probe: () => T | undefined | false | Promise<T | undefined | false>, options: PollOptions): Promise<T> {
   const deadline = performance.now() + options.timeoutMs;
   const interval = options.intervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   for (;;) {
     const late = performance.now() >= deadline;
     const value = await probe();
     if (value !== undefined && value !== false) return value;
-    if (late) throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${what}`);
+    if (late) throw new PollTimeoutError(`timed out after ${options.timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await delay(Math.min(interval, Math.max(0, deadline - performance.now())));
   }
 }

@@ -7,6 +7,7 @@ import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { identityOf, isLive, isSameProcess, type ProcStat } from '../../lib/process/proc-stat.ts';
 import { readProcStat, readProcTable } from '../../lib/process/proc-table.ts';
 import { pollUntil } from './poll.ts';
+import { num, parseObj, str } from './typed-results.ts';
 
 export { readProcStat, readProcTable };
 export type { ProcStat };
@@ -45,7 +46,10 @@ export interface ReadyLine {
 
 export function readReadyLines(file: string): ReadyLine[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l) => JSON.parse(l) as ReadyLine);
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l, i) => {
+    const line = parseObj(l, `ready line ${i + 1} of ${file}`);
+    return { ready: str(line['ready'], 'ready'), pid: num(line['pid'], 'pid') };
+  });
 }
 
 /** Waits for a fixture's readiness line `ready` and returns the identity of the pid it names. */

@@ -1,11 +1,13 @@
 // An in-process adapter over the real tool hosts, driving the fake native CLI through real supervisors.
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAdapter, type Adapter } from '../../lib/adapter.ts';
 import { createHosts, type HostBundle, type HostConfig } from '../../lib/tools/host.ts';
-import type { JsonObject, JsonValue } from '../../lib/util/json.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
+import { pollUntil } from './poll.ts';
+import { arr, firstText, isJsonObject, num, obj, objs, parseObj, rpcResult, str, toolBody } from './typed-results.ts';
 import { TOOL_ERROR_CODES, type ToolErrorCode, type ToolErrorData } from '../../lib/tool-errors.ts';
 
 export const FAKE_CLAUDE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
@@ -17,6 +19,8 @@ export interface ToolHarness {
   readonly notifications: JsonObject[];
   call(name: string, args: JsonObject, meta?: JsonObject, id?: number): Promise<ToolCallResult>;
   request(method: string, params?: JsonObject): Promise<JsonObject>;
+  /** Long-polls claude.run.result (`waitSeconds` per call) until the run is completed; rejects past `timeoutMs`. */
+  settled(runId: string, options?: { waitSeconds?: number; timeoutMs?: number; detail?: 'summary' | 'full' }): Promise<ToolCallResult & { readonly result: JsonObject }>;
   /** The whole result object of a run (claude.run.result with detail "full"). */
   full(runId: unknown): Promise<JsonObject>;
   close(): Promise<void>;
@@ -50,7 +54,7 @@ export async function createToolHarness(options: { env?: Record<string, string>;
   adapter.onNotification((n) => notifications.push(n));
   const request = async (method: string, params?: JsonObject): Promise<JsonObject> => {
     const id = nextId++;
-    return (await adapter.handle({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) })) as JsonObject;
+    return obj(await adapter.handle({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }), `${method} response`);
   };
   await request('initialize', { protocolVersion: options.protocolVersion ?? '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } });
   await adapter.handle({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -61,14 +65,17 @@ export async function createToolHarness(options: { env?: Record<string, string>;
     notifications,
     request,
     async call(name, args, meta, id) {
-      const response = (await adapter.handle({ jsonrpc: '2.0', id: id ?? nextId++, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } })) as JsonObject;
-      const res = response['result'] as JsonObject | undefined;
-      if (res === undefined) throw new Error(`protocol error: ${JSON.stringify(response['error'])}`);
-      const structured = res['structuredContent'] as JsonObject | undefined;
-      const content = res['content'] as Array<{ text: string }>;
-      const text = content[0]?.text ?? '';
-      const parsed = structured ?? (JSON.parse(text.slice(text.indexOf('\n') + 1)) as JsonObject);
-      return { isError: res['isError'] === true, result: (parsed['result'] as JsonObject | null) ?? null, error: toolErrorOf(parsed['error'] ?? null), text };
+      const res = rpcResult(await adapter.handle({ jsonrpc: '2.0', id: id ?? nextId++, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } }));
+      const text = arr(res['content'], 'content').length === 0 ? '' : firstText(res);
+      const body = toolBody(res);
+      const result = body['result'] ?? null;
+      return { isError: res['isError'] === true, result: result === null ? null : obj(result, 'structuredContent.result'), error: toolErrorOf(body['error'] ?? null), text };
+    },
+    settled(runId, { waitSeconds = 10, timeoutMs = 60_000, detail = 'summary' } = {}) {
+      return pollUntil(`run ${runId} to complete`, async () => {
+        const out = await harness.call('claude.run.result', { run_id: runId, wait_seconds: waitSeconds, detail });
+        return out.result?.['completed'] === true && { ...out, result: out.result };
+      }, { timeoutMs, intervalMs: 0 });
     },
     async full(runId) {
       const out = await harness.call('claude.run.result', { run_id: String(runId), detail: 'full' });
@@ -83,14 +90,43 @@ export async function createToolHarness(options: { env?: Record<string, string>;
   return harness;
 }
 
-/** The error member of a tool result as ToolErrorData; throws on anything off that shape. */
-export function toolErrorOf(value: JsonValue | undefined | null): ToolErrorData | null {
+/** The error member of a tool result, checked to be ToolErrorData; throws on anything off that shape. */
+export function toolErrorOf(value: unknown): ToolErrorData | null {
   if (value === null || value === undefined) return null;
-  if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`tool error is not an object: ${JSON.stringify(value)}`);
+  if (!isJsonObject(value)) throw new Error(`tool error is not an object: ${JSON.stringify(value)}`);
   const { code, message, path } = value;
-  if (typeof code !== 'string' || !Object.hasOwn(TOOL_ERROR_CODES, code)) throw new Error(`unknown tool error code: ${JSON.stringify(code)}`);
+  if (typeof code !== 'string' || !isToolErrorCode(code)) throw new Error(`unknown tool error code: ${JSON.stringify(code)}`);
   if (typeof message !== 'string') throw new Error(`tool error without a message: ${JSON.stringify(value)}`);
   if (path !== undefined && typeof path !== 'string') throw new Error(`tool error path is not a string: ${JSON.stringify(value)}`);
-  const known = code as ToolErrorCode; // checked against TOOL_ERROR_CODES just above
-  return path === undefined ? { code: known, message } : { code: known, message, path };
+  return path === undefined ? { code, message } : { code, message, path };
+}
+
+const isToolErrorCode = (code: string): code is ToolErrorCode => Object.hasOwn(TOOL_ERROR_CODES, code);
+
+/** What the fake CLI records of its process (FAKE_CLAUDE_RECORD; FAKE_CLAUDE_RECORD_DIR files lack stdin and fds). */
+export interface FakeRecord {
+  readonly argv: string[];
+  readonly env: Record<string, string>;
+  readonly cwd: string;
+  readonly stdin?: string | null;
+  readonly fds?: Array<{ readonly fd: number; readonly target: string; readonly cloexec: boolean | null }>;
+}
+
+/** Reads and checks one record file of the fake CLI. */
+export function readFakeRecord(file: string): FakeRecord {
+  const raw = parseObj(readFileSync(file, 'utf8'), `fake record ${file}`);
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(obj(raw['env'], 'record env'))) env[key] = str(value, `record env.${key}`);
+  const record = { argv: arr(raw['argv'], 'record argv').map((a, i) => str(a, `record argv[${i}]`)), env, cwd: str(raw['cwd'], 'record cwd') };
+  const stdin = raw['stdin'];
+  const fds = raw['fds'] === undefined ? undefined : objs(raw['fds'], 'record fds').map((f, i) => {
+    const cloexec = f['cloexec'];
+    if (cloexec !== null && typeof cloexec !== 'boolean') throw new Error(`record fds[${i}].cloexec: ${JSON.stringify(cloexec)}`);
+    return { fd: num(f['fd'], `record fds[${i}].fd`), target: str(f['target'], `record fds[${i}].target`), cloexec };
+  });
+  return {
+    ...record,
+    ...(stdin === undefined ? {} : { stdin: stdin === null ? null : str(stdin, 'record stdin') }),
+    ...(fds === undefined ? {} : { fds }),
+  };
 }

@@ -1,4 +1,4 @@
-/** Real native captures (copied from the shared findings into ./data) fed through ingestion. */
+/** Real native captures (Claude Code 2.1.332 against a fake Messages API, stored in ./data; see data/README.md) fed through ingestion. */
 import { readFileSync } from 'node:fs';
 import { createIngest } from '../../lib/runs/ingest.ts';
 import type { Ingest, IngestSignal } from '../../lib/runs/ingest.ts';

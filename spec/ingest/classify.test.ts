@@ -6,8 +6,9 @@ import { createIngest } from '../../lib/runs/ingest.ts';
 import type { IngestState } from '../../lib/runs/ingest.ts';
 import type { ToolErrorCode } from '../../lib/tool-errors.ts';
 import { ingestCapture, lines } from './capture.ts';
+import { at, parseObj } from '../helpers/typed-results.ts';
 
-const GOLDEN_RESULT = JSON.parse(lines('golden-ok-stream-partial').at(-1) ?? '{}') as Record<string, unknown>;
+const GOLDEN_RESULT = parseObj(lines('golden-ok-stream-partial').at(-1) ?? '', 'the golden final event');
 const INIT = lines('golden-ok-stream-partial')[0] ?? '';
 
 function fromCapture(name: string, overrides: Partial<ClassifyInput> = {}): ClassifyInput {
@@ -66,7 +67,7 @@ test('golden success: every figure from the native final event, cost labelled co
   assert.equal(outcome.resumed, false);
 });
 
-test('real native failures map to their own codes (FINDINGS §6, §7, §10)', () => {
+test('real native failures (API errors, session refusals, signals) map to their own codes', () => {
   const table: Array<[string, ToolErrorCode]> = [
     ['err-r0-http_400', 'api_invalid_request'],
     ['err-r0-http_401', 'authentication_failed'],
@@ -231,7 +232,7 @@ test('permission denials come from the real native final event', () => {
   const outcome = classifyRun(fromCapture('perm-dontAsk__bash_redirect'));
   assert.equal(outcome.error, null);
   assert.equal(outcome.permission_denials?.length, 1);
-  assert.equal((outcome.permission_denials?.[0] as Record<string, unknown>)['tool_name'], 'Bash');
+  assert.equal(at(outcome.permission_denials, 0, 'tool_name'), 'Bash');
 });
 
 test('model: assistant message, else the single key of this call usage, else init, else null', () => {

@@ -5,6 +5,7 @@ import {
 } from '../../lib/runs/event-ring.ts';
 import type { EventRing } from '../../lib/runs/event-ring.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
+import { objAt } from '../helpers/typed-results.ts';
 
 /** An event whose JSON serialization is exactly `bytes` long: {"p":"xx…"} is 8 bytes of framing. */
 function sized(bytes: number): { p: string } {
@@ -99,7 +100,7 @@ test('pages hand out copies: mutating a page does not change the ring', () => {
   const ring = createEventRing({ ringId: 'r' });
   ring.push({ a: { b: 1 } });
   const page = ring.page(undefined);
-  (page.events[0]?.event['a'] as Record<string, number>)['b'] = 2;
+  objAt(page.events[0]?.event, 'a')['b'] = 2;
   assert.deepEqual(ring.page(undefined).events[0]?.event, { a: { b: 1 } });
 });
 

@@ -61,7 +61,8 @@ test('unknown extension fields and nested data are retained', () => {
   assert.ok(parsed.ok);
   assert.deepEqual(parsed.event['x_future'], { deep: [1, { k: null }] });
   assert.ok(Object.hasOwn(parsed.event, '__proto__'), 'kept as data');
-  assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
+  const fresh: Record<string, unknown> = {};
+  assert.equal(fresh['polluted'], undefined, 'Object.prototype was not polluted');
 });
 
 test('multibyte UTF-8 from a Buffer survives', () => {

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { createIngest, MAX_DENIED_TOOLS, MAX_FINAL_BYTES } from '../../lib/runs/ingest.ts';
 import { MAX_EVENTS } from '../../lib/runs/event-ring.ts';
 import { ingestCapture, lines } from './capture.ts';
+import { parseObj } from '../helpers/typed-results.ts';
 
-const GOLDEN_RESULT = JSON.parse(lines('golden-ok-stream-partial').at(-1) ?? '{}') as Record<string, unknown>;
+const GOLDEN_RESULT = parseObj(lines('golden-ok-stream-partial').at(-1) ?? '', 'the golden final event');
 
 /** The real golden result padded with an extension field to exactly `bytes` bytes of JSON. */
 function resultFrame(bytes: number, extra: Record<string, unknown> = {}): Buffer {

@@ -7,6 +7,7 @@ import { MAX_SCHEMA_DEPTH } from '../../lib/native/json-schema-check.ts';
 import type { NativeArgvInput } from '../../lib/native/argv.ts';
 import type { JsonValue } from '../../lib/util/json.ts';
 import type { PermissionMode } from '../../lib/runs/types.ts';
+import { parseObj } from '../helpers/typed-results.ts';
 
 const U1 = '0a1b2c3d-0000-4000-8000-00000000000a';
 const U2 = 'F47AC10B-58CC-4372-A567-0E02B2C3D479';
@@ -158,7 +159,7 @@ describe('buildNativeArgv: rejections', () => {
   const table: readonly [string, Partial<NativeArgvInput>, string][] = [
     ['undeclared option', { options: { fallback_model: 'x' } }, '/fallback_model'],
     ['undeclared bypass switch', { options: { dangerously_skip_permissions: true } }, '/dangerously_skip_permissions'],
-    ['own __proto__ key', { options: JSON.parse('{"__proto__": "x"}') as Record<string, JsonValue> }, '/__proto__'],
+    ['own __proto__ key', { options: parseObj('{"__proto__": "x"}') }, '/__proto__'],
     ['pointer escaping of an undeclared key', { options: { 'a/b~c': 1 } }, '/a~1b~0c'],
     ['empty prompt', { prompt: '' }, '/prompt'],
     ['NUL in prompt', { prompt: 'a\0b' }, '/prompt'],
@@ -186,6 +187,7 @@ describe('buildNativeArgv: rejections', () => {
     ['max_turns string', { options: { max_turns: '3' } }, '/max_turns'],
     ['max_turns 1e21 (String() would write an exponent)', { options: { max_turns: 1e21 } }, '/max_turns'],
     ['max_turns one past the safe integers', { options: { max_turns: Number.MAX_SAFE_INTEGER + 1 } }, '/max_turns'],
+    // Casts here on purpose: modes outside the type, sent to prove the builder refuses them at runtime.
     ['permission mode outside the declared three', { permissionMode: 'bypassPermissions' as PermissionMode }, '/permission_mode'],
     ['permission mode auto', { permissionMode: 'auto' as PermissionMode }, '/permission_mode'],
     ['permission_mode option disagreeing', { options: { permission_mode: 'plan' } }, '/permission_mode'],

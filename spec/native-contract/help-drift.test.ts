@@ -8,6 +8,7 @@ import { compareHelpWithTree, parseHelpOptions } from '../../lib/native/help-dri
 import { getCheckReport, runCheck } from '../../lib/cli/check.ts';
 import { queryOnce } from '../helpers/probe.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
+import { at, objs, parseObj, str } from '../helpers/typed-results.ts';
 
 const FAKE = fileURLToPath(new URL('../../fixtures/fake-version/fake-claude-version.mjs', import.meta.url));
 const REAL = fileURLToPath(new URL('../../node_modules/.bin/claude', import.meta.url));
@@ -110,13 +111,13 @@ describe('drift against the real pinned binary', () => {
   it('runCheck: exit 0 and a passing JSON report for the real binary', async () => {
     let out = '';
     const code = await runCheck({ cliFlag: REAL, env: realEnv(), write: (text) => { out += text; }, timeoutMs: 30_000 });
-    const report = JSON.parse(out) as { ok: boolean; binary: string; version: { ok: boolean; version: string }; help: { ok: boolean; removed: string[] }; note: string };
+    const report = parseObj(out, 'the check report');
     assert.equal(code, 0);
-    assert.equal(report.ok, true);
-    assert.equal(report.binary, REAL);
-    assert.deepEqual(report.version, { ok: true, version: CLI_TREE.native.tested_version });
-    assert.deepEqual(report.help.removed, []);
-    assert.match(report.note, /nothing about authentication/);
+    assert.equal(report['ok'], true);
+    assert.equal(report['binary'], REAL);
+    assert.deepEqual(report['version'], { ok: true, version: CLI_TREE.native.tested_version });
+    assert.deepEqual(at(report, 'help', 'removed'), []);
+    assert.match(str(report['note'], 'note'), /nothing about authentication/);
   });
 
   it('runCheck: a drifted, mismatched fake fails with both verdicts', async () => {
@@ -126,10 +127,10 @@ describe('drift against the real pinned binary', () => {
     let out = '';
     const code = await runCheck({ env: { ...env, CLAUDE_BIN: FAKE }, write: (text) => { out += text; } });
     assert.equal(code, 1);
-    const report = JSON.parse(out) as { ok: boolean; version: { ok: boolean; error: { code: string } }; help: { ok: boolean; changed: { flag: string }[] } };
-    assert.equal(report.ok, false);
-    assert.equal(report.version.error.code, 'native_version_mismatch');
-    assert.deepEqual(report.help.changed.map((c) => c.flag), ['--permission-mode']);
+    const report = parseObj(out, 'the check report');
+    assert.equal(report['ok'], false);
+    assert.equal(at(report, 'version', 'error', 'code'), 'native_version_mismatch');
+    assert.deepEqual(objs(at(report, 'help', 'changed'), 'help.changed').map((c) => c['flag']), ['--permission-mode']);
   });
 
   const helpFailures: readonly [string, Record<string, string>, RegExp][] = [

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildNativeArgv } from '../../lib/native/argv.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
+import { parseObj } from '../helpers/typed-results.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
 const REAL = fileURLToPath(new URL('../../node_modules/.bin/claude', import.meta.url));
 const SESSION = '0a1b2c3d-0000-4000-8000-00000000000a';
@@ -46,9 +48,9 @@ function runReal(args: readonly string[], stdin: string | null, home: string): P
   });
 }
 
-function lastResult(stdout: string): Record<string, unknown> {
+function lastResult(stdout: string): JsonObject {
   const lines = stdout.trim().split('\n');
-  return JSON.parse(lines[lines.length - 1] ?? '') as Record<string, unknown>;
+  return parseObj(lines[lines.length - 1] ?? '', 'the last stdout line');
 }
 
 describe('the real pinned binary and the built argv', () => {

@@ -29,6 +29,7 @@ type Verdict = { ok: true } | { ok: false; path: string };
 function viaBuilder(arg: string, value: JsonValue): Verdict {
   try {
     if (arg === 'permission_mode') {
+      // A cast on purpose: any value the schema is given, valid or not, must get the builder's own verdict.
       buildNativeArgv({ tree: CLI_TREE, outputMode: 'stream-json', permissionMode: value as PermissionMode, options: {}, prompt: 'p', promptViaStdin: false });
     } else {
       buildNativeArgv({ tree: CLI_TREE, outputMode: 'stream-json', permissionMode: 'dontAsk', options: { [arg]: value }, prompt: 'p', promptViaStdin: false });

@@ -3,9 +3,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { CLI_TREE, getNativeArgNames, parseCliTree, validateCliTree } from '../../lib/native/tree.ts';
 import { PERMISSION_MODES } from '../../lib/runs/types.ts';
+import { at, parseObj } from '../helpers/typed-results.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
 const ROOT = new URL('../../', import.meta.url);
-const raw = (): Record<string, unknown> => JSON.parse(readFileSync(new URL('cli-tree.json', ROOT), 'utf8')) as Record<string, unknown>;
+const raw = (): JsonObject => parseObj(readFileSync(new URL('cli-tree.json', ROOT), 'utf8'), 'cli-tree.json');
 // Mutations reach into parsed JSON freely; the validator under test is what types it.
 type Mutate = (tree: any) => void;
 
@@ -16,8 +18,8 @@ describe('cli-tree.json', () => {
   });
 
   it('pins the exact devDependency version of the native package', () => {
-    const pkg = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { devDependencies: Record<string, string> };
-    assert.equal(pkg.devDependencies[CLI_TREE.native.package], CLI_TREE.native.tested_version);
+    const pkg = parseObj(readFileSync(new URL('package.json', ROOT), 'utf8'), 'package.json');
+    assert.equal(at(pkg, 'devDependencies', CLI_TREE.native.package), CLI_TREE.native.tested_version);
     assert.equal(CLI_TREE.native.tested_version, '2.1.332');
   });
 

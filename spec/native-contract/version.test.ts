@@ -62,7 +62,7 @@ function processExists(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    if (error instanceof Error && 'code' in error && error.code === 'ESRCH') return false;
     throw error;
   }
 }

@@ -5,18 +5,16 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ElicitRequestSchema, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ResultSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { promptTag } from '../../fixtures/fake-anthropic/server.ts';
 import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
+import { toolErrorOf } from '../helpers/tool-harness.ts';
+import { arr, at, eventPageOf, obj, objAt, objs, questionsOf, toolBody, type QuestionsView } from '../helpers/typed-results.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
+import type { ToolErrorData } from '../../lib/tool-errors.ts';
 
-type Json = Record<string, unknown>;
-
-interface Questions {
-  readonly pending: Json[];
-  readonly decided: Json[];
-  readonly decided_dropped: number;
-}
+type Json = JsonObject;
 
 describe('adapter over the real binary: ask_host', () => {
   let tier: AdapterTier;
@@ -29,10 +27,7 @@ describe('adapter over the real binary: ask_host', () => {
     assert.ok(out.result['permission_questions'], 'an ask_host run shows its questions from the start');
     return String(out.result['run_id']);
   };
-  const questions = async (runId: string): Promise<Questions> => {
-    const out = await tier.call('claude.run.result', { run_id: runId });
-    return out.result['permission_questions'] as unknown as Questions;
-  };
+  const questions = async (runId: string): Promise<QuestionsView> => questionsOf((await tier.call('claude.run.result', { run_id: runId })).result['permission_questions']);
   const firstQuestion = (runId: string): Promise<Json> =>
     pollTool('a pending permission question', async () => (await questions(runId)).pending[0]);
   const settle = async (runId: string): Promise<Json> => {
@@ -41,11 +36,12 @@ describe('adapter over the real binary: ask_host', () => {
     return out.result;
   };
   /** A call that must fail with a tool error (the tier's call() expects a result object). */
-  const refused = async (name: string, args: Json): Promise<{ code: string; message: string; path?: string }> => {
+  const refused = async (name: string, args: Record<string, unknown>): Promise<ToolErrorData> => {
     const answer = await tier.client.callTool({ name, arguments: args });
     assert.equal(answer.isError, true, `${name} must fail`);
-    const text = String((answer.content as Array<{ text: string }>)[0]?.text);
-    return (JSON.parse(text.slice(text.indexOf('\n') + 1)) as { error: { code: string; message: string; path?: string } }).error;
+    const error = toolErrorOf(toolBody(answer)['error']);
+    assert.ok(error, `${name}: a tool error`);
+    return error;
   };
   const privateDirs = (): string[] => readdirSync(tier.sandbox.tmp).filter((name) => name.startsWith('crm-perm-'));
 
@@ -59,20 +55,20 @@ describe('adapter over the real binary: ask_host', () => {
       assert.match(String(q['tool_use_id']), /^toolu_/);
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'nothing ran before the answer');
       assert.equal(privateDirs().length, 1, 'one private socket directory while the run asks');
-      const listed = ((await tier.call('claude.run.list', {})).result['runs'] as Json[]).find((run) => run['run_id'] === runId);
+      const listed = objs((await tier.call('claude.run.list', {})).result['runs']).find((run) => run['run_id'] === runId);
       assert.equal(listed?.['permission_questions_pending'], 1, 'claude.run.list shows the waiting question');
       const answered = await tier.call('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'allow' });
       assert.equal(answered.isError, false);
-      assert.equal((answered.result['question'] as Json)['behavior'], 'allow');
+      assert.equal(at(answered.result, 'question', 'behavior'), 'allow');
       const r = await settle(runId);
       assert.equal(r['is_error'], false);
       assert.deepEqual(r['permission_denials'], []);
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
-      const pq = r['permission_questions'] as unknown as Questions;
+      const pq = questionsOf(r['permission_questions']);
       assert.deepEqual(pq.pending, []);
       assert.deepEqual(pq.decided.map((d) => [d['question_id'], d['behavior'], d['decided_by']]), [[q['question_id'], 'allow', 'host']]);
-      const init = (await tier.call('claude.run.events', { run_id: runId, limit: 1 })).result['events'] as Json[];
-      assert.equal((init[0]?.['event'] as Json | undefined)?.['permissionMode'] ?? init[0]?.['permissionMode'], 'default', 'without permission_mode the native default mode asks');
+      const init = eventPageOf((await tier.call('claude.run.events', { run_id: runId, limit: 1 })).result).events;
+      assert.equal(init[0]?.event['permissionMode'], 'default', 'without permission_mode the native default mode asks');
       const again = await refused('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'deny' });
       assert.equal(again.code, 'permission_question_not_pending', 'a decided question cannot be answered again');
       assert.deepEqual(privateDirs(), [], 'the private directory is removed when the run settles');
@@ -86,13 +82,13 @@ describe('adapter over the real binary: ask_host', () => {
       await tier.call('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'deny', reason: 'not in this repo' });
       const r = await settle(runId);
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'the denied tool did not run');
-      const denials = r['permission_denials'] as Array<{ tool_name: string; tool_input: { command: string } }>;
+      const denials = objs(r['permission_denials']);
       assert.equal(denials.length, 1);
-      assert.equal(denials[0]?.tool_name, 'Bash');
-      assert.equal(denials[0]?.tool_input.command, 'touch fake-tool-marker.txt');
+      assert.equal(at(denials, 0, 'tool_name'), 'Bash');
+      assert.equal(at(denials, 0, 'tool_input', 'command'), 'touch fake-tool-marker.txt');
       const events = JSON.stringify((await tier.call('claude.run.events', { run_id: runId, limit: 256 })).result['events']);
       assert.ok(events.includes('The person at the MCP client denied this tool use: not in this repo'), 'the model read the reason');
-      assert.deepEqual((r['permission_questions'] as unknown as Questions).decided.map((d) => [d['behavior'], d['decided_by']]), [['deny', 'host']]);
+      assert.deepEqual(questionsOf(r['permission_questions']).decided.map((d) => [d['behavior'], d['decided_by']]), [['deny', 'host']]);
     });
   });
 
@@ -102,8 +98,8 @@ describe('adapter over the real binary: ask_host', () => {
       const q = await firstQuestion(runId);
       const r = await settle(runId);
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
-      assert.equal((r['permission_denials'] as unknown[]).length, 1);
-      const d = (r['permission_questions'] as unknown as Questions).decided[0] as Json;
+      assert.equal(arr(r['permission_denials']).length, 1);
+      const d = objAt(questionsOf(r['permission_questions']).decided, 0);
       assert.equal(d['question_id'], q['question_id']);
       assert.equal(d['decided_by'], 'timeout');
       const waitedMs = Date.parse(String(d['decided_at'])) - Date.parse(String(d['asked_at']));
@@ -119,10 +115,10 @@ describe('adapter over the real binary: ask_host', () => {
       const q = await firstQuestion(runId);
       await tier.call('claude.run.cancel', { run_id: runId });
       const r = await settle(runId);
-      assert.equal((r['error'] as Json | null)?.['code'], 'cancelled');
+      assert.equal(at(r, 'error', 'code'), 'cancelled');
       assert.equal(r['cleanup_confirmed'], true);
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
-      const d = (r['permission_questions'] as unknown as Questions).decided[0] as Json;
+      const d = objAt(questionsOf(r['permission_questions']).decided, 0);
       assert.equal(d['question_id'], q['question_id']);
       assert.equal(d['behavior'], 'deny');
       assert.deepEqual(privateDirs(), []);
@@ -163,7 +159,7 @@ describe('adapter over the real binary: ask_host', () => {
       assert.deepEqual([orphan.code, orphan.path], ['invalid_arguments', '/ask_host_timeout_seconds']);
       const idle = await refused('claude.run.start', { prompt: 'hi', cwd, ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 30 });
       assert.deepEqual([idle.code, idle.path], ['invalid_arguments', '/idle_timeout_seconds']);
-      const listed = (await tier.call('claude.run.list', {})).result['runs'] as Json[];
+      const listed = objs((await tier.call('claude.run.list', {})).result['runs']);
       assert.equal(listed.filter((run) => !run['completed']).length, 0, 'nothing was started');
       assert.deepEqual(privateDirs(), []);
     });
@@ -172,13 +168,14 @@ describe('adapter over the real binary: ask_host', () => {
 
 describe('adapter over the real binary: ask_host through elicitation (legacy era)', () => {
   let tier: AdapterTier;
-  let onElicit: (params: Json, signal: AbortSignal) => Promise<Json> = async () => ({ action: 'decline' });
+  let onElicit: (params: Json, signal: AbortSignal) => Promise<ElicitResult> = async () => ({ action: 'decline' });
   const asked: Json[] = [];
   before(async () => {
     tier = await startAdapterTier({ clientCapabilities: { elicitation: { form: {} } } });
     tier.client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
-      asked.push(request.params as Json);
-      return (await onElicit(request.params as Json, extra.signal)) as never;
+      const params = obj(request.params, 'elicitation/create params');
+      asked.push(params);
+      return onElicit(params, extra.signal);
     });
   });
   after(async () => { await tier.close(); });
@@ -195,7 +192,7 @@ describe('adapter over the real binary: ask_host through elicitation (legacy era
       assert.equal(asked[0]?.['mode'], 'form');
       assert.deepEqual(out.result['permission_denials'], []);
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
-      const decided = (out.result['permission_questions'] as unknown as Questions).decided;
+      const decided = questionsOf(out.result['permission_questions']).decided;
       assert.deepEqual(decided.map((d) => [d['behavior'], d['decided_by']]), [['allow', 'host']]);
     });
   });
@@ -205,7 +202,7 @@ describe('adapter over the real binary: ask_host through elicitation (legacy era
       onElicit = async () => ({ action: 'decline' });
       const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-decline')} ${promptTag('tool_bash')}`, cwd, ask_host: true });
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
-      assert.equal((out.result['permission_denials'] as unknown[]).length, 1);
+      assert.equal(arr(out.result['permission_denials']).length, 1);
     });
   });
 
@@ -217,8 +214,8 @@ describe('adapter over the real binary: ask_host through elicitation (legacy era
       });
       const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-silent')} ${promptTag('tool_bash')}`, cwd, ask_host: true, ask_host_timeout_seconds: 2 });
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
-      assert.equal((out.result['permission_denials'] as unknown[]).length, 1);
-      const decided = (out.result['permission_questions'] as unknown as Questions).decided;
+      assert.equal(arr(out.result['permission_denials']).length, 1);
+      const decided = questionsOf(out.result['permission_questions']).decided;
       assert.equal(decided[0]?.['decided_by'], 'timeout');
       assert.equal(withdrawn, true, 'notifications/cancelled reached the client for the open form');
     });
@@ -237,8 +234,9 @@ describe('adapter over the real binary: ask_host as a task going input_required 
     'io.modelcontextprotocol/clientInfo': { name: 'claude-code', version: '2.1.332' },
     'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {}, url: {} }, extensions: { [TASKS]: {} } },
   };
+  // The SDK 1.32.2 client types only the methods it knows; the modern tasks methods go through as a plain request.
   const modern = async (method: string, params: Json): Promise<Json> =>
-    (await tier.client.request({ method, params: { ...params, _meta: META } } as never, ResultSchema)) as Json;
+    obj(await tier.client.request({ method, params: { ...params, _meta: META } } as never, ResultSchema), `${method} result`);
   const untilStatus = (taskId: string, statuses: readonly string[]): Promise<Json> =>
     pollTool(`task ${statuses.join('/')}`, async () => {
       const task = await modern('tasks/get', { taskId });
@@ -256,10 +254,9 @@ describe('adapter over the real binary: ask_host as a task going input_required 
         const taskId = String(created['taskId']);
         const asking = await untilStatus(taskId, ['input_required']);
         assert.match(String(asking['statusMessage']), /permission answer: Bash/);
-        const requests = asking['inputRequests'] as Record<string, Json>;
-        const [key, request] = Object.entries(requests)[0]!;
-        assert.equal(request['method'], 'elicitation/create');
-        const params = request['params'] as Json;
+        const [key, request] = Object.entries(objAt(asking, 'inputRequests'))[0]!;
+        assert.equal(at(request, 'method'), 'elicitation/create');
+        const params = objAt(request, 'params');
         assert.equal(params['mode'], 'form');
         assert.ok(String(params['message']).includes(taskId) && String(params['message']).includes('touch fake-tool-marker.txt'));
         assert.deepEqual(await modern('tasks/update', { taskId, inputResponses: { 'not-outstanding': { action: 'accept', content: { decision: 'allow' } } } }), { resultType: 'complete', _meta: (await modern('tasks/update', { taskId, inputResponses: {} }))['_meta'] }, 'a key that is not outstanding is acknowledged and ignored');
@@ -269,7 +266,7 @@ describe('adapter over the real binary: ask_host as a task going input_required 
         assert.equal(done['status'], 'completed');
         assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), ran);
         const r = await tier.full(taskId);
-        assert.equal((r['permission_denials'] as unknown[]).length, ran ? 0 : 1);
+        assert.equal(arr(r['permission_denials']).length, ran ? 0 : 1);
       });
     });
   }

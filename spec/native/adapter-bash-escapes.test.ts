@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { inCwd, marker, startAdapterTier, type AdapterTier } from './adapter-tier.ts';
 import { promptTag, type Scenario } from '../../fixtures/fake-anthropic/server.ts';
+import { questionsOf } from '../helpers/typed-results.ts';
 
 const JOBS = ['esc3011', 'esc3012', 'esc3013', 'esc3014', 'esc3015'] as const;
 const COMMAND = `touch ${JOBS.join(' ')}; tail -f esc3011 & nohup tail -f esc3012 >/dev/null 2>&1 & setsid tail -f esc3013 & `
@@ -47,7 +48,7 @@ describe('adapter over the real binary: background jobs of the Bash tool', () =>
         const runId = String(started.result['run_id']);
         let result = (await tier.call('claude.run.result', { run_id: runId, wait_seconds: 1, detail: 'full' })).result;
         for (let answered = 0; result['completed'] !== true;) {
-          const pending = (result['permission_questions'] as { pending: Array<Record<string, unknown>> }).pending;
+          const { pending } = questionsOf(result['permission_questions']);
           for (const q of pending) {
             await tier.call('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'allow' });
             answered++;

@@ -10,6 +10,7 @@ import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '..
 import type { NativeSandbox } from '../helpers/native-env.ts';
 import { resultOf, runClaude } from './direct-claude.ts';
 import { describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
+import { at, parseObj } from '../helpers/typed-results.ts';
 
 const REPLY = 'Hi from the fake, printed by the projection.';
 /** Far above a fake turn; only a hung process gets here, and then it is killed. */
@@ -66,7 +67,7 @@ describe('CLI roles over the real binary', () => {
     assert.ok(run.stdout.endsWith('\n'));
     const lines = run.stdout.trimEnd().split('\n');
     assert.equal(lines.length, 1, 'one line: the json-mode result');
-    const printed = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+    const printed = parseObj(lines[0] ?? '', 'the printed result');
     assert.equal(JSON.stringify(printed), lines[0], 'compact native JSON, not re-formatted');
     assert.equal(printed['type'], 'result');
     assert.equal(printed['subtype'], 'success');
@@ -94,12 +95,12 @@ describe('CLI roles over the real binary', () => {
       { ANTHROPIC_CUSTOM_HEADERS: scenarioCustomHeader('http_401') },
     );
     assert.equal(run.code, 1);
-    const printed = JSON.parse(run.stdout) as Record<string, unknown>;
+    const printed = parseObj(run.stdout, 'the printed result');
     assert.equal(printed['is_error'], true);
     assert.equal(printed['api_error_status'], 401);
-    const error = JSON.parse(run.stderr.trim()) as { code: string; message: string };
-    assert.equal(error.code, 'authentication_failed');
-    assert.equal(error.message, printed['result']);
+    const error = parseObj(run.stderr.trim(), 'the stderr error line');
+    assert.equal(error['code'], 'authentication_failed');
+    assert.equal(error['message'], printed['result']);
   });
 
   it('check --claude-bin <pinned>: version 2.1.332 asserted (equal to `claude --version`), no help drift, exit 0', async () => {
@@ -107,11 +108,11 @@ describe('CLI roles over the real binary', () => {
     assert.deepEqual(version.plainLines, ['2.1.332 (Claude Code)']);
     const run = await runRole(sandbox, ['check', '--claude-bin', realClaudeBin()]);
     assert.equal(run.code, 0, run.stdout + run.stderr);
-    const report = JSON.parse(run.stdout) as { ok: boolean; binary: string; tested_version: string; version: { ok: boolean; version?: string }; help: { ok: boolean } };
-    assert.equal(report.ok, true);
-    assert.equal(report.binary, realClaudeBin());
-    assert.equal(report.tested_version, '2.1.332');
-    assert.deepEqual(report.version, { ok: true, version: '2.1.332' });
-    assert.equal(report.help.ok, true);
+    const report = parseObj(run.stdout, 'the check report');
+    assert.equal(report['ok'], true);
+    assert.equal(report['binary'], realClaudeBin());
+    assert.equal(report['tested_version'], '2.1.332');
+    assert.deepEqual(report['version'], { ok: true, version: '2.1.332' });
+    assert.equal(at(report, 'help', 'ok'), true);
   });
 });

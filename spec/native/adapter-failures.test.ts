@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { lastToolResult, promptTag } from '../../fixtures/fake-anthropic/server.ts';
 import { inCwd, marker, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
+import { at, eventPageOf, objAt, objs } from '../helpers/typed-results.ts';
 
-type Json = Record<string, unknown>;
 
 interface FailureCase {
   readonly preset: string;
@@ -46,9 +46,9 @@ describe('adapter over the real binary: API failures and permission denials', ()
         assert.equal(r['is_error'], true);
         assert.deepEqual(r['error'], out.error);
         assert.deepEqual(r['native_error'], r['error'], 'the native failure is the reported error');
-        const final = r['final'] as Json;
+        const final = objAt(r, 'final');
         assert.equal(final['type'], 'result');
-        assert.equal(final['subtype'], 'success', 'API errors arrive as subtype success with is_error true (FINDINGS §6)');
+        assert.equal(final['subtype'], 'success', 'API errors arrive as subtype success with is_error true (2.1.332 reports every API error that way, exit code 1)');
         assert.equal(final['is_error'], true);
         assert.equal(final['api_error_status'], c.status);
         assert.equal(final['terminal_reason'], 'api_error');
@@ -60,7 +60,7 @@ describe('adapter over the real binary: API failures and permission denials', ()
         assert.equal(r['cleanup_confirmed'], true);
         assert.equal(r['session_id'], final['session_id']);
         const page = await tier.call('claude.run.events', { run_id: r['run_id'], limit: 256 });
-        const events = (page.result['events'] as Array<{ event: Json }>).map((e) => e.event);
+        const events = eventPageOf(page.result).events.map((e) => e.event);
         const assistant = events.filter((e) => e['type'] === 'assistant').at(-1);
         assert.equal(assistant?.['error'], c.assistantError);
         assert.equal(tier.callsWith(prompt).length, c.calls);
@@ -87,18 +87,18 @@ describe('adapter over the real binary: API failures and permission denials', ()
         assert.deepEqual(out.result['permission_denials'], r['permission_denials'], 'the summary carries the denials');
         assert.equal(out.isError, false, 'a denial is not a run failure: the turn completes');
         assert.equal(r['num_turns'], 2);
-        const denials = r['permission_denials'] as Array<{ tool_name: string; tool_input: { command: string } }>;
+        const denials = objs(r['permission_denials'], 'permission_denials');
         assert.equal(denials.length, 1);
-        assert.equal(denials[0]?.tool_name, 'Bash');
-        assert.equal(denials[0]?.tool_input.command, 'touch fake-tool-marker.txt');
-        assert.deepEqual(r['permission_denials'], (r['final'] as Json)['permission_denials']);
+        assert.equal(at(denials, 0, 'tool_name'), 'Bash');
+        assert.equal(at(denials, 0, 'tool_input', 'command'), 'touch fake-tool-marker.txt');
+        assert.deepEqual(r['permission_denials'], at(r, 'final', 'permission_denials'));
         assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'the denied command did not run');
         const calls = tier.callsWith(prompt);
         assert.equal(calls.length, 2);
         const fed = lastToolResult(calls[1]?.body);
         assert.equal(fed?.isError, true, 'the model was told the tool failed');
         const page = await tier.call('claude.run.events', { run_id: r['run_id'], limit: 256 });
-        const events = (page.result['events'] as Array<{ event: Json }>).map((e) => e.event);
+        const events = eventPageOf(page.result).events.map((e) => e.event);
         assert.equal(events.find((e) => e['type'] === 'system' && e['subtype'] === 'init')?.['permissionMode'], mode);
         assert.ok(events.some((e) => e['type'] === 'system' && e['subtype'] === 'permission_denied'), 'system/permission_denied emitted');
       });

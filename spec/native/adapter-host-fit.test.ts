@@ -14,13 +14,15 @@ import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
 import { readProcStat } from '../../lib/process/proc-table.ts';
 import { isLive } from '../../lib/process/proc-stat.ts';
 import { pollUntilGone } from '../helpers/native-env.ts';
+import { pollUntil } from '../helpers/poll.ts';
+import { at, firstText, objs, toolBody, toolResultOf } from '../helpers/typed-results.ts';
+import { toolErrorOf } from '../helpers/tool-harness.ts';
 import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
 
-type Json = Record<string, unknown>;
 
 const HOST_ID = randomUUID();
-/** What Claude Code 2.1.332 hands an MCP server it starts (../shared/native/PERMISSION-PROMPT-TOOL.md), plus its child-session markers. */
+/** What Claude Code 2.1.332 hands an MCP server it starts (as captured from its MCP server processes), plus its child-session markers. */
 const HOST_SESSION: Record<string, string> = {
   CLAUDECODE: '1',
   CLAUDE_CODE_ENTRYPOINT: 'cli',
@@ -72,18 +74,18 @@ describe('adapter over the real binary, hosted like Claude Code hosts it', () =>
       const answer = await tier.client.callTool({ name: 'claude.run', arguments: { prompt: `say hi ${marker('hi')} ${promptTag('hi')}`, cwd } });
       assert.equal(answer.isError, false);
       const model = JSON.stringify(answer.structuredContent);
-      const r = (answer.structuredContent as { result: Json }).result;
+      const r = toolResultOf(answer);
       assert.deepEqual(Object.keys(r), [...SUMMARY_FIELDS]);
       assert.equal(r['result'], 'Hi');
       assert.deepEqual(r['resume'], { resume_session_id: r['session_id'] });
       assert.deepEqual(r['unfinished_subagents'], { total: 0, killed: {}, refused: {} }, 'the real subagent_stats, nothing killed or refused');
       assert.ok(Buffer.byteLength(model) < 600, `${Buffer.byteLength(model)} bytes: ${model}`);
-      const text = (answer.content as Array<{ text: string }>)[0]?.text ?? '';
+      const text = firstText(answer);
       assert.match(text, /succeeded in 1 turn\(s\); to continue this conversation pass resume_session_id: "[0-9a-f-]{36}"\n\nHi$/);
       const full = await tier.full(r['run_id']);
       const fullBytes = Buffer.byteLength(JSON.stringify({ result: full }));
-      assert.equal((full['final'] as Json)['result'], 'Hi');
-      assert.ok((full['final'] as Json)['subagent_stats'] !== undefined);
+      assert.equal(at(full, 'final', 'result'), 'Hi');
+      assert.ok(at(full, 'final', 'subagent_stats') !== undefined);
       t.diagnostic(`one-line answer: summary structuredContent ${Buffer.byteLength(model)} bytes, full ${fullBytes} bytes, text ${Buffer.byteLength(text)} bytes`);
       await tier.call('claude.run.release', { run_id: r['run_id'] });
     });
@@ -97,11 +99,11 @@ describe('adapter over the real binary, hosted like Claude Code hosts it', () =>
       assert.deepEqual(out.result['structured_output'], { answer: '42' });
       assert.equal(out.result['result'], null, 'sent once, as structured_output');
       const full = await tier.full(out.result['run_id']);
-      assert.deepEqual((full['final'] as Json)['structured_output'], { answer: '42' });
+      assert.deepEqual(at(full, 'final', 'structured_output'), { answer: '42' });
       assert.equal(full['result'], '{"answer":"42"}', 'the native text is the object\'s JSON');
       const [call] = tier.callsWith(prompt);
-      const tools = (call?.body as { tools?: Array<{ name: string; input_schema: unknown }> }).tools ?? [];
-      assert.deepEqual(tools.find((tool) => tool.name === 'StructuredOutput')?.input_schema, SCHEMA, 'the schema reached the model as the StructuredOutput tool');
+      const tools = objs(at(call?.body, 'tools') ?? [], 'the request\'s tools');
+      assert.deepEqual(tools.find((tool) => tool['name'] === 'StructuredOutput')?.['input_schema'], SCHEMA, 'the schema reached the model as the StructuredOutput tool');
       await tier.call('claude.run.release', { run_id: out.result['run_id'] });
     });
   });
@@ -111,9 +113,8 @@ describe('adapter over the real binary, hosted like Claude Code hosts it', () =>
       const prompt = `never sent ${marker('badschema')}`;
       const answer = await tier.client.callTool({ name: 'claude.run', arguments: { prompt, cwd, output_schema: { type: 'object', properties: { answer: { type: 'text' } } } } });
       assert.equal(answer.isError, true);
-      const text = (answer.content as Array<{ text: string }>)[0]?.text ?? '';
-      const body = JSON.parse(text.slice(text.indexOf('\n') + 1)) as { error: { code: string; path: string } };
-      assert.deepEqual([body.error.code, body.error.path], ['invalid_arguments', '/output_schema/properties/answer/type']);
+      const error = toolErrorOf(toolBody(answer)['error']);
+      assert.deepEqual([error?.code, error?.path], ['invalid_arguments', '/output_schema/properties/answer/type']);
       assert.deepEqual(tier.callsWith(prompt), []);
     });
   });
@@ -138,12 +139,7 @@ describe('adapter over the real binary: the host ends it with SIGINT while four 
     const signalled = performance.now();
     process.kill(tier.serverPid, 'SIGINT');
     // Polled every 2 ms (pollTool's 50 ms would blur the figure).
-    for (;;) {
-      const stat = readProcStat(tier.serverPid);
-      if (stat === null || !isLive(stat)) break;
-      assert.ok(performance.now() - signalled < 10_000, 'the adapter exited');
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
+    await pollUntil('the adapter to exit after SIGINT', () => { const stat = readProcStat(tier.serverPid); return stat === null || !isLive(stat); }, { timeoutMs: 10_000, intervalMs: 2 });
     const exitMs = performance.now() - signalled;
     t.diagnostic(`SIGINT to adapter exit with ${MAX_ACTIVE_RUNS} real runs streaming: ${exitMs.toFixed(1)} ms`);
     // A hang guard, not a speed promise (a busy machine stretches any figure): the proof that the server does

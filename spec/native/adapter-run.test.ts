@@ -10,6 +10,7 @@ import { ADAPTER_VERSION } from '../../lib/version.ts';
 import { realClaudeBin } from '../helpers/native-env.ts';
 import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
+import { eventPageOf, firstText, isJsonObject, obj, objAt, objs, parseObj, str } from '../helpers/typed-results.ts';
 
 const REPLY = 'Hello from the adapter tier, streamed in chunks.';
 const SCENARIOS: Record<string, Scenario> = {
@@ -21,7 +22,6 @@ const SCENARIOS: Record<string, Scenario> = {
 };
 
 type Json = Record<string, unknown>;
-const obj = (value: unknown): Json => value as Json;
 
 describe('adapter over the real binary: runs, events, cancel, capabilities', () => {
   let tier: AdapterTier;
@@ -100,7 +100,7 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       assert.ok(counts.every((n, i) => i === 0 || n > (counts[i - 1] ?? 0)), `progress strictly increasing: ${counts.join(',')}`);
 
       const page = await tier.call('claude.run.events', { run_id: r['run_id'], limit: 256 });
-      const events = (page.result['events'] as Array<{ seq: number; event: Json }>).map((e) => e.event);
+      const events = eventPageOf(page.result).events.map((e) => e.event);
       assert.equal(events.length, r['events_total']);
       assert.equal(events[0]?.['type'], 'system');
       assert.equal(events[0]?.['subtype'], 'init');
@@ -137,7 +137,7 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       let pagesWhileLive = 0;
       const lastPage = await pollTool('all events of the settled run', async () => {
         const page = await tier.call('claude.run.events', { run_id: runId, limit: 2, ...(cursor ? { cursor } : {}) });
-        const got = page.result['events'] as Array<{ seq: number; event: Json }>;
+        const got = eventPageOf(page.result).events;
         assert.ok(got.length <= 2);
         assert.equal(page.result['missed_events'], 0);
         for (const e of got) { seqs.push(e.seq); events.push(e.event); }
@@ -157,7 +157,7 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       assert.deepEqual(events.at(-1), done.result['final']);
       assert.equal(events.filter((e) => e['type'] === 'stream_event').length > 20, true, 'the paced deltas were all ingested');
       const listed = await tier.call('claude.run.list', {});
-      assert.ok((listed.result['runs'] as Json[]).some((run) => run['run_id'] === runId && run['completed'] === true));
+      assert.ok(objs(listed.result['runs'], 'runs').some((run) => run['run_id'] === runId && run['completed'] === true));
       await release(tier, runId);
     });
   });
@@ -171,8 +171,8 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       await pollTool('a text delta from the slow stream', async () => {
         const page = await tier.call('claude.run.events', { run_id: runId, limit: 256, ...(cursor ? { cursor } : {}) });
         cursor = String(page.result['next_cursor']);
-        const got = page.result['events'] as Array<{ event: Json }>;
-        return got.some((e) => (e.event['event'] as Json | undefined)?.['type'] === 'content_block_delta') ? true : undefined;
+        const got = eventPageOf(page.result).events;
+        return got.some((e) => isJsonObject(e.event['event']) && e.event['event']['type'] === 'content_block_delta') ? true : undefined;
       });
       const live = (await tier.strays()).filter((p) => p.isBinary && !p.cmdline.includes('--version'));
       assert.equal(live.length, 1, 'exactly one real claude is running for the run');
@@ -195,7 +195,7 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       assert.equal(final['is_error'], true);
       assert.equal(final['terminal_reason'], 'aborted_streaming');
       assert.equal(r['session_id'], final['session_id']);
-      assert.equal(r['exit_code'], 0, 'SIGINT: the CLI exits 0 after writing its result (FINDINGS §10)');
+      assert.equal(r['exit_code'], 0, 'SIGINT: the CLI exits 0 after writing its result (2.1.332 writes an error_during_execution result on SIGINT, then exits 0)');
       assert.equal(r['signal'], null);
       assert.equal(r['cleanup_confirmed'], true);
       assert.equal(r['cleanup_error'], null);
@@ -226,15 +226,16 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
   });
 });
 
+/** The native part of the capabilities resource, checked. */
 interface Capabilities {
   native: { binary: string | null; asserted_version: string | null; tested_version: string };
 }
 
 async function readCapabilities(tier: AdapterTier): Promise<Capabilities> {
   const read = await tier.client.readResource({ uri: 'claude-run://capabilities' });
-  const first = read.contents[0];
-  assert.ok(first && 'text' in first);
-  return JSON.parse(first.text) as Capabilities;
+  const native = objAt(parseObj(firstText(read, 'contents'), 'the capabilities resource'), 'native');
+  const nullableString = (key: string): string | null => (native[key] === null ? null : str(native[key], `native.${key}`));
+  return { native: { binary: nullableString('binary'), asserted_version: nullableString('asserted_version'), tested_version: str(native['tested_version'], 'native.tested_version') } };
 }
 
 async function release(tier: AdapterTier, runId: unknown): Promise<void> {

@@ -9,6 +9,8 @@ import { lastUserText } from '../../fixtures/fake-anthropic/server.ts';
 import type { RecordedRequest } from '../../fixtures/fake-anthropic/server.ts';
 import { inCwd, marker, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier, CallOutcome } from './adapter-tier.ts';
+import { arrAt, obj, toolBody } from '../helpers/typed-results.ts';
+import { toolErrorOf } from '../helpers/tool-harness.ts';
 
 type Json = Record<string, unknown>;
 
@@ -27,11 +29,12 @@ describe('adapter over the real binary: sessions', () => {
   };
   const onlyCall = (prompt: string): RecordedRequest => {
     const calls = tier.callsWith(prompt).filter((r) => lastUserText(r.body) === prompt);
-    assert.equal(calls.length, 1, `one model call for ${prompt}`);
-    return calls[0] as RecordedRequest;
+    const [call] = calls;
+    assert.ok(call !== undefined && calls.length === 1, `one model call for ${prompt} (${calls.length})`);
+    return call;
   };
   /** User texts the API was sent, oldest first: the history the native process replayed. */
-  const sentUserTexts = (request: RecordedRequest): string => JSON.stringify((request.body as { messages: unknown[] }).messages);
+  const sentUserTexts = (request: RecordedRequest): string => JSON.stringify(arrAt(request.body, 'messages'));
   const transcript = (cwd: string, id: string): Promise<string> => readFile(join(tier.projectDir(cwd), `${id}.jsonl`), 'utf8');
 
   it('session_id new → resume_session_id continues it → fork_session mints a new id; transcripts on disk', async () => {
@@ -51,7 +54,7 @@ describe('adapter over the real binary: sessions', () => {
       assert.equal(resumed['session_id'], id);
       assert.equal(resumed['resume_requested'], true);
       assert.equal(resumed['resumed'], true);
-      assert.equal(resumed['num_turns'], 1, 'num_turns counts this invocation only (FINDINGS §7)');
+      assert.equal(resumed['num_turns'], 1, 'num_turns counts this invocation only (2.1.332 counts the turns of the resuming invocation, not of the conversation)');
       assert.ok(sentUserTexts(onlyCall(second)).includes(first), 'the first turn was sent to the API as history');
       assert.deepEqual(await tier.transcripts(cwd), [id], 'resume appends to the same transcript');
       const appended = await transcript(cwd, id);
@@ -73,10 +76,9 @@ describe('adapter over the real binary: sessions', () => {
       const taken = await tier.client.callTool({ name: 'claude.run', arguments: { prompt: againPrompt, cwd, session_id: id } });
       assert.equal(taken.isError, true);
       assert.equal(taken.structuredContent, undefined, 'no run was reserved');
-      const text = (taken.content as Array<{ text: string }>)[0]?.text ?? '';
-      const refusal = JSON.parse(text.slice(text.indexOf('\n') + 1)) as { error: { code: string; path: string; message: string } };
-      assert.deepEqual([refusal.error.code, refusal.error.path], ['session_id_in_use', '/session_id']);
-      assert.match(refusal.error.message, /resume_session_id/);
+      const refusal = toolErrorOf(toolBody(taken)['error']);
+      assert.deepEqual([refusal?.code, refusal?.path], ['session_id_in_use', '/session_id']);
+      assert.match(String(refusal?.message), /resume_session_id/);
       assert.deepEqual(tier.callsWith(againPrompt), [], 'nothing reached the API');
     });
   });
@@ -134,7 +136,3 @@ describe('adapter over the real binary: sessions', () => {
     });
   });
 });
-
-function obj(value: unknown): Json {
-  return value as Json;
-}

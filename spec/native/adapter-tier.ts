@@ -19,6 +19,10 @@ import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '../helpers/native-env.ts';
 import type { NativeSandbox, SandboxProcess } from '../helpers/native-env.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { isJsonObject, lookup } from '../helpers/typed-results.ts';
+import { toolErrorOf } from '../helpers/tool-harness.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
+import type { ToolErrorData } from '../../lib/tool-errors.ts';
 
 /** A fake turn takes ~1-2 s through the adapter; only a hung run gets near this. */
 export const CALL_TIMEOUT_MS = 60_000;
@@ -36,8 +40,9 @@ export interface TierOptions {
 /** What tools/call returned, as the SDK parsed it. */
 export interface CallOutcome {
   readonly isError: boolean;
-  readonly result: Record<string, unknown>;
-  readonly error: { code: string; message: string } | null;
+  readonly result: JsonObject;
+  /** Checked to be a stable tool error (known code, message, optional path). */
+  readonly error: ToolErrorData | null;
   readonly progress: readonly Progress[];
 }
 
@@ -49,7 +54,7 @@ export interface AdapterTier {
   /** Calls a tool with a progress token; structuredContent unpacked. */
   call(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallOutcome>;
   /** The whole result object of a run (claude.run.result with detail "full"). */
-  full(runId: unknown): Promise<Record<string, unknown>>;
+  full(runId: unknown): Promise<JsonObject>;
   /** A fresh working directory for one test (realpath); removed with its transcripts by `dropCwd`. */
   newCwd(): Promise<string>;
   dropCwd(cwd: string): Promise<void>;
@@ -102,9 +107,10 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
         timeout: CALL_TIMEOUT_MS,
         ...(signal ? { signal } : {}),
       });
-      const structured = answer.structuredContent as { result?: Record<string, unknown>; error?: { code: string; message: string } } | undefined;
-      assert.ok(structured?.result, `${name}: structuredContent.result missing: ${JSON.stringify(answer).slice(0, 2000)}; adapter stderr: ${serverLog}`);
-      return { isError: answer.isError === true, result: structured.result, error: structured.error ?? null, progress };
+      const body: unknown = answer.structuredContent;
+      const result = isJsonObject(body) ? body['result'] : undefined;
+      if (!isJsonObject(body) || !isJsonObject(result)) assert.fail(`${name}: structuredContent.result missing: ${JSON.stringify(answer).slice(0, 2000)}; adapter stderr: ${serverLog}`);
+      return { isError: answer.isError === true, result, error: toolErrorOf(body['error']), progress };
     },
     async full(runId) {
       return (await tier.call('claude.run.result', { run_id: runId, detail: 'full' })).result;
@@ -132,10 +138,11 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
     },
     async settleAll() {
       const listed = await client.callTool({ name: 'claude.run.list', arguments: {} });
-      const runs = ((listed.structuredContent as { result?: { runs?: Array<{ run_id: string; completed: boolean }> } } | undefined)?.result?.runs) ?? [];
-      for (const run of runs.filter((r) => !r.completed)) {
-        await client.callTool({ name: 'claude.run.cancel', arguments: { run_id: run.run_id } });
-        await client.callTool({ name: 'claude.run.result', arguments: { run_id: run.run_id, wait_seconds: 30 } }, undefined, { timeout: CALL_TIMEOUT_MS });
+      // Cleanup after a failed test: whatever the listing holds is read leniently (a broken listing cancels nothing).
+      const runs = lookup(listed.structuredContent, 'result', 'runs');
+      for (const run of Array.isArray(runs) ? runs.filter(isJsonObject).filter((r) => r['completed'] !== true) : []) {
+        await client.callTool({ name: 'claude.run.cancel', arguments: { run_id: run['run_id'] } });
+        await client.callTool({ name: 'claude.run.result', arguments: { run_id: run['run_id'], wait_seconds: 30 } }, undefined, { timeout: CALL_TIMEOUT_MS });
       }
     },
     async close() {

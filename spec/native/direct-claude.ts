@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { createLineSplitter } from '../../lib/util/line-splitter.ts';
 import type { NativeSandbox } from '../helpers/native-env.ts';
 import { realClaudeBin } from '../helpers/native-env.ts';
+import { isJsonObject, lookup } from '../helpers/typed-results.ts';
 
 /** Far above a fake turn (~1 s); only a hung binary reaches it, and then the group is killed. */
 export const RUN_DEADLINE_MS = 45_000;
@@ -92,7 +93,7 @@ export function startClaude(sandbox: NativeSandbox, args: readonly string[], dea
 function parseObject(line: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined;
+    return isJsonObject(value) ? value : undefined;
   } catch {
     return undefined;
   }
@@ -106,8 +107,7 @@ export function resultOf(run: DirectRun): Record<string, unknown> {
 
 export function kinds(run: DirectRun): string[] {
   return run.events.map((event) => {
-    const inner = event['event'] as { type?: string } | undefined;
-    const sub = event['subtype'] ?? inner?.type;
+    const sub = event['subtype'] ?? lookup(event, 'event', 'type');
     return typeof sub === 'string' ? `${String(event['type'])}/${sub}` : String(event['type']);
   });
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic, FakeAnthropicOptions } from '../../fixtures/fake-anthropic/server.ts';
 import { call } from './http-client.ts';
+import { at, parseObj } from '../helpers/typed-results.ts';
 
 const ask = (stream = true): Record<string, unknown> => ({ model: 'm', max_tokens: 10, stream, messages: [{ role: 'user', content: 'x' }] });
 
@@ -41,7 +42,7 @@ test('cut: the non-streaming fallback gets the full text, or a cut too with nonS
   await withFake({ scenario: { kind: 'cut' } }, async (fake) => {
     const answer = await call(fake.url, { body: ask(false) });
     assert.equal(answer.status, 200);
-    assert.equal((JSON.parse(answer.text) as { content: Array<{ text: string }> }).content[0]?.text, 'Hi! I am a fake Claude.');
+    assert.equal(at(parseObj(answer.text), 'content', 0, 'text'), 'Hi! I am a fake Claude.');
     fake.setScenario({ kind: 'cut', nonStreaming: 'cut' });
     await assert.rejects(call(fake.url, { body: ask(false) }), /socket hang up|ECONNRESET/);
   });
@@ -95,7 +96,7 @@ test('body limit: exactly maxBodyBytes is accepted, one byte more gets 413', asy
     assert.equal((await call(fake.url, { body: exact })).status, 200);
     const over = await call(fake.url, { body: `${exact} ` });
     assert.equal(over.status, 413);
-    assert.equal((JSON.parse(over.text) as { error: { type: string } }).error.type, 'request_too_large');
+    assert.equal(at(parseObj(over.text), 'error', 'type'), 'request_too_large');
     assert.deepEqual(fake.requests.map((r) => [r.bodyBytes, r.scenario]), [[exact.length, 'text'], [exact.length + 1, null]]);
   });
 });
@@ -110,7 +111,7 @@ test('HEAD, count_tokens, wrong method and unknown paths get small honest answer
     assert.equal(wrong.status, 405);
     const models = await call(fake.url, { method: 'GET', path: '/v1/models' });
     assert.equal(models.status, 404);
-    assert.equal((JSON.parse(models.text) as { error: { type: string } }).error.type, 'not_found_error');
+    assert.equal(at(parseObj(models.text), 'error', 'type'), 'not_found_error');
     assert.deepEqual(fake.requests.map((r) => `${r.method} ${r.path}`), [
       'HEAD /', 'HEAD /api/hello', 'POST /v1/messages/count_tokens', 'GET /v1/messages', 'GET /v1/models',
     ]);

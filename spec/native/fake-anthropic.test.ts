@@ -5,6 +5,7 @@ import {
 } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic, FakeAnthropicOptions } from '../../fixtures/fake-anthropic/server.ts';
 import { call } from './http-client.ts';
+import { at, lookup, objAt, objs, parseObj } from '../helpers/typed-results.ts';
 
 const ask = (text: string, stream = true): Record<string, unknown> => ({
   model: 'claude-test-1', max_tokens: 10, stream,
@@ -22,7 +23,7 @@ async function withFake(options: FakeAnthropicOptions, body: (fake: FakeAnthropi
 
 const types = (events: ReadonlyArray<Record<string, unknown>>): unknown[] => events.map((event) => event['type']);
 const deltaText = (events: ReadonlyArray<Record<string, unknown>>): string => events
-  .map((event) => (event['delta'] as { text?: string } | undefined)?.text ?? '').join('');
+  .map((event) => lookup(event, 'delta', 'text') ?? '').join('');
 
 test('listens on 127.0.0.1 with an ephemeral port', async () => {
   await withFake({}, async (fake) => {
@@ -41,11 +42,9 @@ test('streams a text reply as the real API does and records the request', async 
       'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop',
     ]);
     assert.equal(deltaText(answer.events), 'Hello there, tester.');
-    const delta = answer.events[7] as { delta: { stop_reason: string }; usage: { output_tokens: number } };
-    assert.equal(delta.delta.stop_reason, 'end_turn');
-    assert.equal(delta.usage.output_tokens, 4);
-    const start = answer.events[0] as { message: { model: string; id: string } };
-    assert.equal(start.message.model, 'claude-test-1');
+    assert.equal(at(answer.events, 7, 'delta', 'stop_reason'), 'end_turn');
+    assert.equal(at(answer.events, 7, 'usage', 'output_tokens'), 4);
+    assert.equal(at(answer.events, 0, 'message', 'model'), 'claude-test-1');
     assert.equal(fake.requests.length, 1);
     const recorded = fake.requests[0];
     assert.ok(recorded);
@@ -64,10 +63,10 @@ test('answers without stream:true with one whole JSON message', async () => {
   await withFake({}, async (fake) => {
     const answer = await call(fake.url, { body: ask('say hi', false) });
     assert.equal(answer.status, 200);
-    const message = JSON.parse(answer.text) as { type: string; content: unknown[]; stop_reason: string };
-    assert.equal(message.type, 'message');
-    assert.deepEqual(message.content, [{ type: 'text', text: DEFAULT_TEXT }]);
-    assert.equal(message.stop_reason, 'end_turn');
+    const message = parseObj(answer.text, 'the message');
+    assert.equal(message['type'], 'message');
+    assert.deepEqual(message['content'], [{ type: 'text', text: DEFAULT_TEXT }]);
+    assert.equal(message['stop_reason'], 'end_turn');
     assert.equal(fake.requests[0]?.stream, false);
   });
 });
@@ -77,27 +76,26 @@ test('tool_use asks for the tool first, then answers the tool_result with text',
   await withFake({ scenario: { kind: 'tool_use', tool: 'Bash', input } }, async (fake) => {
     const first = await call(fake.url, { body: ask('run it') });
     const starts = first.events.filter((event) => event['type'] === 'content_block_start')
-      .map((event) => event['content_block'] as { type: string; name?: string; id?: string });
-    assert.deepEqual(starts.map((block) => block.type), ['text', 'tool_use']);
-    assert.equal(starts[1]?.name, 'Bash');
-    const json = first.events.map((event) => (event['delta'] as { partial_json?: string } | undefined)?.partial_json ?? '').join('');
+      .map((event) => objAt(event, 'content_block'));
+    assert.deepEqual(starts.map((block) => block['type']), ['text', 'tool_use']);
+    assert.equal(starts[1]?.['name'], 'Bash');
+    const json = first.events.map((event) => lookup(event, 'delta', 'partial_json') ?? '').join('');
     assert.deepEqual(JSON.parse(json), input);
-    assert.equal((first.events.at(-2)?.['delta'] as { stop_reason: string }).stop_reason, 'tool_use');
+    assert.equal(at(first.events.at(-2), 'delta', 'stop_reason'), 'tool_use');
 
     const followUp = {
       ...ask('run it'),
       messages: [
         { role: 'user', content: 'run it' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: starts[1]?.id, name: 'Bash', input }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: starts[1]?.id, content: 'denied by test', is_error: true }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: starts[1]?.['id'], name: 'Bash', input }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: starts[1]?.['id'], content: 'denied by test', is_error: true }] },
         { role: 'system', content: 'env' },
       ],
     };
     const second = await call(fake.url, { body: followUp });
     assert.equal(deltaText(second.events), 'Tool finished (is_error=true): denied by test');
     const whole = await call(fake.url, { body: { ...ask('run it', false) } });
-    const content = (JSON.parse(whole.text) as { content: Array<{ type: string }> }).content;
-    assert.deepEqual(content.map((block) => block.type), ['text', 'tool_use']);
+    assert.deepEqual(objs(parseObj(whole.text)['content'], 'content').map((block) => block['type']), ['text', 'tool_use']);
   });
 });
 
@@ -106,11 +104,11 @@ for (const [status, type] of [[401, 'authentication_error'], [429, 'rate_limit_e
     await withFake({ scenario: { kind: 'http_error', status, shouldRetry: false, retryAfterSeconds: 2 } }, async (fake) => {
       const answer = await call(fake.url, { body: ask('x') });
       assert.equal(answer.status, status);
-      const body = JSON.parse(answer.text) as { type: string; error: { type: string; message: string }; request_id: string };
-      assert.equal(body.type, 'error');
-      assert.equal(body.error.type, type);
-      assert.equal(body.error.message, `fake ${status} from fake-anthropic`);
-      assert.equal(body.request_id, answer.headers['request-id']);
+      const body = parseObj(answer.text, 'the error body');
+      assert.equal(body['type'], 'error');
+      assert.equal(at(body, 'error', 'type'), type);
+      assert.equal(at(body, 'error', 'message'), `fake ${status} from fake-anthropic`);
+      assert.equal(body['request_id'], answer.headers['request-id']);
       assert.equal(answer.headers['x-should-retry'], 'false');
       assert.equal(answer.headers['retry-after'], '2');
     });

@@ -10,6 +10,7 @@ import { createNativeSandbox, pollUntilGone } from '../helpers/native-env.ts';
 import type { NativeSandbox, NativeSandboxOptions } from '../helpers/native-env.ts';
 import { networkView } from '../helpers/netns.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { at, lookup, objs } from '../helpers/typed-results.ts';
 import { STREAM_JSON_ARGS, kinds, resultOf, runClaude, startClaude } from './direct-claude.ts';
 
 /** A claude that exited must be gone already; this only absorbs /proc lag. */
@@ -105,10 +106,10 @@ test('a Bash tool_use under --permission-mode dontAsk is denied and nothing runs
     const result = resultOf(run);
     assert.equal(result['is_error'], false);
     assert.equal(result['num_turns'], 2);
-    const denials = result['permission_denials'] as Array<{ tool_name: string; tool_input: { command: string } }>;
+    const denials = objs(result['permission_denials'], 'permission_denials');
     assert.equal(denials.length, 1);
-    assert.equal(denials[0]?.tool_name, 'Bash');
-    assert.equal(denials[0]?.tool_input.command, `touch ${marker}`);
+    assert.equal(at(denials, 0, 'tool_name'), 'Bash');
+    assert.equal(at(denials, 0, 'tool_input', 'command'), `touch ${marker}`);
     assert.ok(kinds(run).includes('system/permission_denied'));
     assert.equal(existsSync(join(sandbox.cwd, marker)), false, 'the denied command did not run');
     const calls = fake.requests.filter((r) => r.path === '/v1/messages');
@@ -139,7 +140,7 @@ test('a stream that hangs after message_start: the live claude is found, SIGINT 
     const started = startClaude(sandbox, [...STREAM_JSON_ARGS, '--', 'say hi']);
     await fake.waitForRequest((r) => r.path === '/v1/messages', 30_000);
     // The fake sent message_start; interrupt only once the CLI has read it (on a busy machine it may not have).
-    await pollUntil('the CLI streamed message_start', () => started.events.some((e) => e['type'] === 'stream_event' && (e['event'] as Record<string, unknown> | undefined)?.['type'] === 'message_start'), { timeoutMs: 30_000 });
+    await pollUntil('the CLI streamed message_start', () => started.events.some((e) => e['type'] === 'stream_event' && lookup(e, 'event', 'type') === 'message_start'), { timeoutMs: 30_000 });
     const live = await sandbox.processes();
     assert.deepEqual(live.filter((p) => p.isBinary).map((p) => p.pid), [started.pid], 'the scan sees the running binary');
     const interruptedAt = performance.now();

@@ -6,15 +6,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { lastToolResult, promptTag, scenarioByPromptTag, startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic, RecordedRequest } from '../../fixtures/fake-anthropic/server.ts';
 import { buildBundle } from '../../scripts/build.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin } from '../helpers/native-env.ts';
+import { pollUntil } from '../helpers/poll.ts';
+import { at, isJsonObject, objAt, toolResultOf } from '../helpers/typed-results.ts';
+import { readWireLog, wireMessages, type WireEntry, type WireMessage } from './wire-tap-log.ts';
 import type { NativeSandbox } from '../helpers/native-env.ts';
 import { describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
 
@@ -24,19 +25,10 @@ const NESTED_REPLY = 'Nested reply delivered through an MCP task.';
 /** Each wait is for an event (a wire line, a model request, an exit); only a hang reaches this. */
 const STEP_DEADLINE_MS = 60_000;
 
-type Json = Record<string, unknown>;
-interface WireEntry { readonly t: number; readonly dir?: 'c2s' | 's2c'; readonly line?: string; readonly signal?: string; readonly exit?: number | null }
-interface Message { readonly t: number; readonly dir: 'c2s' | 's2c'; readonly msg: Json }
+type Message = WireMessage;
 
-async function until<T>(what: string | (() => string), probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const deadline = performance.now() + STEP_DEADLINE_MS;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-    await delay(50);
-  }
-}
+const until = <T>(what: string | (() => string), probe: () => T | undefined | Promise<T | undefined>): Promise<T> =>
+  pollUntil(what, probe, { timeoutMs: STEP_DEADLINE_MS, intervalMs: 50 });
 
 const answerTo = (all: Message[], id: unknown): Message | undefined => all.find((m) => m.dir === 's2c' && m.msg['id'] === id);
 
@@ -99,8 +91,8 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     const tmux = (...args: string[]): string => execFileSync('tmux', ['-S', socket, ...args]).toString();
     tmux('new-session', '-d', '-s', label, '-x', '200', '-y', '50', '-c', sandbox.cwd, ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
       realClaudeBin(), '--mcp-config', config, '--strict-mcp-config', '--permission-mode', 'default', '--allowedTools', 'mcp__crm__claude_run');
-    const wire = (): WireEntry[] => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as WireEntry) : []);
-    const messages = (): Message[] => wire().filter((e) => e.line !== undefined).map((e) => ({ t: e.t, dir: e.dir as 'c2s' | 's2c', msg: JSON.parse(e.line as string) as Json }));
+    const wire = (): WireEntry[] => readWireLog(log);
+    const messages = (): Message[] => wireMessages(wire());
     return {
       tmux: (...args) => tmux(...args),
       screen: () => { try { return tmux('capture-pane', '-p', '-t', label); } catch { return '(no pane)'; } },
@@ -129,7 +121,7 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     await host.prompt(`call the tool ${promptTag('host_call')}`);
 
     // The wake-up is a new turn whose newest message carries the notification (the system prompt mentions the tag too).
-    const newest = (r: RecordedRequest): string => JSON.stringify(((r.body as { messages?: unknown[] } | null)?.messages ?? []).at(-1) ?? null);
+    const newest = (r: RecordedRequest): string => JSON.stringify((isJsonObject(r.body) && Array.isArray(r.body['messages']) ? r.body['messages'] : []).at(-1) ?? null);
     const isWake = (r: RecordedRequest): boolean => r.path === '/v1/messages' && newest(r).includes('<task-notification>');
     const wake = await until(() => `the model woken by the task (screen:\n${screen()})`, () => fake.requests.find(isWake));
 
@@ -139,17 +131,15 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     assert.equal(methods[0], 'server/discover');
     assert.equal(methods.includes('initialize'), false, methods.join(', '));
     for (const request of requests) {
-      const caps = ((request.msg['params'] as Json)['_meta'] as Json)['io.modelcontextprotocol/clientCapabilities'] as Json;
-      assert.deepEqual((caps['extensions'] as Json)[TASKS], {}, `${String(request.msg['method'])} declares the tasks extension`);
+      assert.deepEqual(at(request.msg, 'params', '_meta', 'io.modelcontextprotocol/clientCapabilities', 'extensions', TASKS), {}, `${String(request.msg['method'])} declares the tasks extension`);
     }
-    const discover = answerTo(all, requests[0]!.msg['id'])!.msg['result'] as Json;
-    assert.deepEqual((discover['capabilities'] as Json)['extensions'], { [TASKS]: {} });
+    assert.deepEqual(at(answerTo(all, requests[0]!.msg['id'])?.msg, 'result', 'capabilities', 'extensions'), { [TASKS]: {} });
 
     // tools/call → a task at once.
     const call = requests.find((m) => m.msg['method'] === 'tools/call');
     assert.ok(call, `tools/call on the wire: ${methods.join(', ')}`);
     const created = answerTo(all, call.msg['id'])!;
-    const task = created.msg['result'] as Json;
+    const task = objAt(created.msg, 'result');
     assert.equal(task['resultType'], 'task');
     const taskId = String(task['taskId']);
     assert.match(taskId, /^run_/);
@@ -159,17 +149,17 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     // The polls: the first one right away, then at the suggested rate, until completed.
     const polls = requests.filter((m) => m.msg['method'] === 'tasks/get');
     assert.ok(polls.length >= 3, `several polls while the run worked (${polls.length})`);
-    for (const poll of polls) assert.equal((poll.msg['params'] as Json)['taskId'], taskId);
-    const answers = polls.map((poll) => answerTo(all, poll.msg['id'])!.msg['result'] as Json);
+    for (const poll of polls) assert.equal(at(poll.msg, 'params', 'taskId'), taskId);
+    const answers = polls.map((poll) => objAt(answerTo(all, poll.msg['id'])?.msg, 'result'));
     assert.ok(answers.slice(0, -1).every((a) => a['status'] === 'working'), answers.map((a) => a['status']).join(','));
     const completed = answers.at(-1)!;
     assert.equal(completed['status'], 'completed');
     for (let i = 2; i < polls.length; i++) {
       assert.ok(polls[i]!.t - polls[i - 1]!.t >= 900, `poll ${i} came ${polls[i]!.t - polls[i - 1]!.t} ms after the previous one (pollIntervalMs 1000)`);
     }
-    const inline = completed['result'] as Json;
+    const inline = objAt(completed, 'result');
     assert.equal(inline['isError'], false);
-    const run = (inline['structuredContent'] as Json)['result'] as Json;
+    const run = toolResultOf(inline);
     assert.equal(run['run_id'], taskId);
     assert.equal(run['result'], NESTED_REPLY);
     assert.equal(run['cleanup_confirmed'], true);
@@ -197,9 +187,9 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     return until(() => `two polls of the task (screen:\n${host.screen()})`, () => {
       const all = host.messages();
       const call = all.find((m) => m.dir === 'c2s' && m.msg['method'] === 'tools/call');
-      const task = call && answerTo(all, call.msg['id'])?.msg['result'] as Json | undefined;
+      const task = call && answerTo(all, call.msg['id'])?.msg['result'];
       const polls = all.filter((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get');
-      return task?.['resultType'] === 'task' && polls.length >= 2 ? String(task['taskId']) : undefined;
+      return isJsonObject(task) && task['resultType'] === 'task' && polls.length >= 2 ? String(task['taskId']) : undefined;
     });
   }
 
@@ -220,13 +210,13 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
       return found.length > 0 ? found : undefined;
     });
     host.tmux('send-keys', '-t', 'cancel', 'Escape');
-    for (const cancel of cancels) assert.equal((cancel.msg['params'] as Json)['taskId'], taskId);
+    for (const cancel of cancels) assert.equal(at(cancel.msg, 'params', 'taskId'), taskId);
     const acks = await until('every tasks/cancel answered', () => {
       const all = host.messages();
       const answers = cancels.map((c) => answerTo(all, c.msg['id']));
-      return answers.every((a) => a !== undefined) ? answers as Message[] : undefined;
+      return answers.every((a) => a !== undefined) ? answers : undefined;
     });
-    for (const ack of acks) assert.equal((ack.msg['result'] as Json)['resultType'], 'complete', JSON.stringify(ack.msg));
+    for (const ack of acks) assert.equal(at(ack.msg, 'result', 'resultType'), 'complete', JSON.stringify(ack.msg));
     // The run is cancelled through the supervisor: the nested claude is gone while the session goes on.
     assert.deepEqual(await pollUntilGone(async () => (await sandbox.processes()).filter((p) => p.isBinary && p.cmdline.includes('-p')), LEAK_POLL_MS).then(describeProcesses), []);
     host.tmux('send-keys', '-t', 'cancel', '-l', '/exit');
@@ -237,7 +227,7 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     const all = host.messages();
     const every = all.filter((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/cancel');
     t.diagnostic(`tasks/cancel sent ${every.length} time(s), at ${every.map((m) => m.t).join(', ')} ms`);
-    for (const cancel of every) assert.equal((answerTo(all, cancel.msg['id'])?.msg['result'] as Json | undefined)?.['resultType'], 'complete');
+    for (const cancel of every) assert.equal(at(answerTo(all, cancel.msg['id'])?.msg, 'result', 'resultType'), 'complete');
     const lastCancel = Math.max(...every.map((m) => m.t));
     assert.equal(all.some((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get' && m.t > lastCancel), false, 'no poll after the stop');
     assert.deepEqual(describeProcesses(await pollUntilGone(() => sandbox.processes(), LEAK_POLL_MS)), [], 'nothing left after /exit');

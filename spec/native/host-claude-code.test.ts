@@ -6,10 +6,13 @@
 // With MCP_PROTOCOL_NEGOTIATION=legacy the same flow runs over initialize, on the same server.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { arr, at, isJsonObject, obj, objAt, parseObj, toolResultOf } from '../helpers/typed-results.ts';
+import { readWireLog, wireMessages, type WireEntry, type WireMessage } from './wire-tap-log.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 import { lastToolResult, promptTag, scenarioByPromptTag, startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin } from '../helpers/native-env.ts';
@@ -24,8 +27,6 @@ const FOLLOW_UP = 'The host read the tool result.';
 /** Outer CLI start, one tool turn, a nested real run and the follow-up: ~10 s; only a hang gets near this. */
 const HOST_DEADLINE_MS = 90_000;
 
-interface WireEntry { readonly t: number; readonly dir?: 'c2s' | 's2c'; readonly line?: string; readonly signal?: string; readonly exit?: number | null }
-type Json = Record<string, unknown>;
 
 describe('Claude Code 2.1.332 as the MCP client of this server', () => {
   let fake: FakeAnthropic;
@@ -53,7 +54,7 @@ describe('Claude Code 2.1.332 as the MCP client of this server', () => {
   });
 
   /** Runs the outer CLI once with the server behind the tap; returns the CLI run and the logged wire. */
-  async function hostRun(label: string, extraEnv: Record<string, string> = {}): Promise<{ run: Awaited<ReturnType<typeof runClaude>>; wire: WireEntry[]; messages: Array<{ dir: string; msg: Json }> }> {
+  async function hostRun(label: string, extraEnv: Record<string, string> = {}): Promise<{ run: Awaited<ReturnType<typeof runClaude>>; wire: WireEntry[]; messages: WireMessage[] }> {
     const log = join(sandbox.root, `${label}-wire.jsonl`);
     const config = join(sandbox.root, `${label}-mcp.json`);
     const server = [process.execPath, bundle, '--claude-bin', realClaudeBin()];
@@ -65,8 +66,8 @@ describe('Claude Code 2.1.332 as the MCP client of this server', () => {
       '--', `call the tool ${label} ${promptTag('host_call')}`,
     ], HOST_DEADLINE_MS);
     assert.ok(existsSync(log), `the server was never started; stderr: ${run.stderr.slice(-2000)}`);
-    const wire = readFileSync(log, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as WireEntry);
-    const messages = wire.filter((e) => e.line !== undefined).map((e) => ({ dir: e.dir as string, msg: JSON.parse(e.line as string) as Json }));
+    const wire = readWireLog(log);
+    const messages = wireMessages(wire);
     return { run, wire, messages };
   }
 
@@ -77,7 +78,7 @@ describe('Claude Code 2.1.332 as the MCP client of this server', () => {
     const seen = lastToolResult(followUp[0]!.body)!;
     assert.equal(seen.isError, false, seen.text.slice(0, 500));
     // Claude Code 2.1.332 hands the model the structuredContent (as JSON) when a result has one.
-    const body = (JSON.parse(seen.text) as { result: Json }).result;
+    const body = objAt(parseObj(seen.text, 'the tool result the model saw'), 'result');
     assert.equal(body['result'], NESTED_REPLY);
     assert.equal(body['cleanup_confirmed'], true);
     assert.equal(fake.requests.filter((r) => r.path === '/v1/messages' && JSON.stringify(r.body).includes(promptTag('nested')) && lastToolResult(r.body) === undefined && !JSON.stringify(r.body).includes(label)).length >= 1, true, 'the nested run reached the fake');
@@ -96,22 +97,21 @@ describe('Claude Code 2.1.332 as the MCP client of this server', () => {
     assert.equal(methods.includes('notifications/initialized'), false);
     assert.ok(methods.includes('tools/list') && methods.includes('tools/call'), methods.join(', '));
     for (const request of requests) {
-      const meta = (request.msg['params'] as Json | undefined)?.['_meta'] as Json | undefined;
-      assert.equal(meta?.['io.modelcontextprotocol/protocolVersion'], '2026-07-28', `${String(request.msg['method'])} carries the modern date`);
-      const caps = meta?.['io.modelcontextprotocol/clientCapabilities'] as Json | undefined;
-      assert.ok(caps, 'client capabilities on every request');
-      assert.equal((caps['extensions'] as Json | undefined)?.['io.modelcontextprotocol/tasks'], undefined, 'print mode never declares the tasks extension');
+      const meta = objAt(request.msg, 'params', '_meta');
+      assert.equal(meta['io.modelcontextprotocol/protocolVersion'], '2026-07-28', `${String(request.msg['method'])} carries the modern date`);
+      const caps = objAt(meta, 'io.modelcontextprotocol/clientCapabilities');
+      assert.equal(isJsonObject(caps['extensions']) ? caps['extensions']['io.modelcontextprotocol/tasks'] : undefined, undefined, 'print mode never declares the tasks extension');
     }
-    const answer = (id: unknown): Json => messages.find((m) => m.dir === 's2c' && m.msg['id'] === id)!.msg;
-    const discover = answer(requests[0]!.msg['id'])['result'] as Json;
-    assert.ok((discover['supportedVersions'] as string[]).includes('2026-07-28'));
+    const answer = (id: unknown): JsonObject => obj(messages.find((m) => m.dir === 's2c' && m.msg['id'] === id)?.msg, `the answer to ${String(id)}`);
+    const discover = objAt(answer(requests[0]!.msg['id']), 'result');
+    assert.ok(arr(discover['supportedVersions']).includes('2026-07-28'));
     const call = requests.find((m) => m.msg['method'] === 'tools/call')!;
-    assert.equal((call.msg['params'] as Json)['name'], 'claude.run', 'the model\'s mcp__crm__claude_run reached claude.run');
-    const callResult = answer(call.msg['id'])['result'] as Json;
+    assert.equal(at(call.msg, 'params', 'name'), 'claude.run', 'the model\'s mcp__crm__claude_run reached claude.run');
+    const callResult = objAt(answer(call.msg['id']), 'result');
     assert.equal(callResult['resultType'], 'complete', 'without the extension the call is synchronous');
     assert.equal(callResult['isError'], false);
     const runId = assertResultReachedModel('modern');
-    assert.equal(((callResult['structuredContent'] as Json)['result'] as Json)['run_id'], runId);
+    assert.equal(toolResultOf(callResult)['run_id'], runId);
 
     // Claude Code ends the server with a signal, stdin left open; the server exits 0 by itself.
     const signals = wire.filter((e) => e.signal !== undefined && e.exit === undefined).map((e) => e.signal);
@@ -128,10 +128,10 @@ describe('Claude Code 2.1.332 as the MCP client of this server', () => {
     const requests = messages.filter((m) => m.dir === 'c2s' && typeof m.msg['method'] === 'string');
     assert.equal(requests[0]!.msg['method'], 'initialize');
     assert.equal(requests.some((m) => m.msg['method'] === 'server/discover'), false);
-    const init = messages.find((m) => m.dir === 's2c' && m.msg['id'] === requests[0]!.msg['id'])!.msg['result'] as Json;
+    const init = objAt(messages.find((m) => m.dir === 's2c' && m.msg['id'] === requests[0]!.msg['id'])?.msg, 'result');
     assert.equal(init['protocolVersion'], '2025-11-25');
     const call = requests.find((m) => m.msg['method'] === 'tools/call')!;
-    const callResult = messages.find((m) => m.dir === 's2c' && m.msg['id'] === call.msg['id'])!.msg['result'] as Json;
+    const callResult = objAt(messages.find((m) => m.dir === 's2c' && m.msg['id'] === call.msg['id'])?.msg, 'result');
     assert.equal(callResult['resultType'], undefined, 'legacy results are unchanged');
     assertResultReachedModel('legacy');
     assert.deepEqual(describeProcesses(await pollUntilGone(() => sandbox.processes(), LEAK_POLL_MS)), []);

@@ -1,6 +1,7 @@
 /** A tiny node:http client for probing the fake API: no keep-alive, so no socket outlives a test. */
 import { request } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
+import { parseObj } from '../helpers/typed-results.ts';
 
 export interface HttpAnswer {
   readonly status: number;
@@ -45,7 +46,7 @@ export function call(baseUrl: string, spec: HttpCall): Promise<HttpAnswer> {
         for (const frame of frames) {
           const data = frame.split('\n').find((line) => line.startsWith('data: '));
           if (data === undefined) continue;
-          const event = JSON.parse(data.slice('data: '.length)) as Record<string, unknown>;
+          const event = parseObj(data.slice('data: '.length), 'an SSE data line');
           events.push(event);
           eventTimesMs.push(performance.now());
           spec.onEvent?.(event);

@@ -17,6 +17,8 @@ import { BRIDGE_ENV, BRIDGE_TOOL, bridgeCommandBeside, getBridgeCommand, withPer
 import { SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
 import { buildBundle } from '../../scripts/build.ts';
 import { MAX_QUESTION_INPUT_CHARS } from '../../lib/permission/wire.ts';
+import { pollUntil } from '../helpers/poll.ts';
+import { at, callToolResultOf, objs, parseObj, rpcError, rpcResult } from '../helpers/typed-results.ts';
 
 type Json = Record<string, unknown>;
 const base = mkdtempSync(join(tmpdir(), 'crm-perm-spec-'));
@@ -39,9 +41,10 @@ function startBridge(env: Record<string, string>, command: BridgeCommand = getBr
   child.stdout.on('data', (chunk: Buffer) => {
     buffered += chunk.toString('utf8');
     for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-      const message = JSON.parse(buffered.slice(0, nl)) as Json;
+      const message = parseObj(buffered.slice(0, nl), 'a bridge stdout line');
       buffered = buffered.slice(nl + 1);
-      const id = message['id'] as string | number;
+      const id = message['id'];
+      if (typeof id !== 'string' && typeof id !== 'number') continue; // a notification: nothing waits for it
       waiting.get(id)?.(message);
       waiting.delete(id);
     }
@@ -77,12 +80,12 @@ function nextQuestion(broker: PermissionBroker): Promise<PermissionQuestion> {
 
 /** What the CLI parses: exactly one text block holding the JSON decision, and nothing else. */
 function decisionOf(response: Json): Json {
-  const result = response['result'] as Json;
+  const result = rpcResult(response);
   assert.deepEqual(Object.keys(result), ['content'], 'no structuredContent, no isError');
-  const content = result['content'] as Array<{ type: string; text: string }>;
+  const { content } = callToolResultOf(result);
   assert.equal(content.length, 1);
   assert.equal(content[0]?.type, 'text');
-  return JSON.parse(content[0]!.text) as Json;
+  return parseObj(content[0]!.text, 'the decision');
 }
 
 describe('permission bridge and broker', () => {
@@ -91,11 +94,11 @@ describe('permission bridge and broker', () => {
     const bridge = startBridge(envFor(broker));
     try {
       const probe = await bridge.request('server/discover', {}, 'server-discover-probe-1');
-      assert.equal((probe['error'] as Json)['code'], -32601, 'the probe gets an error, never silence');
+      assert.equal(rpcError(probe).code, -32601, 'the probe gets an error, never silence');
       const init = await bridge.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.332' } }, 0);
-      assert.equal((init['result'] as Json)['protocolVersion'], '2025-11-25');
+      assert.equal(rpcResult(init)['protocolVersion'], '2025-11-25');
       bridge.notify('notifications/initialized', {});
-      const tools = ((await bridge.request('tools/list'))['result'] as Json)['tools'] as Json[];
+      const tools = objs(rpcResult(await bridge.request('tools/list'))['tools'], 'tools');
       assert.deepEqual(tools.map((t) => t['name']), [BRIDGE_TOOL]);
     } finally {
       await bridge.close();
@@ -205,12 +208,8 @@ describe('permission bridge and broker', () => {
       const asked = nextQuestion(broker);
       void ask(bridge, INPUT, 7);
       const q = await asked;
-      const withdrawn = new Promise<void>((resolve) => {
-        const poll = (): void => { if (broker.pending().length === 0) resolve(); else setImmediate(poll); };
-        poll();
-      });
       bridge.notify('notifications/cancelled', { requestId: 7, reason: 'SdkError: Request timed out' });
-      await withdrawn;
+      await pollUntil('the question to be withdrawn', () => broker.pending().length === 0, { timeoutMs: 10_000, intervalMs: 1 });
       assert.equal(broker.decided().questions[0]?.decided_by, 'withdrawn');
       assert.throws(() => broker.answer(q.question_id, { behavior: 'allow' }), { code: 'permission_question_not_pending' });
     } finally {
@@ -243,11 +242,11 @@ describe('permission bridge and broker', () => {
     try {
       await once(client, 'connect');
       let received = '';
-      client.on('data', (chunk: Buffer) => { received += chunk.toString('utf8'); });
+      const firstLine = new Promise<void>((resolve) => client.on('data', (chunk: Buffer) => { received += chunk.toString('utf8'); if (received.includes('\n')) resolve(); }));
       const lines = [JSON.stringify({ t: 'hello', token: broker.token })];
       for (let i = 0; i <= MAX_PENDING_QUESTIONS; i += 1) lines.push(JSON.stringify({ t: 'ask', id: `q${i}`, tool_name: 'Bash', input: { i }, tool_use_id: `t${i}` }));
       client.write(`${lines.join('\n')}\n`);
-      await new Promise<void>((resolve) => { const poll = (): void => { if (received.includes('\n')) resolve(); else setImmediate(poll); }; poll(); });
+      await firstLine;
       assert.equal(broker.pending().length, MAX_PENDING_QUESTIONS);
       assert.deepEqual(JSON.parse(received.trim()), { t: 'decision', id: `q${MAX_PENDING_QUESTIONS}`, behavior: 'deny', message: `claude-run-mcp: more than ${MAX_PENDING_QUESTIONS} questions waiting; denied.` });
       assert.equal(broker.decided().questions[0]?.decided_by, 'overflow');
@@ -287,7 +286,7 @@ describe('permission bridge and broker', () => {
     const bridge = startBridge(envFor(broker), command!);
     try {
       const init = await bridge.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.332' } }, 0);
-      assert.equal((init['result'] as Json)['protocolVersion'], '2025-11-25');
+      assert.equal(rpcResult(init)['protocolVersion'], '2025-11-25');
       const asked = nextQuestion(broker);
       const response = ask(bridge);
       broker.answer((await asked).question_id, { behavior: 'allow' });
@@ -304,8 +303,8 @@ describe('permission bridge and broker', () => {
     const wired = withPermissionBridge(argv, '--', wiring);
     assert.deepEqual(wired.args.slice(0, 3), ['-p', '--permission-mode', 'default']);
     assert.deepEqual(wired.args.slice(-4), ['--permission-prompt-tool', 'mcp__claude_run_mcp_permission__approve', '--', 'hi']);
-    const config = JSON.parse(wired.args[wired.args.indexOf('--mcp-config') + 1]!) as { mcpServers: Record<string, Json> };
-    assert.equal(config.mcpServers['claude_run_mcp_permission']?.['timeout'], 16_000);
+    const config = parseObj(wired.args[wired.args.indexOf('--mcp-config') + 1]!, 'the --mcp-config value');
+    assert.equal(at(config, 'mcpServers', 'claude_run_mcp_permission', 'timeout'), 16_000);
     const kept = withPermissionBridge({ args: ['-p', '--permission-mode', 'acceptEdits'], stdin: 'big prompt' }, '--', { ...wiring, useDefaultMode: false });
     assert.equal(kept.args[2], 'acceptEdits');
     assert.equal(kept.args.at(-1), 'mcp__claude_run_mcp_permission__approve', 'a stdin prompt: flags appended');

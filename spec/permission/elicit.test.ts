@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { questionMessage, readAnswer, QUESTION_SCHEMA } from '../../lib/permission/elicit.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
 const QUESTION = {
   question_id: 'pq_1', tool_name: 'Bash', tool_use_id: 'toolu_1', input: '{"command":"rm -rf x"}', input_bytes: 22,
@@ -19,8 +20,9 @@ test('only an accepted, well-formed form allows; everything else is a deny (null
   assert.deepEqual(readAnswer({ action: 'accept', content: { decision: 'allow' } }), { behavior: 'allow' });
   assert.deepEqual(readAnswer({ action: 'accept', content: { decision: 'deny', reason: 'no' } }), { behavior: 'deny', reason: 'no' });
   assert.deepEqual(readAnswer({ action: 'accept', content: { decision: 'deny' } }), { behavior: 'deny' });
-  for (const result of [
+  const malformed: JsonObject[] = [
     { action: 'decline' }, { action: 'cancel' }, { action: 'accept' }, { action: 'accept', content: [] },
     { action: 'accept', content: { decision: 'yes' } }, { action: 'accept', content: { decision: 'allow', reason: 5 } }, {},
-  ]) assert.equal(readAnswer(result as never), null, JSON.stringify(result));
+  ];
+  for (const result of malformed) assert.equal(readAnswer(result), null, JSON.stringify(result));
 });

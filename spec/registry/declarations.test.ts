@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { META_RISK, TOOL_NAMES, fromWireName, toWireName, toolAnnotations, toolMeta } from '../../lib/tools/declarations.ts';
+import { objAt } from '../helpers/typed-results.ts';
 
 const WORK = { format_version: 1, uri: 'computer-mcp://runtime/work/v1' };
 const CONTINUATION = { format_version: 1, selector: { kind: 'claude.run', resource_id: { json_pointer: '/run_id' } } };
@@ -41,7 +42,7 @@ for (const name of TOOL_NAMES) {
 test('toolMeta returns a fresh object each call', () => {
   const a = toolMeta('claude.run.result');
   a['io.github.computer-mcp/risk'] = 'tampered';
-  (a['io.github.computer-mcp/work'] as Record<string, unknown>)['uri'] = 'x';
+  objAt(a, 'io.github.computer-mcp/work')['uri'] = 'x';
   assert.deepEqual(toolMeta('claude.run.result')['io.github.computer-mcp/risk'], 'read-only');
   assert.deepEqual(toolMeta('claude.run.result')['io.github.computer-mcp/work'], WORK);
 });

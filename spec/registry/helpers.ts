@@ -2,6 +2,7 @@ import { createManualClock } from '../helpers/manual-clock.ts';
 import { createRunRegistry } from '../../lib/runs/registry.ts';
 import type { RegistryOptions, RunRegistry } from '../../lib/runs/registry.ts';
 import type { RandomBytes } from '../../lib/runs/ids.ts';
+import { isToolError } from '../../lib/tool-errors.ts';
 
 /** Deterministic, never-repeating "random" bytes: a counter in the last four bytes. */
 export function counterRandom(): RandomBytes {
@@ -31,8 +32,8 @@ export function makeRegistry(overrides: Partial<Omit<RegistryOptions, 'clock' | 
 
 export function toolErrorCode(code: string) {
   return (error: unknown): boolean => {
-    if (!(error instanceof Error) || (error as { code?: unknown }).code !== code) {
-      throw new Error(`expected ToolError ${code}, got ${String((error as { code?: unknown })?.code)}: ${String(error)}`);
+    if (!isToolError(error) || error.code !== code) {
+      throw new Error(`expected ToolError ${code}, got ${isToolError(error) ? error.code : 'no ToolError'}: ${String(error)}`);
     }
     return true;
   };

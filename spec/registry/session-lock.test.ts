@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_WAITERS_PER_SESSION, createSessionLock, sessionLockKeys } from '../../lib/runs/session-lock.ts';
 import type { ReleaseLock } from '../../lib/runs/session-lock.ts';
+import { isToolError } from '../../lib/tool-errors.ts';
 
 const never = new AbortController().signal;
 /** Lets every settled promise's reactions run. */
@@ -64,7 +65,7 @@ test('abort while waiting removes the waiter and rejects with an AbortError', as
   assert.equal(lock.waiting('k'), 2);
   controller.abort(new Error('client cancelled'));
   await assert.rejects(aborted, (e: Error & { code?: string; cause?: unknown }) =>
-    e.name === 'AbortError' && e.code === 'ABORT_ERR' && (e.cause as Error).message === 'client cancelled');
+    e.name === 'AbortError' && e.code === 'ABORT_ERR' && e.cause instanceof Error && e.cause.message === 'client cancelled');
   assert.equal(lock.waiting('k'), 1);
   holder();
   (await next)();
@@ -101,7 +102,8 @@ test(`waiters are bounded at ${MAX_WAITERS_PER_SESSION} per key; one more is ses
   let refusal: unknown;
   lock.acquire('k', never).then(() => { refusal = 'granted'; }, (error: unknown) => { refusal = error; });
   await flush();
-  assert.equal((refusal as { code?: string } | undefined)?.code, 'session_busy');
+  assert.ok(isToolError(refusal), `refused with a ToolError: ${String(refusal)}`);
+  assert.equal(refusal.code, 'session_busy');
   assert.equal(lock.waiting('k'), MAX_WAITERS_PER_SESSION);
   const other = await lock.acquire('other', never); // other keys unaffected
   other();

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { WORK_URI, buildWorkSnapshot, createWorkSnapshotReader } from '../../lib/runs/work-snapshot.ts';
 import type { WorkSnapshotOutcome } from '../../lib/runs/work-snapshot.ts';
 import { makeRegistry } from './helpers.ts';
+import { objs } from '../helpers/typed-results.ts';
 
 const INSTANCE = '6f1c2a57-3e0b-4c4e-9a49-0d4c8f3c9b21';
 const INV_A = '0f8fad5b-d9cb-469f-a165-70867728950e';
@@ -49,9 +50,9 @@ test('release and eviction end ownership', () => {
   registry.release(a.run_id);
   done(INV_B);
   done(INV_B); // evicts b
-  const owners = body(buildWorkSnapshot(registry, INSTANCE))['owners'] as { run_id: string }[];
+  const owners = objs(body(buildWorkSnapshot(registry, INSTANCE))['owners'], 'owners');
   assert.equal(owners.length, 2);
-  assert.ok(!owners.some((o) => o.run_id === a.run_id || o.run_id === b.run_id));
+  assert.ok(!owners.some((o) => o['run_id'] === a.run_id || o['run_id'] === b.run_id));
 });
 
 test('an unbound retained run makes the snapshot an error, even after it completes', () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { MAX_DISPATCH_PER_TURN } from '../../lib/rpc/connection.ts';
 import { createRig, INIT, type Rig } from './rig.ts';
 import { settle, waitFor } from './streams.ts';
+import { num } from '../helpers/typed-results.ts';
 
 const lineBytes = (message: unknown): number => Buffer.byteLength(`${JSON.stringify(message)}\n`);
 const ping = (id: number): unknown => ({ jsonrpc: '2.0', id, method: 'ping' });
@@ -16,7 +17,7 @@ async function initialized(rig: Rig): Promise<void> {
 
 /** Every response id exactly once, sorted. */
 const answeredIds = (rig: Rig): number[] =>
-  rig.sink.messages().map((m) => (m as { id: number }).id).filter((id) => id !== 0).sort((a, b) => a - b);
+  rig.sink.messages().map((m) => num(m['id'], 'id')).filter((id) => id !== 0).sort((a, b) => a - b);
 
 describe('connection backpressure', () => {
   it('a reader that stops accepting pauses input: handled requests and queued bytes stay bounded, and every request is answered exactly once afterwards', async () => {

@@ -4,6 +4,7 @@ import { FLUSH_STALL_MS } from '../../lib/rpc/drain.ts';
 import { createManualClock } from '../helpers/manual-clock.ts';
 import { createRig, INIT } from './rig.ts';
 import { waitFor } from './streams.ts';
+import { at, num, rpcError, rpcResult } from '../helpers/typed-results.ts';
 
 describe('connection framing', () => {
   it('splits frames on newline bytes before decoding, across chunk boundaries', async () => {
@@ -29,9 +30,9 @@ describe('connection framing', () => {
     const ping3 = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' });
     rig.input.write(`${ping3}\n`);
     assert.deepEqual(await rig.byId(3), { jsonrpc: '2.0', id: 3, result: {} });
-    const errors = rig.sink.messages().filter((m) => (m as { id: unknown }).id === null);
+    const errors = rig.sink.messages().filter((m) => m['id'] === null);
     assert.deepEqual(errors, [{ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: frame exceeds ${max} bytes`, data: { code: 'frame_too_large', max_frame_bytes: max } } }]);
-    assert.equal(rig.sink.messages().some((m) => (m as { id: unknown }).id === 2), false, 'the oversize request never ran');
+    assert.equal(rig.sink.messages().some((m) => m['id'] === 2), false, 'the oversize request never ran');
     rig.input.end();
     await rig.connection.closed;
   });
@@ -42,9 +43,9 @@ describe('connection framing', () => {
     rig.input.write('{"jsonrpc":\n');
     rig.send({ jsonrpc: '2.0', id: 'after', method: 'ping' });
     await rig.byId('after');
-    const parseErrors = rig.sink.messages().filter((m) => (m as { error?: { code: number } }).error?.code === -32700);
+    const parseErrors = rig.sink.messages().filter((m) => 'error' in m && rpcError(m).code === -32700);
     assert.equal(parseErrors.length, 2);
-    for (const e of parseErrors) assert.equal((e as { id: unknown }).id, null);
+    for (const e of parseErrors) assert.equal(e['id'], null);
     rig.input.end();
     await rig.connection.closed;
   });
@@ -74,8 +75,7 @@ describe('connection lifecycle', () => {
     await rig.tools.started();
     rig.input.end();
     await rig.connection.closed;
-    const response = rig.sink.messages().find((m) => (m as { id: unknown }).id === 1) as { result: { isError: boolean } };
-    assert.equal(response.result.isError, true);
+    assert.equal(at(rpcResult(rig.sink.messages().find((m) => m['id'] === 1)), 'isError'), true);
     assert.equal(rig.tools.contexts[0]?.signal.reason, 'server_closing');
   });
 
@@ -130,7 +130,7 @@ describe('connection lifecycle', () => {
     }
     rig.sink.release();
     await rig.connection.closed;
-    assert.deepEqual(rig.sink.messages().map((m) => (m as { id: number }).id), [0, 1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(rig.sink.messages().map((m) => m['id']), [0, 1, 2, 3, 4, 5, 6]);
     assert.equal(rig.logs.some((line) => line.startsWith('gave up on ')), false);
   });
 });
@@ -151,11 +151,10 @@ describe('progress under backpressure', () => {
     await waitFor(() => rig.connection.writer.stats().queuedMessages > 0 && rig.connection.writer.stats().queuedProgressBytes > 0);
     rig.sink.release();
     const response = await rig.byId(1);
-    assert.equal((response['result'] as { isError: boolean }).isError, false);
+    assert.equal(at(rpcResult(response), 'isError'), false);
     const out = rig.sink.messages();
-    const last = out.at(-1) as { id?: unknown };
-    assert.equal(last.id, 1, 'the response comes after every progress notification');
-    const counters = out.filter((m) => (m as { method?: string }).method === 'notifications/progress').map((m) => (m as { params: { progress: number } }).params.progress);
+    assert.equal(out.at(-1)?.['id'], 1, 'the response comes after every progress notification');
+    const counters = out.filter((m) => m['method'] === 'notifications/progress').map((m) => num(at(m, 'params', 'progress'), 'progress'));
     assert.deepEqual(counters, [...counters].sort((a, b) => a - b), 'kept notifications stay in order');
     assert.equal(counters.length + stats.droppedProgress, 101);
     rig.input.end();

@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, type Harness } from './harness.ts';
+import { at } from '../helpers/typed-results.ts';
 import { createOutbound, MAX_OUTBOUND_REQUESTS, OutboundError } from '../../lib/rpc/outbound.ts';
 import type { CallContext } from '../../lib/mcp/types.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
@@ -55,7 +56,7 @@ describe('elicitation/create to the client', () => {
     const answer = ctx.elicit!(FORM, controller.signal);
     controller.abort();
     await assert.rejects(answer, (e: unknown) => e instanceof OutboundError && e.reason === 'aborted');
-    assert.deepEqual(sent(h, 'notifications/cancelled').map((n) => (n['params'] as JsonObject)['requestId']), ['claude-run-mcp-1']);
+    assert.deepEqual(sent(h, 'notifications/cancelled').map((n) => at(n, 'params', 'requestId')), ['claude-run-mcp-1']);
     assert.equal(await h.adapter.handle({ jsonrpc: '2.0', id: 'claude-run-mcp-1', result: { action: 'accept', content: { decision: 'allow' } } }), undefined);
     h.tools.release();
   });

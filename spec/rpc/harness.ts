@@ -34,6 +34,5 @@ export async function initializedHarness(protocolVersion: string, overrides: Par
   return harness;
 }
 
-export const errorOf = (response: unknown): { code: number; message: string; data?: unknown } =>
-  (response as { error: { code: number; message: string; data?: unknown } }).error;
-export const resultOf = (response: unknown): Record<string, unknown> => (response as { result: Record<string, unknown> }).result;
+/** The checked error / result of a response (a response of the other kind fails the test, naming it). */
+export { rpcError as errorOf, rpcResult as resultOf } from '../helpers/typed-results.ts';

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALL_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { createHarness, errorOf, resultOf } from './harness.ts';
+import { arr, at, firstText, objAt, parseObj, str } from '../helpers/typed-results.ts';
 
 const CLIENT_INFO = { name: 'claude-code', title: 'Claude Code', version: '2.1.332' };
 /** The _meta Claude Code 2.1.332 sends on every modern request (print mode: no tasks extension). */
@@ -22,13 +23,13 @@ describe('server/discover', () => {
     const result = resultOf(response);
     assert.equal(result['resultType'], 'complete');
     assert.deepEqual(result['supportedVersions'], [...ALL_PROTOCOL_VERSIONS]);
-    assert.ok((result['supportedVersions'] as string[]).includes('2026-07-28'));
-    assert.ok((result['supportedVersions'] as string[]).includes('2025-11-25'), 'a legacy fallback is always named');
+    assert.ok(arr(result['supportedVersions']).includes('2026-07-28'));
+    assert.ok(arr(result['supportedVersions']).includes('2025-11-25'), 'a legacy fallback is always named');
     assert.deepEqual(result['capabilities'], { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } }, 'the fake host has no tasks: no extension advertised');
     assert.equal(result['ttlMs'], 0);
     assert.equal(result['cacheScope'], 'private');
     assert.equal(typeof result['instructions'], 'string');
-    assert.deepEqual((result['_meta'] as Record<string, unknown>)[SERVER_INFO_KEY], { name: 'claude-run-mcp', version: (result['_meta'] as Record<string, { version: string }>)[SERVER_INFO_KEY]!.version });
+    assert.deepEqual(at(result, '_meta', SERVER_INFO_KEY), { name: 'claude-run-mcp', version: str(at(result, '_meta', SERVER_INFO_KEY, 'version')) });
     assert.equal(h.adapter.state().protocolVersion, null, 'discover negotiates nothing');
   });
 
@@ -57,7 +58,7 @@ describe('modern requests without initialize', () => {
     assert.equal(modern['resultType'], 'complete');
     assert.equal(modern['ttlMs'], 0);
     assert.equal(modern['cacheScope'], 'private');
-    assert.ok(SERVER_INFO_KEY in (modern['_meta'] as object));
+    assert.ok(SERVER_INFO_KEY in objAt(modern, '_meta'));
     await h.request('i', 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: CLIENT_INFO });
     const legacy = resultOf(await h.request(1, 'tools/list'));
     assert.deepEqual(Object.keys(legacy), ['tools'], 'the legacy answer is unchanged');
@@ -71,12 +72,12 @@ describe('modern requests without initialize', () => {
     assert.equal(result['resultType'], 'complete');
     assert.equal(result['isError'], false);
     assert.deepEqual(result['structuredContent'], { result: { text: 'hi' } });
-    assert.ok(SERVER_INFO_KEY in (result['_meta'] as object));
+    assert.ok(SERVER_INFO_KEY in objAt(result, '_meta'));
     assert.equal(h.tools.contexts[0]?.protocolVersion, '2026-07-28');
     // Argument validation follows 2025-11-25 and later: a tool error, not -32602.
     const invalid = resultOf(await h.request(2, 'tools/call', { name: 'echo', arguments: { text: 1 }, _meta: meta() }));
     assert.equal(invalid['isError'], true);
-    assert.match((invalid['content'] as Array<{ text: string }>)[0]!.text, /"code":"invalid_arguments"/);
+    assert.match(firstText(invalid), /"code":"invalid_arguments"/);
   });
 
   it('resources: list and read are cacheable; an unknown URI is -32602 (it stays -32002 in the legacy era)', async () => {
@@ -84,7 +85,7 @@ describe('modern requests without initialize', () => {
     const list = resultOf(await h.request(1, 'resources/list', { _meta: meta() }));
     assert.equal(list['ttlMs'], 0);
     assert.equal(list['cacheScope'], 'private');
-    const uri = (list['resources'] as Array<{ uri: string }>)[0]!.uri;
+    const uri = str(at(list, 'resources', 0, 'uri'));
     const read = resultOf(await h.request(2, 'resources/read', { uri, _meta: meta() }));
     assert.equal(read['resultType'], 'complete');
     assert.equal(read['ttlMs'], 0);
@@ -137,7 +138,7 @@ describe('per-request _meta validation', () => {
   for (const c of cases) {
     it(`${c.name}: ${c.code}, path named, value not echoed, nothing run`, async () => {
       const h = createHarness();
-      const clean = JSON.parse(JSON.stringify(c.meta)) as Record<string, unknown>;
+      const clean = parseObj(JSON.stringify(c.meta));
       for (const method of ['server/discover', 'tools/list', 'tools/call']) {
         const error = errorOf(await h.request(1, method, { name: 'echo', arguments: { text: 'x' }, _meta: clean }));
         assert.equal(error.code, c.code, method);
@@ -161,7 +162,7 @@ describe('per-request _meta validation', () => {
       assert.equal(error.code, -32022);
       assert.equal(error.message, 'Unsupported protocol version');
       assert.deepEqual(error.data, { supported: [...ALL_PROTOCOL_VERSIONS], requested });
-      assert.ok((error.data as { supported: string[] }).supported.includes('2025-11-25'), 'a client always has a fallback');
+      assert.ok(arr(at(error.data, 'supported')).includes('2025-11-25'), 'a client always has a fallback');
       // The process is still usable both ways afterwards.
       assert.equal(resultOf(await h.request(2, 'server/discover', { _meta: meta() }))['resultType'], 'complete');
       assert.equal(resultOf(await h.request(3, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: CLIENT_INFO }))['protocolVersion'], '2025-11-25');

@@ -5,6 +5,7 @@ import { serveConnection, type Connection, type ConnectionOptions } from '../../
 import { systemClock } from '../../lib/util/clock.ts';
 import { createFakeResourceHost, createFakeToolHost, type FakeToolHost } from '../../fixtures/hosts/fake-hosts.ts';
 import { createGatedSink, waitFor, type GatedSink } from './streams.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
 export interface Rig {
   readonly input: PassThrough;
@@ -51,8 +52,7 @@ export function createRig(options: RigOptions = {}): Rig {
     handled: () => handled,
     send: (message) => input.write(`${JSON.stringify(message)}\n`),
     async byId(id) {
-      const find = (): Record<string, unknown> | undefined =>
-        sink.messages().find((m) => (m as { id?: unknown }).id === id && ('result' in (m as object) || 'error' in (m as object))) as Record<string, unknown> | undefined;
+      const find = (): JsonObject | undefined => sink.messages().find((m) => m['id'] === id && ('result' in m || 'error' in m));
       await waitFor(() => find() !== undefined);
       return find() ?? {};
     },

@@ -4,6 +4,7 @@ import { createAdapter } from '../../lib/adapter.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { createManualClock } from '../helpers/manual-clock.ts';
 import { createHarness, errorOf, initializedHarness, resultOf } from './harness.ts';
+import { at } from '../helpers/typed-results.ts';
 import { createFakeResourceHost } from '../../fixtures/hosts/fake-hosts.ts';
 
 describe('lifecycle', () => {
@@ -104,7 +105,7 @@ describe('batching', () => {
     assert.ok(Array.isArray(out));
     assert.equal(out.length, 4);
     assert.deepEqual(out[0], { jsonrpc: '2.0', id: 1, result: {} });
-    assert.equal((out[1] as { id: number }).id, 2);
+    assert.equal(at(out, 1, 'id'), 2);
     assert.equal(errorOf(out[2]).code, -32601);
     assert.deepEqual(out[3], { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request' } });
   });
@@ -124,7 +125,7 @@ describe('batching', () => {
       const h = await initializedHarness(date);
       const out = await h.adapter.handle([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }]);
       assert.equal(errorOf(out).code, -32600);
-      assert.equal((out as { id: unknown }).id, null);
+      assert.equal(at(out, 'id'), null);
       assert.equal(h.tools.contexts.length, 0);
     });
   }
@@ -171,7 +172,7 @@ describe('cancellation and progress', () => {
     await h.request(1, 'tools/call', { name: 'progress-after', arguments: {}, _meta: { progressToken: 5 } });
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(h.notifications.map((n) => (n['params'] as { message: string }).message), ['one']);
+    assert.deepEqual(h.notifications.map((n) => at(n, 'params', 'message')), ['one']);
   });
 });
 

@@ -1,5 +1,8 @@
 // In-memory streams for protocol specs.
 import { PassThrough, Writable } from 'node:stream';
+import { pollUntil } from '../helpers/poll.ts';
+import { jsonLines } from '../helpers/typed-results.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
 /**
  * A sink whose writes stay pending while it is gated: their bytes count in `writableLength` (like
@@ -8,7 +11,8 @@ import { PassThrough, Writable } from 'node:stream';
 export interface GatedSink {
   readonly stream: Writable;
   /** Complete lines written so far, parsed. */
-  messages(): unknown[];
+  /** Every line written so far, each checked to be a JSON object. */
+  messages(): JsonObject[];
   /** Every chunk size the stream was handed, in order. */
   readonly chunkSizes: number[];
   gate(): void;
@@ -34,7 +38,7 @@ export function createGatedSink(gated = false, highWaterMark = 1): GatedSink {
   return {
     stream,
     chunkSizes,
-    messages: () => text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown),
+    messages: () => jsonLines(text, 'written line'),
     gate() { closed = true; },
     release() {
       closed = false;
@@ -55,13 +59,9 @@ export async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Resolves when `predicate` holds, polling each macrotask; rejects after `deadlineMs`. */
+/** Resolves when `predicate` holds, polled at once and then each timer turn; rejects (naming it) after `deadlineMs`. */
 export async function waitFor(predicate: () => boolean, deadlineMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > deadlineMs) throw new Error('waitFor: deadline passed');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  await pollUntil(() => `${predicate.toString().slice(0, 200)}`, predicate, { timeoutMs: deadlineMs, intervalMs: 0 });
 }
 
 export function createInput(): PassThrough {

@@ -1,4 +1,4 @@
-// The fake CLI models native session persistence (FINDINGS §7); the session specs rely on it, so it is
+// The fake CLI models 2.1.332's session persistence (transcript paths, --session-id/--resume/--continue and their refusals); the session specs rely on it, so it is
 // checked here directly, without the adapter in between.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,8 +8,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
+import { at, jsonLines, num, objAt } from '../helpers/typed-results.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
-interface Outcome { code: number | null; stdout: string; stderr: string; events: Array<Record<string, unknown>> }
+interface Outcome { code: number | null; stdout: string; stderr: string; events: JsonObject[] }
 
 function sandbox(): { home: string; cwd: string; other: string; run: (args: string[], cwd?: string, env?: Record<string, string>) => Outcome; projectDir: (cwd: string) => string; close: () => void } {
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'crm-fake-sess-')));
@@ -23,7 +25,7 @@ function sandbox(): { home: string; cwd: string; other: string; run: (args: stri
       const out = spawnSync(process.execPath, [FAKE_CLAUDE, '-p', '--output-format', 'stream-json', '--verbose', ...args, '--', 'hello'], {
         cwd: at, env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: home, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000,
       });
-      const events = out.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const events = jsonLines(out.stdout, 'stream-json line');
       return { code: out.status, stdout: out.stdout, stderr: out.stderr, events };
     },
     projectDir: (dir) => join(home, '.claude', 'projects', encodeProjectPath(realpathSync(dir))),
@@ -31,10 +33,10 @@ function sandbox(): { home: string; cwd: string; other: string; run: (args: stri
   };
 }
 
-const final = (o: Outcome): Record<string, unknown> => o.events.find((e) => e['type'] === 'result') ?? {};
-const init = (o: Outcome): Record<string, unknown> | undefined => o.events.find((e) => e['subtype'] === 'init');
-const cost = (o: Outcome): number => final(o)['total_cost_usd'] as number;
-const callCost = (o: Outcome): number => Object.values(final(o)['model_usage_since_last_result'] as Record<string, { costUSD: number }>)[0]!.costUSD;
+const final = (o: Outcome): JsonObject => o.events.find((e) => e['type'] === 'result') ?? {};
+const init = (o: Outcome): JsonObject | undefined => o.events.find((e) => e['subtype'] === 'init');
+const cost = (o: Outcome): number => num(final(o)['total_cost_usd'], 'total_cost_usd');
+const callCost = (o: Outcome): number => num(at(Object.values(objAt(final(o), 'model_usage_since_last_result')), 0, 'costUSD'), 'costUSD');
 
 test('fake sessions: new, in use, resume (cumulative cost), fork, continue, no persistence', () => {
   const s = sandbox();

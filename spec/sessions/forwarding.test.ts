@@ -2,8 +2,9 @@
 // nothing added that was not supplied, and honest usage/cost labelling for resumed conversations.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFakeRecord } from '../helpers/tool-harness.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
+import { at, num, objAt } from '../helpers/typed-results.ts';
 import { createSessionHarness, type SessionHarness } from './helpers.ts';
 
 const ID = '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5';
@@ -14,7 +15,7 @@ async function argvOf(h: SessionHarness, args: JsonObject): Promise<{ argv: stri
   const out = await h.call('claude.run', { prompt: 'p', cwd: h.dir, ...args });
   assert.equal(out.isError, false, out.text.slice(0, 400));
   // The version check writes the record first; the run itself overwrites it.
-  return { argv: (JSON.parse(readFileSync(h.recordFile, 'utf8')) as { argv: string[] }).argv, result: out.result! };
+  return { argv: readFakeRecord(h.recordFile).argv, result: out.result! };
 }
 
 test('every forwarded option reaches the native argv exactly, and only when supplied', async () => {
@@ -53,7 +54,7 @@ test('every forwarded option reaches the native argv exactly, and only when supp
   }
 });
 
-const callCostOf = (r: JsonObject): number => Object.values(r['model_usage_this_call'] as Record<string, { costUSD: number }>)[0]!.costUSD;
+const callCostOf = (r: JsonObject): number => num(at(Object.values(objAt(r, 'model_usage_this_call')), 0, 'costUSD'), 'costUSD');
 
 test('cost: total_cost_usd is the conversation total, usage and model_usage_this_call cover this call', async () => {
   const h = await createSessionHarness();
@@ -69,8 +70,8 @@ test('cost: total_cost_usd is the conversation total, usage and model_usage_this
     assert.equal(callCostOf(second), CALL_COST_USD, 'this call alone');
     assert.equal(second['total_cost_usd'], 2 * CALL_COST_USD, 'the whole conversation so far');
     assert.equal(third['total_cost_usd'], 3 * CALL_COST_USD);
-    assert.ok((third['total_cost_usd'] as number) > callCostOf(third), 'a resumed run is not billed as the whole conversation');
-    assert.equal((third['usage'] as JsonObject)['output_tokens'], 6, 'usage is this call');
+    assert.ok(num(third['total_cost_usd'], 'total_cost_usd') > callCostOf(third), 'a resumed run is not billed as the whole conversation');
+    assert.equal(at(third, 'usage', 'output_tokens'), 6, 'usage is this call');
     assert.equal(third['num_turns'], 1);
   } finally {
     await h.close();
@@ -83,7 +84,7 @@ test('permission denials reported by the native result are surfaced, and the run
     const out = await h.call('claude.run', { prompt: 'run python', cwd: h.dir });
     assert.equal(out.isError, false, out.text.slice(0, 300));
     assert.deepEqual(out.result?.['permission_denials'], [{ tool_name: 'Bash', tool_use_id: 'toolu_fake_1', tool_input: { command: 'python3 -c "print(1)"' } }]);
-    const argv = (JSON.parse(readFileSync(h.recordFile, 'utf8')) as { argv: string[] }).argv;
+    const argv = readFakeRecord(h.recordFile).argv;
     assert.deepEqual(argv.slice(argv.indexOf('--permission-mode'), argv.indexOf('--permission-mode') + 2), ['--permission-mode', 'dontAsk'], 'the MCP default mode');
   } finally {
     await h.close();

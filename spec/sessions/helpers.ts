@@ -3,10 +3,11 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolHarness, type ToolCallResult, type ToolHarness } from '../helpers/tool-harness.ts';
+import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { at, num, objs, parseObj, str } from '../helpers/typed-results.ts';
 
 /** Polls an async probe until it returns true; throws at the deadline. */
 export async function waitUntil(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
@@ -23,6 +24,22 @@ export interface FakeLine {
   readonly code?: number;
 }
 
+/** The fake's ready lines so far (none before the file exists), each checked. */
+export function readFakeLines(file: string): FakeLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l, i) => {
+    const o = parseObj(l, `ready line ${i + 1}`);
+    const what = `ready line ${i + 1}`;
+    const line: FakeLine = { ready: str(o['ready'], `${what}: ready`), pid: num(o['pid'], `${what}: pid`), t: num(o['t'], `${what}: t`) };
+    return {
+      ...line,
+      ...(o['session'] === undefined ? {} : { session: str(o['session'], `${what}: session`) }),
+      ...(o['prompt'] === undefined ? {} : { prompt: str(o['prompt'], `${what}: prompt`) }),
+      ...(o['code'] === undefined || o['code'] === null ? {} : { code: num(o['code'], `${what}: code`) }),
+    };
+  });
+}
+
 export interface SessionHarness extends ToolHarness {
   readonly readyFile: string;
   readonly recordFile: string;
@@ -35,7 +52,7 @@ export interface SessionHarness extends ToolHarness {
   /** Starts a detached run and returns its run_id (throws when the start failed). */
   start(args: JsonObject, meta?: JsonObject): Promise<string>;
   /** claude.run.result with wait_seconds 30, repeated until completed (hard deadline). */
-  settled(runId: string): Promise<ToolCallResult>;
+  settled(runId: string): ReturnType<ToolHarness['settled']>;
 }
 
 export async function createSessionHarness(env: Record<string, string> = {}): Promise<SessionHarness> {
@@ -43,16 +60,8 @@ export async function createSessionHarness(env: Record<string, string> = {}): Pr
   const readyFile = join(side, 'ready.jsonl');
   const recordFile = join(side, 'record.json');
   const h = await createToolHarness({ env: { FAKE_CLAUDE_READY_FILE: readyFile, FAKE_CLAUDE_RECORD: recordFile, ...env }, protocolVersion: '2025-11-25' });
-  const lines = (): FakeLine[] => existsSync(readyFile)
-    ? readFileSync(readyFile, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l) => JSON.parse(l) as FakeLine)
-    : [];
-  const settled = async (runId: string): Promise<ToolCallResult> => {
-    for (let i = 0; i < 4; i++) {
-      const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
-      if (out.result?.['completed'] === true) return out;
-    }
-    throw new Error(`run ${runId} did not settle within 120 s`);
-  };
+  const lines = (): FakeLine[] => readFakeLines(readyFile);
+  const settled = (runId: string): ReturnType<ToolHarness['settled']> => h.settled(runId, { waitSeconds: 30, timeoutMs: 120_000, detail: 'full' });
   return {
     ...h,
     readyFile,
@@ -91,7 +100,7 @@ export async function waitForState(h: ToolHarness, runId: string, state: string)
   let last = '';
   await waitUntil(`run ${runId} in state ${state}`, async () => {
     const list = await h.call('claude.run.list', {});
-    last = String((list.result?.['runs'] as JsonObject[]).find((r) => r['run_id'] === runId)?.['state']);
+    last = String(objs(at(list.result, 'runs'), 'runs').find((r) => r['run_id'] === runId)?.['state']);
     return last === state;
   }).catch((error: unknown) => { throw new Error(`${String(error)} (last state ${last})`); });
 }

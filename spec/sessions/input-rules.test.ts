@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/util/json.ts';
+import { firstText, parseObj, rpcResult } from '../helpers/typed-results.ts';
 import { createSessionHarness } from './helpers.ts';
 
 const A = '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5';
@@ -42,7 +43,7 @@ test('every exclusivity and permission rule is an input error before anything is
     const list = await h.call('claude.run.list', {});
     assert.deepEqual(list.result?.['runs'], []);
     const work = await h.request('resources/read', { uri: 'computer-mcp://runtime/work/v1' });
-    const body = JSON.parse(((work['result'] as JsonObject)['contents'] as Array<{ text: string }>)[0]!.text) as JsonObject;
+    const body = parseObj(firstText(rpcResult(work), 'contents'), 'the work snapshot');
     assert.equal(body['revision'], 0, 'no reservation happened');
   } finally {
     await h.close();

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JsonObject } from '../../lib/util/json.ts';
+import { at } from '../helpers/typed-results.ts';
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import { createSessionHarness, type SessionHarness } from './helpers.ts';
 
@@ -38,7 +39,7 @@ test('new, in use, resume found, resume not found, and fork report resumed hones
     await h.call('claude.run.release', { run_id: String(created.r['run_id']) });
     const nativeInUse = await run(h, { cwd: h.subdir('third'), session_id: ID });
     assert.equal(nativeInUse.code, 'session_id_in_use');
-    assert.match(String((nativeInUse.r['error'] as JsonObject)['message']), /already in use/);
+    assert.match(String(at(nativeInUse.r, 'error', 'message')), /already in use/);
     assert.equal(nativeInUse.r['resumed'], false);
     assert.equal(nativeInUse.r['cleanup_confirmed'], true);
 

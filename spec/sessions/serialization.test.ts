@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { JsonObject } from '../../lib/util/json.ts';
+import { at, objs } from '../helpers/typed-results.ts';
 import { createSessionHarness, waitForState, waitUntil, type SessionHarness } from './helpers.ts';
 
 const SLOW = { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_SLOW_EVENTS: '8', FAKE_CLAUDE_DELAY_MS: '120' };
@@ -26,7 +26,7 @@ const overlaps = (a: { start: number; end: number }, b: { start: number; end: nu
 
 async function statesNow(h: SessionHarness): Promise<Record<string, string>> {
   const list = await h.call('claude.run.list', {});
-  return Object.fromEntries((list.result?.['runs'] as JsonObject[]).map((r) => [String(r['run_id']), String(r['state'])]));
+  return Object.fromEntries(objs(at(list.result, 'runs'), 'runs').map((r) => [String(r['run_id']), String(r['state'])]));
 }
 
 test('two resumes of one session are serialized; another session runs in parallel', async () => {

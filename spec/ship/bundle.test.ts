@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBundle, readCommittedHash, ROOT } from '../../scripts/build.ts';
 import { auditBuild, smokeTest, type Check } from '../../scripts/verify-bundle.ts';
+import { parseObj } from '../helpers/typed-results.ts';
 
 const failed = (checks: readonly Check[]): string[] => checks.filter((c) => !c.ok).map((c) => c.what);
 
@@ -19,7 +20,7 @@ test('two builds are byte-identical and pass the static audit', async () => {
     const b = await buildBundle(dirB);
     assert.equal(a.sha256, b.sha256);
     assert.ok(readFileSync(a.file).equals(readFileSync(b.file)));
-    const checks = auditBuild(a, JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>);
+    const checks = auditBuild(a, parseObj(readFileSync(join(ROOT, 'package.json'), 'utf8'), 'package.json'));
     assert.equal(checks.length, 5);
     assert.deepEqual(failed(checks), []);
   } finally {

@@ -11,6 +11,7 @@ import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { readProcStat, waitForGone, waitForReady } from '../helpers/proc.ts';
 import { identityOf } from '../../lib/process/proc-stat.ts';
 import { buildBundle } from '../../scripts/build.ts';
+import { at, firstText, obj, objs, parseObj, rpcError, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
 
 type Json = Record<string, unknown>;
 
@@ -24,7 +25,7 @@ async function withAdapter(options: Partial<ClaudeRunAdapterOptions> & { scenari
     ...rest,
   });
   let id = 0;
-  const rpc = async (method: string, params?: Json): Promise<Json> => (await adapter.handle({ jsonrpc: '2.0', id: ++id, method, ...(params ? { params } : {}) })) as Json;
+  const rpc = async (method: string, params?: Json): Promise<Json> => obj(await adapter.handle({ jsonrpc: '2.0', id: ++id, method, ...(params ? { params } : {}) }), `${method} response`);
   try {
     await body(adapter, dir, rpc);
   } finally {
@@ -33,7 +34,7 @@ async function withAdapter(options: Partial<ClaudeRunAdapterOptions> & { scenari
   }
 }
 
-const resultOf = (response: Json): Json => response['result'] as Json;
+const resultOf = rpcResult;
 
 test('initialize, tools/list and resources through the library: the server\'s tools, resources and limits', async () => {
   await withAdapter({ maxTimeoutSeconds: 900 }, async (adapter, _dir, rpc) => {
@@ -41,17 +42,17 @@ test('initialize, tools/list and resources through the library: the server\'s to
     assert.equal(init['protocolVersion'], '2025-11-25');
     assert.deepEqual(init['serverInfo'], { name: 'claude-run-mcp', version: '0.1.0' });
     assert.equal(await adapter.handle({ jsonrpc: '2.0', method: 'notifications/initialized' }), undefined);
-    const tools = resultOf(await rpc('tools/list'))['tools'] as Array<{ name: string; inputSchema: { properties: Json } }>;
-    assert.deepEqual(tools.map((t) => t.name), [...TOOL_NAMES]);
-    assert.equal((tools[0]?.inputSchema.properties['timeout_seconds'] as Json)['maximum'], 900);
-    const resources = resultOf(await rpc('resources/list'))['resources'] as Array<{ uri: string }>;
-    assert.deepEqual(resources.map((r) => r.uri), ['claude-run://capabilities', 'computer-mcp://runtime/work/v1']);
+    const tools = objs(resultOf(await rpc('tools/list'))['tools'], 'tools');
+    assert.deepEqual(tools.map((t) => t['name']), [...TOOL_NAMES]);
+    assert.equal(at(tools, 0, 'inputSchema', 'properties', 'timeout_seconds', 'maximum'), 900);
+    const resources = objs(resultOf(await rpc('resources/list'))['resources'], 'resources');
+    assert.deepEqual(resources.map((r) => r['uri']), ['claude-run://capabilities', 'computer-mcp://runtime/work/v1']);
     const read = resultOf(await rpc('resources/read', { uri: 'claude-run://capabilities' }));
-    const capabilities = JSON.parse((read['contents'] as Array<{ text: string }>)[0]?.text ?? '{}') as { limits: Json; native: Json };
-    assert.equal(capabilities.limits['max_timeout_seconds'], 900);
-    assert.equal(capabilities.limits['max_retained_runs'], 32);
-    assert.equal(capabilities.limits['max_active_runs'], 4);
-    assert.equal(capabilities.native['binary'], FAKE_CLAUDE);
+    const capabilities = parseObj(firstText(read, 'contents'), 'the capabilities resource');
+    assert.equal(at(capabilities, 'limits', 'max_timeout_seconds'), 900);
+    assert.equal(at(capabilities, 'limits', 'max_retained_runs'), 32);
+    assert.equal(at(capabilities, 'limits', 'max_active_runs'), 4);
+    assert.equal(at(capabilities, 'native', 'binary'), FAKE_CLAUDE);
   });
 });
 
@@ -82,10 +83,10 @@ test('with default options the library lists exactly what the stdio server lists
 test('underscoreNames lists claude_run… and only that spelling is callable', async () => {
   await withAdapter({ underscoreNames: true }, async (_adapter, dir, rpc) => {
     await rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lib', version: '0' } });
-    const tools = resultOf(await rpc('tools/list'))['tools'] as Array<{ name: string }>;
-    assert.deepEqual(tools.map((t) => t.name), TOOL_NAMES.map((n) => n.replaceAll('.', '_')));
+    const tools = objs(resultOf(await rpc('tools/list'))['tools'], 'tools');
+    assert.deepEqual(tools.map((t) => t['name']), TOOL_NAMES.map((n) => n.replaceAll('.', '_')));
     const dotted = await rpc('tools/call', { name: 'claude.run', arguments: { prompt: 'x', cwd: dir } });
-    assert.equal((dotted['error'] as Json)['code'], -32602);
+    assert.equal(rpcError(dotted).code, -32602);
   });
 });
 
@@ -97,13 +98,13 @@ test('claude.run through handle(): progress via onNotification, a completed resu
     const response = await rpc('tools/call', { name: 'claude.run', arguments: { prompt: 'say hi', cwd: dir }, _meta: { progressToken: 7 } });
     const call = resultOf(response);
     assert.equal(call['isError'], false, JSON.stringify(call));
-    const result = (call['structuredContent'] as Json)['result'] as Json;
+    const result = toolResultOf(call);
     assert.equal(result['state'], 'completed');
     assert.equal(result['result'], 'Hi! I am a fake Claude.');
     assert.equal(result['cleanup_confirmed'], true);
     const progress = notifications.filter((n) => n['method'] === 'notifications/progress');
     assert.ok(progress.length >= 5, `progress: ${progress.length}`);
-    assert.ok(progress.every((n) => (n['params'] as Json)['progressToken'] === 7));
+    assert.ok(progress.every((n) => at(n, 'params', 'progressToken') === 7));
     unsubscribe();
     const before = notifications.length;
     await rpc('tools/call', { name: 'claude.run', arguments: { prompt: 'again', cwd: dir }, _meta: { progressToken: 8 } });
@@ -123,7 +124,7 @@ test('close() cancels a running detached run and resolves only after its process
     });
     try {
       await adapter.handle({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lib', version: '0' } } });
-      const started = (await adapter.handle({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claude.run.start', arguments: { prompt: 'long', cwd: dir } } })) as Json;
+      const started = await adapter.handle({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claude.run.start', arguments: { prompt: 'long', cwd: dir } } });
       assert.equal(resultOf(started)['isError'], false);
       const native = await waitForReady(readyFile, 'streaming');
       const supervisorStat = readProcStat(readProcStat(native.pid)?.ppid ?? -1);
@@ -132,8 +133,7 @@ test('close() cancels a running detached run and resolves only after its process
       await adapter.close();
       // close() waited for the supervisor's report, so nothing may remain; the short deadline only absorbs reaping.
       await waitForGone([native, supervisor], 1000);
-      const after = (await adapter.handle({ jsonrpc: '2.0', id: 3, method: 'ping' })) as Json;
-      assert.equal((after['error'] as Json)['code'], -32001);
+      assert.equal(rpcError(await adapter.handle({ jsonrpc: '2.0', id: 3, method: 'ping' })).code, -32001);
     } finally {
       await adapter.close();
       rmSync(dir, { recursive: true, force: true });
@@ -155,7 +155,7 @@ test('supervisorCommand can point at the single-file bundle: its __supervisor ro
       const parent = readProcStat(native.pid)?.ppid ?? -1;
       const argv = readFileSync(`/proc/${parent}/cmdline`, 'utf8').split('\0').filter(Boolean);
       assert.deepEqual(argv.slice(1), [file, '__supervisor']);
-      const result = (resultOf(await pending)['structuredContent'] as Json)['result'] as Json;
+      const result = toolResultOf(resultOf(await pending));
       assert.equal(result['is_error'], false, JSON.stringify(result['error']));
       assert.equal(result['cleanup_confirmed'], true);
     });
@@ -182,8 +182,7 @@ test('the npm entry exports what lib/index.ts exports; compiled it defaults supe
   const adapter = entry.createClaudeRunAdapter({ claudeBin: FAKE_CLAUDE, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir }, cwd: dir });
   try {
     await adapter.handle({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lib', version: '0' } } });
-    const response = (await adapter.handle({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'x', cwd: dir } } })) as Json;
-    const result = (resultOf(response)['structuredContent'] as Json)['result'] as Json;
+    const result = toolResultOf(resultOf(await adapter.handle({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'x', cwd: dir } } })));
     assert.equal(result['is_error'], false, JSON.stringify(result['error']));
     assert.equal(result['cleanup_confirmed'], true);
   } finally {

@@ -10,16 +10,20 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { getMcpConfigForManifest, hasRequiredConfigMissing, unpackExtension, type McpbManifestAny } from '@anthropic-ai/mcpb';
+import { getMcpConfigForManifest, hasRequiredConfigMissing, unpackExtension, vAny, type McpbManifestAny } from '@anthropic-ai/mcpb';
 import { BUNDLE_NAME, readCommittedHash, ROOT } from '../../scripts/build.ts';
 import { MCPB_CLI, packMcpb } from '../../scripts/pack-mcpb.ts';
 import { DEFAULT_MAX_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS_LIMIT } from '../../lib/cli/args.ts';
 import { TOOL_NAMES } from '../../lib/tools/declarations.ts';
 import { startServer } from '../e2e/server-process.ts';
+import { at, objs, parseObj, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
+import { readFakeRecord } from '../helpers/tool-harness.ts';
 
 const run = promisify(execFile);
 const FAKE_CLAUDE = join(ROOT, 'fixtures', 'fake-claude.mjs');
-const manifest = JSON.parse(readFileSync(join(ROOT, 'manifest.json'), 'utf8')) as McpbManifestAny & { user_config: Record<string, Record<string, unknown>> };
+/** manifest.json read through the official schema: a manifest it rejects fails here, at the read. */
+const readManifest = (file: string): McpbManifestAny => vAny.McpbManifestSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+const manifest = readManifest(join(ROOT, 'manifest.json'));
 const work = realpathSync(mkdtempSync(join(tmpdir(), 'crm-mcpb-test-')));
 after(() => { rmSync(work, { recursive: true, force: true }); });
 
@@ -30,13 +34,13 @@ describe('manifest.json', () => {
   });
 
   it('agrees with package.json and the server: version, tool names, user_config bounds', () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; engines: { node: string } };
-    assert.equal(manifest.version, pkg.version);
+    const pkg = parseObj(readFileSync(join(ROOT, 'package.json'), 'utf8'), 'package.json');
+    assert.equal(manifest.version, pkg['version']);
     assert.equal(manifest.server.entry_point, `dist/${BUNDLE_NAME}`);
     assert.equal(manifest.server.mcp_config.args?.[0], `\${__dirname}/${manifest.server.entry_point}`);
     assert.deepEqual(manifest.tools?.map((t) => t.name), TOOL_NAMES.map((n) => n.replaceAll('.', '_')));
-    assert.equal(`>=${manifest.compatibility?.runtimes?.node?.replace(/^>=|\.0$/g, '')}`, pkg.engines.node);
-    const config = manifest.user_config;
+    assert.equal(`>=${manifest.compatibility?.runtimes?.node?.replace(/^>=|\.0$/g, '')}`, at(pkg, 'engines', 'node'));
+    const config = manifest.user_config ?? {};
     assert.deepEqual(Object.keys(config), ['claude_bin', 'max_timeout_seconds', 'underscore_names', 'prompt_via_stdin']);
     assert.equal(config['claude_bin']?.['type'], 'file');
     assert.equal(config['claude_bin']?.['required'], true);
@@ -57,7 +61,7 @@ describe('npm run pack:mcpb', () => {
     assert.equal(createHash('sha256').update(readFileSync(join(unpacked, 'dist', BUNDLE_NAME))).digest('hex'), readCommittedHash());
 
     const config = await getMcpConfigForManifest({
-      manifest: JSON.parse(readFileSync(join(unpacked, 'manifest.json'), 'utf8')) as McpbManifestAny,
+      manifest: readManifest(join(unpacked, 'manifest.json')),
       extensionPath: unpacked,
       systemDirs: {},
       userConfig: { claude_bin: FAKE_CLAUDE, max_timeout_seconds: 900 },
@@ -74,15 +78,15 @@ describe('npm run pack:mcpb', () => {
       await server.response(1);
       server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       server.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
-      const tools = ((await server.response(2))['result'] as { tools: Array<{ name: string; inputSchema: { properties: Record<string, { maximum?: number }> } }> }).tools;
-      assert.deepEqual(tools.map((t) => t.name), manifest.tools?.map((t) => t.name), 'underscore names (the default)');
-      assert.equal(tools[0]?.inputSchema.properties['timeout_seconds']?.maximum, 900, 'max_timeout_seconds reached the server');
+      const tools = objs(rpcResult(await server.response(2))['tools'], 'tools');
+      assert.deepEqual(tools.map((t) => t['name']), manifest.tools?.map((t) => t.name), 'underscore names (the default)');
+      assert.equal(at(tools, 0, 'inputSchema', 'properties', 'timeout_seconds', 'maximum'), 900, 'max_timeout_seconds reached the server');
       const prompt = 'hello from a bundle';
       server.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'claude_run', arguments: { prompt, cwd: work } } });
-      const result = ((await server.response(3))['result'] as { structuredContent: { result: Record<string, unknown> } }).structuredContent.result;
+      const result = toolResultOf(rpcResult(await server.response(3)));
       assert.equal(result['is_error'], false, JSON.stringify(result['error']));
       assert.equal(result['cleanup_confirmed'], true);
-      const seen = JSON.parse(readFileSync(record, 'utf8')) as { argv: string[]; stdin: string | null };
+      const seen = readFakeRecord(record);
       assert.equal(seen.stdin, prompt, 'prompt_via_stdin (the default) handed the prompt over on stdin');
       assert.ok(!seen.argv.includes(prompt), 'and kept it out of argv');
       server.child.stdin.end();

@@ -16,6 +16,7 @@ import { CLI_TREE } from '../../lib/native/tree.ts';
 import { TOOL_NAMES } from '../../lib/tools/declarations.ts';
 import { startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import { createNativeSandbox, pollUntilGone } from '../helpers/native-env.ts';
+import { arr, at, jsonLines, objAt, objs, parseObj, str } from '../helpers/typed-results.ts';
 
 /** How long the server started by Claude Code may take to go after Claude Code exited (it signals, then kills). */
 const SERVER_GONE_MS = 5_000;
@@ -29,7 +30,6 @@ const COMMAND_DEADLINE_MS = 90_000;
 const NOT_SOURCE = new Set(['node_modules', 'dist', '.git', 'coverage', '.nyc_output']);
 const DEPENDENCY_KEYS = ['dependencies', 'optionalDependencies', 'peerDependencies', 'bundledDependencies', 'bundleDependencies'];
 
-type Json = Record<string, unknown>;
 
 interface Exit { readonly code: number | null; readonly stdout: string; readonly stderr: string }
 
@@ -69,9 +69,9 @@ before(async () => {
   const packed = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: checkout, env });
   assert.equal(packed.code, 0, packed.stderr);
   // prepack's own output (the build's hash line) precedes npm's JSON report on stdout.
-  const report = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[/m))) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  tarball = join(work, report[0]!.filename);
-  packedFiles = report[0]!.files.map((f) => f.path);
+  const report = objAt(JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[/m))), 0);
+  tarball = join(work, str(report['filename'], 'npm pack filename'));
+  packedFiles = objs(report['files'], 'npm pack files').map((f) => str(f['path'], 'npm pack file path'));
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
   // Every use below needs the installed package; the first spec asserts how the install went.
@@ -94,10 +94,10 @@ describe('npm pack from a checkout without dist/', () => {
   it('installs with `npm install --offline` into an empty project, without a warning', async () => {
     assert.equal(install.code, 0, install.stderr);
     assert.doesNotMatch(install.stderr, /warn/i);
-    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
+    const manifest = parseObj(readFileSync(join(installed, 'package.json'), 'utf8'), 'the installed package.json');
     assert.deepEqual(DEPENDENCY_KEYS.filter((k) => k in manifest), [], 'no runtime dependencies');
-    const entry = (manifest['exports'] as Record<string, Record<string, string>>)['.']!;
-    for (const path of [entry['types'], entry['default'], manifest['main'], manifest['types'], (manifest['bin'] as Record<string, string>)['claude-run-mcp']]) {
+    const entry = objAt(manifest, 'exports', '.');
+    for (const path of [entry['types'], entry['default'], manifest['main'], manifest['types'], at(manifest, 'bin', 'claude-run-mcp')]) {
       assert.ok(typeof path === 'string' && existsSync(join(installed, path)), `${String(path)} is installed`);
     }
     assert.deepEqual(readdirSync(join(project, 'node_modules')).filter((n) => !n.startsWith('.')), ['claude-run-mcp'], 'nothing else was installed');
@@ -106,10 +106,10 @@ describe('npm pack from a checkout without dist/', () => {
   });
 
   it('engines: the package declares its Node floor, and the Node running this suite (CI\'s) is at or above it', () => {
-    const declared = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    const declared = str(at(parseObj(readFileSync(join(installed, 'package.json'), 'utf8')), 'engines', 'node'), 'engines.node');
     const floor = /^>=(\d+)\.(\d+)$/.exec(declared);
     assert.ok(floor, `engines.node is a plain floor (${declared})`);
-    const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+    const [major = NaN, minor = NaN] = process.versions.node.split('.').map(Number);
     const [floorMajor, floorMinor] = [Number(floor[1]), Number(floor[2])];
     assert.ok(major > floorMajor || (major === floorMajor && minor >= floorMinor), `node ${process.versions.node} meets ${declared}`);
   });
@@ -131,7 +131,7 @@ describe('npm pack from a checkout without dist/', () => {
   it('print through the installed bin prints the native JSON result', async () => {
     const printed = await run(bin, ['print', '--permission-mode', 'dontAsk', '--claude-bin', FAKE_CLAUDE, '--', 'say hi'], { cwd: project, env });
     assert.equal(printed.code, 0, printed.stderr);
-    const result = JSON.parse(printed.stdout) as Record<string, unknown>;
+    const result = parseObj(printed.stdout, 'print\'s stdout');
     assert.equal(result['type'], 'result');
     assert.equal(result['is_error'], false);
     const usage = await run(bin, ['print', '--permission-mode', 'dontAsk', '--model', '--', 'x'], { cwd: project, env });
@@ -142,9 +142,9 @@ describe('npm pack from a checkout without dist/', () => {
   it('check through the installed bin asserts the pinned native binary', async () => {
     const checked = await run(bin, ['check', '--claude-bin', REAL_CLAUDE], { cwd: project, env });
     assert.equal(checked.code, 0, checked.stdout + checked.stderr);
-    const report = JSON.parse(checked.stdout) as { ok: boolean; version: { ok: boolean; version?: string } };
-    assert.equal(report.ok, true);
-    assert.equal(report.version.version, CLI_TREE.native.tested_version);
+    const report = parseObj(checked.stdout, 'check\'s report');
+    assert.equal(report['ok'], true);
+    assert.equal(at(report, 'version', 'version'), CLI_TREE.native.tested_version);
   });
 
   it('the real Claude Code adds it with `claude mcp add … -- npx -y claude-run-mcp` (local, project and JSON forms) and connects', async () => {
@@ -156,8 +156,8 @@ describe('npm pack from a checkout without dist/', () => {
     assert.equal(json.code, 0, json.stderr);
     const shared = await claude(['mcp', 'add', '--scope', 'project', 'claude-run-project', '--', 'npx', '-y', 'claude-run-mcp']);
     assert.equal(shared.code, 0, shared.stderr);
-    const projectFile = JSON.parse(readFileSync(join(project, '.mcp.json'), 'utf8')) as { mcpServers: Record<string, { command: string; args: string[] }> };
-    assert.deepEqual([projectFile.mcpServers['claude-run-project']?.command, projectFile.mcpServers['claude-run-project']?.args], ['npx', ['-y', 'claude-run-mcp']]);
+    const projectServer = objAt(parseObj(readFileSync(join(project, '.mcp.json'), 'utf8'), '.mcp.json'), 'mcpServers', 'claude-run-project');
+    assert.deepEqual([projectServer['command'], projectServer['args']], ['npx', ['-y', 'claude-run-mcp']]);
     // `mcp list` starts each approved server and runs the MCP handshake with it (the project scope waits for approval).
     const listed = await claude(['mcp', 'list']);
     assert.equal(listed.code, 0, listed.stderr);
@@ -175,11 +175,11 @@ describe('npm pack from a checkout without dist/', () => {
         env: { ...sandbox.env, npm_config_offline: 'true', npm_config_cache: env['npm_config_cache']! },
       });
       assert.equal(started.code, 0, started.stderr);
-      const events = started.stdout.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Json);
+      const events = jsonLines(started.stdout, 'stream-json line');
       const init = events.find((e) => e['type'] === 'system' && e['subtype'] === 'init');
       assert.ok(init, 'an init event');
-      assert.deepEqual((init['mcp_servers'] as Json[]).map((s) => [s['name'], s['status']]), [['claude-run', 'connected']]);
-      const seen = (init['tools'] as string[]).filter((name) => name.startsWith('mcp__claude-run__')).sort();
+      assert.deepEqual(objs(init['mcp_servers'], 'init.mcp_servers').map((s) => [s['name'], s['status']]), [['claude-run', 'connected']]);
+      const seen = arr(init['tools'], 'init.tools').map((name) => str(name, 'a tool name')).filter((name) => name.startsWith('mcp__claude-run__')).sort();
       assert.deepEqual(seen, TOOL_NAMES.map((name) => `mcp__claude-run__${name.replaceAll('.', '_')}`).sort());
       assert.equal(events.at(-1)?.['result'], 'seen');
       const left = await pollUntilGone(() => sandbox.processes(), SERVER_GONE_MS);
@@ -196,13 +196,14 @@ describe('npm pack from a checkout without dist/', () => {
     const dir = realpathSync(mkdtempSync(join(work, 'run-')));
     const consumer = await run(process.execPath, ['consumer.mjs', FAKE_CLAUDE, dir], { cwd: project, env });
     assert.equal(consumer.code, 0, consumer.stderr);
-    const out = JSON.parse(consumer.stdout) as { resolved: string; tools: string[]; supervisor: string[]; result: Record<string, unknown> };
-    assert.equal(out.resolved, join(installed, 'dist', 'index.mjs'), 'the export is the compiled entry');
-    assert.equal(out.tools[0], 'claude.run');
-    assert.deepEqual(out.supervisor, [join(installed, 'dist', BUNDLE_NAME), '__supervisor']);
-    assert.equal(out.result['state'], 'completed');
-    assert.equal(out.result['is_error'], false, JSON.stringify(out.result['error']));
-    assert.equal(out.result['cleanup_confirmed'], true);
+    const out = parseObj(consumer.stdout, 'the consumer\'s report');
+    assert.equal(out['resolved'], join(installed, 'dist', 'index.mjs'), 'the export is the compiled entry');
+    assert.equal(at(out, 'tools', 0), 'claude.run');
+    assert.deepEqual(out['supervisor'], [join(installed, 'dist', BUNDLE_NAME), '__supervisor']);
+    const result = objAt(out, 'result');
+    assert.equal(result['state'], 'completed');
+    assert.equal(result['is_error'], false, JSON.stringify(result['error']));
+    assert.equal(result['cleanup_confirmed'], true);
   });
 
   it('a TypeScript consumer type-checks against the shipped declarations, and a wrong use fails', async () => {

@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseServeArgs } from '../../lib/cli/args.ts';
 import { ROOT } from '../../scripts/build.ts';
+import { at, isJsonObject, objAt, objs, parseObj, str } from '../helpers/typed-results.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
 type Json = Record<string, unknown>;
 const SCHEMA_URL = 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json';
@@ -28,15 +30,16 @@ function checkServerJson(doc: Json, pkg: Json): string[] {
   const fail = (path: string, what: string): void => { problems.push(`${path}: ${what}`); };
   for (const key of Object.keys(doc)) if (!SERVER_KEYS.includes(key)) fail(`/${key}`, 'not a ServerDetail property');
   if (doc['$schema'] !== SCHEMA_URL) fail('/$schema', `must be ${SCHEMA_URL}`);
-  if (!text(doc['name'], 3, 200) || !NAME_PATTERN.test(doc['name'] as string)) fail('/name', 'reverse-DNS namespace/name, 3 to 200 characters');
+  if (!text(doc['name'], 3, 200) || !NAME_PATTERN.test(String(doc['name']))) fail('/name', 'reverse-DNS namespace/name, 3 to 200 characters');
   if (doc['name'] !== pkg['mcpName']) fail('/name', 'must equal package.json mcpName (npm ownership verification)');
   if (!text(doc['description'], 1, 100)) fail('/description', '1 to 100 characters');
   if (doc['title'] !== undefined && !text(doc['title'], 1, 100)) fail('/title', '1 to 100 characters');
-  if (!text(doc['version'], 1, 255) || VERSION_RANGE.test(doc['version'] as string) || doc['version'] === 'latest') fail('/version', 'a specific version, no range');
+  if (!text(doc['version'], 1, 255) || VERSION_RANGE.test(String(doc['version'])) || doc['version'] === 'latest') fail('/version', 'a specific version, no range');
   if (doc['version'] !== pkg['version']) fail('/version', 'must equal package.json version');
   const packages = doc['packages'];
   if (!Array.isArray(packages) || packages.length !== 1) return [...problems, '/packages: exactly one package'];
-  const p = packages[0] as Json;
+  const p: unknown = packages[0];
+  if (!isJsonObject(p)) return [...problems, '/packages/0: an object'];
   for (const key of Object.keys(p)) if (!PACKAGE_KEYS.includes(key)) fail(`/packages/0/${key}`, 'not a Package property');
   if (p['registryType'] !== 'npm') fail('/packages/0/registryType', 'npm');
   if (p['registryBaseUrl'] !== 'https://registry.npmjs.org') fail('/packages/0/registryBaseUrl', 'the npm public registry');
@@ -46,11 +49,12 @@ function checkServerJson(doc: Json, pkg: Json): string[] {
   if (p['runtimeHint'] !== 'npx') fail('/packages/0/runtimeHint', 'npx');
   const args = p['packageArguments'];
   if (!Array.isArray(args)) return [...problems, '/packages/0/packageArguments: an array'];
-  args.forEach((arg: Json, i) => {
+  args.forEach((arg, i) => {
     const at = `/packages/0/packageArguments/${i}`;
+    if (!isJsonObject(arg)) { fail(at, 'an Argument object'); return; }
     for (const key of Object.keys(arg)) if (!INPUT_KEYS.includes(key)) fail(`${at}/${key}`, 'not an Argument property');
     if (arg['type'] !== 'named' || typeof arg['name'] !== 'string' || !arg['name'].startsWith('--')) fail(at, 'a named argument with its dashes');
-    if (arg['format'] !== undefined && !FORMATS.includes(arg['format'] as string)) fail(`${at}/format`, FORMATS.join(', '));
+    if (arg['format'] !== undefined && !FORMATS.includes(String(arg['format']))) fail(`${at}/format`, FORMATS.join(', '));
     if (!text(arg['description'], 1, Number.MAX_SAFE_INTEGER)) fail(`${at}/description`, 'a description');
     for (const key of ['isRequired', 'isSecret', 'isRepeated']) if (arg[key] !== undefined && typeof arg[key] !== 'boolean') fail(`${at}/${key}`, 'boolean');
     if (arg['default'] !== undefined && typeof arg['default'] !== 'string') fail(`${at}/default`, 'string');
@@ -58,8 +62,8 @@ function checkServerJson(doc: Json, pkg: Json): string[] {
   return problems;
 }
 
-const doc = JSON.parse(readFileSync(join(ROOT, 'server.json'), 'utf8')) as Json;
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Json;
+const doc = parseObj(readFileSync(join(ROOT, 'server.json'), 'utf8'), 'server.json');
+const pkg = parseObj(readFileSync(join(ROOT, 'package.json'), 'utf8'), 'package.json');
 
 describe('server.json (MCP Registry)', () => {
   it('follows the registry schema rules, the npm package and its ownership link', () => {
@@ -67,29 +71,33 @@ describe('server.json (MCP Registry)', () => {
   });
 
   it('the checks fail what the registry rejects', () => {
-    const broken = (change: (copy: Json & { packages: Json[] }) => void): string[] => {
-      const copy = structuredClone(doc) as Json & { packages: Json[] };
-      change(copy);
+    const broken = (change: (copy: JsonObject, firstPackage: JsonObject) => void): string[] => {
+      const copy = structuredClone(doc);
+      change(copy, objAt(copy, 'packages', 0));
       return checkServerJson(copy, pkg);
     };
     assert.match(broken((c) => { c['name'] = 'no-slash'; }).join('\n'), /^\/name: reverse-DNS/m);
     assert.match(broken((c) => { c['description'] = 'x'.repeat(101); }).join('\n'), /^\/description/m);
-    assert.match(broken((c) => { c.packages[0]!['version'] = 'latest'; }).join('\n'), /^\/packages\/0\/version/m);
+    assert.match(broken((_c, p) => { p['version'] = 'latest'; }).join('\n'), /^\/packages\/0\/version/m);
     assert.match(broken((c) => { c['version'] = '^0.1.0'; }).join('\n'), /^\/version: a specific version/m);
-    assert.match(broken((c) => { c.packages[0]!['transport'] = { type: 'sse' }; }).join('\n'), /^\/packages\/0\/transport/m);
-    assert.match(broken((c) => { c.packages[0]!['command'] = 'npx'; }).join('\n'), /^\/packages\/0\/command: not a Package property/m);
+    assert.match(broken((_c, p) => { p['transport'] = { type: 'sse' }; }).join('\n'), /^\/packages\/0\/transport/m);
+    assert.match(broken((_c, p) => { p['command'] = 'npx'; }).join('\n'), /^\/packages\/0\/command: not a Package property/m);
   });
 
   it('every argument, rendered --flag=value, is accepted by the server; together they cover its user options', () => {
-    const args = (doc['packages'] as Array<{ packageArguments: Array<{ name: string; format?: string; default?: string }> }>)[0]!.packageArguments;
     const sample: Record<string, string> = { filepath: '/usr/local/bin/claude', number: '60', boolean: 'true', string: 'x' };
-    for (const arg of args) {
-      const value = arg.default ?? sample[arg.format ?? 'string']!;
-      const parsed = parseServeArgs([`${arg.name}=${value}`]);
-      assert.equal(parsed.kind, 'config', `${arg.name}=${value}`);
+    const args = objs(at(doc, 'packages', 0, 'packageArguments'), 'packageArguments').map((a, i) => {
+      const what = `packageArguments[${i}]`;
+      const name = str(a['name'], `${what}.name`);
+      const value = a['default'] === undefined ? sample[a['format'] === undefined ? 'string' : str(a['format'], `${what}.format`)] : str(a['default'], `${what}.default`);
+      return { name, value: str(value, `${what}: a default or a sample value`) };
+    });
+    for (const { name, value } of args) {
+      const parsed = parseServeArgs([`${name}=${value}`]);
+      assert.equal(parsed.kind, 'config', `${name}=${value}`);
     }
     assert.deepEqual(args.map((a) => a.name), ['--claude-bin', '--max-timeout-seconds', '--underscore-names', '--prompt-via-stdin']);
-    const parsed = parseServeArgs(args.map((a) => `${a.name}=${a.default ?? sample[a.format ?? 'string']}`));
+    const parsed = parseServeArgs(args.map((a) => `${a.name}=${a.value}`));
     assert.deepEqual(parsed, { kind: 'config', config: { claudeBin: '/usr/local/bin/claude', maxTimeoutSeconds: 1800, underscoreNames: false, promptViaStdin: false, maxFrameBytes: 16 * 1024 * 1024 } });
   });
 });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { identify, killIfRunning, sessionMembers, waitFor, waitForGone, waitForReady } from '../helpers/proc.ts';
+import { num, parseObj } from '../helpers/typed-results.ts';
 
 const PARENT = fileURLToPath(new URL('../../fixtures/supervisor-parent.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -30,7 +31,7 @@ for (const [scenario, readiness] of CASES) {
     const victims: (ProcessIdentity | null)[] = [];
     try {
       const line = await waitFor('parent readiness', () => out.split('\n').find((l) => l.includes('supervisorPid')));
-      const supervisor = identify((JSON.parse(line) as { supervisorPid: number }).supervisorPid);
+      const supervisor = identify(num(parseObj(line, 'the parent\'s readiness line')['supervisorPid'], 'supervisorPid'));
       assert.ok(supervisor);
       const native = await waitForReady(readyFile, 'native');
       const extra = await waitForReady(readyFile, readiness);

@@ -1,10 +1,13 @@
 /** Shared setup for supervisor process specs: runs fixtures/fake-claude.mjs under startSupervised. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSupervised, type SupervisedRun, type SupervisedSpec } from '../../lib/supervisor/parent/run-supervised.ts';
 import type { ReportMessage } from '../../lib/supervisor/protocol.ts';
+import { jsonLines } from '../helpers/typed-results.ts';
+import { readFakeRecord, type FakeRecord } from '../helpers/tool-harness.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 
 export const FAKE_CLAUDE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
 
@@ -15,7 +18,8 @@ export interface FakeRun {
   readonly recordFile: string;
   readonly reports: ReportMessage[];
   stdout(): Buffer;
-  record(): { argv: string[]; stdin: string | null; env: Record<string, string>; fds: { fd: number; target: string; cloexec: boolean | null }[]; pid: number };
+  /** What the fake recorded of its process, checked. */
+  record(): FakeRecord;
   dispose(): void;
 }
 
@@ -44,11 +48,11 @@ export function startFake(scenario: string, options: { env?: Record<string, stri
   return {
     run, dir, readyFile, recordFile, reports,
     stdout: () => Buffer.concat(chunks),
-    record: () => JSON.parse(readFileSync(recordFile, 'utf8')),
+    record: () => readFakeRecord(recordFile),
     dispose: () => { rmSync(dir, { recursive: true, force: true }); },
   };
 }
 
-export function stdoutEvents(buffer: Buffer): Record<string, unknown>[] {
-  return buffer.toString('utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+export function stdoutEvents(buffer: Buffer): JsonObject[] {
+  return jsonLines(buffer.toString('utf8'), 'stdout line');
 }

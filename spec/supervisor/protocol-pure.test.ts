@@ -121,8 +121,9 @@ test('parseReportLine validates every message and distrusts a contradictory "con
   assert.equal(parseReportLine('{"type":"spawned","pid":5}'), null);
   assert.equal(parseReportLine('nope'), null);
   const cleanup = { type: 'cleanup', confirmed: true, survivors: [{ pid: 3, start: '1' }], survivors_omitted: 0, steps: [], error: null, stderr_tail: '', stderr_bytes: 0 };
-  assert.equal(parseReportLine(JSON.stringify(cleanup))?.type === 'cleanup' && (parseReportLine(JSON.stringify(cleanup)) as { confirmed: boolean }).confirmed, false);
-  assert.equal((parseReportLine(JSON.stringify({ ...cleanup, survivors: [] })) as { confirmed: boolean }).confirmed, true);
+  const confirmedOf = (line: string): boolean | undefined => { const m = parseReportLine(line); return m?.type === 'cleanup' ? m.confirmed : undefined; };
+  assert.equal(confirmedOf(JSON.stringify(cleanup)), false);
+  assert.equal(confirmedOf(JSON.stringify({ ...cleanup, survivors: [] })), true);
   assert.equal(parseReportLine(JSON.stringify({ ...cleanup, survivors: [{ pid: '3' }] })), null);
 });
 

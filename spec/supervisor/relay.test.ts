@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { STDERR_TAIL_MAX_BYTES, REPORT_MAX_BYTES } from '../../lib/supervisor/protocol.ts';
 import { baseEnv, FAKE_CLAUDE, startFake, stdoutEvents } from './harness.ts';
+import { at, lookup, str } from '../helpers/typed-results.ts';
 
 const HUGE_LINE_BYTES = 2 * 1024 * 1024;
 
@@ -15,8 +16,7 @@ test('a 2 MiB line is relayed intact', async () => {
     const events = stdoutEvents(fake.stdout());
     const huge = events.find((e) => JSON.stringify(e).length > HUGE_LINE_BYTES);
     assert.ok(huge);
-    const event = huge['event'] as { delta: { text: string } };
-    assert.equal(event.delta.text.length, HUGE_LINE_BYTES);
+    assert.equal(str(at(huge, 'event', 'delta', 'text')).length, HUGE_LINE_BYTES);
     assert.equal(events.at(-1)?.['type'], 'result');
     // Same byte count as the fixture printing straight to a pipe (ids and timestamps are fixed-width).
     const direct = spawnSync(FAKE_CLAUDE, ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hello'], {
@@ -33,9 +33,9 @@ test('a flood of 20000 events arrives complete and in order', async () => {
   try {
     const outcome = await fake.run.done;
     assert.equal(outcome.cleanup?.confirmed, true);
-    const deltas = stdoutEvents(fake.stdout()).filter((e) => (e['event'] as { type?: string } | undefined)?.type === 'content_block_delta');
+    const deltas = stdoutEvents(fake.stdout()).filter((e) => lookup(e, 'event', 'type') === 'content_block_delta');
     assert.equal(deltas.length, 20000);
-    assert.equal((deltas[19999]?.['event'] as { delta: { text: string } }).delta.text, 'd19999 ');
+    assert.equal(at(deltas[19999], 'event', 'delta', 'text'), 'd19999 ');
   } finally {
     fake.dispose();
   }

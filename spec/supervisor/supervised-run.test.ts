@@ -144,6 +144,7 @@ test('the native environment is exactly the one given, plus the run marker', asy
     assert.match(record.env['CLAUDE_RUN_MCP_RUN_MARKER'] ?? '', /^[0-9a-f]{32}$/);
     assert.deepEqual(record.argv, ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hello']);
     assert.equal(record.stdin, null, 'stdin is /dev/null when no prompt is piped');
+    assert.ok(record.fds, 'the record lists the descriptors');
     assert.deepEqual(record.fds.slice(0, 3).map((f) => f.fd), [0, 1, 2]);
     // Descriptors above 2 that lack O_CLOEXEC survived an exec: they were inherited, not opened by node.
     assert.deepEqual(record.fds.filter((f) => f.fd > 2 && f.cloexec !== true), []);

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getSupervisorCommand } from '../../lib/supervisor/parent/supervisor-command.ts';
@@ -10,6 +10,7 @@ import { parseReportLine } from '../../lib/supervisor/report-parse.ts';
 import type { ControlMessage, ReportMessage } from '../../lib/supervisor/protocol.ts';
 import { isRunning, waitForReady } from '../helpers/proc.ts';
 import { baseEnv, FAKE_CLAUDE } from './harness.ts';
+import { readFakeRecord } from '../helpers/tool-harness.ts';
 
 interface Direct {
   send(message: ControlMessage | string): void;
@@ -55,8 +56,8 @@ function spawnMessage(dir: string, scenario: string): ControlMessage {
 
 const cleanupOf = (reports: ReportMessage[]) => {
   const last = reports.at(-1);
-  assert.equal(last?.type, 'cleanup');
-  return last as Extract<ReportMessage, { type: 'cleanup' }>;
+  if (last?.type !== 'cleanup') assert.fail(`the last report is a cleanup: ${JSON.stringify(last)}`);
+  return last;
 };
 
 test('a descriptor leaked into the supervisor never reaches the native process', async () => {
@@ -68,9 +69,10 @@ test('a descriptor leaked into the supervisor never reaches the native process',
     const { code, reports } = await sup.done;
     assert.equal(code, 0);
     assert.equal(cleanupOf(reports).confirmed, true);
-    const record = JSON.parse(readFileSync(join(dir, 'record.json'), 'utf8')) as { fds: { fd: number; target: string; cloexec: boolean | null }[] };
-    assert.deepEqual(record.fds.filter((f) => f.target.endsWith('leaked-file')), []);
-    assert.deepEqual(record.fds.filter((f) => f.fd > 2 && f.cloexec !== true), []);
+    const { fds } = readFakeRecord(join(dir, 'record.json'));
+    assert.ok(fds, 'the record lists the descriptors');
+    assert.deepEqual(fds.filter((f) => f.target.endsWith('leaked-file')), []);
+    assert.deepEqual(fds.filter((f) => f.fd > 2 && f.cloexec !== true), []);
   } finally {
     closeSync(leaked);
     rmSync(dir, { recursive: true, force: true });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolHarness } from '../helpers/tool-harness.ts';
+import { createToolHarness, readFakeRecord } from '../helpers/tool-harness.ts';
+import { arrAt, at, jsonLines, num } from '../helpers/typed-results.ts';
 import { createManualClock } from '../helpers/manual-clock.ts';
 import { pollUntil } from '../helpers/poll.ts';
 
@@ -27,10 +28,10 @@ test('claude.run succeeds end to end with honest fields, progress and confirmed 
     assert.equal(r['num_turns'], 1);
     const full = await h.full(r['run_id']);
     assert.equal(full['exit_code'], 0);
-    assert.ok((full['events_total'] as number) > 5);
+    assert.ok(num(full['events_total']) > 5);
     const progress = h.notifications.filter((n) => n['method'] === 'notifications/progress');
     assert.ok(progress.length >= 5);
-    const counters = progress.map((n) => (n['params'] as { progress: number }).progress);
+    const counters = progress.map((n) => num(at(n, 'params', 'progress'), 'progress'));
     assert.deepEqual(counters, counters.map((_, i) => i + 1));
   } finally {
     await h.close();
@@ -44,7 +45,7 @@ test('the native process receives exact argv with the prompt after --, and only 
   try {
     const out = await h2.call('claude.run', { prompt: '-starts with a dash', cwd: h2.dir, allowed_tools: ['Read', 'Grep'], max_turns: 3 });
     assert.equal(out.isError, false, out.text);
-    const rec = JSON.parse(readFileSync(record, 'utf8')) as { argv: string[]; env: Record<string, string>; fds: Array<{ fd: number; cloexec: boolean | null }> };
+    const rec = readFakeRecord(record);
     assert.deepEqual(rec.argv, [
       '-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages',
       '--max-turns', '3', '--permission-mode', 'dontAsk', '--allowedTools', 'Read', '--allowedTools', 'Grep',
@@ -53,7 +54,7 @@ test('the native process receives exact argv with the prompt after --, and only 
     assert.ok(!('COMPUTER_MCP_SECRET' in rec.env));
     assert.equal(rec.env['CLAUDE_RUN_MCP_ACTIVE'], '1');
     // Node's own descriptors are close-on-exec (created after exec); anything inherited would not be.
-    assert.deepEqual(rec.fds.filter((f) => f.fd > 2 && f.cloexec !== true), []);
+    assert.deepEqual(rec.fds?.filter((f) => f.fd > 2 && f.cloexec !== true), []);
   } finally {
     await h2.close();
     rmSync(recordDir, { recursive: true, force: true });
@@ -145,7 +146,7 @@ test('missing binary is native_not_found before anything is reserved', async () 
     const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
     assert.equal(out.error?.code, 'native_not_found');
     const list = await h.call('claude.run.list', {});
-    assert.equal((list.result!['runs'] as unknown[]).length, 0);
+    assert.equal(arrAt(list.result, 'runs').length, 0);
   } finally {
     await h.close();
   }
@@ -208,7 +209,7 @@ test('a wedged supervisor (SIGSTOP) is killed after the ladder deadline; the fal
     const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
     const runId = String(started.result!['run_id']);
     await waitForReady(readyFile, 'streaming');
-    const nativePid = (JSON.parse(readFileSync(readyFile, 'utf8').split('\n').find((l) => l.includes('"ready":"streaming"'))!) as { pid: number }).pid;
+    const nativePid = num(jsonLines(readFileSync(readyFile, 'utf8')).find((l) => l['ready'] === 'streaming')?.['pid'], 'pid of the streaming line');
     const supervisorPid = Number(readFileSync(`/proc/${nativePid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
     process.kill(supervisorPid, 'SIGSTOP');
     await h.call('claude.run.cancel', { run_id: runId });
@@ -216,12 +217,10 @@ test('a wedged supervisor (SIGSTOP) is killed after the ladder deadline; the fal
     assert.equal(out.result!['completed'], true);
     assert.equal(out.error?.code, 'cancelled');
     assert.equal(out.result!['cleanup_confirmed'], false, 'a lost supervisor cannot prove cleanup');
-    assert.equal((out.result!['cleanup_error'] as { code: string }).code, 'supervisor_failed');
+    assert.equal(at(out.result, 'cleanup_error', 'code'), 'supervisor_failed');
     // SIGKILL is asynchronous: poll the process table with a hard deadline.
     const alive = (): boolean => { try { return !readFileSync(`/proc/${nativePid}/stat`, 'utf8').includes(') Z '); } catch { return false; } };
-    const deadline = Date.now() + 5_000;
-    while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(alive(), false, 'the fallback ended the native process');
+    await pollUntil('the fallback to end the native process', () => !alive(), { timeoutMs: 5_000 });
   } finally {
     await h.close();
     rmSync(readyDir, { recursive: true, force: true });

@@ -2,10 +2,10 @@
 // processes (the version check and the run) must not. The fake CLI records each process's env.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolHarness } from '../helpers/tool-harness.ts';
+import { createToolHarness, readFakeRecord } from '../helpers/tool-harness.ts';
 import { HOST_SESSION_ENV } from '../../lib/native/native-env.ts';
 
 /** What a user owns and a nested run needs: kept byte for byte. */
@@ -31,7 +31,7 @@ test('the host session variables never reach the version check or the run; user-
   try {
     const out = await h.call('claude.run', { prompt: 'say hi', cwd: h.dir });
     assert.equal(out.isError, false, out.text);
-    const records = readdirSync(recordDir).map((name) => JSON.parse(readFileSync(join(recordDir, name), 'utf8')) as { argv: string[]; env: Record<string, string>; cwd: string });
+    const records = readdirSync(recordDir).map((name) => readFakeRecord(join(recordDir, name)));
     const version = records.filter((r) => r.argv.includes('--version'));
     const run = records.filter((r) => r.argv.includes('-p'));
     assert.equal(version.length, 1, 'one version check');
@@ -50,7 +50,7 @@ test('the host session variables never reach the version check or the run; user-
 });
 
 test('the list covers what the captures saw a host hand to its MCP servers', () => {
-  // ../shared/native/PERMISSION-PROMPT-TOOL.md: the names an MCP server inherits from Claude Code 2.1.332.
+  // The names an MCP server was captured inheriting from Claude Code 2.1.332.
   for (const name of ['CLAUDECODE', 'CLAUDE_CODE_SESSION_ID', 'CLAUDE_PROJECT_DIR', 'CLAUDE_CODE_ENTRYPOINT', 'CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS',
     'CLAUDE_CODE_MESSAGING_SOCKET', 'CLAUDE_CODE_MESSAGING_TOKEN', 'CLAUDE_CODE_CHILD_NOTES_DIR', 'AI_AGENT']) {
     assert.ok(HOST_SESSION_ENV.includes(name), name);

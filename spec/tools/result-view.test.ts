@@ -1,19 +1,19 @@
-// What a model reads of a run. Claude Code hands its model exactly JSON.stringify(structuredContent)
-// (../shared/native/HOST-claude-code.md), so that must be compact, hold the answer once, and say how to
+// What a model reads of a run. Claude Code 2.1.332 hands its model exactly
+// JSON.stringify(structuredContent) when a result has one (spec/native/host-claude-code.test.ts checks it), so that must be compact, hold the answer once, and say how to
 // continue; the text content is a human line plus the answer; the full native result is one request away.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
+import { createToolHarness, readFakeRecord, type ToolHarness } from '../helpers/tool-harness.ts';
 import { SUMMARY_FIELDS } from '../../lib/tools/result-view.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
+import { at, callToolResultOf, obj, objAt, objs, parseObj, rpcResult, str, toolResultOf, type CallToolResultView } from '../helpers/typed-results.ts';
 
 /** The raw CallToolResult of one tools/call. */
-async function rawCall(h: ToolHarness, name: string, args: JsonObject): Promise<{ structuredContent?: JsonObject; content: Array<{ text: string }>; isError: boolean }> {
-  const response = (await h.adapter.handle({ jsonrpc: '2.0', id: Math.floor(Math.random() * 1e9), method: 'tools/call', params: { name, arguments: args } })) as JsonObject;
-  return response['result'] as never;
+async function rawCall(h: ToolHarness, name: string, args: JsonObject): Promise<CallToolResultView> {
+  return callToolResultOf(rpcResult(await h.adapter.handle({ jsonrpc: '2.0', id: Math.floor(Math.random() * 1e9), method: 'tools/call', params: { name, arguments: args } })));
 }
 
 const occurrences = (haystack: string, needle: string): number => haystack.split(needle).length - 1;
@@ -25,7 +25,7 @@ test('a one-line answer: compact structuredContent (under 600 bytes), the answer
     assert.equal(raw.isError, false);
     const model = JSON.stringify(raw.structuredContent);
     assert.ok(Buffer.byteLength(model) < 600, `structuredContent is ${Buffer.byteLength(model)} bytes: ${model}`);
-    const r = raw.structuredContent!['result'] as JsonObject;
+    const r = toolResultOf(raw);
     assert.deepEqual(Object.keys(r), [...SUMMARY_FIELDS]);
     assert.equal(r['result'], 'Hi');
     assert.equal(occurrences(model, '"Hi"'), 1, 'the answer appears once');
@@ -40,7 +40,7 @@ test('a one-line answer: compact structuredContent (under 600 bytes), the answer
 
     const full = await h.full(r['run_id']);
     for (const field of SUMMARY_FIELDS) assert.deepEqual(full[field], r[field], `full.${field} equals the summary's`);
-    const final = full['final'] as JsonObject;
+    const final = objAt(full, 'final');
     assert.equal(final['type'], 'result');
     assert.equal(final['result'], 'Hi');
     assert.ok(final['subagent_stats'] !== undefined, 'the native final event is kept whole');
@@ -71,7 +71,7 @@ test('before structuredContent (2025-03-26) the text carries the summary object 
     const raw = await rawCall(h, 'claude.run', { prompt: 'say hi', cwd: h.dir });
     assert.equal(raw.structuredContent, undefined);
     const text = raw.content[0]!.text;
-    const data = JSON.parse(text.slice(text.indexOf('\n') + 1)) as JsonObject;
+    const data = parseObj(text.slice(text.indexOf('\n') + 1));
     assert.deepEqual(Object.keys(data), [...SUMMARY_FIELDS]);
     assert.equal(data['result'], 'Hi');
   } finally {
@@ -123,13 +123,13 @@ test('a returned session_id passed back as session_id is refused before anything
 test('the descriptions a model reads point from a returned session_id to resume_session_id', async () => {
   const h = await createToolHarness();
   try {
-    const listed = (await h.request('tools/list')) as { result: { tools: Array<{ name: string; description: string; inputSchema: { properties: Record<string, { description?: string }> } }> } };
-    const run = listed.result.tools.find((t) => t.name === 'claude.run')!;
-    assert.match(run.description, /pass that id as resume_session_id/);
-    assert.match(String(run.inputSchema.properties['session_id']?.description), /NEW .*resume_session_id/);
-    assert.match(String(run.inputSchema.properties['resume_session_id']?.description), /session_id a previous result returned/);
-    const result = listed.result.tools.find((t) => t.name === 'claude.run.result')!;
-    assert.deepEqual((result.inputSchema.properties['detail'] as { enum?: string[] }).enum, ['summary', 'full']);
+    const tools = objs(rpcResult(await h.request('tools/list'))['tools'], 'tools');
+    const run = obj(tools.find((t) => t['name'] === 'claude.run'), 'claude.run');
+    assert.match(str(run['description']), /pass that id as resume_session_id/);
+    assert.match(String(at(run, 'inputSchema', 'properties', 'session_id', 'description')), /NEW .*resume_session_id/);
+    assert.match(String(at(run, 'inputSchema', 'properties', 'resume_session_id', 'description')), /session_id a previous result returned/);
+    const result = obj(tools.find((t) => t['name'] === 'claude.run.result'), 'claude.run.result');
+    assert.deepEqual(at(result, 'inputSchema', 'properties', 'detail', 'enum'), ['summary', 'full']);
   } finally {
     await h.close();
   }
@@ -144,12 +144,13 @@ test('output_schema reaches the native --json-schema; the structured output is i
   try {
     const raw = await rawCall(h, 'claude.run', { prompt: 'answer', cwd: h.dir, output_schema: schema });
     assert.equal(raw.isError, false);
-    const r = raw.structuredContent!['result'] as JsonObject;
+    const r = toolResultOf(raw);
     assert.deepEqual(r['structured_output'], structured);
     assert.equal(r['result'], null, 'the JSON text of the same object is not sent twice');
     assert.equal(occurrences(JSON.stringify(raw.structuredContent), '"42"'), 1);
-    const run = readdirSync(recordDir).map((n) => JSON.parse(readFileSync(join(recordDir, n), 'utf8')) as { argv: string[] }).find((rec) => rec.argv.includes('-p'))!;
-    assert.equal(run.argv[run.argv.indexOf('--json-schema') + 1], JSON.stringify(schema));
+    const argv = readdirSync(recordDir).map((n) => readFakeRecord(join(recordDir, n)).argv).find((a) => a.includes('-p'));
+    assert.ok(argv, 'the run was recorded');
+    assert.equal(argv[argv.indexOf('--json-schema') + 1], JSON.stringify(schema));
     const full = await h.full(r['run_id']);
     assert.equal(full['result'], JSON.stringify(structured), 'the full object keeps the native text');
 
@@ -157,7 +158,7 @@ test('output_schema reaches the native --json-schema; the structured output is i
     assert.equal(bad.isError, true);
     assert.deepEqual([bad.error!['code'], bad.error!['path']], ['invalid_arguments', '/output_schema/properties/answer/type']);
     assert.equal(bad.result, null);
-    const notObject = await h.call('claude.run', { prompt: 'answer', cwd: h.dir, output_schema: [schema] as unknown as JsonObject });
+    const notObject = await h.call('claude.run', { prompt: 'answer', cwd: h.dir, output_schema: [schema] });
     assert.deepEqual([notObject.error!['code'], notObject.error!['path']], ['invalid_arguments', '/output_schema']);
     assert.equal(readdirSync(recordDir).length, 2, 'the refused runs spawned nothing (one version check and one run so far)');
 

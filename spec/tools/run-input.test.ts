@@ -76,10 +76,12 @@ test('idle timeout may not exceed the wall timeout', () => {
 test('carve-out deny under a broad allow fails closed, with an explanation', () => {
   const err = errorOf(() => parseRunInput({ prompt: 'x', allowed_tools: ['Read', 'Bash(git:*)'], disallowed_tools: ['Bash(git commit:*)'] }, ctx));
   assert.deepEqual(err, { code: 'permission_rule_fails_open', path: '/disallowed_tools/0' });
-  try { checkPermissionRules(['Bash(git:*)'], ['Bash(git commit:*)']); } catch (e) {
-    assert.match((e as Error).message, /fails open/);
-    assert.match((e as Error).message, /before the subcommand/);
-  }
+  assert.throws(() => checkPermissionRules(['Bash(git:*)'], ['Bash(git commit:*)']), (e: unknown) => {
+    assert.ok(e instanceof Error);
+    assert.match(e.message, /fails open/);
+    assert.match(e.message, /before the subcommand/);
+    return true;
+  });
 });
 
 const rules: Array<[string[], string[], boolean]> = [

@@ -1,18 +1,19 @@
 // claude.run as an MCP task (2026-07-28 tasks extension) over the real tool hosts, real supervisors and
-// the fake native CLI, replaying what Claude Code 2.1.332 does on the wire (../shared/native/
-// HOST-claude-code-tasks-tui.md): an immediate first tasks/get, polls at pollIntervalMs, two identical
+// the fake native CLI, replaying what Claude Code 2.1.332 (interactive) was captured doing on the wire:
+// an immediate first tasks/get, polls at pollIntervalMs, two identical
 // tasks/cancel at the same millisecond, shutdown with a task in flight.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { createAdapter, type Adapter } from '../../lib/adapter.ts';
 import { createHosts, type HostBundle } from '../../lib/tools/host.ts';
 import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS, workingStatusMessage } from '../../lib/tools/tasks.ts';
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../../lib/runs/registry.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
+import { pollUntil } from '../helpers/poll.ts';
+import { firstText, jsonLines, num, obj, objAt, objs, parseObj, rpcError, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
 import { MAX_TASK_ID_CHARS } from '../../lib/handlers/tasks.ts';
 
 type Json = Record<string, unknown>;
@@ -26,6 +27,8 @@ const meta = (tasks: boolean): Json => ({
 });
 /** A deadline for waits on the run itself; the fake runs take well under a second. */
 const WAIT_MS = 20_000;
+/** How often the spec polls tasks/get (the spec's rate, capped to keep the test short). */
+const CLIENT_POLL_MS = 100;
 
 interface Rig {
   readonly adapter: Adapter;
@@ -57,18 +60,14 @@ function createRig(): Rig {
     supervision: { interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50 },
   });
   const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close });
-  const request = async (method: string, params: Json): Promise<Json> => (await adapter.handle({ jsonrpc: '2.0', id: nextId++, method, params })) as Json;
+  const request = async (method: string, params: Json): Promise<Json> => obj(await adapter.handle({ jsonrpc: '2.0', id: nextId++, method, params }), `${method} response`);
   const readyCount = (what: string): number => (existsSync(readyFile) ? readFileSync(readyFile, 'utf8').split('\n').filter((line) => line.includes(`"ready":"${what}"`)).length : 0);
   return {
     adapter, hosts, dir, readyFile, request, readyCount,
     run: (prompt, tasks, extraMeta = {}) => request('tools/call', { name: 'claude.run', arguments: { prompt, cwd: dir }, _meta: { ...meta(tasks), progressToken: 1, 'claudecode/toolUseId': 'toolu_x', ...extraMeta } }),
     get: (taskId) => request('tasks/get', { taskId, _meta: meta(true) }),
     async waitReady(what, count = 1) {
-      const deadline = performance.now() + WAIT_MS;
-      while (readyCount(what) < count) {
-        if (performance.now() > deadline) throw new Error(`the fake CLI never reported ${what} x${count}`);
-        await delay(10);
-      }
+      await pollUntil(`the fake CLI's readiness line ${what} x${count}`, () => readyCount(what) >= count, { timeoutMs: WAIT_MS, intervalMs: 10 });
     },
     async close() {
       await adapter.close();
@@ -77,20 +76,15 @@ function createRig(): Rig {
   };
 }
 
-const resultOf = (response: Json): Json => {
-  assert.ok(response['result'], `expected a result: ${JSON.stringify(response['error'])}`);
-  return response['result'] as Json;
-};
+const resultOf = rpcResult;
 
-/** Polls like the client: at once, then every pollIntervalMs the task suggests, until a terminal status. */
-async function pollUntilTerminal(rig: Rig, taskId: string): Promise<{ final: Json; polls: number }> {
-  const deadline = performance.now() + WAIT_MS;
-  for (let polls = 1; ; polls++) {
+/** Polls like the client (at once, then at a steady rate) until the task leaves "working". */
+async function pollUntilTerminal(rig: Rig, taskId: string): Promise<{ final: Json }> {
+  const final = await pollUntil(`task ${taskId} to leave "working"`, async () => {
     const task = resultOf(await rig.get(taskId));
-    if (task['status'] !== 'working') return { final: task, polls };
-    if (performance.now() > deadline) throw new Error(`task ${taskId} still working after ${WAIT_MS} ms`);
-    await delay(Math.min(Number(task['pollIntervalMs']), 100)); // the spec's rate, capped to keep the test short
-  }
+    return task['status'] !== 'working' && task;
+  }, { timeoutMs: WAIT_MS, intervalMs: CLIENT_POLL_MS });
+  return { final };
 }
 
 describe('claude.run as a task', () => {
@@ -109,7 +103,7 @@ describe('claude.run as a task', () => {
     assert.match(String(created['createdAt']), /^\d{4}-\d{2}-\d{2}T.*Z$/);
     assert.match(String(created['lastUpdatedAt']), /^\d{4}-\d{2}-\d{2}T.*Z$/);
     assert.equal(typeof created['statusMessage'], 'string');
-    assert.ok('io.modelcontextprotocol/serverInfo' in (created['_meta'] as Json));
+    assert.ok('io.modelcontextprotocol/serverInfo' in objAt(created, '_meta'));
     assert.equal('content' in created, false, 'a task result carries no tool content');
 
     // Claude Code polls within ~20 ms: the task must already resolve (same tick here).
@@ -120,14 +114,14 @@ describe('claude.run as a task', () => {
 
     const { final } = await pollUntilTerminal(rig, taskId);
     assert.equal(final['status'], 'completed', JSON.stringify(final));
-    const inline = final['result'] as Json;
+    const inline = objAt(final, 'result');
     assert.equal(inline['isError'], false);
-    const structured = inline['structuredContent'] as { result: Json };
-    assert.equal(structured.result['run_id'], taskId);
-    assert.equal(structured.result['result'], 'Hi! I am a fake Claude.');
-    assert.equal(structured.result['cleanup_confirmed'], true);
+    const structured = toolResultOf(inline);
+    assert.equal(structured['run_id'], taskId);
+    assert.equal(structured['result'], 'Hi! I am a fake Claude.');
+    assert.equal(structured['cleanup_confirmed'], true);
     const full = resultOf(await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: taskId, detail: 'full' }, _meta: meta(false) }));
-    assert.equal(final['lastUpdatedAt'], (full['structuredContent'] as { result: Json }).result['settled_at']);
+    assert.equal(final['lastUpdatedAt'], toolResultOf(full)['settled_at']);
     assert.match(String(final['statusMessage']), /succeeded/);
 
     // The very object the tool path builds for this run (claude.run.result reads it the same way claude.run returns it).
@@ -141,8 +135,8 @@ describe('claude.run as a task', () => {
     const sync = resultOf(await rig.run('say hi', false));
     assert.equal(sync['resultType'], 'complete');
     assert.equal(sync['isError'], false);
-    assert.equal((sync['structuredContent'] as { result: Json }).result['result'], 'Hi! I am a fake Claude.');
-    assert.equal((sync['structuredContent'] as { result: Json }).result['completed'], true);
+    assert.equal(toolResultOf(sync)['result'], 'Hi! I am a fake Claude.');
+    assert.equal(toolResultOf(sync)['completed'], true);
   });
 
   it('a task is a run: listed, in the work snapshot with its work-invocation, released by the same rules; then tasks/get is -32602', async () => {
@@ -152,25 +146,25 @@ describe('claude.run as a task', () => {
       const created = resultOf(await own.run('[fake:slow] a while', true, { 'io.github.computer-mcp/work-invocation': invocation }));
       const taskId = String(created['taskId']);
       const listed = resultOf(await own.request('tools/call', { name: 'claude.run.list', arguments: {}, _meta: meta(false) }));
-      const runs = (listed['structuredContent'] as { result: { runs: Json[] } }).result.runs;
+      const runs = objs(toolResultOf(listed)['runs'], 'runs');
       const mine = runs.find((r) => r['run_id'] === taskId);
       assert.ok(mine, 'the task is in claude.run.list');
       assert.equal(mine['acquired_by'], invocation);
       const read = resultOf(await own.request('resources/read', { uri: 'computer-mcp://runtime/work/v1', _meta: meta(true) }));
-      const snapshot = JSON.parse((read['contents'] as Array<{ text: string }>)[0]!.text) as { owners: Json[] };
-      assert.deepEqual(snapshot.owners.map((o) => [o['kind'], o['run_id'], o['acquired_by']]), [['claude.run', taskId, invocation]]);
+      const owners = objs(parseObj(firstText(read, 'contents'))['owners'], 'owners');
+      assert.deepEqual(owners.map((o) => [o['kind'], o['run_id'], o['acquired_by']]), [['claude.run', taskId, invocation]]);
       // Not releasable while it works (same rule as any run); released once cancelled and cleaned up.
       const early = resultOf(await own.request('tools/call', { name: 'claude.run.release', arguments: { run_id: taskId }, _meta: meta(false) }));
       assert.equal(early['isError'], true);
-      assert.match((early['content'] as Array<{ text: string }>)[0]!.text, /run_active/);
+      assert.match(firstText(early), /run_active/);
       await own.request('tasks/cancel', { taskId, _meta: meta(true) });
       assert.equal((await pollUntilTerminal(own, taskId)).final['status'], 'cancelled');
       const released = resultOf(await own.request('tools/call', { name: 'claude.run.release', arguments: { run_id: taskId }, _meta: meta(false) }));
       assert.equal(released['isError'], false);
-      const gone = (await own.get(taskId))['error'] as { code: number; data: unknown };
+      const gone = rpcError(await own.get(taskId));
       assert.equal(gone.code, -32602);
       assert.deepEqual(gone.data, { path: '/taskId' });
-      assert.equal(((await own.request('tasks/cancel', { taskId, _meta: meta(true) }))['error'] as { code: number }).code, -32602);
+      assert.equal(rpcError(await own.request('tasks/cancel', { taskId, _meta: meta(true) })).code, -32602);
     } finally {
       await own.close();
     }
@@ -181,21 +175,19 @@ describe('claude.run as a task', () => {
     const created = resultOf(await rig.run('[fake:slow] stream slowly', true));
     const taskId = String(created['taskId']);
     await rig.waitReady('streaming', seen + 1);
-    let task: Json = resultOf(await rig.get(taskId));
-    const deadline = performance.now() + WAIT_MS;
-    while (!String(task['statusMessage']).startsWith('running: stream_event')) {
-      assert.ok(performance.now() < deadline, `statusMessage never showed a stream event: ${String(task['statusMessage'])}`);
-      await delay(20);
-      task = resultOf(await rig.get(taskId));
-    }
+    let last: Json = {};
+    const task = await pollUntil(() => `statusMessage to show a stream event (last: ${String(last['statusMessage'])})`, async () => {
+      last = resultOf(await rig.get(taskId));
+      return String(last['statusMessage']).startsWith('running: stream_event') && last;
+    }, { timeoutMs: WAIT_MS });
     assert.equal(task['status'], 'working');
     assert.ok(Buffer.byteLength(String(task['statusMessage'])) <= MAX_STATUS_MESSAGE_BYTES);
     assert.ok(String(task['lastUpdatedAt']) >= String(task['createdAt']));
 
     const started = resultOf(await rig.request('tools/call', { name: 'claude.run.start', arguments: { prompt: 'say hi', cwd: rig.dir }, _meta: meta(true) }));
     assert.equal(started['resultType'], 'complete', 'claude.run.start already returns at once: never a task');
-    const runId = String((started['structuredContent'] as { result: Json }).result['run_id']);
-    assert.equal(((await rig.get(runId))['error'] as { code: number }).code, -32602, 'only task-created runs answer tasks/get');
+    const runId = String(toolResultOf(started)['run_id']);
+    assert.equal(rpcError(await rig.get(runId)).code, -32602, 'only task-created runs answer tasks/get');
 
     // Two identical cancels at the same millisecond (Claude Code's task panel): both acknowledged.
     const [a, b] = await Promise.all([
@@ -213,7 +205,7 @@ describe('claude.run as a task', () => {
     // A cancel after the end is acknowledged too (idempotent), and changes nothing.
     assert.equal(resultOf(await rig.request('tasks/cancel', { taskId, _meta: meta(true) }))['resultType'], 'complete');
     const body = resultOf(await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: taskId, detail: 'full' }, _meta: meta(false) }));
-    const run = (body['structuredContent'] as { result: Json }).result;
+    const run = toolResultOf(body);
     assert.equal(run['cancelled'], true);
     assert.equal(run['cleanup_confirmed'], true, 'the cancelled task was cleaned up like any run');
     await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: 20 }, _meta: meta(false) });
@@ -224,15 +216,15 @@ describe('claude.run as a task', () => {
     const taskId = String(created['taskId']);
     const ack = resultOf(await rig.request('tasks/update', { taskId, inputResponses: { 'confirm-1': { action: 'accept', content: { proceed: true } } }, _meta: meta(true) }));
     assert.equal(ack['resultType'], 'complete');
-    const bad = (await rig.request('tasks/update', { taskId, inputResponses: 'SECRET', _meta: meta(true) }))['error'] as { code: number; data: unknown };
+    const bad = rpcError(await rig.request('tasks/update', { taskId, inputResponses: 'SECRET', _meta: meta(true) }));
     assert.equal(bad.code, -32602);
     assert.deepEqual(bad.data, { path: '/inputResponses' });
     assert.doesNotMatch(JSON.stringify(bad), /SECRET/);
-    const tooLong = (await rig.request('tasks/get', { taskId: 'x'.repeat(MAX_TASK_ID_CHARS + 1), _meta: meta(true) }))['error'] as { code: number; message: string; data: unknown };
+    const tooLong = rpcError(await rig.request('tasks/get', { taskId: 'x'.repeat(MAX_TASK_ID_CHARS + 1), _meta: meta(true) }));
     assert.equal(tooLong.code, -32602);
     assert.deepEqual(tooLong.data, { path: '/taskId' });
     assert.match(tooLong.message, /1 to 1024 characters/);
-    const atBound = (await rig.request('tasks/get', { taskId: 'x'.repeat(MAX_TASK_ID_CHARS), _meta: meta(true) }))['error'] as { code: number; message: string };
+    const atBound = rpcError(await rig.request('tasks/get', { taskId: 'x'.repeat(MAX_TASK_ID_CHARS), _meta: meta(true) }));
     assert.equal(atBound.code, -32602);
     assert.match(atBound.message, /task not found/, 'an id at the bound is looked up (and unknown)');
     await pollUntilTerminal(rig, taskId);
@@ -244,7 +236,7 @@ describe('claude.run as a task', () => {
     const refused = resultOf(await rig.run('[fake:slow] one too many', true));
     assert.equal(refused['resultType'], 'complete', 'not a task');
     assert.equal(refused['isError'], true);
-    assert.match((refused['content'] as Array<{ text: string }>)[0]!.text, /active_limit_reached/);
+    assert.match(firstText(refused), /active_limit_reached/);
     await Promise.all(ids.map((taskId) => rig.request('tasks/cancel', { taskId, _meta: meta(true) })));
     for (const taskId of ids) assert.equal((await pollUntilTerminal(rig, taskId)).final['status'], 'cancelled');
   });
@@ -264,7 +256,7 @@ describe('retention bound', () => {
       for (let made = 1; made < MAX_RETAINED_RUNS; made += MAX_ACTIVE_RUNS) await startBatch(Math.min(MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS - made));
       assert.equal(resultOf(await rig.get(first))['status'], 'completed', `readable with ${MAX_RETAINED_RUNS} runs retained`);
       await startBatch(1);
-      const gone = (await rig.get(first))['error'] as { code: number; data: unknown };
+      const gone = rpcError(await rig.get(first));
       assert.equal(gone.code, -32602, 'evicted with its run: the oldest settled run goes first');
       assert.deepEqual(gone.data, { path: '/taskId' });
     } finally {
@@ -294,7 +286,7 @@ describe('shutdown with a task in flight', () => {
       const created = resultOf(await rig.run('[fake:slow] keep going', true));
       const taskId = String(created['taskId']);
       await rig.waitReady('streaming');
-      const nativePid = (JSON.parse(readFileSync(rig.readyFile, 'utf8').split('\n').find((line) => line.includes('"streaming"'))!) as { pid: number }).pid;
+      const nativePid = num(jsonLines(readFileSync(rig.readyFile, 'utf8')).find((line) => line['ready'] === 'streaming')?.['pid'], 'pid of the streaming line');
       await rig.adapter.close();
       assert.equal(rig.hosts.toolHost.tasks!.get(taskId)?.status, 'cancelled');
       const read = await rig.hosts.toolHost.call('claude.run.result', { run_id: taskId, detail: 'full' }, { signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2026-07-28' });

@@ -1,0 +1,52 @@
+/**
+ * Reads the log of fixtures/mcp-wire-tap.mjs (one JSON object a line: `{t, dir, line}` for each wire line,
+ * `{t, signal}` for a signal the host sent, `{t, exit, signal}` when the server exited), checking each entry.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import type { JsonObject } from '../../lib/util/json.ts';
+import { jsonLines, num, parseObj, str } from '../helpers/typed-results.ts';
+
+export interface WireEntry {
+  readonly t: number;
+  readonly dir?: 'c2s' | 's2c';
+  readonly line?: string;
+  readonly signal?: string | null;
+  readonly exit?: number | null;
+}
+
+/** One JSON-RPC message on the tapped wire, with its direction and time (ms since the tap started). */
+export interface WireMessage {
+  readonly t: number;
+  readonly dir: 'c2s' | 's2c';
+  readonly msg: JsonObject;
+}
+
+function entryOf(raw: JsonObject, index: number): WireEntry {
+  const what = `wire-tap entry ${index + 1}`;
+  const { dir, line, signal, exit } = raw;
+  if (dir !== undefined && dir !== 'c2s' && dir !== 's2c') throw new Error(`${what}: dir ${JSON.stringify(dir)}`);
+  if (signal !== undefined && signal !== null && typeof signal !== 'string') throw new Error(`${what}: signal ${JSON.stringify(signal)}`);
+  if (exit !== undefined && exit !== null && typeof exit !== 'number') throw new Error(`${what}: exit ${JSON.stringify(exit)}`);
+  return {
+    t: num(raw['t'], `${what}: t`),
+    ...(dir === undefined ? {} : { dir }),
+    ...(line === undefined ? {} : { line: str(line, `${what}: line`) }),
+    ...(signal === undefined ? {} : { signal }),
+    ...(exit === undefined ? {} : { exit }),
+  };
+}
+
+/** Every entry of the log so far (none when the tap has not written yet). */
+export function readWireLog(log: string): WireEntry[] {
+  return existsSync(log) ? jsonLines(readFileSync(log, 'utf8'), 'wire-tap line').map(entryOf) : [];
+}
+
+/** The JSON-RPC messages among the entries, each line parsed as an object. */
+export function wireMessages(entries: readonly WireEntry[]): WireMessage[] {
+  const messages: WireMessage[] = [];
+  for (const e of entries) {
+    if (e.line === undefined || e.dir === undefined) continue;
+    messages.push({ t: e.t, dir: e.dir, msg: parseObj(e.line, `wire line at ${e.t} ms`) });
+  }
+  return messages;
+}
