@@ -3,13 +3,14 @@
 // signal ends it with the server: no process is left.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
 import { isRunning, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
-import { rpcResult, toolResultOf } from '../helpers/typed-results.ts';
+import { objAt, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
+import { readFakeRecord, type FakeRecord } from '../helpers/tool-harness.ts';
 
 for (const end of ['stdin EOF', 'SIGTERM'] as const) {
   test(`the spare supervisor is used by the next run, replaced after it, and gone after ${end}`, async () => {
@@ -54,9 +55,8 @@ for (const end of ['stdin EOF', 'SIGTERM'] as const) {
 test('the spare checks the version before the run is asked for, and the run uses that answer: one --version per run', async () => {
   const records = mkdtempSync(join(tmpdir(), 'crm-spare-records-'));
   const server = startRawServer({ env: { FAKE_CLAUDE_RECORD_DIR: records } });
-  type Record_ = { argv: string[]; env: Record<string, string> };
-  const read = (): Record_[] => readdirSync(records).map((f) => JSON.parse(readFileSync(join(records, f), 'utf8')) as Record_);
-  const isVersion = (r: Record_): boolean => r.argv.includes('--version');
+  const read = (): FakeRecord[] => readdirSync(records).map((f) => readFakeRecord(join(records, f)));
+  const isVersion = (r: FakeRecord): boolean => r.argv.includes('--version');
   try {
     server.send(INITIALIZE('init'));
     await server.response('init');
@@ -68,11 +68,10 @@ test('the spare checks the version before the run is asked for, and the run uses
     for (const id of ['run-1', 'run-2']) {
       server.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'hi' } } });
       const response = await server.response(id);
-      const result = response['result'] as { isError: boolean };
-      assert.equal(result.isError, false, JSON.stringify(response).slice(0, 800));
+      assert.equal(objAt(response, 'result')['isError'], false, JSON.stringify(response).slice(0, 800));
     }
     // Every run's native process shares its run marker with exactly one version check.
-    const marker = (r: Record_): string | undefined => r.env['CLAUDE_RUN_MCP_RUN_MARKER'];
+    const marker = (r: FakeRecord): string | undefined => r.env['CLAUDE_RUN_MCP_RUN_MARKER'];
     const all = read();
     const runs = all.filter((r) => !isVersion(r));
     assert.equal(runs.length, 2);
@@ -80,7 +79,9 @@ test('the spare checks the version before the run is asked for, and the run uses
       assert.ok(marker(run) !== undefined);
       assert.equal(all.filter((r) => isVersion(r) && marker(r) === marker(run)).length, 1, 'one version check per run, the spare\'s');
     }
-    assert.equal(marker(early), marker(runs[0] as Record_), 'the first run used the check made before it was asked for');
+    const [first] = runs;
+    assert.ok(first !== undefined);
+    assert.equal(marker(early), marker(first), 'the first run used the check made before it was asked for');
     server.child.stdin.end();
     assert.equal(await new Promise<number | null>((resolve) => server.child.once('exit', (c) => resolve(c))), 0);
   } finally {

@@ -14,6 +14,7 @@ import { createSparePool, type SparePool } from '../../lib/supervisor/parent/spa
 import { fileIdentity } from '../../lib/supervisor/file-id.ts';
 import { SPAWN_ERROR_FILE_CHANGED } from '../../lib/supervisor/protocol.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { readFakeRecord } from '../helpers/tool-harness.ts';
 import { baseEnv, FAKE_CLAUDE, stdoutEvents } from './harness.ts';
 
 const RUN_ARGS = ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hi'];
@@ -45,11 +46,11 @@ function makeBin(): Bin {
   const env = baseEnv({ FAKE_CLAUDE_SCENARIO: 'ok', FAKE_CLAUDE_RECORD_DIR: records });
   return {
     dir, link, records, env,
-    invocations: () => readdirSync(records).map((f) => (JSON.parse(readFileSync(join(records, f), 'utf8')) as { argv: string[] }).argv),
+    invocations: () => readdirSync(records).map((f) => readFakeRecord(join(records, f)).argv),
     relink(version) {
       // A standalone stand-in: records itself like the fake, prints another version, runs nothing else.
       const other = join(dir, `claude-${version}.mjs`);
-      writeFileSync(other, `#!${process.execPath}\nimport { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(records)} + '/' + process.pid + '.json', JSON.stringify({ argv: process.argv.slice(2) }));\nprocess.stdout.write(${JSON.stringify(`${version} (Claude Code)\n`)});\n`);
+      writeFileSync(other, `#!${process.execPath}\nimport { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(records)} + '/' + process.pid + '.json', JSON.stringify({ argv: process.argv.slice(2), env: process.env, cwd: process.cwd() }));\nprocess.stdout.write(${JSON.stringify(`${version} (Claude Code)\n`)});\n`);
       chmodSync(other, 0o755);
       const next = join(dir, 'claude.next');
       symlinkSync(other, next);
