@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the side-by-side benchmarks. Every figure is measured against its comparison point in the
  * same run, interleaved where possible, as a median of repeated rounds. Prints a table and writes
- * docs/benchmarks.md. Uses dist/claude-run-mcp.mjs (built into a temp dir first when absent).
+ * docs/benchmarks.md. Uses dist/claude-run-mcp.cjs (built into a temp dir first when absent).
  * Usage: node --import tsx scripts/bench.ts [--quick] [--only a,b] [--no-write]
  *   benches: cold, overhead, real, ingest, memory, responsive, progress
  */

@@ -6,7 +6,7 @@ All processes run with one clean environment (PATH, HOME, LANG): machine-specifi
 otherwise blur the ratios. (On the development VM, NODE_EXTRA_CA_CERTS alone adds about 85 ms to every
 Node start, the floor included; the supervisor no longer inherits it, see below.)
 
-1. **Cold start.** Spawn → first stdout line of \`node dist/claude-run-mcp.mjs\` with \`initialize\` written at
+1. **Cold start.** Spawn → first stdout line of \`node dist/claude-run-mcp.cjs\` with \`initialize\` written at
    once, against spawn → exit of \`node -e 0\` and against a minimal stdio server on the official MCP SDK
    (\`scripts/bench/sdk-server.mjs\`, one tool, run by node directly). The three start in turn, each round;
    the figure is the median of the per-round ratios.
@@ -83,7 +83,7 @@ export const LIMITS = `## Limits behind the targets (and where they stand)
   ESM translators and ~6 ms compiling the module source, against ~15 ms of Node's own bootstrap), the
   validation of the embedded cli-tree (~5–10 ms, first run of cold code) and composing the hosts. A
   CommonJS build (measured earlier at 1.58× against 1.84× for the ESM one, before the lazy built-ins)
-  would change the file's name and format (the bin and \`__supervisor\` role of \`dist/claude-run-mcp.mjs\`,
+  would change the file's name and format (the bin and \`__supervisor\` role of \`dist/claude-run-mcp.cjs\`,
   bundle.sha256, the npm package); it was not done here. The ratio on this shared VM moves by ±0.3×
   between runs under load; the table shows this run's.
 - **Peak RSS (target ≤ 1.5× of 32 × 384 KiB).** What is retained is within the target: the live heap with
