@@ -31,10 +31,11 @@ export { ESBUILD_VERSION };
  * The one name the CommonJS bundle gives `import.meta` (lib/ is ES modules: from source and in the library
  * entry the real one applies). The banner defines it with `url` only, from __filename, which Node has already
  * resolved through symlinks as it does for an ES module's URL; lib/ calls import.meta.resolve only from source.
+ * A getter, so that the serve role, which never reads it before `initialize` is answered, does not load node:url.
  */
 export const IMPORT_META = '__claude_run_mcp_import_meta';
 /** The bundle's first lines: the shebang, strict mode (an ES module always had it), then its own import.meta. */
-export const BANNER = `${SHEBANG}\n'use strict';\nconst ${IMPORT_META} = { url: require('node:url').pathToFileURL(__filename).href };`;
+export const BANNER = `${SHEBANG}\n'use strict';\nconst ${IMPORT_META} = { get url() { return require('node:url').pathToFileURL(__filename).href; } };`;
 
 /** Every option that shapes the output bytes, in one place (docs/AUDIT.md repeats them). */
 export const BUILD_OPTIONS = {

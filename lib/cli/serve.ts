@@ -4,7 +4,8 @@
  * own stdin as its control pipe).
  * stdin bytes → connection (splitter → adapter → single writer) → stdout; logs go to stderr only.
  * Stdin EOF takes the orderly path: adapter.close() (cleanup of everything the server owns, each run's
- * cleanup report awaited), flush, exit 0. SIGINT and SIGTERM start the same path after starting the end
+ * cleanup report awaited), flush, exit 0. The tool hosts load right after the handshake could be answered
+ * (lib/cli/deferred-hosts.ts); if they fail to load, the server takes the same path and exits 1. SIGINT and SIGTERM start the same path after starting the end
  * of every run at once, and exit 0 after at most SIGNAL_CLOSE_GRACE_MS (the host is leaving).
  */
 import type { HostBundle } from '../mcp/types.ts';
@@ -45,7 +46,14 @@ export async function runServe(argv: readonly string[], loadHosts: HostFactory =
     return 2;
   }
   const { config } = parsed;
-  const deferred = deferHosts(() => loadHosts(config, log), log);
+  let loadFailed = false;
+  const deferred = deferHosts(() => loadHosts(config, log).catch((error: unknown) => {
+    // As fatal as it was before the load was deferred (an embedded cli-tree that fails its check, a broken
+    // build): the requests that waited get their errors first, then the server closes and exits 1.
+    loadFailed = true;
+    setImmediate(() => { void connection.close(); });
+    throw error;
+  }), log);
   const { hosts } = deferred;
   const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close, log });
   const connection = serveConnection({
@@ -72,5 +80,5 @@ export async function runServe(argv: readonly string[], loadHosts: HostFactory =
   await Promise.race([connection.closed, gaveUp]);
   // The handlers stay until the process exits: Claude Code follows SIGINT with SIGTERM about 100 ms later,
   // and a signal without a handler would end the exiting server by its default action (no exit code 0).
-  return 0;
+  return loadFailed ? 1 : 0;
 }
