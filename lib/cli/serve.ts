@@ -74,9 +74,12 @@ export async function runServe(argv: readonly string[], loadHosts: HostFactory =
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  log('serving MCP on stdio');
-  // After the first poll of stdin: an `initialize` already waiting there is answered before the hosts load.
-  setImmediate(deferred.start);
+  // After the first poll of stdin: an `initialize` already waiting there is answered before the readiness
+  // line (opening stderr costs a start time too) and before the hosts load.
+  setImmediate(() => {
+    log('serving MCP on stdio');
+    deferred.start();
+  });
   await Promise.race([connection.closed, gaveUp]);
   // The handlers stay until the process exits: Claude Code follows SIGINT with SIGTERM about 100 ms later,
   // and a signal without a handler would end the exiting server by its default action (no exit code 0).

@@ -9,7 +9,9 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
 1. **Cold start.** Spawn → first stdout line of \`node dist/claude-run-mcp.cjs\` with \`initialize\` written at
    once, against spawn → exit of \`node -e 0\` and against a minimal stdio server on the official MCP SDK
    (\`scripts/bench/sdk-server.mjs\`, one tool, run by node directly). The three start in turn, each round;
-   the figure is the median of the per-round ratios.
+   the figure is the median of the per-round ratios. Each server is then sent \`notifications/initialized\`
+   and \`tools/list\`; the detail gives spawn → that answer (the bundle loads its tool hosts only after the
+   handshake, so this is where that work shows).
 2. **Per-run overhead.** \`claude.run\` through the bundled server against \`fixtures/fake-claude.mjs\`
    (scenario ok), against the same file spawned directly with the argv, environment and cwd the adapter
    used (recorded by the fake), \`--version\` first. Overhead = round trip − (direct \`--version\` + direct
@@ -49,8 +51,22 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
   prepared supervisor with its own run marker, handed to one run only; a spare killed while idle is
   dropped, not respawned; close and signal shutdown end it (close waits for it). Its cost is one idle Node
   process: see the RSS/PSS in the real-binary row.
-- **Built-ins loaded at first use.** An ESM bundle links every statically imported built-in before its
-  first line runs, whatever the role. \`node:child_process\`, \`node:crypto\`, \`node:net\` and
+- **A CommonJS bundle** (\`dist/claude-run-mcp.cjs\`; \`lib/\` stays ES modules, and so does the library entry
+  \`dist/index.mjs\`). Node's ES module loader costs even an empty \`.mjs\` file about 6 ms more than an empty
+  \`.cjs\` one (a fifth of \`node -e 0\`), and the ~290 KB bundle spent ~20 ms of a CPU profile in its
+  translators. The bundle reads \`import.meta.url\` through a getter in its banner (docs/AUDIT.md), so
+  \`node:url\` is not loaded either before \`initialize\` is answered. Measured beside the ESM bundle of
+  the same sources (21 interleaved rounds, under load): 1.88× → 1.68× and 2.04× → 1.40× of \`node -e 0\`.
+- **The tool hosts load after the handshake** (\`lib/cli/deferred-hosts.ts\`). The tool layer (tools/, runs/,
+  native/, supervisor/parent/, permission/, the cli-tree check: 48 of the server's 83 modules) is imported
+  and composed in the first \`setImmediate\` after the server starts reading stdin, so an \`initialize\`
+  already waiting is answered first; \`initialize\`, \`notifications/initialized\` and \`ping\` never wait,
+  anything else waits for the hosts, and once one message waits every later one queues behind it (arrival
+  order is kept). A load failure (say, an embedded cli-tree that fails its check) is as fatal as it was at
+  startup: the waiting requests are answered with errors and the server exits 1. The readiness line on
+  stderr is written in the same \`setImmediate\`, after the first poll of stdin.
+- **Built-ins loaded at first use.** The ESM bundle linked every statically imported built-in before its
+  first line ran, whatever the role. \`node:child_process\`, \`node:crypto\`, \`node:net\` and
   \`node:timers/promises\` are now loaded with \`process.getBuiltinModule\` where they are used (the first
   supervisor, the first id), and the resources' instance id is made at its first read: the server answers
   \`initialize\` having loaded none of them. Measured beside the previous bundle (21 interleaved rounds,
