@@ -50,6 +50,7 @@ async function main(argv: readonly string[]): Promise<number> {
   return ROLES[first as keyof typeof ROLES](argv.slice(1));
 }
 
+// No top-level await: the bundle is CommonJS (scripts/build.ts), and the roles start from promise callbacks.
 if (process.argv[2] === '__permission-bridge') {
   // The permission bridge owns its stdio: it is the MCP server a nested CLI talks to (lib/permission/).
   void import('./permission/bridge.ts').then(({ runPermissionBridge }) => runPermissionBridge());

@@ -4,9 +4,10 @@
  * own stdin as its control pipe).
  * stdin bytes → connection (splitter → adapter → single writer) → stdout; logs go to stderr only.
  * Stdin EOF takes the orderly path: adapter.close() (cleanup of everything the server owns, each run's
- * cleanup report awaited), flush, exit 0. The tool hosts load right after the handshake could be answered
- * (lib/cli/deferred-hosts.ts); if they fail to load, the server takes the same path and exits 1. SIGINT and SIGTERM start the same path after starting the end
- * of every run at once, and exit 0 after at most SIGNAL_CLOSE_GRACE_MS (the host is leaving).
+ * cleanup report awaited), flush, exit 0. SIGINT and SIGTERM start the same path after starting the end
+ * of every run at once, and exit 0 after at most SIGNAL_CLOSE_GRACE_MS (the host is leaving). The tool
+ * hosts load right after the handshake could be answered (lib/cli/deferred-hosts.ts); if they fail to load,
+ * the server takes the orderly path too and exits 1.
  */
 import type { HostBundle } from '../mcp/types.ts';
 import { createAdapter } from '../adapter.ts';
