@@ -9,9 +9,9 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
 1. **Cold start.** Spawn → first stdout line of \`node dist/claude-run-mcp.cjs\` with \`initialize\` written at
    once, against spawn → exit of \`node -e 0\` and against a minimal stdio server on the official MCP SDK
    (\`scripts/bench/sdk-server.mjs\`, one tool, run by node directly). The three start in turn, each round;
-   the figure is the median of the per-round ratios. Each server is then sent \`notifications/initialized\`
-   and \`tools/list\`; the detail gives spawn → that answer (the bundle loads its tool hosts only after the
-   handshake, so this is where that work shows).
+   the figure is the median of the per-round ratios. Then, in 5 separate rounds, each server is also sent
+   \`notifications/initialized\` and \`tools/list\` once it answered; the detail gives spawn → that answer (the
+   bundle loads its tool hosts only after the handshake, so this is where that work shows).
 2. **Per-run overhead.** \`claude.run\` through the bundled server against \`fixtures/fake-claude.mjs\`
    (scenario ok), against the same file spawned directly with the argv, environment and cwd the adapter
    used (recorded by the fake), \`--version\` first. Overhead = round trip − (direct \`--version\` + direct
