@@ -55,8 +55,10 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
   \`dist/index.mjs\`). Node's ES module loader costs even an empty \`.mjs\` file about 6 ms more than an empty
   \`.cjs\` one (a fifth of \`node -e 0\`), and the ~290 KB bundle spent ~20 ms of a CPU profile in its
   translators. The bundle reads \`import.meta.url\` through a getter in its banner (docs/AUDIT.md), so
-  \`node:url\` is not loaded either before \`initialize\` is answered. Measured beside the ESM bundle of
-  the same sources (21 interleaved rounds, under load): 1.88× → 1.68× and 2.04× → 1.40× of \`node -e 0\`.
+  \`node:url\` is not loaded either before \`initialize\` is answered. Measured side by side (21 interleaved
+  rounds of this benchmark's method, one run, \`node -e 0\` at 36.6 ms): the ESM bundle before this change
+  1.94×, the CommonJS one 1.47×, the CommonJS one with the deferred hosts below 1.38× (a 3-line \`.cjs\`
+  answering one line from stdin: 1.04×).
 - **The tool hosts load after the handshake** (\`lib/cli/deferred-hosts.ts\`). The tool layer (tools/, runs/,
   native/, supervisor/parent/, permission/, the cli-tree check: 48 of the server's 83 modules) is imported
   and composed in the first \`setImmediate\` after the server starts reading stdin, so an \`initialize\`
@@ -96,7 +98,9 @@ export const LIMITS = `## Limits behind the targets (and where they stand)
 
 - **Cold start (target ≤ 1.3× \`node -e 0\`).** The bundle is now CommonJS and answers \`initialize\`
   before it loads its tool hosts (the cli-tree check included), so what remains above the floor is two
-  costs the server cannot defer: V8 parsing the whole ~290 KB file, and Node's stdio streams. Measured as
+  costs the server cannot defer: V8 parsing the whole ~290 KB file, and Node's stdio streams. This benchmark,
+  three runs in a row on this VM while other work ran (load average 11.4 → 7.5, yet \`node -e 0\` at
+  29–34 ms, about its quiet time): 1.48×, 1.59×, 1.48× (bundle 41–51 ms). Measured as
   CPU time up to the answer (\`process.cpuUsage()\` at the first stdout write; \`node -e 0\` at its script's
   start; 15–21 interleaved fresh processes, medians; CPU time moves far less with load than wall time):
   \`node -e 0\` ~20 ms; a 3-line \`.cjs\` that answers one line from \`process.stdin\` +4.6 ms (\`process.stdin\`
