@@ -98,9 +98,10 @@ export const LIMITS = `## Limits behind the targets (and where they stand)
 
 - **Cold start (target ≤ 1.3× \`node -e 0\`).** The bundle is now CommonJS and answers \`initialize\`
   before it loads its tool hosts (the cli-tree check included), so what remains above the floor is two
-  costs the server cannot defer: V8 parsing the whole ~290 KB file, and Node's stdio streams. This benchmark,
-  three runs in a row on this VM while other work ran (load average 11.4 → 7.5, yet \`node -e 0\` at
-  29–34 ms, about its quiet time): 1.48×, 1.59×, 1.48× (bundle 41–51 ms). Measured as
+  costs the server cannot defer: V8 parsing the whole ~290 KB file, and Node's stdio streams. This benchmark
+  on this VM, runs in a row: 1.48×, 1.59×, 1.48× (load average 11.4 → 7.5, \`node -e 0\` at 29–34 ms); then,
+  at load average ~3 (\`node -e 0\` at 31–35 ms, bundle 45–50 ms): 1.45×, 1.41×, 1.29×, 1.56×, 1.46×, 1.49×.
+  So the target is met only in a lucky run. Measured as
   CPU time up to the answer (\`process.cpuUsage()\` at the first stdout write; \`node -e 0\` at its script's
   start; 15–21 interleaved fresh processes, medians; CPU time moves far less with load than wall time):
   \`node -e 0\` ~20 ms; a 3-line \`.cjs\` that answers one line from \`process.stdin\` +4.6 ms (\`process.stdin\`
@@ -110,7 +111,9 @@ export const LIMITS = `## Limits behind the targets (and where they stand)
   for the ESM bundle before these two changes. A budget of 1.3× is ~9 ms on a quiet machine, so the parse
   and the streams alone nearly spend it. What would pay for the rest: a serve-only file of its own
   (about 5 ms of parse less), which gives up the one self-contained audited file; reading and writing fds 0
-  and 1 without streams, which the single writer's backpressure and exit rely on. Neither was done. In
+  and 1 without streams, which the single writer's backpressure and exit rely on (and a pending
+  \`fs.read\` of fd 0 blocks \`process.exit\` until stdin has data: tried, the process hung until killed).
+  Neither was done. In
   wall time the ratio on this shared VM moves with the load far more than the target's margin (the CommonJS
   bundle: 1.36–1.49× in interleaved runs at load average 3–4, 1.6–2.2× at 9–11, \`node -e 0\` itself taking
   31–89 ms); the
