@@ -28,7 +28,7 @@ export interface ClaudeRunAdapterOptions {
   /**
    * How to start a supervisor child. The default works from source (tsx must be resolvable) and from the
    * single-file bundle; a host that bundles lib/ into its own file either dispatches argv[2] ===
-   * SUPERVISOR_ARGV_FLAG to runSupervisor() or points this at `[node, dist/claude-run-mcp.mjs, '__supervisor']`.
+   * SUPERVISOR_ARGV_FLAG to runSupervisor() or points this at `[node, dist/claude-run-mcp.cjs, '__supervisor']`.
    */
   readonly supervisorCommand?: SupervisorCommand;
 }

@@ -50,14 +50,13 @@ async function main(argv: readonly string[]): Promise<number> {
   return ROLES[first as keyof typeof ROLES](argv.slice(1));
 }
 
+// No top-level await: the bundle is CommonJS (scripts/build.ts), and the roles start from promise callbacks.
 if (process.argv[2] === '__permission-bridge') {
   // The permission bridge owns its stdio: it is the MCP server a nested CLI talks to (lib/permission/).
-  const { runPermissionBridge } = await import('./permission/bridge.ts');
-  runPermissionBridge();
+  void import('./permission/bridge.ts').then(({ runPermissionBridge }) => runPermissionBridge());
 } else if (process.argv[2] === '__supervisor') {
   // The supervisor owns its stdio from the first instruction: nothing else may write to it.
-  const { runSupervisor } = await import('./supervisor/child/main.ts');
-  runSupervisor();
+  void import('./supervisor/child/main.ts').then(({ runSupervisor }) => runSupervisor());
 } else {
   // Every role has already cleaned up what it owns. Stdout writes to a pipe queue in libuv once the
   // pipe is full, and process.exit drops that queue, so wait until stdout drained first: as long as

@@ -1,7 +1,7 @@
 /**
  * The npm package's library entry (`import … from 'claude-run-mcp'`), compiled to dist/index.mjs beside the
- * single-file bundle dist/claude-run-mcp.mjs. Everything lib/index.ts exports, with one difference: compiled,
- * createClaudeRunAdapter starts its supervisors from the sibling bundle (`node claude-run-mcp.mjs
+ * single-file bundle dist/claude-run-mcp.cjs. Everything lib/index.ts exports, with one difference: compiled,
+ * createClaudeRunAdapter starts its supervisors from the sibling bundle (`node claude-run-mcp.cjs
  * __supervisor`), because this library file has no role dispatch of its own. From source (this file is
  * .ts) the usual default applies.
  */
@@ -13,7 +13,7 @@ import { SUPERVISOR_ARGV_FLAG, type SupervisorCommand } from './supervisor/paren
 export * from './index.ts';
 
 /** The single-file bundle's name; scripts/build.ts writes both files into one folder. */
-export const BUNDLE_FILE_NAME = 'claude-run-mcp.mjs';
+export const BUNDLE_FILE_NAME = 'claude-run-mcp.cjs';
 
 /** The supervisor command of the compiled package: the sibling bundle in its supervisor role; null from source. */
 export function getPackagedSupervisorCommand(moduleUrl: string = import.meta.url): SupervisorCommand | null {

@@ -1,7 +1,9 @@
 /**
- * Builds the audited single-file bundle: one ESM file with a shebang, importing only node: builtins,
+ * Builds the audited single-file bundle: one CommonJS file with a shebang, requiring only node: builtins,
  * unminified, with `// lib/...` region comments. Byte-reproducible for a given esbuild version.
- * Beside it, the npm package's library entry: dist/index.mjs (lib/npm-entry.ts compiled the same way,
+ * CommonJS because it starts faster: Node's ESM loader alone costs an empty .mjs file ~6 ms more than an
+ * empty .cjs, a fifth of `node -e 0` (docs/benchmarks.md, cold start).
+ * Beside it, the npm package's library entry: dist/index.mjs (lib/npm-entry.ts compiled as an ES module,
  * without shebang) and its declarations in dist/types/ (tsc with tsconfig.types.json).
  *
  * Usage: node --import tsx scripts/build.ts [--outdir DIR | --no-hash]
@@ -17,7 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const BUNDLE_NAME = 'claude-run-mcp.mjs';
+export const BUNDLE_NAME = 'claude-run-mcp.cjs';
 export const METAFILE_NAME = 'claude-run-mcp.meta.json';
 export const HASH_FILE = join(ROOT, 'bundle.sha256');
 export const SHEBANG = '#!/usr/bin/env node';
@@ -25,20 +27,31 @@ export const LIBRARY_NAME = 'index.mjs';
 export const TYPES_DIR = 'types';
 export { ESBUILD_VERSION };
 
+/**
+ * The one name the CommonJS bundle gives `import.meta` (lib/ is ES modules: from source and in the library
+ * entry the real one applies). The banner defines it with `url` only, from __filename, which Node has already
+ * resolved through symlinks as it does for an ES module's URL; lib/ calls import.meta.resolve only from source.
+ * A getter, so that the serve role, which never reads it before `initialize` is answered, does not load node:url.
+ */
+export const IMPORT_META = '__claude_run_mcp_import_meta';
+/** The bundle's first lines: the shebang, strict mode (an ES module always had it), then its own import.meta. */
+export const BANNER = `${SHEBANG}\n'use strict';\nconst ${IMPORT_META} = { get url() { return require('node:url').pathToFileURL(__filename).href; } };`;
+
 /** Every option that shapes the output bytes, in one place (docs/AUDIT.md repeats them). */
 export const BUILD_OPTIONS = {
   absWorkingDir: ROOT,
   entryPoints: ['lib/main.ts'],
   bundle: true,
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node20',
   minify: false,
   legalComments: 'none',
   charset: 'utf8',
   // Anything that is not a relative import stays an import; verify-bundle then proves all are node:*.
   packages: 'external',
-  banner: { js: SHEBANG },
+  banner: { js: BANNER },
+  define: { 'import.meta': IMPORT_META },
   metafile: true,
   logLevel: 'warning',
 } as const satisfies BuildOptions;
@@ -60,12 +73,12 @@ export async function buildBundle(outdir: string): Promise<BuiltBundle> {
   return { file, sha256: createHash('sha256').update(content).digest('hex'), bytes: content.length, metafile: result.metafile };
 }
 
-/** The library entry: the same options as the bundle (so also only node: imports), another entry, no shebang. */
+/** The library entry: the bundle's options (so also only node: imports), another entry, an ES module, no banner. */
 export async function buildLibrary(outdir: string): Promise<string> {
   mkdirSync(outdir, { recursive: true });
   const file = join(outdir, LIBRARY_NAME);
-  const { banner: _banner, metafile: _metafile, ...options } = BUILD_OPTIONS;
-  await build({ ...options, entryPoints: ['lib/npm-entry.ts'], outfile: file });
+  const { banner: _banner, metafile: _metafile, define: _define, ...options } = BUILD_OPTIONS;
+  await build({ ...options, format: 'esm', entryPoints: ['lib/npm-entry.ts'], outfile: file });
   return file;
 }
 

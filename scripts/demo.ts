@@ -8,7 +8,7 @@
  * Default: the bundled fake CLI (fixtures/fake-claude.mjs, scenario "demo"): no Claude Code, no account.
  *   npm run demo -- --real      the real `claude` found on PATH (under npm, node_modules/.bin comes first,
  *                               so that is the pinned devDependency); needs a logged-in account or API key
- *   npm run demo -- --bundle    serve from dist/claude-run-mcp.mjs (after `npm run build`) instead of lib/
+ *   npm run demo -- --bundle    serve from dist/claude-run-mcp.cjs (after `npm run build`) instead of lib/
  *   npm run demo -- "a prompt"  your own prompt
  * Exits 0 only when every run's cleanup was confirmed and the adapter exited by itself.
  */
@@ -46,9 +46,9 @@ if (!real) {
   env['FAKE_CLAUDE_SCENARIO'] = 'demo';
   env['FAKE_CLAUDE_READY_FILE'] = readyFile;
 }
-const bundle = join(ROOT, 'dist', 'claude-run-mcp.mjs');
+const bundle = join(ROOT, 'dist', 'claude-run-mcp.cjs');
 if (fromBundle && !existsSync(bundle)) {
-  process.stderr.write('demo: dist/claude-run-mcp.mjs is missing; run `npm run build` first\n');
+  process.stderr.write('demo: dist/claude-run-mcp.cjs is missing; run `npm run build` first\n');
   process.exit(2);
 }
 const serverArgs = fromBundle ? [bundle] : ['--import', 'tsx', join(ROOT, 'lib', 'main.ts')];

@@ -1,6 +1,6 @@
 /**
  * Builds the MCP Bundle (.mcpb, what Claude Desktop installs with one click): manifest.json, README.md and
- * the audited single-file bundle at dist/claude-run-mcp.mjs (the path manifest.json's entry_point names),
+ * the audited single-file bundle at dist/claude-run-mcp.cjs (the path manifest.json's entry_point names),
  * zipped by the official `mcpb pack` (@anthropic-ai/mcpb, a pinned devDependency). Refuses when the fresh
  * build differs from the committed bundle.sha256, so a .mcpb always carries the audited bytes.
  *

@@ -28,6 +28,7 @@ const UNIT_TIERS = [
   'spec/native-contract/tree.test.ts',
   'spec/native-contract/resolve-bin.test.ts',
   'spec/native-contract/transcripts.test.ts',
+  'spec/cli/deferred-hosts.test.ts',
   'spec/supervisor/protocol-pure.test.ts',
   'spec/supervisor/ladder-pure.test.ts',
   'spec/supervisor/sliced-reader.test.ts',

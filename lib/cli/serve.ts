@@ -5,15 +5,16 @@
  * stdin bytes → connection (splitter → adapter → single writer) → stdout; logs go to stderr only.
  * Stdin EOF takes the orderly path: adapter.close() (cleanup of everything the server owns, each run's
  * cleanup report awaited), flush, exit 0. SIGINT and SIGTERM start the same path after starting the end
- * of every run at once, and exit 0 after at most SIGNAL_CLOSE_GRACE_MS (the host is leaving).
+ * of every run at once, and exit 0 after at most SIGNAL_CLOSE_GRACE_MS (the host is leaving). The tool
+ * hosts load right after the handshake could be answered (lib/cli/deferred-hosts.ts); if they fail to load,
+ * the server takes the orderly path too and exits 1.
  */
 import type { HostBundle } from '../mcp/types.ts';
 import { createAdapter } from '../adapter.ts';
-import { createHosts as createToolHosts } from '../tools/host.ts';
 import { serveConnection } from '../rpc/connection.ts';
 import { systemClock } from '../util/clock.ts';
 import { parseServeArgs, SERVE_USAGE, type ServeConfig } from './args.ts';
-
+import { deferHosts } from './deferred-hosts.ts';
 
 /**
  * After SIGINT/SIGTERM the orderly close gets this long before the server exits anyway. A host such as
@@ -23,15 +24,19 @@ import { parseServeArgs, SERVE_USAGE, type ServeConfig } from './args.ts';
  */
 export const SIGNAL_CLOSE_GRACE_MS = 5;
 
-export type HostFactory = (config: ServeConfig, log: (line: string) => void) => HostBundle;
+export type HostFactory = (config: ServeConfig, log: (line: string) => void) => Promise<HostBundle>;
 
-/** The real hosts: the run tools and resources over the native CLI, configured from the command line. */
-export const createDefaultHosts: HostFactory = (config) => createToolHosts({ ...config, env: process.env, cwd: process.cwd(), spareSupervisor: true });
+/**
+ * The real hosts: the run tools and resources over the native CLI, configured from the command line. Imported
+ * when first needed, after the handshake has been answered (lib/cli/deferred-hosts.ts).
+ */
+export const loadDefaultHosts: HostFactory = async (config) =>
+  (await import('../tools/host.ts')).createHosts({ ...config, env: process.env, cwd: process.cwd(), spareSupervisor: true });
 
 const log = (line: string): void => { process.stderr.write(`claude-run-mcp: ${line}\n`); };
 
 /** Runs the stdio server until stdin EOF or a termination signal; resolves with the exit code. */
-export async function runServe(argv: readonly string[], createHosts: HostFactory = createDefaultHosts): Promise<number> {
+export async function runServe(argv: readonly string[], loadHosts: HostFactory = loadDefaultHosts): Promise<number> {
   const parsed = parseServeArgs(argv);
   if (parsed.kind === 'help') {
     process.stdout.write(`${SERVE_USAGE}\n`);
@@ -42,12 +47,20 @@ export async function runServe(argv: readonly string[], createHosts: HostFactory
     return 2;
   }
   const { config } = parsed;
-  const hosts = createHosts(config, log);
+  let loadFailed = false;
+  const deferred = deferHosts(() => loadHosts(config, log).catch((error: unknown) => {
+    // As fatal as it was before the load was deferred (an embedded cli-tree that fails its check, a broken
+    // build): the requests that waited get their errors first, then the server closes and exits 1.
+    loadFailed = true;
+    setImmediate(() => { void connection.close(); });
+    throw error;
+  }), log);
+  const { hosts } = deferred;
   const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close, log });
   const connection = serveConnection({
     input: process.stdin,
     output: process.stdout,
-    adapter,
+    adapter: { ...adapter, handle: deferred.gate(adapter.handle) },
     log,
     clock: systemClock,
     maxFrameBytes: config.maxFrameBytes,
@@ -62,9 +75,14 @@ export async function runServe(argv: readonly string[], createHosts: HostFactory
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  log('serving MCP on stdio');
+  // After the first poll of stdin: an `initialize` already waiting there is answered before the readiness
+  // line (opening stderr costs a start time too) and before the hosts load.
+  setImmediate(() => {
+    log('serving MCP on stdio');
+    deferred.start();
+  });
   await Promise.race([connection.closed, gaveUp]);
   // The handlers stay until the process exits: Claude Code follows SIGINT with SIGTERM about 100 ms later,
   // and a signal without a handler would end the exiting server by its default action (no exit code 0).
-  return 0;
+  return loadFailed ? 1 : 0;
 }

@@ -66,8 +66,11 @@ export interface ToolHost {
   list(): readonly ToolDefinition[];
   /** Arguments are already validated against the tool's inputSchema. Never throws a ToolError: returns it. */
   call(name: string, args: JsonObject, ctx: CallContext): Promise<ToolOutcome>;
-  /** Optional: the tasks extension. A host without it answers every call synchronously. */
-  readonly tasks?: TaskHost;
+  /**
+   * Optional: the tasks extension. A host without it answers every call synchronously. `| undefined` lets a
+   * forwarding host (lib/cli/deferred-hosts.ts) answer through a getter.
+   */
+  readonly tasks?: TaskHost | undefined;
 }
 
 /** Extension task statuses this server produces (input_required only for a run with ask_host that is asking). */

@@ -1,6 +1,9 @@
 /**
  * Benchmark 1: cold start to the `initialize` response. The bundle, `node -e 0` (the floor) and a minimal
- * server on the official MCP SDK are started in turn, interleaved, with the same environment.
+ * server on the official MCP SDK are started in turn, interleaved, with the same environment; each server
+ * is ended (stdin EOF) once it answered. Then, in separate rounds that cannot disturb those (the bundle's
+ * first tools/list also starts its spare supervisor), each server is asked for tools/list right after the
+ * handshake: the bundle loads its tool hosts after the handshake, and this shows where that work went.
  */
 import { spawn } from 'node:child_process';
 import { INITIALIZE_PARAMS } from './rpc-client.ts';
@@ -10,6 +13,9 @@ export interface ColdStartResult {
   readonly floorMs: number;
   readonly bundleMs: number;
   readonly sdkMs: number;
+  /** Spawn → the tools/list response (sent once initialize was answered), medians of the separate rounds. */
+  readonly bundleListMs: number;
+  readonly sdkListMs: number;
   /** Medians of the per-round ratios (each round starts all three back to back). */
   readonly bundleOverFloor: number;
   readonly bundleOverSdk: number;
@@ -17,6 +23,17 @@ export interface ColdStartResult {
 }
 
 const INIT_LINE = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INITIALIZE_PARAMS })}\n`;
+const LIST_LINES = `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`;
+
+interface Answered {
+  /** Spawn → first stdout line (the initialize response). */
+  readonly initMs: number;
+  /** Spawn → the tools/list response; NaN when not asked. */
+  readonly listMs: number;
+}
+
+/** Rounds of the tools/list figure (after the interleaved rounds). */
+const LIST_ROUNDS = 5;
 
 /** Spawn → exit of `node -e 0`. */
 function timeFloor(env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
@@ -28,32 +45,43 @@ function timeFloor(env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   });
 }
 
-/** Spawn → first stdout line (the initialize response, written before the process could even read it). */
-function timeInitialize(script: string, env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+/**
+ * Spawn → first stdout line (the initialize response, written before the process could even read it), then
+ * tools/list sent at once → its response.
+ */
+function timeInitialize(script: string, env: NodeJS.ProcessEnv, cwd: string, list = false): Promise<Answered> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, [script], { cwd, env, stdio: ['pipe', 'pipe', 'ignore'] });
-    let elapsed = Number.NaN;
+    let initMs = Number.NaN;
+    let listMs = Number.NaN;
     let out = '';
     child.once('error', reject);
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
       out += chunk;
-      if (Number.isNaN(elapsed) && out.includes('\n')) {
-        elapsed = performance.now() - started;
-        if (!out.startsWith('{') || !out.includes('"result"')) reject(new Error(`${script}: unexpected answer ${out.slice(0, 200)}`));
+      const lines = out.split('\n').slice(0, -1);
+      if (Number.isNaN(initMs) && lines.length >= 1) {
+        initMs = performance.now() - started;
+        if (!out.startsWith('{') || !(lines[0] ?? '').includes('"result"')) reject(new Error(`${script}: unexpected answer ${out.slice(0, 200)}`));
+        if (list) child.stdin.write(LIST_LINES);
+        else child.stdin.end();
+      }
+      if (list && Number.isNaN(listMs) && lines.length >= 2) {
+        listMs = performance.now() - started;
+        if (!(lines[1] ?? '').includes('"tools"')) reject(new Error(`${script}: unexpected tools/list answer ${(lines[1] ?? '').slice(0, 200)}`));
         child.stdin.end();
       }
     });
-    child.once('exit', () => (Number.isNaN(elapsed) ? reject(new Error(`${script} exited without answering`)) : resolve(elapsed)));
+    child.once('exit', () => (Number.isNaN(initMs) || (list && Number.isNaN(listMs)) ? reject(new Error(`${script} exited without answering`)) : resolve({ initMs, listMs })));
     child.stdin.write(INIT_LINE);
   });
 }
 
 export async function benchColdStart(options: { bundle: string; sdkServer: string; env: NodeJS.ProcessEnv; cwd: string; samples: number }): Promise<ColdStartResult> {
   const floor: number[] = [];
-  const bundle: number[] = [];
-  const sdk: number[] = [];
+  const bundle: Answered[] = [];
+  const sdk: Answered[] = [];
   // One warm-up of each so the page cache holds every file.
   await timeFloor(options.env, options.cwd);
   await timeInitialize(options.bundle, options.env, options.cwd);
@@ -63,12 +91,20 @@ export async function benchColdStart(options: { bundle: string; sdkServer: strin
     bundle.push(await timeInitialize(options.bundle, options.env, options.cwd));
     sdk.push(await timeInitialize(options.sdkServer, options.env, options.cwd));
   }
+  const bundleList: number[] = [];
+  const sdkList: number[] = [];
+  for (let i = 0; i < LIST_ROUNDS; i++) {
+    bundleList.push((await timeInitialize(options.bundle, options.env, options.cwd, true)).listMs);
+    sdkList.push((await timeInitialize(options.sdkServer, options.env, options.cwd, true)).listMs);
+  }
   return {
     floorMs: median(floor),
-    bundleMs: median(bundle),
-    sdkMs: median(sdk),
-    bundleOverFloor: median(bundle.map((b, i) => b / (floor[i] as number))),
-    bundleOverSdk: median(bundle.map((b, i) => b / (sdk[i] as number))),
+    bundleMs: median(bundle.map((b) => b.initMs)),
+    sdkMs: median(sdk.map((s) => s.initMs)),
+    bundleListMs: median(bundleList),
+    sdkListMs: median(sdkList),
+    bundleOverFloor: median(bundle.map((b, i) => b.initMs / (floor[i] as number))),
+    bundleOverSdk: median(bundle.map((b, i) => b.initMs / (sdk[i] as (typeof sdk)[number]).initMs)),
     samples: options.samples,
   };
 }

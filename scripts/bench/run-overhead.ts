@@ -109,10 +109,10 @@ export async function benchRunOverhead(options: { bundle: string; fake: string; 
   const rec: Recorded = { argv: raw.argv, env: nativeEnv, cwd: raw.cwd };
 
   // The supervisor alone, bundled the same way, to see what loading the whole bundle costs it.
-  const supervisorOnly = join(dir, 'supervisor-only.mjs');
+  const supervisorOnly = join(dir, 'supervisor-only.cjs');
   await build({
     stdin: { contents: "import { runSupervisor } from './lib/supervisor/child/supervisor.ts'; runSupervisor();", resolveDir: ROOT, loader: 'ts', sourcefile: 'supervisor-only.ts' },
-    bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: supervisorOnly, logLevel: 'warning',
+    bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: supervisorOnly, logLevel: 'warning',
   });
   const server = await startInitialized(process.execPath, serverArgs, { env, cwd: dir });
   const command: SupervisorCommand = { file: process.execPath, args: [bundle, '__supervisor'] };

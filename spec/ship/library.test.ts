@@ -176,7 +176,7 @@ test('the npm entry exports what lib/index.ts exports; compiled it defaults supe
   const index = await import('../../lib/index.ts');
   const entry = await import('../../lib/npm-entry.ts');
   assert.deepEqual(Object.keys(index).filter((name) => !(name in entry)), []);
-  assert.deepEqual(entry.getPackagedSupervisorCommand('file:///opt/pkg/dist/index.mjs'), { file: process.execPath, args: ['/opt/pkg/dist/claude-run-mcp.mjs', '__supervisor'] });
+  assert.deepEqual(entry.getPackagedSupervisorCommand('file:///opt/pkg/dist/index.mjs'), { file: process.execPath, args: ['/opt/pkg/dist/claude-run-mcp.cjs', '__supervisor'] });
   assert.equal(entry.getPackagedSupervisorCommand(), null, 'loaded from source (.ts)');
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-lib-entry-')));
   const adapter = entry.createClaudeRunAdapter({ claudeBin: FAKE_CLAUDE, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir }, cwd: dir });

@@ -133,5 +133,5 @@ test('getSupervisorCommand: tsx + main.ts from source, the bundle with its dispa
   assert.equal(source.args[0], '--import');
   assert.match(source.args[1] ?? '', /^file:.*tsx/);
   assert.equal(source.args[2], '/repo/lib/supervisor/child/main.ts');
-  assert.deepEqual(getSupervisorCommand('file:///opt/dist/claude-run-mcp.mjs'), { file: process.execPath, args: ['/opt/dist/claude-run-mcp.mjs', SUPERVISOR_ARGV_FLAG] });
+  assert.deepEqual(getSupervisorCommand('file:///opt/dist/claude-run-mcp.cjs'), { file: process.execPath, args: ['/opt/dist/claude-run-mcp.cjs', SUPERVISOR_ARGV_FLAG] });
 });

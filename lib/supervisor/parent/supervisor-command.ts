@@ -12,7 +12,7 @@ export const SUPERVISOR_ARGV_FLAG = '__supervisor';
 
 /**
  * From source (this module is a .ts file) run lib/supervisor/child/main.ts under tsx, resolved absolutely so the
- * adapter's cwd does not matter; bundled (.mjs) re-run the bundle itself with the dispatch flag.
+ * adapter's cwd does not matter; bundled (.cjs) re-run the bundle itself with the dispatch flag.
  */
 export function getSupervisorCommand(moduleUrl: string = import.meta.url): SupervisorCommand {
   if (moduleUrl.endsWith('.ts')) {
