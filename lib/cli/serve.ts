@@ -13,6 +13,7 @@ import { createHosts as createToolHosts } from '../tools/host.ts';
 import { serveConnection } from '../rpc/connection.ts';
 import { systemClock } from '../util/clock.ts';
 import { parseServeArgs, SERVE_USAGE, type ServeConfig } from './args.ts';
+import { holdYoungGeneration } from './heap.ts';
 
 
 /**
@@ -26,7 +27,8 @@ export const SIGNAL_CLOSE_GRACE_MS = 5;
 export type HostFactory = (config: ServeConfig, log: (line: string) => void) => HostBundle;
 
 /** The real hosts: the run tools and resources over the native CLI, configured from the command line. */
-export const createDefaultHosts: HostFactory = (config) => createToolHosts({ ...config, env: process.env, cwd: process.cwd(), spareSupervisor: true });
+export const createDefaultHosts: HostFactory = (config) =>
+  createToolHosts({ ...config, env: process.env, cwd: process.cwd(), spareSupervisor: true, onFirstUse: () => holdYoungGeneration(process.execArgv, process.env) });
 
 const log = (line: string): void => { process.stderr.write(`claude-run-mcp: ${line}\n`); };
 
