@@ -2,9 +2,10 @@
  * Bounded ring of native events with cursor paging. Every pushed event gets the next sequence number
  * (from 1), even when it is not retained, so a gap is always visible: evicted events count as
  * `events_dropped`, events too large to retain at all count as `events_omitted`.
- * Events are stored serialized, as exact-size Buffers: the byte bound is the real memory held, it sits outside
- * the JS heap (retained event text on the heap is what made V8 grow its young generation to the maximum
- * while runs were ingested: docs/benchmarks.md), and pages hand out fresh copies decoded on read.
+ * Events are stored serialized, as UTF-8 bytes in one circular arena per ring that never outgrows the byte
+ * bound: the bound is the real memory held, it sits outside the JS heap (retained event text on the heap is
+ * what made V8 grow its young generation while runs were ingested: docs/benchmarks.md), and pages hand out
+ * fresh copies decoded on read.
  *
  * Cursor: base64url of `v1:<next seq to read>:<ring id>`. The ring id (the run id) makes a cursor from
  * another run an invalid argument rather than a silently wrong position.
