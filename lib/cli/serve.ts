@@ -15,6 +15,7 @@ import { serveConnection } from '../rpc/connection.ts';
 import { systemClock } from '../util/clock.ts';
 import { parseServeArgs, SERVE_USAGE, type ServeConfig } from './args.ts';
 import { deferHosts } from './deferred-hosts.ts';
+import { holdYoungGeneration } from './heap.ts';
 
 /**
  * After SIGINT/SIGTERM the orderly close gets this long before the server exits anyway. A host such as
@@ -31,7 +32,7 @@ export type HostFactory = (config: ServeConfig, log: (line: string) => void) => 
  * when first needed, after the handshake has been answered (lib/cli/deferred-hosts.ts).
  */
 export const loadDefaultHosts: HostFactory = async (config) =>
-  (await import('../tools/host.ts')).createHosts({ ...config, env: process.env, cwd: process.cwd(), spareSupervisor: true });
+  (await import('../tools/host.ts')).createHosts({ ...config, env: process.env, cwd: process.cwd(), spareSupervisor: true, onFirstUse: () => holdYoungGeneration(process.execArgv, process.env) });
 
 const log = (line: string): void => { process.stderr.write(`claude-run-mcp: ${line}\n`); };
 

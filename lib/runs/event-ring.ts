@@ -2,7 +2,10 @@
  * Bounded ring of native events with cursor paging. Every pushed event gets the next sequence number
  * (from 1), even when it is not retained, so a gap is always visible: evicted events count as
  * `events_dropped`, events too large to retain at all count as `events_omitted`.
- * Events are stored serialized: the byte bound is the real memory held, and pages hand out fresh copies.
+ * Events are stored serialized, as UTF-8 bytes in one circular arena per ring that never outgrows the byte
+ * bound: the bound is the real memory held, it sits outside the JS heap (retained event text on the heap is
+ * what made V8 grow its young generation while runs were ingested: docs/benchmarks.md), and pages hand out
+ * fresh copies decoded on read.
  *
  * Cursor: base64url of `v1:<next seq to read>:<ring id>`. The ring id (the run id) makes a cursor from
  * another run an invalid argument rather than a silently wrong position.
@@ -45,10 +48,11 @@ export type EventPage = RingCounts & {
 
 export interface EventRing {
   /**
-   * Returns the sequence number given to the event and whether it was retained. `text` is the event's own
-   * JSON text when the caller has it (the native line it was parsed from), saving a re-serialization.
+   * Returns the sequence number given to the event and whether it was retained. `bytes` is the event's own
+   * JSON text as UTF-8 when the caller has it (the native line it was parsed from), saving a
+   * re-serialization; the ring copies it (it may be a view of a larger chunk).
    */
-  push(event: JsonObject, text?: string): { seq: number; retained: boolean };
+  push(event: JsonObject, bytes?: Buffer): { seq: number; retained: boolean };
   /** Counts a native frame that could not be kept at all (e.g. an oversized line); it takes a seq. */
   omit(): number;
   page(cursor: string | undefined, limit?: number): EventPage;
@@ -63,11 +67,8 @@ export interface EventRingOptions {
   readonly maxPageBytes?: number;
 }
 
-interface Entry {
-  readonly seq: number;
-  readonly text: string;
-  readonly bytes: number;
-}
+/** The arena starts this small (a short run never holds more) and doubles up to maxEventBytes as needed. */
+const INITIAL_ARENA_BYTES = 16 * 1024;
 
 export function createEventRing(options: EventRingOptions): EventRing {
   const { ringId } = options;
@@ -77,16 +78,28 @@ export function createEventRing(options: EventRingOptions): EventRing {
   const maxEvents = options.maxEvents ?? MAX_EVENTS;
   const maxEventBytes = options.maxEventBytes ?? MAX_EVENT_BYTES;
   const maxPageBytes = options.maxPageBytes ?? MAX_PAGE_BYTES;
-  const entries: Entry[] = [];
+  // Retained events are packed back to back in one circular byte arena (their UTF-8 JSON text), oldest at
+  // starts[head]; per event only numbers are kept. No JS object per event, so nothing of the ring survives
+  // young-generation collections or drives V8's heap growth, and a push is one copy, no allocation.
+  let arena = Buffer.allocUnsafeSlow(Math.min(INITIAL_ARENA_BYTES, maxEventBytes));
+  const seqs = new Float64Array(maxEvents);
+  const starts = new Uint32Array(maxEvents);
+  const sizes = new Uint32Array(maxEvents);
+  let head = 0;
+  let count = 0;
+  /** Arena offset where the next event's bytes go (just after the newest). */
+  let tail = 0;
   let lastSeq = 0;
   let bytes = 0;
   let dropped = 0;
   let omitted = 0;
   let evictedThroughSeq = 0;
 
+  const slot = (i: number): number => (head + i) % maxEvents;
+
   const counts = (): RingCounts => ({
     events_total: lastSeq,
-    events_retained: entries.length,
+    events_retained: count,
     bytes_retained: bytes,
     events_dropped: dropped,
     events_omitted: omitted,
@@ -97,20 +110,64 @@ export function createEventRing(options: EventRingOptions): EventRing {
     return ++lastSeq;
   };
 
+  /** Copies `length` retained bytes starting at arena offset `at` (they may wrap) into target at 0. */
+  const copyOut = (target: Buffer, targetAt: number, at: number, length: number): void => {
+    const first = Math.min(length, arena.length - at);
+    arena.copy(target, targetAt, at, at + first);
+    if (first < length) arena.copy(target, targetAt + first, 0, length - first);
+  };
+
+  /** Makes room for `size` more bytes: a larger arena (never past maxEventBytes) with the events unwrapped. */
+  const reserve = (size: number): void => {
+    if (bytes + size <= arena.length) return;
+    let capacity = Math.max(1, arena.length * 2);
+    while (capacity < bytes + size) capacity *= 2;
+    const grown = Buffer.allocUnsafeSlow(Math.min(capacity, maxEventBytes));
+    if (count > 0) copyOut(grown, 0, starts[head] as number, bytes);
+    let at = 0;
+    for (let i = 0; i < count; i += 1) {
+      const s = slot(i);
+      starts[s] = at;
+      at += sizes[s] as number;
+    }
+    arena = grown;
+    tail = bytes;
+  };
+
+  const text = (s: number): string => {
+    const at = starts[s] as number;
+    const size = sizes[s] as number;
+    if (at + size <= arena.length) return arena.toString('utf8', at, at + size);
+    const joined = Buffer.allocUnsafe(size);
+    copyOut(joined, 0, at, size);
+    return joined.toString('utf8');
+  };
+
   return {
     push(event, serialized) {
-      const text = serialized ?? JSON.stringify(event);
-      const size = Buffer.byteLength(text, 'utf8');
+      const data = serialized ?? Buffer.from(JSON.stringify(event), 'utf8');
+      const size = data.length;
       if (size > maxEventBytes) return { seq: omit(), retained: false };
-      while (entries.length > 0 && (entries.length + 1 > maxEvents || bytes + size > maxEventBytes)) {
-        const old = entries.shift() as Entry;
-        bytes -= old.bytes;
+      while (count > 0 && (count + 1 > maxEvents || bytes + size > maxEventBytes)) {
+        bytes -= sizes[head] as number;
+        evictedThroughSeq = seqs[head] as number;
+        head = (head + 1) % maxEvents;
+        count -= 1;
         dropped += 1;
-        evictedThroughSeq = old.seq;
       }
+      if (count === 0) tail = 0;
+      reserve(size);
+      const first = Math.min(size, arena.length - tail);
+      data.copy(arena, tail, 0, first);
+      if (first < size) data.copy(arena, 0, first, size);
       const seq = ++lastSeq;
-      entries.push({ seq, text, bytes: size });
+      const s = slot(count);
+      seqs[s] = seq;
+      starts[s] = tail;
+      sizes[s] = size;
+      count += 1;
       bytes += size;
+      tail = (tail + size) % arena.length;
       return { seq, retained: true };
     },
     omit,
@@ -123,23 +180,26 @@ export function createEventRing(options: EventRingOptions): EventRing {
       const events: Array<{ seq: number; event: JsonObject }> = [];
       let pageBytes = 0;
       let next = from;
-      let index = entries.findIndex((entry) => entry.seq >= from);
-      if (index === -1) {
+      let index = 0;
+      while (index < count && (seqs[slot(index)] as number) < from) index += 1;
+      if (index === count) {
         next = lastSeq + 1; // nothing retained at or after the cursor: everything up to now was skipped
       } else {
-        for (; index < entries.length && events.length < limit; index += 1) {
-          const entry = entries[index] as Entry;
-          if (events.length > 0 && pageBytes + entry.bytes > maxPageBytes) break;
-          events.push({ seq: entry.seq, event: JSON.parse(entry.text) as JsonObject });
-          pageBytes += entry.bytes;
-          next = entry.seq + 1;
+        for (; index < count && events.length < limit; index += 1) {
+          const s = slot(index);
+          const size = sizes[s] as number;
+          if (events.length > 0 && pageBytes + size > maxPageBytes) break;
+          const seq = seqs[s] as number;
+          events.push({ seq, event: JSON.parse(text(s)) as JsonObject });
+          pageBytes += size;
+          next = seq + 1;
         }
       }
       return {
         ...counts(),
         events,
         next_cursor: encodeCursor(next, ringId),
-        has_more: index !== -1 && index < entries.length,
+        has_more: index < count,
         missed_events: next - from - events.length,
         stale_cursor: cursor !== undefined && from <= evictedThroughSeq,
       };

@@ -4,6 +4,7 @@
  * few facts classification needs. It never decides the outcome; it only tells the caller when a
  * bound was crossed so the run can be stopped.
  */
+import { isUtf8 } from 'node:buffer';
 import type { JsonObject } from '../util/json.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { getBoolean, getNumber, getObject, getString, parseNativeEvent } from '../native/events.ts';
@@ -82,6 +83,15 @@ const short = (value: string | null): string | null => (value === null ? null : 
 
 const WHITESPACE_ONLY = /^[ \t\r\n]*$/;
 
+/**
+ * What the ring keeps of a frame: its bytes (the ring copies them off the JS heap). A frame that is not valid
+ * UTF-8 is kept as its decoding re-encoded (replacement characters included), as the decoded text was
+ * before, so pages and byte counts read the same either way.
+ */
+function ringBytes(frame: Buffer, text: string): Buffer {
+  return isUtf8(frame) ? frame : Buffer.from(text, 'utf8');
+}
+
 export function createIngest(options: IngestOptions): Ingest {
   const maxFinalBytes = options.maxFinalBytes ?? MAX_FINAL_BYTES;
   const ring = createEventRing({ ringId: options.ringId });
@@ -103,7 +113,9 @@ export function createIngest(options: IngestOptions): Ingest {
   let deniedEvents = 0;
   const deniedTools: string[] = [];
 
-  const onResult = (event: JsonObject, text: string, bytes: number): IngestSignal => {
+  /** `frame` is the native line (its size is what the final bound counts), `data` what the ring keeps. */
+  const onResult = (event: JsonObject, frame: Buffer, data: Buffer): IngestSignal => {
+    const bytes = frame.length;
     resultsSeen += 1;
     const valid = getString(event, 'subtype') !== null && getBoolean(event, 'is_error') !== null;
     if (!valid) invalidResults += 1;
@@ -118,7 +130,7 @@ export function createIngest(options: IngestOptions): Ingest {
       final = event;
       finalBytes = bytes;
     }
-    ring.push(event, text);
+    ring.push(event, data);
     return 'continue';
   };
 
@@ -136,7 +148,6 @@ export function createIngest(options: IngestOptions): Ingest {
   return {
     ring,
     onFrame(frame) {
-      // Decoded once: parsed here, and kept as the ring's copy of the event (no re-serialization).
       const text = frame.toString('utf8');
       const parsed = parseNativeEvent(text);
       if (!parsed.ok) {
@@ -144,9 +155,10 @@ export function createIngest(options: IngestOptions): Ingest {
         return 'continue';
       }
       const { event, kind } = parsed;
+      const data = ringBytes(frame, text);
       switch (kind) {
         case 'result': {
-          const signal = onResult(event, text, frame.length);
+          const signal = onResult(event, frame, data);
           if (signal === 'continue') options.onEvent?.(kind, event);
           return signal;
         }
@@ -181,7 +193,7 @@ export function createIngest(options: IngestOptions): Ingest {
         default:
           assertNever(kind);
       }
-      ring.push(event, text);
+      ring.push(event, data);
       options.onEvent?.(kind, event);
       return 'continue';
     },

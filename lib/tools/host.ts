@@ -55,6 +55,11 @@ export interface HostConfig {
   readonly supervision?: ExecuteDeps['supervision'];
   /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
   readonly spareSupervisor?: boolean;
+  /**
+   * Called once, at the first tools/list or tools/call (after the handshake, before any run): the stdio
+   * server sets its heap up there (lib/cli/heap.ts), out of the way of `initialize`.
+   */
+  readonly onFirstUse?: () => void;
 }
 
 export type { HostBundle };
@@ -131,11 +136,18 @@ export function createHosts(config: HostConfig): ToolHosts {
     return { request: { ...request, cwd }, bin, argv };
   };
 
+  let firstUse = config.onFirstUse;
+  const used = (): void => {
+    const hook = firstUse;
+    firstUse = undefined;
+    hook?.();
+  };
   const catalog = buildCatalog({ nativeProperties: getNativeOptionSchemas(tree), maxTimeoutSeconds: config.maxTimeoutSeconds, underscoreNames: config.underscoreNames });
   const toolHost: ToolHost = {
     // The first listing follows the handshake: the spare boots then, never in the way of `initialize`.
-    list: () => { spares?.warm(); return catalog; },
+    list: () => { used(); spares?.warm(); return catalog; },
     call: (name: string, args: JsonObject, ctx: CallContext) => {
+      used();
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
       return callTool(tool, args, ctx, { runtime, prepare });

@@ -94,8 +94,20 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
 - **No relay hop.** The supervisor hands its own fd 1 to the native process as its stdout, so native bytes
   go straight into the adapter's pipe (the supervisor never opens fd 1 as a stream: that would make the
   shared descriptor non-blocking). This removed a full copy of every byte and a busy process per flood.
-- **The event ring keeps the native line's text** (decoded once for parsing) instead of re-serializing
-  every parsed event: that \`JSON.stringify\` cost as much as the parse.
+- **The event ring keeps the native line's bytes** instead of re-serializing every parsed event (that
+  \`JSON.stringify\` cost as much as the parse), packed back to back in one circular byte arena per run
+  (16 KiB, doubling up to the 256 KiB bound) with only numbers per event, decoded when a page is read.
+  Retained event text on the JS heap survived young-generation collections, which is what made V8 grow
+  its semi-spaces while runs were ingested; the arena is one allocation off the heap, and a push is one
+  copy. Four floods on a fresh server: peak RSS +40 MiB → +15 MiB.
+- **The stdio server caps V8's young generation** at 2 MiB semi-spaces (\`lib/cli/heap.ts\`, set at the first
+  \`tools/list\` or \`tools/call\`, never in the library, and not when the launcher passed semi-space flags).
+  V8 doubles the semi-spaces (1 → 16 MiB) whenever the bytes that survived scavenges since the last growth
+  exceed their size, and a server that retains 32 runs accumulates such survivals by design. V8 reads
+  \`--semi-space-growth-factor\` each time it grows and Node 20 leaves flags writable after startup, so after
+  each collection the factor is 1 at the cap and 2 below it (\`spec/e2e/heap.test.ts\` proves the cap on
+  the running Node). Held at 1 MiB instead, four floods peaked at +38–44 MiB again (pipe chunks survived
+  two scavenges and waited for a full collection), hence the cap one doubling up.
 - **The line splitter hands out frames lying whole in one chunk as views**, without its two copies.
 - **A run settles on the supervisor's final report** once both of its pipes ended, not on its exit: Node's
   own teardown after \`process.exit\` takes 6–15 ms that no caller needs to wait for. The supervisor gives up
@@ -131,19 +143,18 @@ export const LIMITS = `## Limits behind the targets (and where they stand)
   31–89 ms); the
   table shows this run's, and the header its load.
 - **Peak RSS (target ≤ 1.5× of 32 × 384 KiB).** What is retained is within the target: the live heap with
-  32 full runs is the second memory row. The RSS peak is V8 sizing its heap to the allocation rate: floods
-  grow the young generation to its 16 MiB semi-spaces. Per response the final is now serialized once
-  (the default \`claude.run\` view carries the answer, not the native final event, and the unused
-  serialization of the whole result is gone): the answer still appears twice on the wire by design (the
-  text content and \`structuredContent\`), built as one \`JSON.stringify\` and one \`Buffer\`. The peak
-  barely moved with that (5.13× → about 5.1×). Measured apart (same bundle, two fresh servers): the 32
-  fills alone reach +50–51 MiB, peak and RSS alike, and the four floods add 9–11 MiB. The live heap after
-  full collections is 13.8 MiB, so the rest is heap V8 grew while ingesting and answering the fills (each
-  streams 256 KiB of events and a 128 KiB final that are split, decoded, parsed, kept and answered) and
-  does not hand back. Meeting 1.5× needs a smaller young generation (\`--max-semi-space-size\`, which only
-  a launcher can pass) or less garbage per ingested byte; neither was done here. V8 flags cannot be
-  changed after startup (\`v8.setFlagsFromString\` does not resize the heap); started with
-  \`--max-semi-space-size=2\`, the same server peaked at about +38 MiB instead of about +61 MiB for the fills.
+  32 full runs is the second memory row (events in the ring arenas, off the JS heap; the finals as parsed
+  objects). The peak is what V8 holds beyond that while ingesting and answering. Before the ring arena and
+  the young-generation cap: 5.07× (+60.8 MiB), the young generation grown to 16 MiB semi-spaces (32 MiB).
+  Now, measured twice on fresh servers: 2.77× and 2.78× (+33.2 and +33.3 MiB); apart, the 32 fills reach
+  +30–31 MiB and the four floods add 2–3 MiB. At the peak (sampled in the server): the young generation
+  4 MiB (2 MiB at idle), the old space 13.5 MiB, array buffers 14.6 MiB (8 MiB of them the ring arenas).
+  Beyond the retained data that is garbage waiting for a full collection, which V8 schedules by its own
+  limits: objects promoted while still in use (event text being parsed, a response being written), and
+  pipe chunks, splitter buffers and final copies whose small wrappers were promoted. Tried, measured and
+  not kept: each final kept as its bytes and parsed per response (more garbage per answer: +60 MiB,
+  worse), assembled frames handed out as views of the splitter's buffer (no change), growth factor 1 from
+  the start (fills +28–30 MiB, but four floods +38–44 MiB).
 - **Real-binary turn (target ≤ 1.05×).** With the version checked ahead by the warm spare, what
   \`claude.run\` adds is the hand-off before the spawn (client → server → supervisor → fork and exec: a few
   ms, the row's "before the first API request") and, after the native exit, the cleanup proof (two /proc
@@ -156,7 +167,11 @@ export const LIMITS = `## Limits behind the targets (and where they stand)
   0.85×. What the adapter does per event beyond the bare parse (a profile of 48 MiB: \`JSON.parse\` ~510 ms
   of ~1,070 ms of CPU) is the event kind and the facts classification needs, the ring's bookkeeping (byte
   length, eviction), one \`Buffer\` view per line, and the slicing that keeps requests responsive; the bare
-  consumer does none of it, so the ratio is close to its ceiling on this machine.
+  consumer does none of it, so the ratio is close to its ceiling on this machine. With the ring arena
+  little survives a flood, so the young generation stays at 1 MiB semi-spaces during one: 93 scavenges
+  per 48 MiB instead of 25 (26 ms of pauses instead of 11), and the server's CPU per flood rose from a
+  median 413 ms to 463 ms (quiet machine, 4 rounds); the ratio beside the previous bundle, interleaved at
+  load 2.7–2.8: 0.83×/0.70× against 0.83×/0.77×, and 0.81×/0.76× in the bench itself.
 - **Responsiveness (target p99 < 10 ms).** The medians are 1–2 ms. The tail is the machine: four
   full-speed floods, the server and the client share two cores, and the server's own
   major GCs pause it for up to ~20 ms (measured with a \`gc\` PerformanceObserver). Rounds land on either

@@ -224,3 +224,37 @@ test('cursor length: exactly MAX_CURSOR_CHARS is decoded, one more is too long; 
   assert.throws(() => createEventRing({ ringId: longest + 'x' }), RangeError);
   assert.throws(() => createEventRing({ ringId: '' }), RangeError);
 });
+
+test('the byte arena: events that wrap around its end or move when it grows read back exactly, in order, under both bounds', () => {
+  // Small rings (8 events) so pushes wrap the circular arena, also before it grows (a fresh ring's arena
+  // starts at 16 KiB and doubles up to the byte bound); 4 KiB rings never grow, 64 KiB ones grow twice.
+  let state = 7;
+  const next = (n: number): number => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state % Math.max(1, Math.floor(n));
+  };
+  for (const maxEventBytes of [4096, 64 * 1024]) {
+    for (let r = 0; r < 12; r += 1) {
+      const maxEvents = 8;
+      const ring = createEventRing({ ringId: 'r', maxEvents, maxEventBytes, maxPageBytes: maxEventBytes });
+      const model: Array<{ seq: number; text: string }> = [];
+      const held = (): number => model.reduce((n, e) => n + Buffer.byteLength(e.text), 0);
+      for (let i = 0; i < 250; i += 1) {
+        // Multibyte text; sizes from tiny to over the bound (then omitted: it takes a seq, keeps nothing).
+        const big = next(4) === 0 && i > 40;
+        const event = { i, p: 'é'.repeat(big ? next(maxEventBytes * 0.56) : next(maxEventBytes / 40)) };
+        const text = JSON.stringify(event);
+        const pushed = i % 2 === 0 ? ring.push(event) : ring.push(event, Buffer.concat([Buffer.from('xx'), Buffer.from(text)]).subarray(2));
+        assert.equal(pushed.retained, Buffer.byteLength(text) <= maxEventBytes);
+        if (pushed.retained) {
+          model.push({ seq: pushed.seq, text });
+          while (model.length > maxEvents || held() > maxEventBytes) model.shift();
+        }
+        assert.equal(ring.counts().events_retained, model.length);
+        assert.equal(ring.counts().bytes_retained, held());
+        const page = ring.page(undefined, MAX_PAGE_LIMIT);
+        assert.deepEqual(page.events.map((e) => ({ seq: e.seq, text: JSON.stringify(e.event) })), model, `ring ${maxEventBytes}/${r}, after push ${i}`);
+      }
+    }
+  }
+});

@@ -148,3 +148,21 @@ test('snapshots are independent of later ingestion', () => {
   assert.deepEqual(before.denied_tools, []);
   assert.equal(before.events_total, 0);
 });
+
+test('a frame that is not valid UTF-8 reads back as its decoding (replacement characters), counted as such; the final from a view of a reused chunk stays whole', () => {
+  const ingest = createIngest({ ringId: 'r' });
+  // {"type":"user","p":"a<FF>b"}: the ring keeps what decoding gives, as it always did.
+  const invalid = Buffer.concat([Buffer.from('{"type":"user","p":"a'), Buffer.from([0xff]), Buffer.from('b"}')]);
+  assert.equal(ingest.onFrame(invalid), 'continue');
+  const decoded = invalid.toString('utf8');
+  assert.equal(ingest.ring.counts().bytes_retained, Buffer.byteLength(decoded));
+  assert.notEqual(Buffer.byteLength(decoded), invalid.length);
+  assert.deepEqual(ingest.ring.page(undefined).events[0]?.event, JSON.parse(decoded));
+  // Frames arrive as views of the pipe's chunk; whatever is kept must not change when that memory is reused.
+  const chunk = Buffer.from(`${JSON.stringify(GOLDEN_RESULT)}\n`);
+  const frame = chunk.subarray(0, chunk.length - 1);
+  assert.equal(ingest.onFrame(frame), 'continue');
+  chunk.fill(0x20);
+  assert.deepEqual(ingest.snapshot().final, GOLDEN_RESULT);
+  assert.deepEqual(ingest.ring.page(undefined).events[1]?.event, GOLDEN_RESULT);
+});
