@@ -21,9 +21,11 @@ export const MAX_YOUNG_GENERATION_BYTES = 4 * 1024 * 1024;
 /** V8's own growth factor, restored below the cap. */
 const V8_GROWTH_FACTOR = 2;
 
-/** True when it installed the cap; false when the launcher passed semi-space flags of its own. */
+/** True when it installed the cap; false when the launcher passed semi-space flags of its own or froze V8's flags. */
 export function holdYoungGeneration(execArgv: readonly string[], env: NodeJS.ProcessEnv): boolean {
-  const chosen = [...execArgv, env['NODE_OPTIONS'] ?? ''].some((arg) => /semi[-_]space/.test(arg));
+  // Flags frozen after startup (--freeze-flags-after-init) make setFlagsFromString a fatal V8 check, not
+  // an error: any mention of freezing leaves the heap alone, as does a launcher's own semi-space choice.
+  const chosen = [...execArgv, env['NODE_OPTIONS'] ?? ''].some((arg) => /semi[-_]space|freeze[-_]flags/.test(arg));
   if (chosen) return false;
   const v8 = process.getBuiltinModule('node:v8');
   let factor = V8_GROWTH_FACTOR;

@@ -170,11 +170,16 @@ async function executeWithin(scope: RunScope): Promise<Classification> {
         throw error;
       });
       const versionError = await untilAborted(checked, AbortSignal.any([signal, deadline]));
-      if (versionError !== null || interrupted(scope) !== null) {
+      // A passing answer about a file that changed while it was asked (an upgrade re-linking the binary
+      // meanwhile) vouches for nothing: the file to run was never checked.
+      const unbound = versionError === null && supervisor.probedFile(prepared.bin) === null
+        ? { code: 'native_changed' as const, message: `${prepared.bin} changed while its version was checked; nothing was started` }
+        : null;
+      if (versionError !== null || unbound !== null || interrupted(scope) !== null) {
         const outcome = await disposeWithin(deps, supervisor);
         hooks.onOutcome?.(outcome);
         const why = interrupted(scope);
-        return finish(scope, { termination: why, spawnError: null, outcome, preSpawnError: why === null ? versionError : null, spawned: false });
+        return finish(scope, { termination: why, spawnError: null, outcome, preSpawnError: why === null ? versionError ?? unbound : null, spawned: false });
       }
       hooks.onState('starting');
       started = true;

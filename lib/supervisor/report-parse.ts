@@ -13,7 +13,8 @@ export function parseReportLine(line: string): ReportMessage | null {
   switch (v['type']) {
     case 'probe_result': {
       const outcome = parseProbeOutcome(v);
-      const fileId = v['file_id'];
+      // Absent (an older supervisor file): the answer vouches for no file.
+      const fileId = v['file_id'] ?? null;
       if (!(fileId === null || (isStr(fileId) && FILE_ID_PATTERN.test(fileId)))) return null;
       return isInt(v['id']) && outcome !== null ? { type: 'probe_result', id: v['id'], outcome, fileId } : null;
     }

@@ -80,8 +80,9 @@ export function createHosts(config: HostConfig): ToolHosts {
   let assertedVersion: string | null = null;
   const versionTimeoutMs = config.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
   // Each spare checks the binary's version while it waits, so a run finds the answer ready (bound to the
-  // file's identity, lib/supervisor/parent/spare.ts).
-  const spares = config.spareSupervisor === true
+  // file's identity, lib/supervisor/parent/spare.ts). A copy started inside a run of its own runs nothing,
+  // so it keeps no spare either.
+  const spares = config.spareSupervisor === true && !recursive
     ? createSparePool(prepareSupervisor, {
         ...(config.supervision?.supervisorCommand ? { command: config.supervision.supervisorCommand } : {}),
         earlyProbe: () => ({ file: resolveBin(), args: tree.native.version_args, cwd: config.cwd, env: nativeEnv, timeoutMs: versionTimeoutMs, maxStdoutBytes: MAX_VERSION_STDOUT_BYTES }),

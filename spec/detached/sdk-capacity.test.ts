@@ -68,10 +68,12 @@ test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest 
 
     assert.equal((await server.call('claude.run.release', { run_id: active[0]! })).error?.['code'], 'run_active');
     await waitUntil('4 native processes ready', () => server.lines().filter((l) => l.ready === 'handlers').length === 4);
-    // The refused starts spawned nothing: four runs, one version check each, and at most the one check of
-    // the server's idle spare (it checks ahead of the next run).
+    // The refused starts spawned nothing: four runs, each with its own check (and the check made ahead by
+    // the spare it took, when it took one: the fake is a script, whose early answer is not reused), and at
+    // most the one check of the server's idle spare.
     const counted = spawned(records);
-    assert.deepEqual([counted.runs, counted.checksPerRun], [4, [1, 1, 1, 1]], 'the refused starts spawned nothing');
+    assert.equal(counted.runs, 4, 'the refused starts spawned nothing');
+    assert.ok(counted.checksPerRun.every((n) => n === 1 || n === 2), `version checks per run: ${counted.checksPerRun.join(', ')}`);
     assert.ok(counted.otherChecks <= 1, `${counted.otherChecks} version checks of no run`);
     for (const id of active) assert.equal((await server.call('claude.run.cancel', { run_id: id })).result?.['cancel_requested'], true);
     for (const id of active) assert.equal((await server.settled(id)).error?.['code'], 'cancelled');

@@ -1,6 +1,6 @@
 /**
  * The version answer bound to the file that gave it: a spare checks the version while idle and a run uses
- * that answer only while the file is unchanged; the supervisor refuses to start a file that is no longer
+ * that answer only while the file (machine code) is unchanged; the supervisor refuses to start a file that is no longer
  * the one whose version was checked; an idle supervisor stops scanning /proc once its probe left nothing.
  */
 import { test } from 'node:test';
@@ -9,8 +9,8 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileS
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { prepareSupervisor, type ProbeSpec } from '../../lib/supervisor/parent/run-supervised.ts';
-import { createSparePool, type SparePool } from '../../lib/supervisor/parent/spare.ts';
+import { prepareSupervisor, type PreparedSupervisor, type ProbeSpec } from '../../lib/supervisor/parent/run-supervised.ts';
+import { createSparePool, type PrepareFn, type SparePool } from '../../lib/supervisor/parent/spare.ts';
 import { fileIdentity } from '../../lib/supervisor/file-id.ts';
 import { SPAWN_ERROR_FILE_CHANGED } from '../../lib/supervisor/protocol.ts';
 import { pollUntil } from '../helpers/poll.ts';
@@ -60,46 +60,106 @@ function makeBin(): Bin {
   };
 }
 
-const versionProbe = (bin: Bin, cwd: string): ProbeSpec => ({ file: bin.link, args: ['--version'], cwd, env: bin.env, timeoutMs: 10_000, maxStdoutBytes: 4096 });
+const versionProbe = (bin: { link: string; env: Record<string, string> }, cwd: string): ProbeSpec => ({ file: bin.link, args: ['--version'], cwd, env: bin.env, timeoutMs: 10_000, maxStdoutBytes: 4096 });
 const versionCalls = (bin: Bin): number => bin.invocations().filter((argv) => argv.includes('--version')).length;
 
-/** A pool whose spares check `bin`'s version early; `use` gets it warm (its check done unless `early` is false). */
-async function withWarmPool(use: (bin: Bin, pool: SparePool) => Promise<void>, early = true): Promise<void> {
+/** Supervisors whose probes are counted where they reach the supervisor: a reused early answer never does. */
+function counting(): { prepare: PrepareFn; probes: ProbeSpec[]; prepared: PreparedSupervisor[] } {
+  const probes: ProbeSpec[] = [];
+  const prepared: PreparedSupervisor[] = [];
+  const prepare: PrepareFn = (command) => {
+    const supervisor = prepareSupervisor(command);
+    prepared.push(supervisor);
+    return { ...supervisor, probe: (spec) => { probes.push(spec); return supervisor.probe(spec); } };
+  };
+  return { prepare, probes, prepared };
+}
+
+/** A machine-code "claude": a symlink to this node binary (its --version prints the Node version). */
+function elfBin(): { dir: string; link: string; env: Record<string, string>; relink(target: string): void; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'early-probe-elf-'));
+  const link = join(dir, 'claude');
+  symlinkSync(process.execPath, link);
+  return {
+    dir, link, env: baseEnv(),
+    relink(target) {
+      const next = join(dir, 'claude.next');
+      symlinkSync(target, next);
+      renameSync(next, link);
+    },
+    cleanup: () => { rmSync(dir, { recursive: true, force: true }); },
+  };
+}
+
+test('a spare checks the version while idle; the run\'s identical check is answered by it, not run again', async () => {
+  const bin = elfBin();
+  const { prepare, probes, prepared } = counting();
+  const pool = createSparePool(prepare, { earlyProbe: () => versionProbe(bin, '/') });
+  try {
+    pool.warm();
+    await pollUntil('the spare\'s early answer', () => prepared[0]?.probedFile(bin.link) !== undefined, { timeoutMs: 15_000 });
+    const supervisor = pool.take();
+    // Another cwd: the answer belongs to the file, not the directory.
+    const outcome = await supervisor.probe(versionProbe(bin, bin.dir));
+    assert.deepEqual(outcome, { kind: 'exited', code: 0, signal: null, stdout: `${process.version}\n`, stdoutOverflow: false, stderr: '' });
+    assert.equal(probes.length, 1, 'the run\'s check did not run again');
+    assert.equal(supervisor.probedFile(bin.link), fileIdentity(bin.link));
+    const chunks: Buffer[] = [];
+    const script = 'process.stdout.write(JSON.stringify({ type: "result" }) + "\\n")';
+    const run = supervisor.start({ file: bin.link, args: ['-e', script], cwd: bin.dir, env: bin.env, stdin: null }, { onStdout: (c) => { chunks.push(c); } });
+    const done = await run.done;
+    assert.equal(done.spawnError, null);
+    assert.equal(done.cleanup?.confirmed, true);
+    assert.equal(stdoutEvents(Buffer.concat(chunks)).at(-1)?.['type'], 'result');
+    await supervisor.exited;
+  } finally {
+    await pool.close();
+    bin.cleanup();
+  }
+});
+
+test('an early answer about a file that was replaced since is not used: the run checks again and gets the new answer', async () => {
+  const bin = elfBin();
+  const { prepare, probes, prepared } = counting();
+  const pool = createSparePool(prepare, { earlyProbe: () => versionProbe(bin, '/') });
+  try {
+    pool.warm();
+    await pollUntil('the spare\'s early answer', () => prepared[0]?.probedFile(bin.link) !== undefined, { timeoutMs: 15_000 });
+    bin.relink('/bin/ls');
+    const supervisor = pool.take();
+    const outcome = await supervisor.probe(versionProbe(bin, '/'));
+    assert.ok(outcome.kind === 'exited');
+    assert.notEqual(outcome.stdout, `${process.version}\n`, 'the answer of the file as it is now');
+    assert.equal(probes.length, 2);
+    await supervisor.dispose();
+    await supervisor.exited;
+  } finally {
+    await pool.close();
+    bin.cleanup();
+  }
+});
+
+/** A pool whose spares check the (script) fake's version early; `use` gets it warm (its check done unless `early` is false). */
+async function withWarmPool(use: (bin: Bin, pool: SparePool, probes: ProbeSpec[]) => Promise<void>, early = true): Promise<void> {
   const bin = makeBin();
-  const pool = createSparePool(prepareSupervisor, { earlyProbe: () => versionProbe(bin, '/') });
+  const { prepare, probes } = counting();
+  const pool = createSparePool(prepare, { earlyProbe: () => versionProbe(bin, '/') });
   try {
     pool.warm();
     if (early) await pollUntil('the spare\'s early --version', () => versionCalls(bin) === 1, { timeoutMs: 15_000 });
-    await use(bin, pool);
+    await use(bin, pool, probes);
   } finally {
     await pool.close();
     bin.cleanup();
   }
 }
 
-test('a spare checks the version while idle; the run\'s identical check is answered by it, not run again', () => withWarmPool(async (bin, pool) => {
-  const supervisor = pool.take();
-  // Another cwd: the answer belongs to the file, not the directory.
-  const outcome = await supervisor.probe(versionProbe(bin, bin.dir));
-  assert.deepEqual(outcome, { kind: 'exited', code: 0, signal: null, stdout: '2.1.332 (Claude Code)\n', stdoutOverflow: false, stderr: '' });
-  assert.equal(versionCalls(bin), 1, 'no second --version');
-  assert.equal(supervisor.probedFile(bin.link), fileIdentity(bin.link));
-  const chunks: Buffer[] = [];
-  const run = supervisor.start({ file: bin.link, args: RUN_ARGS, cwd: bin.dir, env: bin.env, stdin: null }, { onStdout: (c) => { chunks.push(c); } });
-  const done = await run.done;
-  assert.equal(done.spawnError, null);
-  assert.equal(done.cleanup?.confirmed, true);
-  assert.equal(stdoutEvents(Buffer.concat(chunks)).at(-1)?.['type'], 'result');
-  await supervisor.exited;
-}));
-
-test('an early answer about a file that was replaced since is not used: the run checks again and gets the new answer', () => withWarmPool(async (bin, pool) => {
-  bin.relink('9.9.9');
+test('a script\'s early answer is not used (it may exec another binary, unseen by its identity): the run checks again', () => withWarmPool(async (bin, pool, probes) => {
   const supervisor = pool.take();
   const outcome = await supervisor.probe(versionProbe(bin, '/'));
-  assert.ok(outcome.kind === 'exited');
-  assert.equal(outcome.stdout, '9.9.9 (Claude Code)\n', 'the answer of the file as it is now');
+  assert.equal(outcome.kind, 'exited');
   assert.equal(versionCalls(bin), 2);
+  assert.equal(probes.length, 2);
   await supervisor.dispose();
   await supervisor.exited;
 }));

@@ -20,11 +20,13 @@ test('parseControlLine accepts spawn and terminate, rejects anything off-shape',
     { ...spawnLine, args: [1] }, { ...spawnLine, env: { A: 1 } }, { ...spawnLine, stdin: 3 }, { ...spawnLine, file: '' },
     { ...spawnLine, trackIntervalMs: 0 }, { ...spawnLine, termGraceMs: -1 }, { ...spawnLine, killGraceMs: 1.5 }, { ...spawnLine, interruptGraceMs: 600_001 },
     { ...spawnLine, marker: undefined }, { ...spawnLine, marker: MARKER.toUpperCase() }, { ...spawnLine, marker: `${MARKER}0` }, { ...spawnLine, marker: 'x'.repeat(32) },
-    { ...spawnLine, expectFileId: undefined }, { ...spawnLine, expectFileId: '' }, { ...spawnLine, expectFileId: '1:2:3:4' }, { ...spawnLine, expectFileId: 12345 },
+    { ...spawnLine, expectFileId: '' }, { ...spawnLine, expectFileId: '1:2:3:4' }, { ...spawnLine, expectFileId: 12345 },
   ];
   for (const b of bad) assert.equal(parseControlLine(typeof b === 'string' ? b : JSON.stringify(b)), null, JSON.stringify(b));
   assert.notEqual(parseControlLine(JSON.stringify({ ...spawnLine, interruptGraceMs: 600_000 })), null);
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: '64769:1234:99:1700000000000000000:1700000000000000001' }))?.type, 'spawn');
+  // Absent (a server older than the supervisor file it started) is unbound, not malformed.
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: undefined })), spawnLine);
 });
 
 const probeLine = { type: 'probe', id: 0, marker: MARKER, file: '/bin/x', args: ['--version'], cwd: '/', env: { A: 'b' }, timeoutMs: 10_000, maxStdoutBytes: 4096 };

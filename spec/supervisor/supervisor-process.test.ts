@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,7 +49,9 @@ function startDirect(extraFd?: number): Direct {
 
 function spawnMessage(dir: string, scenario: string): ControlMessage {
   return {
-    type: 'spawn', marker: 'ab'.repeat(16), file: FAKE_CLAUDE, args: ['-p', '--output-format', 'stream-json', '--', 'hi'], cwd: dir, stdin: null,
+    // A fresh marker per run, as the adapter makes: a shared one would let two suites running at once adopt
+    // (and end) each other's processes.
+    type: 'spawn', marker: randomBytes(16).toString('hex'), file: FAKE_CLAUDE, args: ['-p', '--output-format', 'stream-json', '--', 'hi'], cwd: dir, stdin: null,
     env: baseEnv({ FAKE_CLAUDE_SCENARIO: scenario, FAKE_CLAUDE_READY_FILE: join(dir, 'ready'), FAKE_CLAUDE_RECORD: join(dir, 'record.json') }),
     interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50, expectFileId: null,
   };

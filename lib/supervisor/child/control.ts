@@ -38,7 +38,8 @@ export function parseControlLine(line: string): ControlMessage | null {
   const killGraceMs = int('killGraceMs', 0, MAX_GRACE_MS);
   const trackIntervalMs = int('trackIntervalMs', 1, MAX_GRACE_MS);
   if (interruptGraceMs === null || termGraceMs === null || killGraceMs === null || trackIntervalMs === null) return null;
-  const expectFileId = value['expectFileId'];
+  // Absent means unbound: a supervisor started from an upgraded bundle file by an older server still runs.
+  const expectFileId = value['expectFileId'] ?? null;
   if (!(expectFileId === null || (typeof expectFileId === 'string' && FILE_ID_PATTERN.test(expectFileId)))) return null;
   return { type: 'spawn', ...command, stdin, interruptGraceMs, termGraceMs, killGraceMs, trackIntervalMs, expectFileId };
 }

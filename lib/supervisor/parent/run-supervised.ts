@@ -89,11 +89,12 @@ export interface PreparedSupervisor {
   /** Runs one probe; resolves with its outcome (`cancelled` once dispose was called while it ran). */
   probe(spec: ProbeSpec): Promise<ProbeOutcome>;
   /**
-   * The identity `file` had around its latest answered probe (lib/supervisor/file-id.ts), or null (never
-   * probed, or it changed meanwhile). `start` binds the run to it: the supervisor refuses a file that is no
-   * longer the one whose version was checked.
+   * The identity `file` had around its latest answered probe (lib/supervisor/file-id.ts); null when that probe
+   * cannot vouch for a file (it changed while the probe ran, or could not be read); undefined when no probe
+   * of it was answered. `start` binds the run to it: the supervisor refuses a file that is no longer the one
+   * whose version was checked.
    */
-  probedFile(file: string): string | null;
+  probedFile(file: string): string | null | undefined;
   /** Sends `spawn`; at most once, never after dispose. */
   start(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun;
   /** Lets a supervisor go that will not start a run; resolves with its cleanup outcome (also after start). */
@@ -252,7 +253,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
       return result;
     },
     kill() { child.kill('SIGKILL'); },
-    probedFile: (file) => probedFiles.get(file) ?? null,
+    probedFile: (file) => probedFiles.get(file),
     start(spec, runHooks) {
       if (phase !== 'idle') throw new Error(`supervisor already ${phase}`);
       phase = 'started';

@@ -10,7 +10,7 @@
 import type { PreparedSupervisor, ProbeSpec } from './run-supervised.ts';
 import type { SupervisorCommand } from './supervisor-command.ts';
 import type { ProbeOutcome } from '../protocol.ts';
-import { fileIdentity } from '../file-id.ts';
+import { fileIdentity, isMachineCode } from '../file-id.ts';
 
 export type PrepareFn = (command?: SupervisorCommand) => PreparedSupervisor;
 
@@ -99,11 +99,12 @@ export function createSparePool(prepare: PrepareFn, options: SparePoolOptions = 
       closed = true;
       const entry = spare;
       release();
-      // A signal leaves the server milliseconds: the idle spare has started nothing, so it is killed
-      // outright rather than left to notice EOF. Its exit was not observed, so it is still our unreaped
-      // child and the pid cannot have been reused.
+      // A signal leaves the server milliseconds: the idle spare is killed outright rather than left to
+      // notice EOF, with its group: the version check it may be running is in that group (the supervisor
+      // leads it). Its exit was not observed, so it is still our unreaped child and neither its pid nor its
+      // group id can have been reused.
       if (entry !== null && !entry.gone && entry.supervisor.supervisorPid !== null) {
-        try { process.kill(entry.supervisor.supervisorPid, 'SIGKILL'); } catch { /* already gone */ }
+        try { process.kill(-entry.supervisor.supervisorPid, 'SIGKILL'); } catch { /* already gone */ }
       }
     },
     async close() {
@@ -117,9 +118,11 @@ export function createSparePool(prepare: PrepareFn, options: SparePoolOptions = 
 
 /**
  * Starts the early probe on an idle spare and answers the run's first identical probe with it. The answer
- * is used only if it is an answer about the same file: the file's identity is unchanged now
- * (lib/supervisor/file-id.ts); the run's spawn is bound to that identity too. Otherwise (the binary was
- * replaced meanwhile or did not exist, the probe was cancelled) the run's probe runs now, as without a spare.
+ * is used only if the file answered (it exited), the file's identity is unchanged now
+ * (lib/supervisor/file-id.ts), and the file is machine code (ELF), so what runs is that very file; the
+ * run's spawn is bound to that identity too. Otherwise (the binary was replaced meanwhile, a timeout or
+ * spawn error of that moment, a script or shim such as a version manager's) the run's probe runs now, as
+ * without a spare.
  * The working directory is the one thing that may differ: a version answer belongs to the file.
  */
 function withEarlyProbe(supervisor: PreparedSupervisor, earlyProbe: SparePoolOptions['earlyProbe']): PreparedSupervisor {
@@ -140,10 +143,11 @@ function withEarlyProbe(supervisor: PreparedSupervisor, earlyProbe: SparePoolOpt
       // One probe at a time per supervisor: another probe waits for the early one to end.
       if (!sameProbe(ready.spec, wanted)) return ready.outcome.then(() => supervisor.probe(wanted));
       return ready.outcome.then((outcome) => {
-        // Any answer of the file as it still is counts (a timeout too: the run would have waited as long);
-        // `cancelled` is no answer.
+        // Only an answer the file gave (not a timeout or spawn error of that moment), about the file as it
+        // still is, and only when the file is what runs: an interpreter script or shim may exec another
+        // binary that changed since, unseen by the file's identity.
         const vouched = supervisor.probedFile(wanted.file);
-        const current = outcome.kind !== 'cancelled' && vouched !== null ? fileIdentity(wanted.file) : null;
+        const current = outcome.kind === 'exited' && typeof vouched === 'string' && isMachineCode(wanted.file) ? fileIdentity(wanted.file) : null;
         return current !== null && current === vouched ? outcome : supervisor.probe(wanted);
       });
     },
