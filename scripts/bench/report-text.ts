@@ -101,7 +101,7 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
   its semi-spaces while runs were ingested; the arena is one allocation off the heap, and a push is one
   copy. Four floods on a fresh server: peak RSS +40 MiB → +15 MiB.
 - **The stdio server caps V8's young generation** at 2 MiB semi-spaces (\`lib/cli/heap.ts\`, set at the first
-  \`tools/list\` or \`tools/call\`, never in the library, and not when the launcher passed semi-space flags).
+  \`tools/list\` or \`tools/call\`, never in the library, and not when the launcher passed semi-space flags or froze V8's flags, which would make changing one fatal).
   V8 doubles the semi-spaces (1 → 16 MiB) whenever the bytes that survived scavenges since the last growth
   exceed their size, and a server that retains 32 runs accumulates such survivals by design. V8 reads
   \`--semi-space-growth-factor\` each time it grows and Node 20 leaves flags writable after startup, so after
