@@ -50,6 +50,11 @@ test('a launcher that passed its own semi-space flags keeps them', () => {
   assert.ok(chosen.max > MAX_YOUNG_GENERATION_BYTES, `young generation ${chosen.start} → ${chosen.max} bytes`);
 });
 
+test('a launcher that froze V8\'s flags keeps its process alive: the setting stays off (changing a frozen flag is fatal)', () => {
+  const frozen = youngGeneration({ hold: true, execArgv: ['--freeze-flags-after-init'] });
+  assert.equal(frozen.held, false);
+});
+
 test('the tool hosts call onFirstUse once, at the first tools/list or tools/call, never at the handshake; the server passes the heap setting there', async () => {
   const { createToolHarness } = await import('../helpers/tool-harness.ts');
   for (const first of ['list', 'call'] as const) {
