@@ -91,53 +91,48 @@ function elfBin(): { dir: string; link: string; env: Record<string, string>; rel
   };
 }
 
-test('a spare checks the version while idle; the run\'s identical check is answered by it, not run again', async () => {
+/** A pool whose spares check the machine-code bin early; `use` gets it with that answer in. */
+async function withElfPool(use: (bin: ReturnType<typeof elfBin>, pool: SparePool, probes: ProbeSpec[]) => Promise<void>): Promise<void> {
   const bin = elfBin();
   const { prepare, probes, prepared } = counting();
   const pool = createSparePool(prepare, { earlyProbe: () => versionProbe(bin, '/') });
   try {
     pool.warm();
     await pollUntil('the spare\'s early answer', () => prepared[0]?.probedFile(bin.link) !== undefined, { timeoutMs: 15_000 });
-    const supervisor = pool.take();
-    // Another cwd: the answer belongs to the file, not the directory.
-    const outcome = await supervisor.probe(versionProbe(bin, bin.dir));
-    assert.deepEqual(outcome, { kind: 'exited', code: 0, signal: null, stdout: `${process.version}\n`, stdoutOverflow: false, stderr: '' });
-    assert.equal(probes.length, 1, 'the run\'s check did not run again');
-    assert.equal(supervisor.probedFile(bin.link), fileIdentity(bin.link));
-    const chunks: Buffer[] = [];
-    const script = 'process.stdout.write(JSON.stringify({ type: "result" }) + "\\n")';
-    const run = supervisor.start({ file: bin.link, args: ['-e', script], cwd: bin.dir, env: bin.env, stdin: null }, { onStdout: (c) => { chunks.push(c); } });
-    const done = await run.done;
-    assert.equal(done.spawnError, null);
-    assert.equal(done.cleanup?.confirmed, true);
-    assert.equal(stdoutEvents(Buffer.concat(chunks)).at(-1)?.['type'], 'result');
-    await supervisor.exited;
+    await use(bin, pool, probes);
   } finally {
     await pool.close();
     bin.cleanup();
   }
-});
+}
 
-test('an early answer about a file that was replaced since is not used: the run checks again and gets the new answer', async () => {
-  const bin = elfBin();
-  const { prepare, probes, prepared } = counting();
-  const pool = createSparePool(prepare, { earlyProbe: () => versionProbe(bin, '/') });
-  try {
-    pool.warm();
-    await pollUntil('the spare\'s early answer', () => prepared[0]?.probedFile(bin.link) !== undefined, { timeoutMs: 15_000 });
-    bin.relink('/bin/ls');
-    const supervisor = pool.take();
-    const outcome = await supervisor.probe(versionProbe(bin, '/'));
-    assert.ok(outcome.kind === 'exited');
-    assert.notEqual(outcome.stdout, `${process.version}\n`, 'the answer of the file as it is now');
-    assert.equal(probes.length, 2);
-    await supervisor.dispose();
-    await supervisor.exited;
-  } finally {
-    await pool.close();
-    bin.cleanup();
-  }
-});
+test('a spare checks the version while idle; the run\'s identical check is answered by it, not run again', () => withElfPool(async (bin, pool, probes) => {
+  const supervisor = pool.take();
+  // Another cwd: the answer belongs to the file, not the directory.
+  const outcome = await supervisor.probe(versionProbe(bin, bin.dir));
+  assert.deepEqual(outcome, { kind: 'exited', code: 0, signal: null, stdout: `${process.version}\n`, stdoutOverflow: false, stderr: '' });
+  assert.equal(probes.length, 1, 'the run\'s check did not run again');
+  assert.equal(supervisor.probedFile(bin.link), fileIdentity(bin.link));
+  const chunks: Buffer[] = [];
+  const script = 'process.stdout.write(JSON.stringify({ type: "result" }) + "\\n")';
+  const run = supervisor.start({ file: bin.link, args: ['-e', script], cwd: bin.dir, env: bin.env, stdin: null }, { onStdout: (c) => { chunks.push(c); } });
+  const done = await run.done;
+  assert.equal(done.spawnError, null);
+  assert.equal(done.cleanup?.confirmed, true);
+  assert.equal(stdoutEvents(Buffer.concat(chunks)).at(-1)?.['type'], 'result');
+  await supervisor.exited;
+}));
+
+test('an early answer about a file that was replaced since is not used: the run checks again and gets the new answer', () => withElfPool(async (bin, pool, probes) => {
+  bin.relink('/bin/ls');
+  const supervisor = pool.take();
+  const outcome = await supervisor.probe(versionProbe(bin, '/'));
+  assert.ok(outcome.kind === 'exited');
+  assert.notEqual(outcome.stdout, `${process.version}\n`, 'the answer of the file as it is now');
+  assert.equal(probes.length, 2);
+  await supervisor.dispose();
+  await supervisor.exited;
+}));
 
 /** A pool whose spares check the (script) fake's version early; `use` gets it warm (its check done unless `early` is false). */
 async function withWarmPool(use: (bin: Bin, pool: SparePool, probes: ProbeSpec[]) => Promise<void>, early = true): Promise<void> {
