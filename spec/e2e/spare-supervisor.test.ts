@@ -7,7 +7,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
-import { isRunning, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
+import { isRunning, killAll, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
+import { waitForReady } from '../helpers/proc.ts';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { objAt, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
 import { readFakeRecord, type FakeRecord } from '../helpers/tool-harness.ts';
@@ -82,5 +83,30 @@ test('the spare checks the version before the run is asked for; the run, with a 
   } finally {
     server.kill();
     rmSync(records, { recursive: true, force: true });
+  }
+});
+
+test('SIGTERM while the spare checks the version ahead: the server exits and that check is ended too', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'crm-spare-hang-'));
+  const readyFile = join(dir, 'ready.jsonl');
+  const server = startRawServer({ env: { FAKE_CLAUDE_VERSION_MODE: 'hang', FAKE_CLAUDE_READY_FILE: readyFile } });
+  const seen: ProcessIdentity[] = [];
+  try {
+    server.send(INITIALIZE('init'));
+    await server.response('init');
+    server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    server.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+    await server.response('list');
+    const [spare] = await waitFor('one idle spare', () => { const s = supervisorsOf(server.pid); return s.length === 1 ? s : undefined; });
+    assert.ok(spare !== undefined);
+    const check = await waitForReady(readyFile, 'version');
+    seen.push(spare, check);
+    server.child.kill('SIGTERM');
+    assert.equal(await new Promise<number | null>((resolve) => server.child.once('exit', (c) => resolve(c))), 0);
+    await waitForNoOrphans(seen, [spare.pid], 10_000);
+  } finally {
+    server.kill();
+    killAll(seen);
+    rmSync(dir, { recursive: true, force: true });
   }
 });

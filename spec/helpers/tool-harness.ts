@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAdapter, type Adapter } from '../../lib/adapter.ts';
-import { createHosts, type HostBundle, type HostConfig } from '../../lib/tools/host.ts';
+import { createHosts, type HostConfig, type ToolHosts } from '../../lib/tools/host.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { pollUntil } from './poll.ts';
 import { arr, firstText, isJsonObject, num, obj, objs, parseObj, rpcResult, str, toolBody } from './typed-results.ts';
@@ -14,7 +14,7 @@ export const FAKE_CLAUDE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs
 
 export interface ToolHarness {
   readonly adapter: Adapter;
-  readonly hosts: HostBundle;
+  readonly hosts: ToolHosts;
   readonly dir: string;
   readonly notifications: JsonObject[];
   call(name: string, args: JsonObject, meta?: JsonObject, id?: number): Promise<ToolCallResult>;

@@ -174,6 +174,18 @@ test('recursion sentinel: an adapter started inside a run refuses to run tools',
   }
 });
 
+test('recursion sentinel: such a server keeps no warm spare either (it would check the binary for nothing)', async () => {
+  for (const [env, spare] of [[{ CLAUDE_RUN_MCP_ACTIVE: '1' }, false], [{}, true]] as const) {
+    const h = await createToolHarness({ env, config: { spareSupervisor: true } });
+    try {
+      await h.request('tools/list');
+      assert.equal(h.hosts.sparePid() !== null, spare, JSON.stringify(env));
+    } finally {
+      await h.close();
+    }
+  }
+});
+
 test('timeout_seconds also bounds waiting for the conversation lock: a queued run times out without spawning', async () => {
   const clock = createManualClock();
   const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
