@@ -42,7 +42,8 @@ export interface MessageWriter {
 }
 
 interface Entry {
-  readonly line: string;
+  /** The serialized message, without its newline (added when written: a concatenation would be copied whole). */
+  readonly json: string;
   readonly droppable: boolean;
   readonly bytes: number;
   readonly resolve: () => void;
@@ -55,6 +56,7 @@ interface RoomWaiter {
 }
 
 const noop = (): void => {};
+const NEWLINE = 0x0a;
 
 export function createMessageWriter(output: Writable, options: MessageWriterOptions = {}): MessageWriter {
   const maxQueuedProgressBytes = options.maxQueuedProgressBytes ?? MAX_QUEUED_PROGRESS_BYTES;
@@ -111,8 +113,11 @@ export function createMessageWriter(output: Writable, options: MessageWriterOpti
    * every slice completes on its own and a reader working through a huge line visibly makes progress.
    * Returns what the last write() returned.
    */
-  const writeSlices = async (line: string): Promise<boolean> => {
-    const buffer = Buffer.from(line);
+  const writeSlices = async (json: string, bytes: number): Promise<boolean> => {
+    // Encoded once, straight from the serialized string, into one buffer that is not pooled.
+    const buffer = Buffer.allocUnsafeSlow(bytes);
+    buffer.write(json, 0);
+    buffer[bytes - 1] = NEWLINE;
     for (let at = 0; ; at += WRITE_SLICE_BYTES) {
       const slice = buffer.subarray(at, at + WRITE_SLICE_BYTES);
       ownQueuedBytes -= slice.length;
@@ -145,9 +150,9 @@ export function createMessageWriter(output: Writable, options: MessageWriterOpti
       let ok: boolean;
       if (entry.bytes <= WRITE_SLICE_BYTES) {
         ownQueuedBytes -= entry.bytes;
-        ok = output.write(entry.line, afterWrite(entry.bytes));
+        ok = output.write(`${entry.json}\n`, afterWrite(entry.bytes));
       } else {
-        ok = await writeSlices(entry.line);
+        ok = await writeSlices(entry.json, entry.bytes);
       }
       entry.resolve();
       if (!ok) await waitForDrain();
@@ -168,20 +173,20 @@ export function createMessageWriter(output: Writable, options: MessageWriterOpti
 
   return {
     write(message) {
-      const line = `${JSON.stringify(message)}\n`;
+      const json = JSON.stringify(message);
       return new Promise<void>((resolve, reject) => {
-        enqueue({ line, droppable: false, bytes: Buffer.byteLength(line), resolve, reject });
+        enqueue({ json, droppable: false, bytes: Buffer.byteLength(json) + 1, resolve, reject });
       });
     },
     writeDroppable(message) {
-      const line = `${JSON.stringify(message)}\n`;
-      const bytes = Buffer.byteLength(line);
+      const json = JSON.stringify(message);
+      const bytes = Buffer.byteLength(json) + 1;
       if (failure !== null || queuedProgressBytes + bytes > maxQueuedProgressBytes) {
         droppedProgress++;
         return false;
       }
       queuedProgressBytes += bytes;
-      enqueue({ line, droppable: true, bytes, resolve: noop, reject: noop });
+      enqueue({ json, droppable: true, bytes, resolve: noop, reject: noop });
       return true;
     },
     async flush() {

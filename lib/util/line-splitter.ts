@@ -5,6 +5,9 @@
  * the next newline and reported once through onOversize. The buffer grows by doubling up to the bound.
  * A frame that lies whole inside one pushed chunk is handed out as a view of that chunk (no copy: this is
  * the hot path of native stream ingestion); only frames spanning chunks are assembled in the buffer.
+ * The buffer exists only while a frame spans chunks, and one grown past its starting size is handed out
+ * with the frame it holds rather than copied and kept: a splitter lives as long as its stream, and a
+ * long-lived buffer sized for the largest frame seen would outlive the young generation as garbage-to-be.
  */
 export interface LineSplitterOptions {
   readonly maxLineBytes: number;
@@ -25,10 +28,11 @@ export interface LineSplitter {
 
 const NEWLINE = 0x0a;
 const INITIAL_BYTES = 64 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
   const { maxLineBytes, onLine, onOversize } = options;
-  let buffer = Buffer.allocUnsafe(Math.min(INITIAL_BYTES, maxLineBytes + 1));
+  let buffer = EMPTY;
   let length = 0;
   let discarding = false;
   let discarded = 0;
@@ -41,7 +45,7 @@ export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
   const append = (bytes: Buffer): boolean => {
     if (length + bytes.length > maxLineBytes) return false;
     if (length + bytes.length > buffer.length) {
-      let size = buffer.length * 2;
+      let size = Math.max(INITIAL_BYTES, buffer.length * 2);
       while (size < length + bytes.length) size *= 2;
       const grown = Buffer.allocUnsafe(Math.min(size, maxLineBytes + 1));
       buffer.copy(grown, 0, 0, length);
@@ -50,6 +54,14 @@ export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
     bytes.copy(buffer, length);
     length += bytes.length;
     return true;
+  };
+
+  /** A buffer at its starting size is reused, so its frame is copied out; a grown one goes with its frame. */
+  const emitAssembled = (): void => {
+    const frame = buffer.length > INITIAL_BYTES ? buffer.subarray(0, length) : Buffer.from(buffer.subarray(0, length));
+    if (buffer.length > INITIAL_BYTES) buffer = EMPTY;
+    length = 0;
+    emit(frame);
   };
 
   return {
@@ -78,9 +90,7 @@ export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
           onOversize(discarded);
           discarded = 0;
         } else {
-          // Copy out: the buffer is reused for the next frame.
-          emit(Buffer.from(buffer.subarray(0, length)));
-          length = 0;
+          emitAssembled();
         }
       }
     },
@@ -89,9 +99,10 @@ export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
         discarding = false;
         onOversize(discarded);
       } else if (length > 0) {
-        emit(Buffer.from(buffer.subarray(0, length)));
+        emitAssembled();
       }
       length = 0;
+      buffer = EMPTY;
     },
   };
 }

@@ -4,7 +4,8 @@
 //   file:<path>            stream the bytes of <path> (made by --write-flood) to stdout, then a final result
 //   timed:<ms>             generate turns at full speed for <ms>, then a final result
 //   paced:<count>:<ms>     one text delta every <ms>; its text carries the CLOCK_MONOTONIC write time
-//   fill:<finalBytes>      enough ~1 KiB events to fill the event ring, then a final result of that size
+//   fill:<finalBytes>[:<n>] enough ~1 KiB events to fill the event ring (or <n> of them), then a final
+//                          result of that size
 // Also: `--version`, and `--write-flood <path> <bytes>` (writes the flood file, no run).
 import { randomUUID } from 'node:crypto';
 import { createReadStream, writeFileSync } from 'node:fs';
@@ -89,7 +90,7 @@ async function main() {
     case 'fill': {
       await write(JSON.stringify(init()) + '\n');
       const filler = 'x'.repeat(800);
-      for (let i = 0; i < 300; i++) await write(JSON.stringify(delta(filler, 'msg_fill')) + '\n');
+      for (let i = 0; i < (b === '' ? 300 : Number(b)); i++) await write(JSON.stringify(delta(filler, 'msg_fill')) + '\n');
       const empty = JSON.stringify(result('')).length;
       await write(JSON.stringify(result('y'.repeat(Math.max(0, Number(a) - empty - 1)))) + '\n');
       return finish(0);

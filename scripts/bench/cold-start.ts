@@ -1,16 +1,28 @@
 /**
- * Benchmark 1: cold start to the `initialize` response. The bundle, `node -e 0` (the floor) and a minimal
- * server on the official MCP SDK are started in turn, interleaved, with the same environment; each server
+ * Benchmark 1: cold start to the `initialize` response. The bundle, `node -e 0` (the floor), the least a Node
+ * stdio server can do (a second floor: one fixed answer through process.stdin and process.stdout) and a
+ * minimal server on the official MCP SDK are started in turn, interleaved, with the same environment, and with
+ * them that stdio floor carrying the bundle's whole code in a function it never calls (what parsing the code
+ * costs, apart from running any of it); each server
  * is ended (stdin EOF) once it answered. Then, in separate rounds that cannot disturb those (the bundle's
  * first tools/list also starts its spare supervisor), each server is asked for tools/list right after the
  * handshake: the bundle loads its tool hosts after the handshake, and this shows where that work went.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { INITIALIZE_PARAMS } from './rpc-client.ts';
 import { median } from './stats.ts';
 
 export interface ColdStartResult {
   readonly floorMs: number;
+  /** The stdio floor (scripts/bench/stdio-floor.cjs): spawn → its one answer. */
+  readonly stdioFloorMs: number;
+  readonly stdioOverFloor: number;
+  readonly bundleOverStdioFloor: number;
+  /** The stdio floor with the bundle's whole code appended inside a function never called: V8 parses it, nothing runs. */
+  readonly parseOnlyMs: number;
+  readonly parseOnlyOverStdioFloor: number;
   readonly bundleMs: number;
   readonly sdkMs: number;
   /** Spawn → the tools/list response (sent once initialize was answered), medians of the separate rounds. */
@@ -78,16 +90,25 @@ function timeInitialize(script: string, env: NodeJS.ProcessEnv, cwd: string, lis
   });
 }
 
-export async function benchColdStart(options: { bundle: string; sdkServer: string; env: NodeJS.ProcessEnv; cwd: string; samples: number }): Promise<ColdStartResult> {
+export async function benchColdStart(options: { bundle: string; sdkServer: string; stdioFloor: string; env: NodeJS.ProcessEnv; cwd: string; samples: number }): Promise<ColdStartResult> {
   const floor: number[] = [];
+  const stdioFloor: number[] = [];
+  const parseOnly: number[] = [];
+  const parseOnlyFile = join(options.cwd, 'parse-only.cjs');
+  const bundleCode = readFileSync(options.bundle, 'utf8').replace(/^#!.*\n/, '');
+  writeFileSync(parseOnlyFile, `${readFileSync(options.stdioFloor, 'utf8').replace(/^#!.*\n/, '')}\nfunction neverCalled() {\n${bundleCode}\n}\n`);
   const bundle: Answered[] = [];
   const sdk: Answered[] = [];
   // One warm-up of each so the page cache holds every file.
   await timeFloor(options.env, options.cwd);
+  await timeInitialize(options.stdioFloor, options.env, options.cwd);
+  await timeInitialize(parseOnlyFile, options.env, options.cwd);
   await timeInitialize(options.bundle, options.env, options.cwd);
   await timeInitialize(options.sdkServer, options.env, options.cwd);
   for (let i = 0; i < options.samples; i++) {
     floor.push(await timeFloor(options.env, options.cwd));
+    stdioFloor.push((await timeInitialize(options.stdioFloor, options.env, options.cwd)).initMs);
+    parseOnly.push((await timeInitialize(parseOnlyFile, options.env, options.cwd)).initMs);
     bundle.push(await timeInitialize(options.bundle, options.env, options.cwd));
     sdk.push(await timeInitialize(options.sdkServer, options.env, options.cwd));
   }
@@ -99,6 +120,11 @@ export async function benchColdStart(options: { bundle: string; sdkServer: strin
   }
   return {
     floorMs: median(floor),
+    stdioFloorMs: median(stdioFloor),
+    stdioOverFloor: median(stdioFloor.map((ms, i) => ms / (floor[i] as number))),
+    bundleOverStdioFloor: median(bundle.map((b, i) => b.initMs / (stdioFloor[i] as number))),
+    parseOnlyMs: median(parseOnly),
+    parseOnlyOverStdioFloor: median(parseOnly.map((ms, i) => ms / (stdioFloor[i] as number))),
     bundleMs: median(bundle.map((b) => b.initMs)),
     sdkMs: median(sdk.map((s) => s.initMs)),
     bundleListMs: median(bundleList),

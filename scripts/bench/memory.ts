@@ -5,6 +5,9 @@
  * ending at the same bounds). The peak is the kernel's high-water mark (VmHWM, reset after the idle read).
  * Beside it, a probe process runs the same hosts with --expose-gc and reads the live heap after full
  * collections: what is really retained, apart from the heap room V8 keeps after allocation bursts.
+ * And the same sequence once more on a fresh server with empty outputs (no events, an empty final): what the
+ * process itself grows by doing the same work (Node's code paged in, compiled code, the young generation at
+ * its cap, the floods' own rings), so that the data's share of the peak can be told apart from it.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -25,12 +28,19 @@ export interface MemoryResult {
   /** Live heap (after full GC) with 32 full runs retained, over idle; and its ratio to the theory. */
   readonly liveRetainedBytes: number;
   readonly liveRatio: number;
+  /** The same runs and floods with empty outputs: their peak delta, its ratio to the theory, and (peak − it) / theory. */
+  readonly emptyPeakDeltaBytes: number;
+  readonly emptyRatio: number;
+  readonly dataRatio: number;
   readonly samples: number;
 }
 
 const THEORETICAL_BYTES = MAX_RETAINED_RUNS * (MAX_EVENT_BYTES + MAX_FINAL_BYTES);
 /** A final event this large stays under MAX_FINAL_BYTES with its newline. */
 const FINAL_BYTES = MAX_FINAL_BYTES - 64;
+const FULL_PROMPT = `fill:${FINAL_BYTES}`;
+/** No filler events, and a final result with an empty answer. */
+const EMPTY_PROMPT = 'fill:0:0';
 const FLOOD_MS = 1500;
 const PROBE = fileURLToPath(new URL('./memory-probe.ts', import.meta.url));
 
@@ -45,7 +55,7 @@ function probe(options: { bundle: string; native: string; env: NodeJS.ProcessEnv
   });
 }
 
-async function once(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string }): Promise<{ idle: number; peak: number; after: number }> {
+async function once(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string }, prompt: string): Promise<{ idle: number; peak: number; after: number }> {
   const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', options.native], { env: options.env, cwd: options.dir });
   try {
     await server.request('tools/list');
@@ -53,8 +63,8 @@ async function once(options: { bundle: string; native: string; env: NodeJS.Proce
     const idle = server.rss().rss;
     server.resetPeak();
     for (let i = 0; i < MAX_RETAINED_RUNS; i++) {
-      const { isError, result } = toolResult((await server.request('tools/call', { name: 'claude.run', arguments: { prompt: `fill:${FINAL_BYTES}` } })).response);
-      if (isError || Number(result['final_bytes'] ?? FINAL_BYTES) <= 0) throw new Error(`fill run failed: ${JSON.stringify(result).slice(0, 500)}`);
+      const { isError, result } = toolResult((await server.request('tools/call', { name: 'claude.run', arguments: { prompt } })).response);
+      if (isError || (prompt === FULL_PROMPT && Number(result['final_bytes'] ?? FINAL_BYTES) <= 0)) throw new Error(`fill run failed: ${JSON.stringify(result).slice(0, 500)}`);
     }
     const started = await Promise.all(Array.from({ length: MAX_ACTIVE_RUNS }, () =>
       server.request('tools/call', { name: 'claude.run.start', arguments: { prompt: `timed:${FLOOD_MS}` } })));
@@ -77,9 +87,11 @@ async function once(options: { bundle: string; native: string; env: NodeJS.Proce
 
 export async function benchMemory(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string; samples: number }): Promise<MemoryResult> {
   const runs: { idle: number; peak: number; after: number }[] = [];
+  const empty: number[] = [];
   const live: number[] = [];
   for (let i = 0; i < options.samples; i++) {
-    runs.push(await once(options));
+    runs.push(await once(options, FULL_PROMPT));
+    empty.push((await once(options, EMPTY_PROMPT)).peak);
     const heap = await probe(options);
     live.push(heap.filled - heap.idle);
   }
@@ -91,6 +103,9 @@ export async function benchMemory(options: { bundle: string; native: string; env
     ratio: median(runs.map((r) => r.peak / THEORETICAL_BYTES)),
     liveRetainedBytes: median(live),
     liveRatio: median(live) / THEORETICAL_BYTES,
+    emptyPeakDeltaBytes: median(empty),
+    emptyRatio: median(empty) / THEORETICAL_BYTES,
+    dataRatio: median(runs.map((r, i) => (r.peak - (empty[i] ?? 0)) / THEORETICAL_BYTES)),
     samples: options.samples,
   };
 }

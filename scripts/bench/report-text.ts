@@ -8,7 +8,10 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
 
 1. **Cold start.** Spawn → first stdout line of \`node dist/claude-run-mcp.cjs\` with \`initialize\` written at
    once, against spawn → exit of \`node -e 0\` and against a minimal stdio server on the official MCP SDK
-   (\`scripts/bench/sdk-server.mjs\`, one tool, run by node directly). The three start in turn, each round;
+   (\`scripts/bench/sdk-server.mjs\`, one tool, run by node directly). Two more floors start in the same
+   rounds: the least a Node stdio server can do (\`scripts/bench/stdio-floor.cjs\`: one fixed answer through
+   \`process.stdin\` and \`process.stdout\`), and that floor with the bundle's whole code appended inside a
+   function it never calls (V8 reads and parses the code; none of it runs). All start in turn, each round;
    the figure is the median of the per-round ratios. Then, in 5 separate rounds, each server is also sent
    \`notifications/initialized\` and \`tools/list\` once it answered; the detail gives spawn → that answer (the
    bundle loads its tool hosts only after the handshake, so this is where that work shows).
@@ -35,8 +38,10 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
    Both are timed from the stand-in's first write (CLOCK_MONOTONIC, printed on its stderr) to the end.
 4. **Memory.** A fresh bundled server, idle after the handshake, then 32 retained runs each at both bounds
    (256 events / 256 KiB of events, a final event of 128 KiB − 64 bytes), then 4 floods at once. The peak
-   is the kernel's VmHWM (reset after the idle read). The live-heap row runs the same hosts in a probe
-   process with \`--expose-gc\` and reads \`heapUsed + arrayBuffers\` after full collections.
+   is the kernel's VmHWM (reset after the idle read). The second row repeats the sequence on another fresh
+   server with empty outputs (no events, an empty answer): what the process grows by doing the same work
+   without the data; its detail gives the data's own share, full − empty. The live-heap row runs the same
+   hosts in a probe process with \`--expose-gc\` and reads \`heapUsed + arrayBuffers\` after full collections.
 5. **Responsiveness.** Four runs, started as MCP tasks (a 2026-07-28 \`claude.run\` whose request declares
    the tasks extension), flood at full speed; one client alternates \`claude.run.events\`, \`claude.run.result\`,
    \`ping\` and \`tasks/get\`, one request in flight, 2 ms apart, from the moment all four stream until all
@@ -109,6 +114,13 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
   the running Node). Held at 1 MiB instead, four floods peaked at +38–44 MiB again (pipe chunks survived
   two scavenges and waited for a full collection), hence the cap one doubling up.
 - **The line splitter hands out frames lying whole in one chunk as views**, without its two copies.
+- **A response is encoded once.** The writer used to build the line as the serialized message plus its
+  newline (a concatenation that V8 copies whole when it is measured), then copy that into a buffer; a
+  claude.run answer at the final bound is ~256 KiB, so each response left ~0.5 MiB of large transient copies.
+  Now the serialized string is encoded straight into one unpooled buffer with the newline written after it.
+- **The line splitter keeps a buffer only while a frame spans chunks**, and one grown past its starting
+  64 KiB (a final event of 128 KiB) leaves with the frame it holds instead of being copied out and kept for
+  the rest of the run. Together with the writer change: peak RSS 2.89× → 2.44–2.59× (five fresh servers).
 - **A run settles on the supervisor's final report** once both of its pipes ended, not on its exit: Node's
   own teardown after \`process.exit\` takes 6–15 ms that no caller needs to wait for. The supervisor gives up
   its fd 1 as soon as the native process holds it, so the data pipe ends with the native side.
@@ -120,41 +132,36 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
 
 export const LIMITS = `## Limits behind the targets (and where they stand)
 
-- **Cold start (target ≤ 1.3× \`node -e 0\`).** The bundle is now CommonJS and answers \`initialize\`
-  before it loads its tool hosts (the cli-tree check included), so what remains above the floor is two
-  costs the server cannot defer: V8 parsing the whole ~290 KB file, and Node's stdio streams. This benchmark
-  on this VM, runs in a row: 1.48×, 1.59×, 1.48× (load average 11.4 → 7.5, \`node -e 0\` at 29–34 ms); then,
-  at load average ~3 (\`node -e 0\` at 31–35 ms, bundle 45–50 ms): 1.45×, 1.41×, 1.29×, 1.56×, 1.46×, 1.49×.
-  So the target is met only in a lucky run. Measured as
-  CPU time up to the answer (\`process.cpuUsage()\` at the first stdout write; \`node -e 0\` at its script's
-  start; 15–21 interleaved fresh processes, medians; CPU time moves far less with load than wall time):
-  \`node -e 0\` ~20 ms; a 3-line \`.cjs\` that answers one line from \`process.stdin\` +4.6 ms (\`process.stdin\`
-  on a pipe loads \`net\` and all of \`stream\`); the same with the bundle's code appended, never run, +6.3 ms
-  more (parsing; a quarter of it, the size of the serve path, +1.3 ms; minified, barely less: V8's
-  preparse cost follows the tokens, not the bytes); the bundle itself +14.1 ms in all, against +20.9 ms
-  for the ESM bundle before these two changes. A budget of 1.3× is ~9 ms on a quiet machine, so the parse
-  and the streams alone nearly spend it. What would pay for the rest: a serve-only file of its own
-  (about 5 ms of parse less), which gives up the one self-contained audited file; reading and writing fds 0
-  and 1 without streams, which the single writer's backpressure and exit rely on (and a pending
-  \`fs.read\` of fd 0 blocks \`process.exit\` until stdin has data: tried, the process hung until killed).
-  Neither was done. In
-  wall time the ratio on this shared VM moves with the load far more than the target's margin (the CommonJS
-  bundle: 1.36–1.49× in interleaved runs at load average 3–4, 1.6–2.2× at 9–11, \`node -e 0\` itself taking
-  31–89 ms); the
-  table shows this run's, and the header its load.
-- **Peak RSS (target ≤ 1.5× of 32 × 384 KiB).** What is retained is within the target: the live heap with
-  32 full runs is the second memory row (events in the ring arenas, off the JS heap; the finals as parsed
-  objects). The peak is what V8 holds beyond that while ingesting and answering. Before the ring arena and
-  the young-generation cap: 5.07× (+60.8 MiB), the young generation grown to 16 MiB semi-spaces (32 MiB).
-  Now, measured twice on fresh servers: 2.77× and 2.78× (+33.2 and +33.3 MiB); apart, the 32 fills reach
-  +30–31 MiB and the four floods add 2–3 MiB. At the peak (sampled in the server): the young generation
-  4 MiB (2 MiB at idle), the old space 13.5 MiB, array buffers 14.6 MiB (8 MiB of them the ring arenas).
-  Beyond the retained data that is garbage waiting for a full collection, which V8 schedules by its own
-  limits: objects promoted while still in use (event text being parsed, a response being written), and
-  pipe chunks, splitter buffers and final copies whose small wrappers were promoted. Tried, measured and
-  not kept: each final kept as its bytes and parsed per response (more garbage per answer: +60 MiB,
-  worse), assembled frames handed out as views of the splitter's buffer (no change), growth factor 1 from
-  the start (fills +28–30 MiB, but four floods +38–44 MiB).
+- **Cold start (target ≤ 1.3× \`node -e 0\`).** Not met; the two floors measure why, in the same rounds. The
+  least a Node stdio server can do costs about what \`node -e 0\` costs in wall time (1.00–1.09×: loading
+  \`net\` and \`stream\` for the pipes, ~4.6 ms of CPU, is about what \`node -e 0\` spends on its own exit,
+  which its time includes). That floor carrying the bundle's code, never run, already takes ~1.3× of it
+  (+9.2 ms of the bundle's +13.6 ms in a run at load ~2.5): reading and parsing the one ~300 KB file
+  spends the budget before any of it runs, and what the server itself does up to the answer (its modules'
+  setup, the connection, the answer) is the rest. V8's parse cost follows the tokens, not the bytes: as CPU
+  time up to the answer (41 interleaved rounds, \`/proc/<pid>/task/*/schedstat\`), the readable bundle 34.9
+  ms, a minified one (163 KB) 35.0 ms, one with only ASCII characters 35.1 ms, the stdio floor 26.5 ms.
+  The bundle is CommonJS and loads its tool layer after \`initialize\`, which took it from 1.94× to ~1.4×.
+  What would pay for the rest: a serve-only file of its own (the tool layer's 48 modules not parsed before
+  \`initialize\`), which gives up the one self-contained audited file, or compiling the tool layer from a
+  string at runtime, which an auditor can no longer follow as ordinary code. Neither was done. In wall
+  time the ratio on this shared VM moves with the load (1.36–1.49× at load average 3–4, 1.6–2.2× at 9–11,
+  \`node -e 0\` itself taking 26–89 ms); the table shows this run's, and the header its load.
+- **Peak RSS (target ≤ 1.5× of 32 × 384 KiB).** Not met, and below what the process reaches with no data
+  at all: the same 32 runs and 4 floods with empty outputs (the second memory row) reach ~1.5× of the
+  theoretical bytes on their own (+18.5 MiB), and the data adds about its own size on top (full − empty:
+  0.98×; retained after full collections, the live-heap row: 1.13×). Where the empty run's growth lies
+  (\`/proc/<pid>/smaps\` and V8's heap statistics at its end): Node's own machine code paged in from its
+  binary as the work first exercises it, +4.5–4.9 MiB (file-backed; the same with the data); the young
+  generation at its 4 MiB cap, +2.2 MiB; compiled code, +0.8 MiB; the old space, +4 MiB of objects promoted
+  during the floods that wait for a full collection; and the malloc arenas of V8's and libuv's threads,
+  +3–4 MiB. Launcher flags that shrink parts of it, none of which a server can set for itself once it runs
+  (each measured at launch on fresh servers, full sequence): \`MALLOC_ARENA_MAX=1\` in the environment
+  2.25× (against 2.50× beside it), \`--no-concurrent-recompilation\` 2.21–2.25× (2.57–2.59×; set at runtime:
+  no change), \`--max-old-space-size=40\` 2.51–2.63× (2.88–2.91×, before the writer and splitter changes).
+  V8 heap flags set at runtime (\`--optimize-for-size\`, \`--heap-growing-percent=20\`) changed nothing
+  measurable. Before the ring arena and the young-generation cap this row was 5.07× (+60.8 MiB); before
+  the writer and splitter changes above, 2.84–2.89×.
 - **Real-binary turn (target ≤ 1.05×).** With the version checked ahead by the warm spare, what
   \`claude.run\` adds is the hand-off before the spawn (client → server → supervisor → fork and exec: a few
   ms, the row's "before the first API request") and, after the native exit, the cleanup proof (two /proc

@@ -22,14 +22,15 @@ export interface GatedSink {
 }
 
 export function createGatedSink(gated = false, highWaterMark = 1): GatedSink {
-  let text = '';
+  // Bytes, decoded only when read: a slice may end inside a multibyte character, as on a real pipe.
+  const bytes: Buffer[] = [];
   let closed = gated;
   let held: (() => void)[] = [];
   const chunkSizes: number[] = [];
   const stream = new Writable({
     highWaterMark,
     write(chunk: Buffer, _encoding, callback) {
-      text += chunk.toString('utf8');
+      bytes.push(Buffer.from(chunk));
       chunkSizes.push(chunk.length);
       if (closed) held.push(() => callback());
       else callback();
@@ -38,7 +39,7 @@ export function createGatedSink(gated = false, highWaterMark = 1): GatedSink {
   return {
     stream,
     chunkSizes,
-    messages: () => jsonLines(text, 'written line'),
+    messages: () => jsonLines(Buffer.concat(bytes).toString('utf8'), 'written line'),
     gate() { closed = true; },
     release() {
       closed = false;

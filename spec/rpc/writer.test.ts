@@ -124,6 +124,22 @@ describe('message writer', () => {
     assert.deepEqual(gated.messages(), [pastBound]);
   });
 
+  it('a long line of multibyte text arrives byte for byte, slices cutting through its characters', async () => {
+    const sink = createGatedSink(false, 1024 * 1024);
+    const writer = createMessageWriter(sink.stream);
+    // 1-, 2-, 3- and 4-byte characters, so slice boundaries fall inside characters at every offset.
+    const message = { text: 'a\u00e9\u2713\u{1d11e}'.repeat(30_000) };
+    await writer.write(message);
+    await writer.flush();
+    const expected = Buffer.from(`${JSON.stringify(message)}\n`);
+    assert.ok(expected.length > 2 * WRITE_SLICE_BYTES);
+    assert.equal(sink.chunkSizes.reduce((a, b) => a + b, 0), expected.length);
+    assert.ok(sink.chunkSizes.every((size) => size <= WRITE_SLICE_BYTES));
+    assert.deepEqual(sink.messages(), [message]);
+    await settle();
+    assert.equal(writer.stats().writtenBytes, expected.length);
+  });
+
   it('rejects writes after the stream is destroyed instead of hanging', async () => {
     const out = new PassThrough();
     const writer = createMessageWriter(out);

@@ -74,3 +74,15 @@ test('frames stay correct after later pushes (views of chunks, copies of assembl
   splitter.push(Buffer.from('four\n'));
   assert.deepEqual(frames.map((f) => f.toString()), ['one', 'two', 'three', 'four']);
 });
+
+test('an assembled frame that grew the buffer leaves with it: frames kept without copying stay intact', () => {
+  const frames: Buffer[] = [];
+  const splitter = createLineSplitter({ maxLineBytes: 1024 * 1024, onLine: (frame) => { frames.push(frame); }, onOversize: () => {} });
+  const first = 'a'.repeat(150 * 1024);
+  const second = 'b'.repeat(100 * 1024);
+  const stream = Buffer.from(`${first}\n${second}\nsmall-${'c'.repeat(100)}\n${'d'.repeat(70 * 1024)}\ntail`);
+  for (const chunk of chunked(stream, 4096)) splitter.push(chunk);
+  splitter.end();
+  // Checked only now: every later frame was assembled after the earlier ones were handed out.
+  assert.deepEqual(frames.map((f) => f.toString()), [first, second, `small-${'c'.repeat(100)}`, 'd'.repeat(70 * 1024), 'tail']);
+});
