@@ -81,7 +81,8 @@ describe('raw wire: serve composed with fake hosts', () => {
   it('a handler bug is -32603 with nothing internal on the wire, the detail on stderr', async () => {
     server.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'throws', arguments: {} } });
     assert.deepEqual(await server.response(1), { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Internal error' } });
-    assert.ok(server.stderr().includes('secret internal detail'));
+    // stderr is a separate pipe: its line may come after the response.
+    await server.waitUntil('the handler bug\'s detail on stderr', () => (server.stderr().includes('secret internal detail') ? true : undefined));
     assert.ok(!server.lines.join('\n').includes('secret'));
   });
 

@@ -47,7 +47,8 @@ export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly s
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => { stderr += chunk; notify(); });
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-  child.on('exit', (code, signal) => { exit = { code, signal }; notify(); });
+  // 'close', not 'exit': 'exit' can come before the last of stdout or stderr has been read.
+  child.on('close', (code, signal) => { exit = { code, signal }; notify(); });
 
   const until = <T>(probe: () => T | undefined, what: string): Promise<T> =>
     new Promise<T>((resolve, reject) => {

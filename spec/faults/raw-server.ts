@@ -87,7 +87,8 @@ export function startRawServer(options: { args?: readonly string[]; env?: Record
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-65536); });
   child.stdin.on('error', () => {});
-  child.once('exit', (code, signal) => { exit = { code, signal }; notify(); });
+  // 'close', not 'exit': 'exit' can come before the last of stdout or stderr has been read.
+  child.once('close', (code, signal) => { exit = { code, signal }; notify(); });
 
   const waitUntil = (what: string, probe: () => boolean, timeoutMs = DEADLINE_MS): Promise<void> =>
     new Promise((resolve, reject) => {
