@@ -82,6 +82,8 @@ export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
           discarding = true;
           discarded = length + piece.length;
           length = 0;
+          // Its bytes are dropped: a buffer grown for this frame would only hold memory until the next one.
+          if (buffer.length > INITIAL_BYTES) buffer = EMPTY;
         }
         if (nl === -1) return;
         start = nl + 1;
