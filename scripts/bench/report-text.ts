@@ -133,13 +133,13 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
 export const LIMITS = `## Limits behind the targets (and where they stand)
 
 - **Cold start (target ≤ 1.3× \`node -e 0\`).** Not met; the two floors measure why, in the same rounds. The
-  least a Node stdio server can do costs about what \`node -e 0\` costs in wall time (1.00–1.09×: loading
-  \`net\` and \`stream\` for the pipes, ~4.6 ms of CPU, is about what \`node -e 0\` spends on its own exit,
-  which its time includes). That floor carrying the bundle's code, never run, already takes ~1.3× of it
-  (+8.9 ms of the bundle's +12.4 ms in a full run at load 0.5–2.2, +9.2 of +13.6 ms in another at load
-  ~2.5): reading and parsing the one ~300 KB file
-  spends the budget before any of it runs, and what the server itself does up to the answer (its modules'
-  setup, the connection, the answer) is the rest. V8's parse cost follows the tokens, not the bytes: as CPU
+  least a Node stdio server can do costs about what \`node -e 0\` costs in wall time (1.00–1.10×: loading
+  \`net\` and \`stream\` for the pipes, ~5 ms of CPU, is about what \`node -e 0\` spends on its own exit,
+  which its time includes). That floor carrying the bundle's code, never run, takes 1.18–1.31× of it in
+  three runs (+6.4 ms of the bundle's +9.6 ms, +8.9 of +12.4, +9.2 of +13.6): about two-thirds of
+  what the bundle adds is reading and parsing the one ~300 KB file, nearly the whole budget before any of
+  it runs, and what the server itself does up to the answer (its modules' setup, the connection, the
+  answer) is the rest. V8's parse cost follows the tokens, not the bytes: as CPU
   time up to the answer (41 interleaved rounds, \`/proc/<pid>/task/*/schedstat\`), the readable bundle 34.9
   ms, a minified one (163 KB) 35.0 ms, one with only ASCII characters 35.1 ms, the stdio floor 26.5 ms.
   The bundle is CommonJS and loads its tool layer after \`initialize\`, which took it from 1.94× to ~1.4×.
@@ -150,8 +150,8 @@ export const LIMITS = `## Limits behind the targets (and where they stand)
   \`node -e 0\` itself taking 26–89 ms); the table shows this run's, and the header its load.
 - **Peak RSS (target ≤ 1.5× of 32 × 384 KiB).** Not met, and below what the process reaches with no data
   at all: the same 32 runs and 4 floods with empty outputs (the second memory row) reach ~1.5× of the
-  theoretical bytes on their own (1.51× and 1.54×, +18.1 and +18.5 MiB, in two runs), and the data adds
-  about its own size on top (full − empty: 1.02× and 0.98×; retained after full collections, the
+  theoretical bytes on their own (1.48×, 1.51× and 1.54×, +17.8 to +18.5 MiB, in three runs), and the data
+  adds about its own size on top (full − empty: 0.98–1.08×; retained after full collections, the
   live-heap row: 1.13×). Where the empty run's growth lies
   (\`/proc/<pid>/smaps\` and V8's heap statistics at its end): Node's own machine code paged in from its
   binary as the work first exercises it, +4.5–4.9 MiB (file-backed; the same with the data); the young
@@ -169,8 +169,8 @@ export const LIMITS = `## Limits behind the targets (and where they stand)
   ms, the row's "before the first API request") and, after the native exit, the cleanup proof (two /proc
   scans), the report and the answer (the row's "after the last"). On the shared 2-core VM every extra
   process in the chain waits for a core, so the ratio moves with the load; the split says where the time
-  goes. Full and \`--only real\` runs of this row across two days: 0.97×, 0.98×, 0.99×, 1.02×, 1.03×, 1.05×,
-  1.06× and 1.06× (a median added time between −11 and +30 ms against turns of 450–550 ms), so the target
+  goes. Full and \`--only real\` runs of this row across two days: 0.97×, 0.98×, 0.98×, 0.99×, 1.02×, 1.03×,
+  1.05×, 1.06× and 1.06× (a median added time between −11 and +30 ms against turns of 450–550 ms), so the target
   sits inside the row's run-to-run spread on this VM. The figures assume a warm server: a run that comes while the spare is still booting or checking
   (within a few hundred ms of the previous run's end) waits for that, and one that finds no spare (runs
   started back to back) pays a supervisor start and the check, as before.
