@@ -27,7 +27,8 @@ export interface LineSplitter {
 }
 
 const NEWLINE = 0x0a;
-const INITIAL_BYTES = 64 * 1024;
+/** A frame spanning chunks is assembled in a buffer of this size, grown by doubling when a frame needs it. */
+export const INITIAL_BYTES = 64 * 1024;
 const EMPTY = Buffer.alloc(0);
 
 export function createLineSplitter(options: LineSplitterOptions): LineSplitter {

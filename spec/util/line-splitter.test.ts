@@ -1,7 +1,7 @@
 /** The bounded byte-level line splitter: framing under any chunking, the bound exactly and one past it. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLineSplitter } from '../../lib/util/line-splitter.ts';
+import { createLineSplitter, INITIAL_BYTES } from '../../lib/util/line-splitter.ts';
 
 interface Seen {
   readonly lines: string[];
@@ -85,4 +85,14 @@ test('an assembled frame that grew the buffer leaves with it: frames kept withou
   splitter.end();
   // Checked only now: every later frame was assembled after the earlier ones were handed out.
   assert.deepEqual(frames.map((f) => f.toString()), [first, second, `small-${'c'.repeat(100)}`, 'd'.repeat(70 * 1024), 'tail']);
+});
+
+test('at the starting buffer size an assembled frame is copied out (the buffer is reused); one byte more and it leaves with its buffer', () => {
+  for (const size of [INITIAL_BYTES, INITIAL_BYTES + 1]) {
+    const frames: Buffer[] = [];
+    const splitter = createLineSplitter({ maxLineBytes: 1024 * 1024, onLine: (frame) => { frames.push(frame); }, onOversize: () => {} });
+    const lines = ['p', 'q', 'r'].map((c) => c.repeat(size));
+    for (const chunk of chunked(Buffer.from(`${lines.join('\n')}\n`), 1000)) splitter.push(chunk);
+    assert.deepEqual(frames.map((f) => f.toString()), lines, `frames of ${size} bytes`);
+  }
 });
