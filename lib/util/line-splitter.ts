@@ -59,8 +59,9 @@ export function createLineSplitter(options: LineSplitterOptions): LineSplitter {
 
   /** A buffer at its starting size is reused, so its frame is copied out; a grown one goes with its frame. */
   const emitAssembled = (): void => {
-    const frame = buffer.length > INITIAL_BYTES ? buffer.subarray(0, length) : Buffer.from(buffer.subarray(0, length));
-    if (buffer.length > INITIAL_BYTES) buffer = EMPTY;
+    const grown = buffer.length > INITIAL_BYTES;
+    const frame = grown ? buffer.subarray(0, length) : Buffer.from(buffer.subarray(0, length));
+    if (grown) buffer = EMPTY;
     length = 0;
     emit(frame);
   };

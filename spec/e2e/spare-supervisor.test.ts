@@ -6,12 +6,21 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
+import { INITIALIZE, startRawServer, type RawServer } from '../faults/raw-server.ts';
 import { isRunning, killAll, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
 import { waitForReady } from '../helpers/proc.ts';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { objAt, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
 import { readFakeRecord, type FakeRecord } from '../helpers/tool-harness.ts';
+
+/** The handshake, then the first tools/list: what makes the server prepare its spare. */
+async function handshakeAndList(server: RawServer): Promise<void> {
+  server.send(INITIALIZE('init'));
+  await server.response('init');
+  server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  server.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+  await server.response('list');
+}
 
 for (const end of ['stdin EOF', 'SIGTERM'] as const) {
   test(`the spare supervisor is used by the next run, replaced after it, and gone after ${end}`, async () => {
@@ -60,11 +69,7 @@ test('the spare checks the version before the run is asked for; the run, with a 
   const isVersion = (r: FakeRecord): boolean => r.argv.includes('--version');
   const marker = (r: FakeRecord): string | undefined => r.env['CLAUDE_RUN_MCP_RUN_MARKER'];
   try {
-    server.send(INITIALIZE('init'));
-    await server.response('init');
-    server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    server.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
-    await server.response('list');
+    await handshakeAndList(server);
     const [early] = await waitFor('the spare\'s version check, before any run', () => { const r = read(); return r.length === 1 ? r : undefined; });
     assert.ok(early !== undefined && isVersion(early));
     server.send({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'hi' } } });
@@ -92,11 +97,7 @@ test('SIGTERM while the spare checks the version ahead: the server exits and tha
   const server = startRawServer({ env: { FAKE_CLAUDE_VERSION_MODE: 'hang', FAKE_CLAUDE_READY_FILE: readyFile } });
   const seen: ProcessIdentity[] = [];
   try {
-    server.send(INITIALIZE('init'));
-    await server.response('init');
-    server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    server.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
-    await server.response('list');
+    await handshakeAndList(server);
     const [spare] = await waitFor('one idle spare', () => { const s = supervisorsOf(server.pid); return s.length === 1 ? s : undefined; });
     assert.ok(spare !== undefined);
     const check = await waitForReady(readyFile, 'version');
