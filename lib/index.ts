@@ -29,3 +29,4 @@ export type { RunResult, RunState } from './runs/types.ts';
 // For hosts that bundle lib/ into their own entry file: dispatch argv[2] === SUPERVISOR_ARGV_FLAG to runSupervisor().
 export { runSupervisor } from './supervisor/child/supervisor.ts';
 export { SUPERVISOR_ARGV_FLAG, type SupervisorCommand } from './supervisor/parent/supervisor-command.ts';
+export { CleanupBackendUnavailable, CLEANUP_BACKEND_OPTIONS, type CleanupBackendOption } from './supervisor/parent/cleanup-backend.ts';

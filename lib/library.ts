@@ -8,6 +8,7 @@ import { isAbsolute } from 'node:path';
 import { createAdapter, type Adapter } from './adapter.ts';
 import { DEFAULT_MAX_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS_LIMIT } from './cli/args.ts';
 import type { SupervisorCommand } from './supervisor/parent/supervisor-command.ts';
+import { CLEANUP_BACKEND_OPTIONS, type CleanupBackendOption } from './supervisor/parent/cleanup-backend.ts';
 import { createHosts } from './tools/host.ts';
 
 export interface ClaudeRunAdapterOptions {
@@ -31,6 +32,11 @@ export interface ClaudeRunAdapterOptions {
    * SUPERVISOR_ARGV_FLAG to runSupervisor() or points this at `[node, dist/claude-run-mcp.cjs, '__supervisor']`.
    */
   readonly supervisorCommand?: SupervisorCommand;
+  /**
+   * How each run's cleanup is proven: 'auto' (default: a cgroup v2 of the run's own where one can be had, else
+   * /proc tracking), 'cgroup' (throws CleanupBackendUnavailable where none can be had), 'process_scan'.
+   */
+  readonly cleanupBackend?: CleanupBackendOption;
 }
 
 /** Validates the options, composes the hosts and returns the adapter; throws TypeError/RangeError on bad options. */
@@ -44,6 +50,9 @@ export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): A
   }
   const cwd = options.cwd ?? process.cwd();
   if (typeof cwd !== 'string' || !isAbsolute(cwd)) throw new TypeError('cwd must be an absolute path');
+  if (options.cleanupBackend !== undefined && !CLEANUP_BACKEND_OPTIONS.includes(options.cleanupBackend)) {
+    throw new TypeError(`cleanupBackend must be one of ${CLEANUP_BACKEND_OPTIONS.join(', ')}`);
+  }
   const hosts = createHosts({
     claudeBin: options.claudeBin ?? null,
     maxTimeoutSeconds,
@@ -52,6 +61,7 @@ export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): A
     env: options.env ?? process.env,
     cwd,
     ...(options.supervisorCommand === undefined ? {} : { supervision: { supervisorCommand: options.supervisorCommand } }),
+    ...(options.cleanupBackend === undefined ? {} : { cleanupBackend: options.cleanupBackend }),
   });
   return createAdapter({
     toolHost: hosts.toolHost,

@@ -1,5 +1,6 @@
 /** Startup options of `serve`, parsed into a typed config. Pure: argv in, config or a usage error out. */
 import { MAX_FRAME_BYTES } from '../rpc/connection.ts';
+import { CLEANUP_BACKEND_OPTIONS, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 
 export interface ServeConfig {
   /** --claude-bin PATH; null means "resolve it the usual way" (CLAUDE_BIN, then PATH). */
@@ -12,6 +13,8 @@ export interface ServeConfig {
   readonly promptViaStdin: boolean;
   /** --max-frame-bytes N: inbound JSON-RPC frame bound. */
   readonly maxFrameBytes: number;
+  /** --cleanup-backend auto|cgroup|process_scan: how each run's cleanup is proven (docs/supervisor.md). */
+  readonly cleanupBackend: CleanupBackendOption;
 }
 
 export const DEFAULT_MAX_TIMEOUT_SECONDS = 1800;
@@ -33,6 +36,8 @@ serve options:
   --prompt-via-stdin         pass the prompt to claude on stdin instead of argv
                              (both also take =true or =false)
   --max-frame-bytes N        inbound JSON-RPC frame bound in bytes, ${MIN_FRAME_BYTES} to ${MAX_FRAME_BYTES_LIMIT} (default ${MAX_FRAME_BYTES})
+  --cleanup-backend B        how cleanup is proven: auto (a cgroup per run where one can be had, else /proc
+                             scans; the default), cgroup (refuse to start without one), process_scan
   -h, --help                 print this help`;
 
 export type ParseResult =
@@ -49,6 +54,7 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
     underscoreNames: false,
     promptViaStdin: false,
     maxFrameBytes: MAX_FRAME_BYTES,
+    cleanupBackend: 'auto',
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
@@ -80,6 +86,13 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
         const value = takeValue();
         if (value === null || value === '') return { kind: 'error', message: '--claude-bin needs a path to the Claude Code binary' };
         config.claudeBin = value;
+        break;
+      }
+      case '--cleanup-backend': {
+        const value = takeValue();
+        const known = CLEANUP_BACKEND_OPTIONS.find((o) => o === value);
+        if (known === undefined) return { kind: 'error', message: `--cleanup-backend needs one of ${CLEANUP_BACKEND_OPTIONS.join(', ')}` };
+        config.cleanupBackend = known;
         break;
       }
       case '--max-timeout-seconds':

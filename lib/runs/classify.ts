@@ -28,6 +28,8 @@ export interface ClassifyInput {
     readonly error: string | null;
     /** Defaults to cleanup_unconfirmed; supervisor_failed when the supervisor itself vanished. */
     readonly code?: 'cleanup_unconfirmed' | 'supervisor_failed';
+    /** What the confirmation rests on; null when nothing was started. */
+    readonly proof: 'cgroup' | 'process_scan' | null;
   };
   readonly stderrTail: string;
   readonly session: SessionIntent;
@@ -41,7 +43,7 @@ export type Classification = Pick<
   | 'structured_output' | 'unfinished_subagents' | 'final'
   | 'usage' | 'model_usage_this_call' | 'total_cost_usd' | 'cost_scope' | 'num_turns' | 'duration_ms'
   | 'permission_denials' | 'api_retries' | 'exit_code' | 'signal' | 'timed_out' | 'cancelled'
-  | 'cleanup_confirmed' | 'cleanup_error' | 'stderr_tail' | 'events_total' | 'events_dropped' | 'events_omitted'
+  | 'cleanup_confirmed' | 'cleanup_error' | 'cleanup_proof' | 'stderr_tail' | 'events_total' | 'events_dropped' | 'events_omitted'
   | 'malformed_lines'
 >;
 
@@ -86,6 +88,7 @@ export function classifyRun(input: ClassifyInput): Classification {
     cancelled: termination === 'cancel',
     cleanup_confirmed: cleanup.confirmed,
     cleanup_error: cleanupError,
+    cleanup_proof: cleanup.proof,
     stderr_tail: input.stderrTail,
     events_total: ingest.events_total,
     events_dropped: ingest.events_dropped,

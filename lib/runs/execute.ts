@@ -6,7 +6,7 @@
 import { createLineSplitter } from '../util/line-splitter.ts';
 import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
-import { classifyRun, type Classification, type Termination } from './classify.ts';
+import { classifyRun, type Classification, type ClassifyInput, type Termination } from './classify.ts';
 import { MAX_NATIVE_FRAME_BYTES, type EventKind } from '../native/events.ts';
 import type { NativeArgv } from '../native/argv.ts';
 import type { NativeQueryFn } from '../native/version.ts';
@@ -303,21 +303,14 @@ interface FinishInput {
 
 function finish(scope: RunScope, input: FinishInput): Classification {
   const { outcome } = input;
+  const cleanup = cleanupOf(outcome);
   if (input.spawned === false && outcome !== null) {
     // Only probes ran: their cleanup is the run's, the rest is as if nothing had been started.
     const before = finish(scope, { ...input, outcome: null, spawned: true });
-    const cleanup = outcome.cleanup === null
-      ? { confirmed: false, error: describeLostSupervisor(outcome) }
-      : { confirmed: outcome.cleanup.confirmed, error: outcome.cleanup.error ?? (outcome.cleanup.confirmed ? null : survivorsText(outcome)) };
-    if (cleanup.confirmed) return before;
-    const cleanupError = { code: outcome.cleanup === null ? 'supervisor_failed' as const : 'cleanup_unconfirmed' as const, message: cleanup.error ?? 'cleanup could not be proven' };
-    return { ...before, cleanup_confirmed: false, cleanup_error: cleanupError, is_error: true, error: before.error ?? cleanupError };
+    if (cleanup.confirmed) return { ...before, cleanup_proof: cleanup.proof };
+    const cleanupError = { code: cleanup.code ?? 'cleanup_unconfirmed', message: cleanup.error ?? 'cleanup could not be proven' };
+    return { ...before, cleanup_confirmed: false, cleanup_error: cleanupError, cleanup_proof: cleanup.proof, is_error: true, error: before.error ?? cleanupError };
   }
-  const cleanup = outcome === null
-    ? { confirmed: true, error: null } // nothing was started
-    : outcome.cleanup === null
-      ? { confirmed: false, error: describeLostSupervisor(outcome), code: 'supervisor_failed' as const }
-      : { confirmed: outcome.cleanup.confirmed, error: outcome.cleanup.error ?? (outcome.cleanup.confirmed ? null : survivorsText(outcome)) };
   const classification = classifyRun({
     ingest: scope.ingest.snapshot(),
     exit: outcome?.exit ?? null,
@@ -332,6 +325,18 @@ function finish(scope: RunScope, input: FinishInput): Classification {
     return { ...classification, is_error: true, error: input.preSpawnError };
   }
   return classification;
+}
+
+/** The run's cleanup as the supervisor reported it, or as the adapter established it when the supervisor died. */
+function cleanupOf(outcome: SupervisedOutcome | null): ClassifyInput['cleanup'] {
+  if (outcome === null) return { confirmed: true, error: null, proof: null }; // nothing was started
+  if (outcome.cleanup !== null) {
+    const { confirmed, proof } = outcome.cleanup;
+    return { confirmed, proof, error: outcome.cleanup.error ?? (confirmed ? null : survivorsText(outcome)) };
+  }
+  // The run's cgroup, ended by the adapter and shown empty by the kernel, proves cleanup without the report.
+  if (outcome.fallbackProof === 'cgroup') return { confirmed: true, error: null, proof: 'cgroup' };
+  return { confirmed: false, error: describeLostSupervisor(outcome), code: 'supervisor_failed', proof: 'process_scan' };
 }
 
 function describeLostSupervisor(outcome: SupervisedOutcome): string {

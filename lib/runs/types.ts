@@ -89,6 +89,11 @@ export type RunResult = {
   cancelled: boolean;
   cleanup_confirmed: boolean;
   cleanup_error: ToolErrorData | null;
+  /**
+   * What cleanup_confirmed rests on: "cgroup" (the kernel showed the run's own cgroup empty, and it was
+   * removed), "process_scan" (/proc scans of the run's tracked processes); null when no process was started.
+   */
+  cleanup_proof: 'cgroup' | 'process_scan' | null;
   stderr_tail: string;
   events_total: number;
   events_dropped: number;

@@ -56,19 +56,31 @@ export interface CommandSpec {
   readonly env: Readonly<Record<string, string>>;
 }
 
+/**
+ * Where the run's processes are born: under `cgroup` (an absolute cgroup v2 directory the supervisor lives
+ * in), the supervisor creates the run's own cgroup and proves cleanup by it; null: by /proc scans.
+ * The first command decides for the whole run; a later command that differs is malformed.
+ */
+export interface RunPlacement {
+  readonly marker: string;
+  readonly cgroup: string | null;
+}
+
+/** What a cleanup report's confirmation rests on: the kernel's cgroup accounting, or /proc scans. */
+export const CLEANUP_PROOFS = ['cgroup', 'process_scan'] as const;
+export type CleanupProof = (typeof CLEANUP_PROOFS)[number];
+
 export type ControlMessage =
-  | (CommandSpec & {
+  | (CommandSpec & RunPlacement & {
       /** Runs one short command (e.g. `--version`) in the run's group and reports its bounded output. */
       readonly type: 'probe';
       readonly id: number;
-      readonly marker: string;
       /** The supervisor SIGKILLs the probe after this long and reports `timeout`. */
       readonly timeoutMs: number;
       readonly maxStdoutBytes: number;
     })
-  | (CommandSpec & {
+  | (CommandSpec & RunPlacement & {
       readonly type: 'spawn';
-      readonly marker: string;
       /** Written to native stdin then closed; null means stdin is /dev/null. */
       readonly stdin: string | null;
       readonly interruptGraceMs: number;
@@ -117,6 +129,8 @@ export type ReportMessage =
       readonly steps: readonly string[];
       /** Why cleanup could not be completed or verified (e.g. a signal failed with EPERM); null otherwise. */
       readonly error: string | null;
+      /** What `confirmed` rests on (absent from an older supervisor: process_scan). */
+      readonly proof: CleanupProof;
       readonly stderr_tail: string;
       readonly stderr_bytes: number;
     };

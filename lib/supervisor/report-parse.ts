@@ -1,5 +1,5 @@
 /** Pure validation of report lines (supervisor -> adapter). Unknown or malformed lines yield null. */
-import type { ProbeOutcome, ProcessIdentity, RawProbeOutcome, ReportMessage } from './protocol.ts';
+import { CLEANUP_PROOFS, type ProbeOutcome, type ProcessIdentity, type RawProbeOutcome, type ReportMessage } from './protocol.ts';
 import { FILE_ID_PATTERN } from './file-id.ts';
 import { isPlainObject, parseJsonObject } from '../util/json.ts';
 
@@ -35,6 +35,8 @@ export function parseReportLine(line: string): ReportMessage | null {
       if (typeof v['confirmed'] !== 'boolean' || !Array.isArray(survivors) || !survivors.every(isIdentity)) return null;
       if (!Array.isArray(steps) || !steps.every(isStr) || !(error === null || isStr(error))) return null;
       if (!isInt(v['survivors_omitted']) || !isStr(v['stderr_tail']) || !isInt(v['stderr_bytes'])) return null;
+      const proof = CLEANUP_PROOFS.find((p) => p === (v['proof'] ?? 'process_scan'));
+      if (proof === undefined) return null;
       return {
         type: 'cleanup',
         // Never trust a "confirmed" that contradicts its own evidence.
@@ -45,6 +47,7 @@ export function parseReportLine(line: string): ReportMessage | null {
         error,
         stderr_tail: v['stderr_tail'],
         stderr_bytes: v['stderr_bytes'],
+        proof,
       };
     }
     default:

@@ -25,6 +25,8 @@ import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { MAX_NATIVE_FRAME_BYTES } from '../native/events.ts';
 import type { ExecuteDeps, PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
+import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
+import type { SupervisorCommand } from '../supervisor/parent/supervisor-command.ts';
 import { createSparePool } from '../supervisor/parent/spare.ts';
 import { readProcStat } from '../process/proc-table.ts';
 import { isLive, isSameProcess } from '../process/proc-stat.ts';
@@ -53,6 +55,11 @@ export interface HostConfig {
   readonly tree?: CliTree;
   readonly versionTimeoutMs?: number;
   readonly supervision?: ExecuteDeps['supervision'];
+  /**
+   * How cleanup is proven: 'auto' (a cgroup of each run's own where one can be had, else /proc tracking),
+   * 'cgroup' (refuse to start without it: createHosts throws CleanupBackendUnavailable), 'process_scan'.
+   */
+  readonly cleanupBackend?: CleanupBackendOption;
   /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
   readonly spareSupervisor?: boolean;
   /**
@@ -82,8 +89,11 @@ export function createHosts(config: HostConfig): ToolHosts {
   // Each spare checks the binary's version while it waits, so a run finds the answer ready (bound to the
   // file's identity, lib/supervisor/parent/spare.ts). A copy started inside a run of its own runs nothing,
   // so it keeps no spare either.
+  // Chosen once, before any run: a forced backend that cannot be had fails here, not in the middle of a run.
+  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto');
+  const prepareWithin = (command?: SupervisorCommand): ReturnType<typeof prepareSupervisor> => prepareSupervisor(command, { cleanup });
   const spares = config.spareSupervisor === true && !recursive
-    ? createSparePool(prepareSupervisor, {
+    ? createSparePool(prepareWithin, {
         ...(config.supervision?.supervisorCommand ? { command: config.supervision.supervisorCommand } : {}),
         earlyProbe: () => ({ file: resolveBin(), args: tree.native.version_args, cwd: config.cwd, env: nativeEnv, timeoutMs: versionTimeoutMs, maxStdoutBytes: MAX_VERSION_STDOUT_BYTES }),
       })
@@ -97,7 +107,7 @@ export function createHosts(config: HostConfig): ToolHosts {
       const { version } = await assertNativeVersion({ bin, tree, timeoutMs: versionTimeoutMs, query });
       assertedVersion = version;
     },
-    prepareSupervisor: spares === null ? prepareSupervisor : spares.take,
+    prepareSupervisor: spares === null ? prepareWithin : spares.take,
     isGone: (identity) => {
       const stat = readProcStat(identity.pid);
       return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
@@ -175,6 +185,7 @@ export function createHosts(config: HostConfig): ToolHosts {
           max_final_event_bytes: MAX_FINAL_BYTES, max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES, max_timeout_seconds: config.maxTimeoutSeconds,
           prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes, prompt_via_stdin: config.promptViaStdin, recursion_refused: recursive,
         },
+        cleanup: describeCleanup(cleanup),
       };
     },
   });
@@ -188,6 +199,13 @@ export function createHosts(config: HostConfig): ToolHosts {
   };
 }
 
+
+/** The capabilities' account of how cleanup is proven, and for the fallback why. */
+export function describeCleanup(cleanup: CleanupBackend): JsonObject {
+  return cleanup.kind === 'cgroup'
+    ? { backend: 'cgroup', cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
+    : { backend: 'process_scan', cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
+}
 
 /** Session ids of a directory's saved transcripts, newest first; empty when the folder cannot be read. */
 function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {

@@ -206,6 +206,7 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
     cancelled: false,
     cleanup_confirmed: entry.cleanup_confirmed,
     cleanup_error: null,
+    cleanup_proof: null,
     stderr_tail: '',
     events_total: ingest?.events_total ?? 0,
     events_dropped: ingest?.events_dropped ?? 0,

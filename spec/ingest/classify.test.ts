@@ -18,7 +18,7 @@ function fromCapture(name: string, overrides: Partial<ClassifyInput> = {}): Clas
     exit: { code: capture.rc, signal: null },
     termination: null,
     spawnError: null,
-    cleanup: { confirmed: true, error: null },
+    cleanup: { confirmed: true, error: null, proof: 'process_scan' as const },
     stderrTail: capture.stderr,
     session: { kind: 'fresh' },
     continueKnownSessionIds: [],
@@ -34,7 +34,7 @@ function fromFrames(frames: string[], overrides: Partial<ClassifyInput> = {}): C
     exit: { code: 0, signal: null },
     termination: null,
     spawnError: null,
-    cleanup: { confirmed: true, error: null },
+    cleanup: { confirmed: true, error: null, proof: 'process_scan' as const },
     stderrTail: '',
     session: { kind: 'fresh' },
     continueKnownSessionIds: [],
@@ -213,17 +213,17 @@ test('exit status: non-zero, a signal, or unknown fail an otherwise successful r
 });
 
 test('cleanup: unconfirmed fails a success; recorded separately when an earlier error decides', () => {
-  const unconfirmed = classifyRun(fromFrames([result({})], { cleanup: { confirmed: false, error: 'pid 42 survived SIGKILL' } }));
+  const unconfirmed = classifyRun(fromFrames([result({})], { cleanup: { confirmed: false, error: 'pid 42 survived SIGKILL', proof: 'process_scan' as const } }));
   assert.equal(unconfirmed.error?.code, 'cleanup_unconfirmed');
   assert.equal(unconfirmed.cleanup_error?.message, 'pid 42 survived SIGKILL');
   assert.equal(unconfirmed.cleanup_confirmed, false);
   assert.equal(unconfirmed.result, 'Hi! I am a fake Claude.');
-  const vanished = classifyRun(fromFrames([result({})], { cleanup: { confirmed: false, error: null, code: 'supervisor_failed' } }));
+  const vanished = classifyRun(fromFrames([result({})], { cleanup: { confirmed: false, error: null, code: 'supervisor_failed', proof: 'process_scan' as const } }));
   assert.equal(vanished.error?.code, 'supervisor_failed');
-  const both = classifyRun(fromCapture('err-r0-http_401', { cleanup: { confirmed: false, error: 'EOF without report' } }));
+  const both = classifyRun(fromCapture('err-r0-http_401', { cleanup: { confirmed: false, error: 'EOF without report', proof: 'process_scan' as const } }));
   assert.equal(both.error?.code, 'authentication_failed');
   assert.equal(both.cleanup_error?.code, 'cleanup_unconfirmed');
-  const confirmed = classifyRun(fromFrames([result({})], { cleanup: { confirmed: true, error: 'note' } }));
+  const confirmed = classifyRun(fromFrames([result({})], { cleanup: { confirmed: true, error: 'note', proof: 'process_scan' as const } }));
   assert.equal(confirmed.error, null, 'only an unconfirmed cleanup is a cleanup error');
   assert.equal(confirmed.cleanup_error, null);
 });

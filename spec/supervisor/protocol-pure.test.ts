@@ -10,7 +10,7 @@ import { getSupervisorCommand, SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor
 import { PROBE_LINE_MAX_BYTES, PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, REPORT_MAX_BYTES, type ProbeOutcome, type RawProbeOutcome } from '../../lib/supervisor/protocol.ts';
 
 const MARKER = '0123456789abcdef'.repeat(2);
-const spawnLine = { type: 'spawn', marker: MARKER, file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1, expectFileId: null };
+const spawnLine = { type: 'spawn', marker: MARKER, cgroup: null, file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1, expectFileId: null };
 
 test('parseControlLine accepts spawn and terminate, rejects anything off-shape', () => {
   assert.deepEqual(parseControlLine(JSON.stringify(spawnLine)), spawnLine);
@@ -21,15 +21,19 @@ test('parseControlLine accepts spawn and terminate, rejects anything off-shape',
     { ...spawnLine, trackIntervalMs: 0 }, { ...spawnLine, termGraceMs: -1 }, { ...spawnLine, killGraceMs: 1.5 }, { ...spawnLine, interruptGraceMs: 600_001 },
     { ...spawnLine, marker: undefined }, { ...spawnLine, marker: MARKER.toUpperCase() }, { ...spawnLine, marker: `${MARKER}0` }, { ...spawnLine, marker: 'x'.repeat(32) },
     { ...spawnLine, expectFileId: '' }, { ...spawnLine, expectFileId: '1:2:3:4' }, { ...spawnLine, expectFileId: 12345 },
+    { ...spawnLine, cgroup: 'relative/dir' }, { ...spawnLine, cgroup: '/sys/fs/cgroup/../etc' }, { ...spawnLine, cgroup: 7 },
   ];
   for (const b of bad) assert.equal(parseControlLine(typeof b === 'string' ? b : JSON.stringify(b)), null, JSON.stringify(b));
   assert.notEqual(parseControlLine(JSON.stringify({ ...spawnLine, interruptGraceMs: 600_000 })), null);
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: '64769:1234:99:1700000000000000000:1700000000000000001' }))?.type, 'spawn');
   // Absent (a server older than the supervisor file it started) is unbound, not malformed.
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: undefined })), spawnLine);
+  // The same for the cgroup base: absent means /proc tracking; an absolute base is taken as given.
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, cgroup: undefined })), spawnLine);
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, cgroup: '/sys/fs/cgroup/user.slice' }))?.type, 'spawn');
 });
 
-const probeLine = { type: 'probe', id: 0, marker: MARKER, file: '/bin/x', args: ['--version'], cwd: '/', env: { A: 'b' }, timeoutMs: 10_000, maxStdoutBytes: 4096 };
+const probeLine = { type: 'probe', id: 0, marker: MARKER, cgroup: null, file: '/bin/x', args: ['--version'], cwd: '/', env: { A: 'b' }, timeoutMs: 10_000, maxStdoutBytes: 4096 };
 
 test('parseControlLine accepts a probe with its bounds and rejects one off-shape', () => {
   assert.deepEqual(parseControlLine(JSON.stringify(probeLine)), probeLine);
@@ -65,7 +69,7 @@ test('a probe result line at the largest outputs stays within its bound, whateve
   assert.equal(parsed.outcome.stdout, '\ufffd'.repeat(PROBE_STDOUT_MAX_BYTES), 'decoded on the adapter side only');
 });
 
-const facts = { survivors: [], steps: ['native_exit'], error: null, stderrTail: 'tail', stderrBytes: 4 };
+const facts = { survivors: [], steps: ['native_exit'], error: null, stderrTail: 'tail', stderrBytes: 4, proof: 'cgroup' as const };
 
 test('formatCleanupLine: confirmed only without survivors and without error', () => {
   assert.equal(JSON.parse(formatCleanupLine(facts)).confirmed, true);

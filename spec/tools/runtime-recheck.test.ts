@@ -18,14 +18,16 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
     spawned: { pid: 1, start: '1' },
     spawnError: null,
     exit: { code: 0, signal: null },
-    cleanup: { type: 'cleanup', confirmed: survivors.length === 0, survivors, survivors_omitted: 0, steps: [], error: null, stderr_tail: '', stderr_bytes: 0 },
+    cleanup: { type: 'cleanup', confirmed: survivors.length === 0, survivors, survivors_omitted: 0, steps: [], error: null, stderr_tail: '', stderr_bytes: 0, proof: 'process_scan' },
     supervisorExit: { code: 0, signal: null },
     stderrTail: '',
     stderrBytes: 0,
     fallbackKilled: 0,
+    fallbackProof: null,
   };
   return {
     supervisorPid: 99,
+    cgroup: null,
     exited: Promise.resolve(),
     dispose: () => Promise.resolve(outcome),
     kill: () => {},

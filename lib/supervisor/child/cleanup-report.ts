@@ -1,5 +1,5 @@
 /** Builds the final cleanup report line, guaranteed to fit REPORT_MAX_BYTES with room for the other lines. */
-import { REPORT_MAX_BYTES, type ProcessIdentity, type ReportMessage } from '../protocol.ts';
+import { REPORT_MAX_BYTES, type CleanupProof, type ProcessIdentity, type ReportMessage } from '../protocol.ts';
 
 /** Bytes kept free for the `spawned` and `exit` lines that precede the cleanup line on the same pipe. */
 export const REPORT_RESERVED_BYTES = 1024;
@@ -11,6 +11,7 @@ export interface CleanupFacts {
   readonly error: string | null;
   readonly stderrTail: string;
   readonly stderrBytes: number;
+  readonly proof: CleanupProof;
 }
 
 type CleanupMessage = Extract<ReportMessage, { type: 'cleanup' }>;
@@ -29,6 +30,7 @@ export function formatCleanupLine(facts: CleanupFacts, budgetBytes = REPORT_MAX_
       error: facts.error === null ? null : facts.error.slice(0, 1024),
       stderr_tail: tail,
       stderr_bytes: facts.stderrBytes,
+      proof: facts.proof,
     };
     const line = JSON.stringify(message) + '\n';
     const size = Buffer.byteLength(line);

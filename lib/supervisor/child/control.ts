@@ -1,5 +1,5 @@
 /** Pure validation of control lines (adapter -> supervisor). Anything malformed is rejected whole. */
-import { RUN_MARKER_PATTERN, TERMINATE_REASONS, type CommandSpec, type ControlMessage } from '../protocol.ts';
+import { RUN_MARKER_PATTERN, TERMINATE_REASONS, type CommandSpec, type ControlMessage, type RunPlacement } from '../protocol.ts';
 import { isPlainObject, parseJsonObject } from '../../util/json.ts';
 import { FILE_ID_PATTERN } from '../file-id.ts';
 
@@ -7,7 +7,7 @@ const MAX_GRACE_MS = 10 * 60 * 1000;
 /** A probe answers within minutes or not at all. */
 const MAX_PROBE_TIMEOUT_MS = 10 * 60 * 1000;
 
-type Command = CommandSpec & { readonly marker: string };
+type Command = CommandSpec & RunPlacement;
 
 export function parseControlLine(line: string): ControlMessage | null {
   const value = parseJsonObject(line);
@@ -50,5 +50,8 @@ function parseCommand(value: Record<string, unknown>): Command | null {
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) return null;
   if (!isPlainObject(env) || !Object.values(env).every((v) => typeof v === 'string')) return null;
   if (typeof marker !== 'string' || !RUN_MARKER_PATTERN.test(marker)) return null;
-  return { file, args: args as string[], cwd, env: env as Record<string, string>, marker };
+  // Absent means no cgroup: a supervisor started from an upgraded bundle file by an older server still runs.
+  const cgroup = value['cgroup'] ?? null;
+  if (!(cgroup === null || (typeof cgroup === 'string' && cgroup.startsWith('/') && !cgroup.split('/').includes('..')))) return null;
+  return { file, args: args as string[], cwd, env: env as Record<string, string>, marker, cgroup };
 }

@@ -21,6 +21,8 @@ import { environHas, processUid, readProcStat, readProcTable } from '../../proce
 import { createSink } from './sink.ts';
 import { createByteTail } from './stderr-tail.ts';
 import { createRunTracker, type RunTracker } from './tracker.ts';
+import { openCgroupScope, type CgroupScope } from './cgroup-scope.ts';
+import { runCgroupLadder } from './cgroup-ladder.ts';
 
 type SpawnMessage = Extract<ControlMessage, { type: 'spawn' }>;
 type ProbeMessage = Extract<ControlMessage, { type: 'probe' }>;
@@ -29,6 +31,8 @@ const SHIELDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const LADDER_POLL_MS = 20;
 /** Tracking interval before the run's own (from `spawn`) is known, i.e. while probes run. */
 const PROBE_TRACK_INTERVAL_MS = 100;
+/** The kernel refused to let the supervisor into the run's cgroup for a spawn (it was removed meanwhile?). */
+const CGROUP_REFUSED_MESSAGE = "the run's cgroup refused the supervisor; nothing was started";
 /** Between a probe and the run, scanning stops once this many scans in a row found nothing of the run. */
 const IDLE_EMPTY_SCANS = 2;
 
@@ -48,6 +52,9 @@ export function runSupervisor(): void {
   const reportLine = (message: ReportMessage): void => { report.write(JSON.stringify(message) + '\n'); };
 
   let marker: string | null = null;
+  /** The cgroup base of the first command ('' until one came); the run's own cgroup once created. */
+  let cgroupBase: string | null | undefined;
+  let scope: CgroupScope | null = null;
   let spec: SpawnMessage | null = null;
   let native: ChildProcess | null = null;
   let tracker: RunTracker | null = null;
@@ -62,7 +69,7 @@ export function runSupervisor(): void {
   const finish = async (outcome: LadderOutcome, extraSteps: readonly string[]): Promise<void> => {
     stopTracking();
     await settleStderr(spec?.killGraceMs ?? 0);
-    report.write(formatCleanupLine({ ...outcome, steps: [...extraSteps, ...outcome.steps], stderrTail: tail.text(), stderrBytes: tail.totalBytes() }));
+    report.write(formatCleanupLine({ ...outcome, steps: [...extraSteps, ...outcome.steps], stderrTail: tail.text(), stderrBytes: tail.totalBytes(), proof: scope === null ? 'process_scan' : 'cgroup' }));
     await report.end();
     process.exit(0);
   };
@@ -94,15 +101,27 @@ export function runSupervisor(): void {
     return runTracker;
   };
 
-  /** Adopts the marker of the first command; a later command with another marker is malformed. */
-  const takeMarker = (value: string): boolean => {
-    if (marker === null) marker = value;
-    return marker === value;
+  /**
+   * Adopts the marker and cgroup base of the first command; a later command with others is malformed. With a
+   * base, the run's own cgroup is created now, before anything of the run starts; where it cannot be (the
+   * base went away, a name clash), the run is tracked through /proc instead, and its report says so.
+   */
+  const takePlacement = (value: string, cgroup: string | null): boolean => {
+    if (marker === null) {
+      marker = value;
+      cgroupBase = cgroup;
+      if (cgroup !== null && selfStat !== null) scope = openCgroupScope(cgroup, identityOf(selfStat));
+    }
+    return marker === value && cgroupBase === cgroup;
   };
 
-  const adopt = (child: ChildProcess, runTracker: RunTracker): void => {
+  /** Spawns a process of the run: born inside the run's cgroup when there is one. */
+  const spawnRunProcess = <T>(spawn: () => T): T | null => (scope === null ? spawn() : scope.spawnInside(spawn));
+
+  const adopt = (child: ChildProcess, runTracker: RunTracker | null): void => {
     unreaped.add(child);
     child.once('exit', () => { unreaped.delete(child); });
+    if (runTracker === null) return;
     // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
     const stat = child.pid === undefined ? null : readProcStat(child.pid);
     if (stat !== null) runTracker.addRoot(identityOf(stat));
@@ -113,17 +132,23 @@ export function runSupervisor(): void {
     cleaning = true;
     process.stdin.pause();
     probe?.cancel();
+    const running = native;
+    const timings = spec ?? { ...PROBE_ONLY_LADDER, trackIntervalMs: PROBE_TRACK_INTERVAL_MS };
+    if (scope !== null) {
+      const options = { interrupt: interrupt && running !== null && unreaped.has(running), interruptGraceMs: timings.interruptGraceMs, termGraceMs: timings.termGraceMs, killGraceMs: timings.killGraceMs };
+      const cgroupTarget = { selfPid, groupMode, scope, nativeExited: () => unreaped.size === 0, interruptNative: () => { running?.kill('SIGINT'); } };
+      void runCgroupLadder(cgroupTarget, options).then((outcome) => finish(outcome, [why]));
+      return;
+    }
     if (tracker === null) {
       void finish({ survivors: [], steps: [], error: null }, [why]);
       return;
     }
-    const running = native;
     const target = {
       selfPid, groupMode, tracker, readTable: readProcTable,
       nativeExited: () => unreaped.size === 0,
       interruptNative: () => { running?.kill('SIGINT'); },
     };
-    const timings = spec ?? { ...PROBE_ONLY_LADDER, trackIntervalMs: PROBE_TRACK_INTERVAL_MS };
     const options = {
       interrupt: interrupt && running !== null && unreaped.has(running),
       interruptGraceMs: timings.interruptGraceMs, termGraceMs: timings.termGraceMs, killGraceMs: timings.killGraceMs,
@@ -137,16 +162,21 @@ export function runSupervisor(): void {
     if (probe !== null || spec !== null) return refuse('a probe or the run is already under way');
     if (probesRun >= MAX_PROBES) return refuse(`at most ${MAX_PROBES} probes per run`);
     probesRun++;
-    const runTracker = track(PROBE_TRACK_INTERVAL_MS);
+    const runTracker = scope === null ? track(PROBE_TRACK_INTERVAL_MS) : null;
     // The answer is bound to the file only if the file was the same before the probe and after it.
     const fileBefore = fileIdentity(message.file);
-    const started = startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, (outcome) => {
-      probe = null;
-      const fileAfter = fileIdentity(message.file);
-      report.write(formatProbeResult(message.id, outcome, fileBefore !== null && fileBefore === fileAfter ? fileBefore : null));
-      // Tracking may have stopped while idle: follow what the probe left until that is proven gone.
-      if (!cleaning && spec === null) track(PROBE_TRACK_INTERVAL_MS);
+    let called = false;
+    const started = spawnRunProcess(() => {
+      called = true;
+      return startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, (outcome) => {
+        probe = null;
+        const fileAfter = fileIdentity(message.file);
+        report.write(formatProbeResult(message.id, outcome, fileBefore !== null && fileBefore === fileAfter ? fileBefore : null));
+        // Tracking may have stopped while idle: follow what the probe left until that is proven gone.
+        if (!cleaning && spec === null && scope === null) track(PROBE_TRACK_INTERVAL_MS);
+      });
     });
+    if (!called) return refuse(CGROUP_REFUSED_MESSAGE);
     if (started !== null) {
       probe = started;
       adopt(started.child, runTracker);
@@ -155,7 +185,7 @@ export function runSupervisor(): void {
 
   const start = (message: SpawnMessage): void => {
     spec = message;
-    const runTracker = track(message.trackIntervalMs);
+    const runTracker = scope === null ? track(message.trackIntervalMs) : null;
     // The file to run must be the very file whose version a probe checked (it could have been replaced
     // since): refuse it before anything starts. What is left between this stat and exec is microseconds.
     if (message.expectFileId !== null && fileIdentity(message.file) !== message.expectFileId) {
@@ -163,12 +193,17 @@ export function runSupervisor(): void {
       cleanUp(false, 'spawn_error');
       return;
     }
-    const child = process.getBuiltinModule('node:child_process').spawn(message.file, [...message.args], {
+    const child = spawnRunProcess(() => process.getBuiltinModule('node:child_process').spawn(message.file, [...message.args], {
       cwd: message.cwd,
       env: { ...message.env, [RUN_MARKER_ENV]: message.marker },
       stdio: [message.stdin === null ? 'ignore' : 'pipe', 1, 'pipe'],
       windowsHide: true,
-    });
+    }));
+    if (child === null) {
+      reportLine({ type: 'spawn_error', code: SPAWN_ERROR_NO_CODE, message: CGROUP_REFUSED_MESSAGE });
+      cleanUp(false, 'spawn_error');
+      return;
+    }
     if (child.pid === undefined) {
       child.once('error', (error: NodeJS.ErrnoException) => {
         reportLine({ type: 'spawn_error', code: error.code ?? SPAWN_ERROR_NO_CODE, message: error.message });
@@ -198,7 +233,7 @@ export function runSupervisor(): void {
 
   const onControl = (message: ControlMessage | null): void => {
     if (cleaning) return;
-    if (message === null || (message.type !== 'terminate' && !takeMarker(message.marker))) {
+    if (message === null || (message.type !== 'terminate' && !takePlacement(message.marker, message.cgroup))) {
       if (spec === null) reportLine({ type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
       cleanUp(true, 'bad_control');
       return;

@@ -12,6 +12,9 @@ import { assertNever } from '../../util/assert-never.ts';
 import { identityOf } from '../../process/proc-stat.ts';
 import { readProcStat } from '../../process/proc-table.ts';
 import { killLeftovers } from './fallback-kill.ts';
+import { cleanupBackendFor, type CleanupBackend } from './cleanup-backend.ts';
+import { endLostRunCgroup } from './lost-cgroup.ts';
+import { runCgroupDir } from '../../process/cgroup.ts';
 import { SPAWN_ERROR_NO_CODE, type ControlMessage, type ProbeOutcome, type ProcessIdentity, type ReportMessage, type TerminateReason } from '../protocol.ts';
 import { readReports } from './report-reader.ts';
 import { readInSlices } from './sliced-reader.ts';
@@ -65,6 +68,11 @@ export interface SupervisedOutcome {
   readonly stderrBytes: number;
   /** Processes the adapter itself SIGKILLed because the supervisor left no cleanup report. */
   readonly fallbackKilled: number;
+  /**
+   * 'cgroup' when the supervisor left no report but the adapter ended the run's cgroup and the kernel showed
+   * it empty (then removed): cleanup is proven all the same. null otherwise.
+   */
+  readonly fallbackProof: 'cgroup' | null;
 }
 
 export interface SupervisedRun {
@@ -77,7 +85,14 @@ export interface SupervisedRun {
 }
 
 /** One short command run by the supervisor inside the run (the version check, `--help`). */
-export type ProbeSpec = Omit<Extract<ControlMessage, { type: 'probe' }>, 'type' | 'id' | 'marker'>;
+export type ProbeSpec = Omit<Extract<ControlMessage, { type: 'probe' }>, 'type' | 'id' | 'marker' | 'cgroup'>;
+
+export interface PrepareOptions {
+  /** The run's marker (default: a fresh one). */
+  readonly marker?: string;
+  /** How cleanup is proven (default: this process's detected backend, lib/supervisor/parent/cleanup-backend.ts). */
+  readonly cleanup?: CleanupBackend;
+}
 
 /**
  * A supervisor started ahead of its run. It may run probes (each in the run's group, with the run's marker,
@@ -86,6 +101,8 @@ export type ProbeSpec = Omit<Extract<ControlMessage, { type: 'probe' }>, 'type' 
  */
 export interface PreparedSupervisor {
   readonly supervisorPid: number | null;
+  /** The cgroup base its run's cgroup is made under; null when cleanup is proven by /proc scans. */
+  readonly cgroup: string | null;
   /** Runs one probe; resolves with its outcome (`cancelled` once dispose was called while it ran). */
   probe(spec: ProbeSpec): Promise<ProbeOutcome>;
   /**
@@ -121,7 +138,10 @@ export function newRunMarker(): string {
 }
 
 /** Spawns a supervisor that waits for its run; nothing runs until `probe` or `start`. */
-export function prepareSupervisor(command: SupervisorCommand = getSupervisorCommand(), marker: string = newRunMarker()): PreparedSupervisor {
+export function prepareSupervisor(command: SupervisorCommand = getSupervisorCommand(), options: PrepareOptions = {}): PreparedSupervisor {
+  const marker = options.marker ?? newRunMarker();
+  const cleanupBackend = options.cleanup ?? cleanupBackendFor();
+  const cgroup = cleanupBackend.kind === 'cgroup' ? cleanupBackend.base : null;
   // child_process is loaded at the first supervisor, not at startup (docs/benchmarks.md, cold start).
   const child = process.getBuiltinModule('node:child_process').spawn(command.file, [...command.args], {
     detached: true,
@@ -187,6 +207,8 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     let pipeTimer: NodeJS.Timeout | null = null;
     let settled = false;
     let fallbackKilled = 0;
+    let fallbackProof: 'cgroup' | null = null;
+    let lostCgroup: Promise<void> | null = null;
     const settle = (): void => {
       if (settled) return;
       settled = true;
@@ -194,7 +216,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
       endProbes({ kind: 'spawn_error', message: 'the supervisor ended before the probe finished' });
       const report: CleanupReport | null = cleanup;
       resolve({
-        spawned, spawnError, exit, cleanup: report, supervisorExit, fallbackKilled,
+        spawned, spawnError, exit, cleanup: report, supervisorExit, fallbackKilled, fallbackProof,
         stderrTail: report?.stderr_tail ?? '',
         stderrBytes: report?.stderr_bytes ?? 0,
       });
@@ -206,7 +228,15 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
       child.stdin.destroy();
       // The supervisor exits by itself (code 0) only after its report was written; any other end means it
       // died mid-run. Act at once: every moment waited lets a dying native orphan its children.
-      if ((code !== 0 || signal !== null) && cleanup === null) fallbackKilled += killLeftovers(supervisorId, spawned, marker);
+      if ((code !== 0 || signal !== null) && cleanup === null) {
+        // The run's cgroup, if the supervisor had made one, holds every process of the run: end it there.
+        const dir = cgroup === null || supervisorId === null ? null : runCgroupDir(cgroup, supervisorId);
+        lostCgroup = dir === null ? null : endLostRunCgroup(dir, DEFAULT_KILL_GRACE_MS).then((lost) => {
+          if (lost.proven) fallbackProof = 'cgroup';
+          if (!lost.existed) fallbackKilled += killLeftovers(supervisorId, spawned, marker);
+        });
+        if (lostCgroup === null) fallbackKilled += killLeftovers(supervisorId, spawned, marker);
+      }
       // A process that escaped could still hold our read ends' peers open; do not wait on it forever.
       pipeTimer = setTimeout(() => { child.stdout.destroy(); child.stderr.destroy(); }, SUPERVISOR_PIPE_GRACE_MS);
       pipeTimer.unref();
@@ -214,6 +244,11 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     child.once('close', () => {
       if (pipeTimer) clearTimeout(pipeTimer);
       stdout.flush();
+      const lost = lostCgroup;
+      if (lost !== null) {
+        void lost.then(() => { settle(); resolveExited(); });
+        return;
+      }
       // A second sweep: whatever was re-parented or started while the first one ran.
       if (!settled && cleanup === null) fallbackKilled += killLeftovers(supervisorId, spawned, marker);
       settle();
@@ -230,6 +265,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
 
   return {
     supervisorPid: child.pid ?? null,
+    cgroup,
     exited,
     probe(spec) {
       if (phase !== 'idle' || !controlOpen || child.pid === undefined) return Promise.resolve({ kind: 'spawn_error', message: `the supervisor is ${phase === 'idle' ? 'gone' : phase}` });
@@ -249,7 +285,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
         });
       });
       probeFiles.set(id, spec.file);
-      send({ type: 'probe', id, marker, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, timeoutMs: spec.timeoutMs, maxStdoutBytes: spec.maxStdoutBytes });
+      send({ type: 'probe', id, marker, cgroup, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, timeoutMs: spec.timeoutMs, maxStdoutBytes: spec.maxStdoutBytes });
       return result;
     },
     kill() { child.kill('SIGKILL'); },
@@ -261,6 +297,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
       send({
         type: 'spawn',
         marker,
+        cgroup,
         file: spec.file,
         args: spec.args,
         cwd: spec.cwd,

@@ -103,7 +103,9 @@ export function createSparePool(prepare: PrepareFn, options: SparePoolOptions = 
       // notice EOF, with its group: the version check it may be running is in that group (the supervisor
       // leads it). Its exit was not observed, so it is still our unreaped child and neither its pid nor its
       // group id can have been reused.
-      if (entry !== null && !entry.gone && entry.supervisor.supervisorPid !== null) {
+      // With a cgroup, the EOF above is enough: the spare ends its check by cgroup.kill, removes its cgroup
+      // and exits within milliseconds, also after this server is gone; a SIGKILL would leave the cgroup behind.
+      if (entry !== null && !entry.gone && entry.supervisor.supervisorPid !== null && entry.supervisor.cgroup === null) {
         try { process.kill(-entry.supervisor.supervisorPid, 'SIGKILL'); } catch { /* already gone */ }
       }
     },

@@ -1,0 +1,64 @@
+/**
+ * Which proof of cleanup this process's supervisors use: a cgroup v2 of each run's own (the kernel says when
+ * nothing of the run is left), or /proc tracking where no writable cgroup can be had. Chosen once per
+ * process: the answer depends on where this process sits in the cgroup tree, which does not change.
+ */
+import { detectOwnCgroup, sweepDeadCgroups, type CgroupDetection, type CgroupUnavailableReason } from '../../process/cgroup.ts';
+import { identityOf } from '../../process/proc-stat.ts';
+import { readProcStat } from '../../process/proc-table.ts';
+
+export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan'] as const;
+export type CleanupBackendOption = (typeof CLEANUP_BACKEND_OPTIONS)[number];
+
+export type CleanupBackend =
+  | { readonly kind: 'cgroup'; readonly base: string; readonly kill: 'cgroup.kill' | 'freeze' }
+  | { readonly kind: 'process_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string };
+
+/** The forced backend cannot be had (`cgroup` asked for where no writable cgroup exists). */
+export class CleanupBackendUnavailable extends Error {
+  readonly reason: CgroupUnavailableReason;
+  constructor(reason: CgroupUnavailableReason, detail: string) {
+    super(`the cgroup cleanup backend is not available here (${reason}): ${detail}`);
+    this.name = 'CleanupBackendUnavailable';
+    this.reason = reason;
+  }
+}
+
+/** Pure: the backend an option and a detection give; throws when `cgroup` is forced and unavailable. */
+export function chooseCleanupBackend(option: CleanupBackendOption, detect: () => CgroupDetection): CleanupBackend {
+  if (option === 'process_scan') return { kind: 'process_scan', reason: 'forced_off', detail: 'the process_scan backend was chosen explicitly' };
+  const found = detect();
+  if (found.ok) return { kind: 'cgroup', base: found.base, kill: found.kill };
+  if (option === 'cgroup') throw new CleanupBackendUnavailable(found.reason, found.detail);
+  return { kind: 'process_scan', reason: found.reason, detail: found.detail };
+}
+
+let detected: CgroupDetection | null = null;
+
+/** This process's cgroup detection, done once. */
+export function detectOnce(): CgroupDetection {
+  if (detected === null) {
+    const self = readProcStat(process.pid);
+    detected = self === null
+      ? { ok: false, reason: 'no_cgroup2_mount', detail: '/proc/self/stat cannot be read' }
+      : detectOwnCgroup(identityOf(self));
+  }
+  return detected;
+}
+
+/**
+ * The backend for `option` in this process. With a cgroup, the cgroups that supervisors of dead servers
+ * left (a server and its supervisor both killed) are swept now: their owners are gone, nobody else ends them.
+ */
+export function cleanupBackendFor(option: CleanupBackendOption = 'auto'): CleanupBackend {
+  const backend = chooseCleanupBackend(option, detectOnce);
+  if (backend.kind === 'cgroup') sweepOnce(backend.base);
+  return backend;
+}
+
+let swept = false;
+function sweepOnce(base: string): void {
+  if (swept) return;
+  swept = true;
+  sweepDeadCgroups(base);
+}

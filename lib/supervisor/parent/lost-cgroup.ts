@@ -1,0 +1,20 @@
+/**
+ * When a supervisor dies without its cleanup report, the run's cgroup is still there with whatever of the
+ * run lives: the adapter ends it in one write and the kernel tells when it is empty. Unlike the /proc sweep,
+ * this is proof: every process of the run was born inside the cgroup.
+ */
+import { cgroupPopulated, killCgroupMembers, removeCgroupTree, waitUntilEmpty } from '../../process/cgroup.ts';
+
+export interface LostCgroupOutcome {
+  /** The cgroup existed (the supervisor had created it): its end is the proof, or its failure. */
+  readonly existed: boolean;
+  /** Nothing was left in it and it was removed. */
+  readonly proven: boolean;
+}
+
+export async function endLostRunCgroup(dir: string, timeoutMs: number): Promise<LostCgroupOutcome> {
+  if (cgroupPopulated(dir) === null) return { existed: false, proven: false };
+  killCgroupMembers(dir, 'cgroup.kill');
+  const empty = await waitUntilEmpty(dir, timeoutMs);
+  return { existed: true, proven: empty && removeCgroupTree(dir) };
+}
