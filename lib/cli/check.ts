@@ -13,6 +13,8 @@ import { resolveNativeBinary } from '../native/resolve-bin.ts';
 import { CLI_TREE } from '../native/tree.ts';
 import { assertNativeVersion, VERSION_TIMEOUT_MS, type NativeQueryFn } from '../native/version.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
+import { cleanupBackendFor, describeCleanup } from '../supervisor/parent/cleanup-backend.ts';
+import type { JsonObject } from '../util/json.ts';
 import type { DriftReport } from '../native/help-drift.ts';
 import type { CliTree } from '../native/tree.ts';
 import type { ToolErrorData } from '../tool-errors.ts';
@@ -69,6 +71,8 @@ export interface CheckReport {
   readonly help: ({ readonly ok: boolean } & DriftReport) | { readonly ok: false; readonly error: string } | null;
   /** The two queries ran under a supervisor like any run: whether everything they started is proven gone. */
   readonly cleanup_confirmed: boolean;
+  /** How runs here prove cleanup: a cgroup per run, or /proc scans and why (docs/supervisor.md). */
+  readonly cleanup: JsonObject;
   readonly note: string;
 }
 
@@ -110,13 +114,14 @@ export async function getCheckReport(input: CheckInput): Promise<CheckReport> {
   const timeoutMs = input.timeoutMs ?? VERSION_TIMEOUT_MS;
   // The same scrubbed environment a run would get: no reserved host metadata reaches the binary.
   const env = getNativeEnv(input.env, ADAPTER_VERSION);
+  const cleanupBackend = cleanupBackendFor('auto');
   let bin: string;
   try {
     bin = resolveNativeBinary({ cliFlag: input.cliFlag, env: input.env, cwd: input.cwd });
   } catch (error) {
-    return { ok: false, binary: null, tested_version: tree.native.tested_version, version: { ok: false, error: errorData(error) }, help: null, cleanup_confirmed: true, note: NOTE };
+    return { ok: false, binary: null, tested_version: tree.native.tested_version, version: { ok: false, error: errorData(error) }, help: null, cleanup_confirmed: true, cleanup: describeCleanup(cleanupBackend), note: NOTE };
   }
-  const supervisor = prepareSupervisor();
+  const supervisor = prepareSupervisor(undefined, { cleanup: cleanupBackend });
   const cwd = input.cwd ?? process.cwd();
   const query: NativeQueryFn = (q) => supervisor.probe({ file: bin, args: q.args, cwd, env, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
   let version: CheckReport['version'];
@@ -132,7 +137,7 @@ export async function getCheckReport(input: CheckInput): Promise<CheckReport> {
   } finally {
     cleanupConfirmed = (await supervisor.dispose()).cleanup?.confirmed ?? false;
   }
-  return { ok: version.ok && help.ok && cleanupConfirmed, binary: bin, tested_version: tree.native.tested_version, version, help, cleanup_confirmed: cleanupConfirmed, note: NOTE };
+  return { ok: version.ok && help.ok && cleanupConfirmed, binary: bin, tested_version: tree.native.tested_version, version, help, cleanup_confirmed: cleanupConfirmed, cleanup: describeCleanup(cleanupBackend), note: NOTE };
 }
 
 async function getHelpDrift(query: NativeQueryFn, tree: CliTree, timeoutMs: number): Promise<NonNullable<CheckReport['help']>> {

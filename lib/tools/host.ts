@@ -25,7 +25,7 @@ import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { MAX_NATIVE_FRAME_BYTES } from '../native/events.ts';
 import type { ExecuteDeps, PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
-import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
+import { cleanupBackendFor, describeCleanup, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 import type { SupervisorCommand } from '../supervisor/parent/supervisor-command.ts';
 import { createSparePool } from '../supervisor/parent/spare.ts';
 import { readProcStat } from '../process/proc-table.ts';
@@ -199,13 +199,6 @@ export function createHosts(config: HostConfig): ToolHosts {
   };
 }
 
-
-/** The capabilities' account of how cleanup is proven, and for the fallback why. */
-export function describeCleanup(cleanup: CleanupBackend): JsonObject {
-  return cleanup.kind === 'cgroup'
-    ? { backend: 'cgroup', cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
-    : { backend: 'process_scan', cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
-}
 
 /** Session ids of a directory's saved transcripts, newest first; empty when the folder cannot be read. */
 function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSupervised, type SupervisedRun, type SupervisedSpec } from '../../lib/supervisor/parent/run-supervised.ts';
 import type { ReportMessage } from '../../lib/supervisor/protocol.ts';
+import type { CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
 import { jsonLines } from '../helpers/typed-results.ts';
 import { readFakeRecord, type FakeRecord } from '../helpers/tool-harness.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
@@ -28,7 +29,7 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
   return { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, ...extra };
 }
 
-export function startFake(scenario: string, options: { env?: Record<string, string>; args?: string[]; stdin?: string | null; spec?: Partial<SupervisedSpec> } = {}): FakeRun {
+export function startFake(scenario: string, options: { env?: Record<string, string>; args?: string[]; stdin?: string | null; spec?: Partial<SupervisedSpec>; cleanup?: CleanupBackend } = {}): FakeRun {
   const dir = mkdtempSync(join(tmpdir(), 'sup-spec-'));
   const readyFile = join(dir, 'ready.jsonl');
   const recordFile = join(dir, 'record.json');
@@ -44,6 +45,7 @@ export function startFake(scenario: string, options: { env?: Record<string, stri
       ...options.spec,
     },
     { onStdout: (chunk) => { chunks.push(chunk); }, onReport: (message) => { reports.push(message); } },
+    options.cleanup === undefined ? {} : { cleanup: options.cleanup },
   );
   return {
     run, dir, readyFile, recordFile, reports,

@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { identify, isRunning, killIfRunning, waitForGone, waitForReady } from '../helpers/proc.ts';
 import { startFake, stdoutEvents } from './harness.ts';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
+import { BACKENDS, PROCESS_SCAN } from '../helpers/backends.ts';
+import { cgroupMembers, runCgroupDir } from '../../lib/process/cgroup.ts';
+import { existsSync } from 'node:fs';
 
 const FAST = { interruptGraceMs: 1500, termGraceMs: 800, killGraceMs: 800, trackIntervalMs: 50 };
 
@@ -27,8 +30,8 @@ test('normal exit: stdout relayed, exit reported, cleanup confirmed, native gone
   }
 });
 
-test('a grandchild holding native stdout open is ended after the native exit', async () => {
-  const fake = startFake('grandchild_holds_stdout', { spec: FAST });
+for (const backend of BACKENDS) test(`${backend.name}: a grandchild holding native stdout open is ended after the native exit`, async () => {
+  const fake = startFake('grandchild_holds_stdout', { spec: FAST, cleanup: backend.cleanup() });
   let grandchild: ProcessIdentity | null = null;
   try {
     grandchild = await waitForReady(fake.readyFile, 'grandchild');
@@ -36,6 +39,7 @@ test('a grandchild holding native stdout open is ended after the native exit', a
     assert.deepEqual(outcome.exit, { code: 0, signal: null });
     assert.equal(outcome.cleanup?.confirmed, true, JSON.stringify(outcome.cleanup));
     assert.ok(outcome.cleanup?.steps.includes('SIGTERM:group'));
+    assert.equal(outcome.cleanup?.proof, backend.name);
     assert.equal(isRunning(grandchild), false);
     assert.equal(stdoutEvents(fake.stdout()).at(-1)?.['type'], 'result');
   } finally {
@@ -83,8 +87,8 @@ test('terminate: SIGINT yields the native final error result, and the setsid chi
   }
 });
 
-test('sigint_result: terminate gives the final result and needs no SIGTERM', async () => {
-  const fake = startFake('sigint_result', { spec: FAST });
+for (const backend of BACKENDS) test(`${backend.name}: sigint_result: terminate gives the final result and needs no SIGTERM`, async () => {
+  const fake = startFake('sigint_result', { spec: FAST, cleanup: backend.cleanup() });
   try {
     await waitForReady(fake.readyFile, 'handlers');
     const started = performance.now();
@@ -92,7 +96,7 @@ test('sigint_result: terminate gives the final result and needs no SIGTERM', asy
     fake.run.terminate('cancel');
     const outcome = await fake.run.done;
     assert.ok(performance.now() - started < FAST.interruptGraceMs, 'ended within the interrupt grace');
-    assert.deepEqual(outcome.cleanup?.steps, ['terminate:timeout', 'SIGINT:native']);
+    assert.deepEqual(outcome.cleanup?.steps, ['terminate:timeout', 'SIGINT:native', ...(backend.name === 'cgroup' ? ['cgroup:empty'] : [])]);
     assert.equal(outcome.cleanup?.confirmed, true);
     assert.deepEqual(outcome.exit, { code: 0, signal: null });
     const final = stdoutEvents(fake.stdout()).at(-1);
@@ -103,14 +107,15 @@ test('sigint_result: terminate gives the final result and needs no SIGTERM', asy
   }
 });
 
-test('a native process that ignores SIGINT and SIGTERM is escalated to SIGKILL', async () => {
-  const fake = startFake('ignore_sigterm', { spec: { ...FAST, interruptGraceMs: 300, termGraceMs: 300 } });
+for (const backend of BACKENDS) test(`${backend.name}: a native process that ignores SIGINT and SIGTERM is escalated to SIGKILL`, async () => {
+  const fake = startFake('ignore_sigterm', { spec: { ...FAST, interruptGraceMs: 300, termGraceMs: 300 }, cleanup: backend.cleanup() });
   try {
     const native = await waitForReady(fake.readyFile, 'handlers');
     fake.run.terminate('cancel');
     const outcome = await fake.run.done;
     assert.deepEqual(outcome.exit, { code: null, signal: 'SIGKILL' });
-    assert.deepEqual(outcome.cleanup?.steps, ['terminate:cancel', 'SIGINT:native', 'SIGTERM:group', 'SIGTERM:0', 'SIGKILL:1']);
+    const kill = backend.name === 'cgroup' ? ['cgroup.kill', 'cgroup:empty'] : ['SIGKILL:1'];
+    assert.deepEqual(outcome.cleanup?.steps, ['terminate:cancel', 'SIGINT:native', 'SIGTERM:group', 'SIGTERM:0', ...kill]);
     assert.equal(outcome.cleanup?.confirmed, true);
     assert.equal(isRunning(native), false);
   } finally {
@@ -178,8 +183,8 @@ test('a missing native binary is a spawn_error with confirmed (empty) cleanup', 
   assert.equal(outcome.cleanup?.confirmed, true);
 });
 
-test('supervisor SIGKILL: no report, so cleanup stays null and the adapter kills the native itself', async () => {
-  const fake = startFake('sigint_result', { spec: FAST });
+test('process_scan: supervisor SIGKILL: no report, so cleanup stays null and the adapter kills the native itself', async () => {
+  const fake = startFake('sigint_result', { spec: FAST, cleanup: PROCESS_SCAN });
   let native: ProcessIdentity | null = null;
   try {
     native = await waitForReady(fake.readyFile, 'handlers');
@@ -190,7 +195,32 @@ test('supervisor SIGKILL: no report, so cleanup stays null and the adapter kills
     assert.equal(outcome.cleanup, null);
     assert.deepEqual(outcome.supervisorExit, { code: null, signal: 'SIGKILL' });
     assert.ok(outcome.fallbackKilled >= 1);
+    assert.equal(outcome.fallbackProof, null);
     await waitForGone([native], 2000);
+  } finally {
+    killIfRunning([native]);
+    fake.dispose();
+  }
+});
+
+test('cgroup: supervisor SIGKILL: no report, the adapter ends the run\'s cgroup and the kernel proves it empty', async () => {
+  const cleanup = BACKENDS[0]?.cleanup();
+  assert.ok(cleanup?.kind === 'cgroup');
+  const fake = startFake('sigint_result', { spec: FAST, cleanup });
+  let native: ProcessIdentity | null = null;
+  try {
+    native = await waitForReady(fake.readyFile, 'handlers');
+    const supervisor = identify(fake.run.supervisorPid ?? -1);
+    assert.ok(supervisor);
+    const dir = runCgroupDir(cleanup.base, supervisor);
+    // The native was born inside the run's cgroup, the supervisor is not in it.
+    assert.deepEqual(cgroupMembers(dir), [native.pid]);
+    process.kill(supervisor.pid, 'SIGKILL');
+    const outcome = await fake.run.done;
+    assert.equal(outcome.cleanup, null);
+    assert.equal(outcome.fallbackProof, 'cgroup');
+    assert.equal(isRunning(native), false);
+    assert.equal(existsSync(dir), false, 'the run\'s cgroup was removed');
   } finally {
     killIfRunning([native]);
     fake.dispose();

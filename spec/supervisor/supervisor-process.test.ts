@@ -88,7 +88,7 @@ test('control EOF before any spawn: confirmed empty cleanup, exit 0', async () =
   const { code, reports, stdout } = await sup.done;
   assert.equal(code, 0);
   assert.equal(stdout, '');
-  assert.deepEqual(reports, [{ type: 'cleanup', confirmed: true, survivors: [], survivors_omitted: 0, steps: ['control_eof'], error: null, stderr_tail: '', stderr_bytes: 0 }]);
+  assert.deepEqual(reports, [{ type: 'cleanup', confirmed: true, survivors: [], survivors_omitted: 0, steps: ['control_eof'], error: null, stderr_tail: '', stderr_bytes: 0, proof: 'process_scan' }]);
 });
 
 test('a malformed first control line is a spawn_error, nothing is spawned', async () => {

@@ -6,6 +6,7 @@
 import { detectOwnCgroup, sweepDeadCgroups, type CgroupDetection, type CgroupUnavailableReason } from '../../process/cgroup.ts';
 import { identityOf } from '../../process/proc-stat.ts';
 import { readProcStat } from '../../process/proc-table.ts';
+import type { JsonObject } from '../../util/json.ts';
 
 export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan'] as const;
 export type CleanupBackendOption = (typeof CLEANUP_BACKEND_OPTIONS)[number];
@@ -61,4 +62,11 @@ function sweepOnce(base: string): void {
   if (swept) return;
   swept = true;
   sweepDeadCgroups(base);
+}
+
+/** The capabilities' account of how cleanup is proven, and for the fallback why. */
+export function describeCleanup(cleanup: CleanupBackend): JsonObject {
+  return cleanup.kind === 'cgroup'
+    ? { backend: 'cgroup', cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
+    : { backend: 'process_scan', cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
 }

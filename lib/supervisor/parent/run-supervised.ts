@@ -128,8 +128,8 @@ export interface PreparedSupervisor {
  * the supervisor first, during the version check); it stays here beside prepareSupervisor because it is
  * that, started at once, and a copy in spec/ could drift from it.
  */
-export function startSupervised(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun {
-  return prepareSupervisor(spec.supervisorCommand).start(spec, hooks);
+export function startSupervised(spec: SupervisedSpec, hooks: SupervisedHooks, options: PrepareOptions = {}): SupervisedRun {
+  return prepareSupervisor(spec.supervisorCommand, options).start(spec, hooks);
 }
 
 /** A fresh run marker: 128 random bits, hex. */
