@@ -182,33 +182,35 @@ export function ownerAlive(owner: ProcessIdentity): boolean {
   return stat !== null && isSameProcess(owner, stat) && isLive(stat);
 }
 
+/** How long a sweep waits for the processes of a dead owner's cgroup to die before it leaves it for later. */
+export const SWEEP_WAIT_MS = 2000;
+
 /**
  * Ends and removes one of our cgroups whose owner is dead: kills what is left in it and removes it once
- * empty. Returns true when the directory is gone; false when something in it has not died yet (a process in
- * uninterruptible sleep): a later sweep tries again.
+ * empty. Resolves true when the directory is gone; false when something in it has not died in time (a
+ * process in uninterruptible sleep): a later sweep tries again.
  */
-export function sweepCgroup(dir: string): boolean {
+export async function sweepCgroup(dir: string, waitMs: number = SWEEP_WAIT_MS): Promise<boolean> {
   const populated = cgroupPopulated(dir);
   if (populated === null) return removeCgroupTree(dir);
   if (populated) killCgroupMembers(dir, 'cgroup.kill');
-  return cgroupPopulated(dir) === false && removeCgroupTree(dir);
+  return (await waitUntilEmpty(dir, waitMs)) && removeCgroupTree(dir);
 }
 
-/** Sweeps every cgroup of ours under `base` whose owner is dead; returns how many were removed. */
-export function sweepDeadCgroups(base: string, alive: (owner: ProcessIdentity) => boolean = ownerAlive): number {
+/** Sweeps every cgroup of ours under `base` whose owner is dead; resolves with how many were removed. */
+export async function sweepDeadCgroups(base: string, alive: (owner: ProcessIdentity) => boolean = ownerAlive): Promise<number> {
   let names: string[];
   try {
     names = readdirSync(base);
   } catch {
     return 0;
   }
-  let removed = 0;
-  for (const name of names) {
+  const dead = names.filter((name) => {
     const owner = cgroupOwner(name);
-    if (owner === null || alive(owner)) continue;
-    if (sweepCgroup(join(base, name))) removed++;
-  }
-  return removed;
+    return owner !== null && !alive(owner);
+  });
+  const removed = await Promise.all(dead.map((name) => sweepCgroup(join(base, name))));
+  return removed.filter(Boolean).length;
 }
 
 /** Every process in `dir` and in cgroups below it (a delegated run may create its own children). */

@@ -61,7 +61,8 @@ let swept = false;
 function sweepOnce(base: string): void {
   if (swept) return;
   swept = true;
-  sweepDeadCgroups(base);
+  // In the background: the processes it ends take a moment to die, and nothing waits for that.
+  void sweepDeadCgroups(base);
 }
 
 /** The capabilities' account of how cleanup is proven, and for the fallback why. */
