@@ -46,9 +46,13 @@ export function toolErrorOutcome(name: ToolName, error: ToolError): ToolOutcome 
   return { ok: false, summary: `${name} failed: ${error.code}`, error: error.toData(), result: null };
 }
 
-/** What a settled run reports: the outcome claude.run returns, and the one a completed task inlines. */
-export function settledRunOutcome(runtime: Runtime, entry: RunEntry<LiveRun>): ToolOutcome {
-  return runOutcome(runtime.resultOf(entry), 'summary');
+/**
+ * What a settled run reports: the outcome claude.run returns, the one a completed task inlines, and the
+ * one claude.run.result reads (with its detail). An ask_host run's permission questions are part of it.
+ */
+export function settledRunOutcome(runtime: Runtime, entry: RunEntry<LiveRun>, detail: ResultDetail = 'summary'): ToolOutcome {
+  const outcome = runOutcome(runtime.resultOf(entry), detail);
+  return outcome.result === null ? outcome : { ...outcome, result: withQuestions(outcome.result, entry) };
 }
 
 /**
@@ -73,8 +77,7 @@ async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): P
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  const outcome = settledRunOutcome(deps.runtime, entry);
-  return outcome.result === null ? outcome : { ...outcome, result: withQuestions(outcome.result, entry) };
+  return settledRunOutcome(deps.runtime, entry);
 }
 
 function startDetached(args: JsonObject, ctx: CallContext, deps: HandlerDeps): ToolOutcome {
@@ -104,8 +107,7 @@ async function result(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Pr
   const body = deps.runtime.resultOf(entry);
   const detail: ResultDetail = args['detail'] === 'full' ? 'full' : 'summary';
   if (!body.completed) return { ok: true, summary: describeRun(body) + questionsLine(entry), result: withQuestions(viewRun(body, detail), entry), text: '' };
-  const outcome = runOutcome(body, detail);
-  return outcome.result === null ? outcome : { ...outcome, result: withQuestions(outcome.result, entry) };
+  return settledRunOutcome(deps.runtime, entry, detail);
 }
 
 function events(args: JsonObject, deps: HandlerDeps): ToolOutcome {

@@ -13,7 +13,8 @@ import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS, workingStatusMessage }
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../../lib/runs/registry.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { pollUntil } from '../helpers/poll.ts';
-import { firstText, jsonLines, num, obj, objAt, objs, parseObj, rpcError, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
+import { firstText, jsonLines, num, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 import { MAX_TASK_ID_CHARS } from '../../lib/handlers/tasks.ts';
 
 type Json = Record<string, unknown>;
@@ -239,6 +240,53 @@ describe('claude.run as a task', () => {
     assert.match(firstText(refused), /active_limit_reached/);
     await Promise.all(ids.map((taskId) => rig.request('tasks/cancel', { taskId, _meta: meta(true) })));
     for (const taskId of ids) assert.equal((await pollUntilTerminal(rig, taskId)).final['status'], 'cancelled');
+  });
+});
+
+describe('ask_host: a task and a synchronous claude.run report the same result', () => {
+  /** The fields that differ between two runs of the same scenario (ids and times), replaced by their kind. */
+  const VOLATILE = new Set(['run_id', 'session_id', 'resume_session_id', 'question_id', 'asked_at', 'decided_at', 'expires_at']);
+  const shape = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(shape);
+    if (typeof value !== 'object' || value === null) return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, VOLATILE.has(k) && typeof v === 'string' ? `<${k}>` : shape(v)]));
+  };
+  const allowForm = { action: 'accept', content: { decision: 'allow' } };
+
+  it('the completed task inlines the permission questions that claude.run returns for the same run', async () => {
+    const rig = createRig();
+    try {
+      const args = { prompt: '[fake:ask_permission] touch a marker', cwd: rig.dir, ask_host: true };
+      // The task path (2026-07-28, the tasks extension declared): input_required, answered by tasks/update.
+      const created = resultOf(await rig.request('tools/call', { name: 'claude.run', arguments: args, _meta: meta(true) }));
+      const taskId = String(created['taskId']);
+      const asking = await pollUntil('the task to ask', async () => {
+        const task = resultOf(await rig.get(taskId));
+        return task['status'] === 'input_required' && task;
+      }, { timeoutMs: WAIT_MS, intervalMs: CLIENT_POLL_MS });
+      const [key] = Object.keys(objAt(asking, 'inputRequests'));
+      await rig.request('tasks/update', { taskId, inputResponses: { [key!]: allowForm }, _meta: meta(true) });
+      const { final } = await pollUntilTerminal(rig, taskId);
+      assert.equal(final['status'], 'completed', JSON.stringify(final));
+      const viaTask = toolResultOf(objAt(final, 'result'));
+      const decided = questionsOf(viaTask['permission_questions']).decided;
+      assert.deepEqual(decided.map((d) => [d['tool_name'], d['behavior'], d['decided_by']]), [['Bash', 'allow', 'host']], 'the model learns that the person allowed the tool use');
+      const read = resultOf(await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: taskId }, _meta: meta(false) }));
+      assert.deepEqual(objAt(final, 'result'), { content: read['content'], structuredContent: read['structuredContent'], isError: read['isError'] });
+
+      // The synchronous path (legacy era: the question goes out as elicitation/create) for the same scenario.
+      const asked: JsonObject[] = [];
+      const sync = await rig.hosts.toolHost.call('claude.run', { ...args, prompt: '[fake:ask_permission] touch a marker again' }, {
+        signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2025-11-25',
+        elicit: async (params) => { asked.push(params); return allowForm; },
+      });
+      assert.equal(sync.ok, true, JSON.stringify(sync));
+      assert.equal(asked.length, 1, 'the synchronous run asked once');
+      assert.deepEqual(shape(viaTask), shape(sync.result), 'one object, whichever path ran it');
+      assert.equal(existsSync(join(rig.dir, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
+    } finally {
+      await rig.close();
+    }
   });
 });
 
