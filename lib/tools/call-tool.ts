@@ -15,6 +15,7 @@ import type { PreparedRun } from '../runs/execute.ts';
 import { DEFAULT_EVENTS_PAGE_LIMIT } from './catalog.ts';
 import { describeRun, viewRun, type ResultDetail } from './result-view.ts';
 import { askThroughElicitation } from '../permission/elicit.ts';
+import { isModernVersion } from '../rpc/negotiate.ts';
 
 export interface HandlerDeps {
   readonly runtime: Runtime;
@@ -143,12 +144,17 @@ function release(args: JsonObject, deps: HandlerDeps): ToolOutcome {
 }
 
 /**
- * A synchronous claude.run asks through elicitation/create, so its client must have declared (form)
- * elicitation at initialize (legacy era). Otherwise refused before anything starts, naming the way that works.
+ * A synchronous claude.run asks through elicitation/create, which only the legacy era offers it (a legacy
+ * client that declared form elicitation at initialize). The 2026-07-28 era lets a server ask only from a
+ * task, whatever the client declares. Otherwise refused before anything starts, naming the ways that work.
  */
 function refuseAskHostWithoutChannel(args: JsonObject, ctx: CallContext): void {
   if (args['ask_host'] !== true || ctx.elicit !== undefined) return;
-  throw new ToolError('invalid_arguments', 'ask_host on claude.run needs a client that declared elicitation (form) at initialize; otherwise start the run with claude.run.start and answer its questions with claude.run.answer', '/ask_host');
+  const instead = 'start the run with claude.run.start and answer its questions with claude.run.answer';
+  const why = isModernVersion(ctx.protocolVersion)
+    ? `under protocol ${ctx.protocolVersion} a synchronous claude.run has no way to ask: a server can ask only from a task. Call claude.run from a client that declares the tasks extension (the run becomes a task that asks through input_required), or ${instead}`
+    : `a synchronous claude.run asks through elicitation/create, and this client did not declare form elicitation at initialize. Declare it, or ${instead}`;
+  throw new ToolError('invalid_arguments', `ask_host cannot ask here: ${why}`, '/ask_host');
 }
 
 function answer(args: JsonObject, deps: HandlerDeps): ToolOutcome {

@@ -13,7 +13,7 @@ import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS, workingStatusMessage }
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../../lib/runs/registry.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { pollUntil } from '../helpers/poll.ts';
-import { firstText, jsonLines, num, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
+import { firstText, jsonLines, num, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolBody, toolResultOf } from '../helpers/typed-results.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { MAX_TASK_ID_CHARS } from '../../lib/handlers/tasks.ts';
 
@@ -284,6 +284,32 @@ describe('ask_host: a task and a synchronous claude.run report the same result',
       assert.equal(asked.length, 1, 'the synchronous run asked once');
       assert.deepEqual(shape(viaTask), shape(sync.result), 'one object, whichever path ran it');
       assert.equal(existsSync(join(rig.dir, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+describe('ask_host on a synchronous claude.run that cannot ask', () => {
+  it('2026-07-28 without the tasks extension (Claude Code -p): refused for the era, naming a task-capable client and claude.run.start + claude.run.answer', async () => {
+    const rig = createRig();
+    try {
+      // Claude Code -p declares elicitation on every request; the era still gives a synchronous call no way to ask.
+      const refused = resultOf(await rig.request('tools/call', { name: 'claude.run', arguments: { prompt: 'hi', cwd: rig.dir, ask_host: true }, _meta: meta(false) }));
+      assert.equal(refused['resultType'], 'complete');
+      assert.equal(refused['isError'], true);
+      const error = objAt(toolBody(refused), 'error');
+      assert.deepEqual([error['code'], error['path']], ['invalid_arguments', '/ask_host']);
+      const message = String(error['message']);
+      assert.match(message, /2026-07-28/);
+      assert.match(message, /tasks extension/);
+      assert.match(message, /claude\.run\.start/);
+      assert.match(message, /claude\.run\.answer/);
+      assert.doesNotMatch(message, /initialize/, 'the declaration is not what is missing');
+      const legacy = await rig.hosts.toolHost.call('claude.run', { prompt: 'hi', cwd: rig.dir, ask_host: true }, { signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2025-11-25' });
+      assert.equal(legacy.ok, false);
+      assert.match(legacy.ok ? '' : legacy.error.message, /did not declare form elicitation at initialize.*claude\.run\.start/);
+      assert.deepEqual(objs(toolResultOf(resultOf(await rig.request('tools/call', { name: 'claude.run.list', arguments: {}, _meta: meta(false) })))['runs'], 'runs'), [], 'nothing started');
     } finally {
       await rig.close();
     }
