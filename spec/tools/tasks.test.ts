@@ -13,7 +13,7 @@ import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS, workingStatusMessage }
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../../lib/runs/registry.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { pollUntil } from '../helpers/poll.ts';
-import { firstText, jsonLines, num, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolBody, toolResultOf } from '../helpers/typed-results.ts';
+import { at, firstText, jsonLines, num, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolBody, toolResultOf } from '../helpers/typed-results.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { MAX_TASK_ID_CHARS } from '../../lib/handlers/tasks.ts';
 
@@ -310,6 +310,30 @@ describe('ask_host on a synchronous claude.run that cannot ask', () => {
       assert.equal(legacy.ok, false);
       assert.match(legacy.ok ? '' : legacy.error.message, /did not declare form elicitation at initialize.*claude\.run\.start/);
       assert.deepEqual(objs(toolResultOf(resultOf(await rig.request('tools/call', { name: 'claude.run.list', arguments: {}, _meta: meta(false) })))['runs'], 'runs'), [], 'nothing started');
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+describe('permission_mode default', () => {
+  it('passes the input schema; with ask_host the run asks in the native default mode; alone it is refused naming both ways', async () => {
+    const rig = createRig();
+    try {
+      const call = async (args: Json): Promise<Json> => resultOf(await rig.request('tools/call', { name: 'claude.run.start', arguments: { prompt: '[fake:ask_permission] x', cwd: rig.dir, ...args }, _meta: meta(false) }));
+      const alone = await call({ permission_mode: 'default' });
+      assert.equal(alone['isError'], true);
+      const error = objAt(toolBody(alone), 'error');
+      assert.deepEqual([error['code'], error['path']], ['invalid_arguments', '/permission_mode']);
+      assert.match(String(error['message']), /add ask_host: true.*leave permission_mode out/);
+      const started = await call({ permission_mode: 'default', ask_host: true });
+      assert.equal(started['isError'], false, JSON.stringify(started));
+      const runId = String(toolResultOf(started)['run_id']);
+      await rig.waitReady('asking');
+      const read = resultOf(await rig.request('tools/call', { name: 'claude.run.events', arguments: { run_id: runId, limit: 1 }, _meta: meta(false) }));
+      assert.equal(at(toolResultOf(read), 'events', 0, 'event', 'permissionMode'), 'default');
+      await rig.request('tools/call', { name: 'claude.run.cancel', arguments: { run_id: runId }, _meta: meta(false) });
+      await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: 20 }, _meta: meta(false) });
     } finally {
       await rig.close();
     }
