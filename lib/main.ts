@@ -2,7 +2,8 @@
  * The composition root: picks a role from argv[2] and exits with its code.
  * `serve` is the default, also when the first argument is an option. `--help`/`-h` and `--version` print
  * on stdout and exit 0; usage errors exit 2. `__supervisor` is the private role of the supervisor child
- * when running from the single-file bundle.
+ * when running from the single-file bundle. The bundle required as a module (not run) is the package's
+ * library: it exports lib/npm-entry.ts and runs no role.
  */
 type Role = (args: readonly string[]) => Promise<number>;
 
@@ -51,7 +52,10 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 // No top-level await: the bundle is CommonJS (scripts/build.ts), and the roles start from promise callbacks.
-if (process.argv[2] === '__permission-bridge') {
+if (isRequiredBundle()) {
+  // The package's library API (require('claude-run-mcp'), and dist/index.mjs over it): no role runs.
+  module.exports = require('./npm-entry.ts');
+} else if (process.argv[2] === '__permission-bridge') {
   // The permission bridge owns its stdio: it is the MCP server a nested CLI talks to (lib/permission/).
   void import('./permission/bridge.ts').then(({ runPermissionBridge }) => runPermissionBridge());
 } else if (process.argv[2] === '__supervisor') {
@@ -76,4 +80,13 @@ if (process.argv[2] === '__permission-bridge') {
     process.stderr.write(`claude-run-mcp: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return exit(1, false);
   });
+}
+
+/**
+ * The bundle required as a module rather than run: CommonJS with a real `require` (from source this file
+ * is an ES module script; tsx may wrap it, but gives it no require), and not the process's main module.
+ * Compared by file name, which holds inside any module wrapper.
+ */
+function isRequiredBundle(): boolean {
+  return typeof require === 'function' && typeof module !== 'undefined' && require.main?.filename !== __filename;
 }

@@ -3,8 +3,10 @@
  * unminified, with `// lib/...` region comments. Byte-reproducible for a given esbuild version.
  * CommonJS because it starts faster: Node's ESM loader alone costs an empty .mjs file ~6 ms more than an
  * empty .cjs, a fifth of `node -e 0` (docs/benchmarks.md, cold start).
- * Beside it, the npm package's library entry: dist/index.mjs (lib/npm-entry.ts compiled as an ES module,
- * without shebang) and its declarations in dist/types/ (tsc with tsconfig.types.json).
+ * The bundle is also the npm package's library: required as a module it exports lib/npm-entry.ts (lib/main.ts).
+ * Beside it, dist/index.mjs is the library's ES module face: a few lines that require the bundle and export
+ * its names, no code of its own, so bundle.sha256 covers everything the package runs. The declarations go
+ * to dist/types/ (tsc with tsconfig.types.json).
  *
  * Usage: node --import tsx scripts/build.ts [--outdir DIR | --no-hash]
  *   default: writes dist/ (bundle, metafile, library entry, declarations) and the committed bundle.sha256
@@ -73,12 +75,36 @@ export async function buildBundle(outdir: string): Promise<BuiltBundle> {
   return { file, sha256: createHash('sha256').update(content).digest('hex'), bytes: content.length, metafile: result.metafile };
 }
 
-/** The library entry: the bundle's options (so also only node: imports), another entry, an ES module, no banner. */
+/** The names lib/npm-entry.ts exports, as esbuild reads them (an ES module build kept in memory). */
+export async function getLibraryExportNames(): Promise<string[]> {
+  const { banner: _banner, define: _define, ...options } = BUILD_OPTIONS;
+  const result = await build({ ...options, format: 'esm', entryPoints: ['lib/npm-entry.ts'], outfile: join(ROOT, 'dist', LIBRARY_NAME), write: false });
+  const outputs = Object.values(result.metafile.outputs);
+  if (outputs.length !== 1 || outputs[0] === undefined) throw new Error(`build: expected one output for the library entry, got ${outputs.length}`);
+  return [...outputs[0].exports].sort();
+}
+
+/** The ES module face: requires the bundle beside it and exports these names of it. Nothing else. */
+export function formatLibraryFace(names: readonly string[]): string {
+  return [
+    '// claude-run-mcp for `import`: the library API of the audited bundle beside this file (claude-run-mcp.cjs,',
+    '// the file bundle.sha256 hashes). No code of its own; written by scripts/build.ts.',
+    "import { createRequire } from 'node:module';",
+    '',
+    `const library = createRequire(import.meta.url)('./${BUNDLE_NAME}');`,
+    '',
+    'export const {',
+    ...names.map((name) => `  ${name},`),
+    '} = library;',
+    '',
+  ].join('\n');
+}
+
+/** dist/index.mjs: the ES module face over the bundle (which must sit in the same folder). */
 export async function buildLibrary(outdir: string): Promise<string> {
   mkdirSync(outdir, { recursive: true });
   const file = join(outdir, LIBRARY_NAME);
-  const { banner: _banner, metafile: _metafile, define: _define, ...options } = BUILD_OPTIONS;
-  await build({ ...options, format: 'esm', entryPoints: ['lib/npm-entry.ts'], outfile: file });
+  writeFileSync(file, formatLibraryFace(await getLibraryExportNames()));
   return file;
 }
 

@@ -42,8 +42,8 @@ export function getBridgeCommand(moduleUrl: string = import.meta.url): BridgeCom
 
 /**
  * The bridge command beside a supervisor command that runs a bundle's private role (`<bundle> __supervisor`):
- * the same bundle in the bridge role. The compiled library (dist/index.mjs) has no role dispatch of its own
- * and starts its supervisors from the sibling bundle; its bridge must come from there too. Otherwise null.
+ * the same bundle in the bridge role. A library loaded from source that starts its supervisors from a
+ * bundle (options.supervisorCommand) takes its bridge from there too. Otherwise null.
  */
 export function bridgeCommandBeside(supervisor: BridgeCommand | undefined, supervisorFlag: string): BridgeCommand | null {
   if (supervisor === undefined || supervisor.args.at(-1) !== supervisorFlag) return null;

@@ -15,6 +15,7 @@ import type { PreparedRun } from '../runs/execute.ts';
 import { DEFAULT_EVENTS_PAGE_LIMIT } from './catalog.ts';
 import { describeRun, viewRun, type ResultDetail } from './result-view.ts';
 import { askThroughElicitation } from '../permission/elicit.ts';
+import { isModernVersion } from '../rpc/negotiate.ts';
 
 export interface HandlerDeps {
   readonly runtime: Runtime;
@@ -46,9 +47,13 @@ export function toolErrorOutcome(name: ToolName, error: ToolError): ToolOutcome 
   return { ok: false, summary: `${name} failed: ${error.code}`, error: error.toData(), result: null };
 }
 
-/** What a settled run reports: the outcome claude.run returns, and the one a completed task inlines. */
-export function settledRunOutcome(runtime: Runtime, entry: RunEntry<LiveRun>): ToolOutcome {
-  return runOutcome(runtime.resultOf(entry), 'summary');
+/**
+ * What a settled run reports: the outcome claude.run returns, the one a completed task inlines, and the
+ * one claude.run.result reads (with its detail). An ask_host run's permission questions are part of it.
+ */
+export function settledRunOutcome(runtime: Runtime, entry: RunEntry<LiveRun>, detail: ResultDetail = 'summary'): ToolOutcome {
+  const outcome = runOutcome(runtime.resultOf(entry), detail);
+  return outcome.result === null ? outcome : { ...outcome, result: withQuestions(outcome.result, entry) };
 }
 
 /**
@@ -73,8 +78,7 @@ async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): P
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  const outcome = settledRunOutcome(deps.runtime, entry);
-  return outcome.result === null ? outcome : { ...outcome, result: withQuestions(outcome.result, entry) };
+  return settledRunOutcome(deps.runtime, entry);
 }
 
 function startDetached(args: JsonObject, ctx: CallContext, deps: HandlerDeps): ToolOutcome {
@@ -104,8 +108,7 @@ async function result(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Pr
   const body = deps.runtime.resultOf(entry);
   const detail: ResultDetail = args['detail'] === 'full' ? 'full' : 'summary';
   if (!body.completed) return { ok: true, summary: describeRun(body) + questionsLine(entry), result: withQuestions(viewRun(body, detail), entry), text: '' };
-  const outcome = runOutcome(body, detail);
-  return outcome.result === null ? outcome : { ...outcome, result: withQuestions(outcome.result, entry) };
+  return settledRunOutcome(deps.runtime, entry, detail);
 }
 
 function events(args: JsonObject, deps: HandlerDeps): ToolOutcome {
@@ -141,12 +144,17 @@ function release(args: JsonObject, deps: HandlerDeps): ToolOutcome {
 }
 
 /**
- * A synchronous claude.run asks through elicitation/create, so its client must have declared (form)
- * elicitation at initialize (legacy era). Otherwise refused before anything starts, naming the way that works.
+ * A synchronous claude.run asks through elicitation/create, which only the legacy era offers it (a legacy
+ * client that declared form elicitation at initialize). The 2026-07-28 era lets a server ask only from a
+ * task, whatever the client declares. Otherwise refused before anything starts, naming the ways that work.
  */
 function refuseAskHostWithoutChannel(args: JsonObject, ctx: CallContext): void {
   if (args['ask_host'] !== true || ctx.elicit !== undefined) return;
-  throw new ToolError('invalid_arguments', 'ask_host on claude.run needs a client that declared elicitation (form) at initialize; otherwise start the run with claude.run.start and answer its questions with claude.run.answer', '/ask_host');
+  const instead = 'start the run with claude.run.start and answer its questions with claude.run.answer';
+  const why = isModernVersion(ctx.protocolVersion)
+    ? `under protocol ${ctx.protocolVersion} a synchronous claude.run has no way to ask: a server can ask only from a task. Call claude.run from a client that declares the tasks extension (the run becomes a task that asks through input_required), or ${instead}`
+    : `a synchronous claude.run asks through elicitation/create, and this client did not declare form elicitation at initialize. Declare it, or ${instead}`;
+  throw new ToolError('invalid_arguments', `ask_host cannot ask here: ${why}`, '/ask_host');
 }
 
 function answer(args: JsonObject, deps: HandlerDeps): ToolOutcome {

@@ -1,11 +1,10 @@
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../runs/event-ring.ts';
 import type { JsonSchema, ToolDefinition } from '../mcp/types.ts';
 import type { JsonObject } from '../util/json.ts';
-import { PERMISSION_MODES } from '../runs/types.ts';
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
 import { toolAnnotations, toolMeta, toWireName, type ToolName } from './declarations.ts';
 import { assertNever } from '../util/assert-never.ts';
-import { DEFAULT_TIMEOUT_SECONDS } from './run-input.ts';
+import { DEFAULT_TIMEOUT_SECONDS, RUN_PERMISSION_MODES } from './run-input.ts';
 import { RESULT_DETAILS, RUN_VIEW_SCHEMA } from './result-view.ts';
 import { DEFAULT_ASK_HOST_TIMEOUT_SECONDS, MAX_ASK_HOST_TIMEOUT_SECONDS } from '../permission/spec.ts';
 import { MAX_DENY_REASON_CHARS } from '../permission/wire.ts';
@@ -38,9 +37,9 @@ function runInputSchema(options: CatalogOptions): JsonSchema {
     properties: {
       prompt: { type: 'string', minLength: 1, description: 'The prompt for Claude Code (print mode). Passed after `--`, or on stdin when large.' },
       cwd: { type: 'string', minLength: 1, description: 'Absolute path of an existing working directory. Default: the server\'s own.' },
-      permission_mode: { type: 'string', enum: PERMISSION_MODES, default: 'dontAsk', description: 'Native permission mode. dontAsk (default) denies anything that would prompt; plan; acceptEdits. Bypass modes are not available.' },
+      permission_mode: { type: 'string', enum: RUN_PERMISSION_MODES, default: 'dontAsk', description: 'Native permission mode. dontAsk (default) denies anything that would prompt; plan; acceptEdits; default only with ask_host (the mode ask_host uses when permission_mode is left out). Bypass modes are not available.' },
       timeout_seconds: { type: 'integer', minimum: 1, maximum: options.maxTimeoutSeconds, default: DEFAULT_TIMEOUT_SECONDS, description: `Wall-clock bound for the run (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${options.maxTimeoutSeconds}).` },
-      ask_host: { type: 'boolean', default: false, description: 'Opt in: permission prompts of the nested run are asked of the person at this MCP client (claude.run.start: pending questions show in claude.run.result and are answered with claude.run.answer). Without permission_mode the native default mode is used; dontAsk and plan never ask and are refused with it. No answer within ask_host_timeout_seconds is a denial.' },
+      ask_host: { type: 'boolean', default: false, description: 'Opt in: permission prompts of the nested run are asked of the person at this MCP client (claude.run.start: pending questions show in claude.run.result and are answered with claude.run.answer). Without permission_mode (or with default) the native default mode is used; acceptEdits asks only what it does not allow; dontAsk and plan never ask and are refused with it. No answer within ask_host_timeout_seconds is a denial.' },
       ask_host_timeout_seconds: { type: 'integer', minimum: 1, maximum: MAX_ASK_HOST_TIMEOUT_SECONDS, default: DEFAULT_ASK_HOST_TIMEOUT_SECONDS, description: `How long one permission question waits for an answer before it is denied (default ${DEFAULT_ASK_HOST_TIMEOUT_SECONDS}, at most ${MAX_ASK_HOST_TIMEOUT_SECONDS}).` },
       idle_timeout_seconds: { type: 'integer', minimum: 1, maximum: options.maxTimeoutSeconds, description: 'End the run when the native process writes nothing for this long.' },
       ...native,

@@ -1,7 +1,7 @@
 /**
  * What a caller (often a model) reads of a run. Hosts such as Claude Code hand their model exactly
  * JSON.stringify(structuredContent), so the default view is the compact summary: the answer once, the
- * outcome, how to continue, cost and turns, denials, unfinished background work and cleanup. The full
+ * outcome, how to continue, cost and turns, denials, unfinished background work (when there is any) and cleanup. The full
  * object (native final event, usage, exit status, stderr tail, counters) is `detail: "full"` of
  * claude.run.result; the final event is also the last of claude.run.events. Pure.
  */
@@ -21,13 +21,25 @@ export const SUMMARY_FIELDS = [
   'permission_denials', 'unfinished_subagents', 'cleanup_confirmed', 'cleanup_error',
 ] as const satisfies readonly (keyof RunResult)[];
 
+/**
+ * Summary fields left out when they carry nothing: unfinished_subagents when every background subagent
+ * finished (total 0). A null one stays: the native process did not say, which is worth knowing.
+ */
+export const OMITTED_WHEN_EMPTY = ['unfinished_subagents'] as const satisfies readonly (typeof SUMMARY_FIELDS)[number][];
+
 export function viewRun(body: RunResult, detail: ResultDetail): JsonObject {
   if (detail === 'full') return body;
   const view: Record<string, JsonValue> = {};
-  for (const field of SUMMARY_FIELDS) view[field] = body[field];
+  for (const field of SUMMARY_FIELDS) {
+    if (!carriesNothing(body, field)) view[field] = body[field];
+  }
   // With output_schema the native text is the JSON of structured_output: the answer is sent once.
   if (body.structured_output !== null && body.result === JSON.stringify(body.structured_output)) view['result'] = null;
   return view;
+}
+
+function carriesNothing(body: RunResult, field: (typeof SUMMARY_FIELDS)[number]): boolean {
+  return field === 'unfinished_subagents' && body.unfinished_subagents?.total === 0;
 }
 
 /** The human line of a settled or live run; the answer follows it in the text content. */
@@ -51,7 +63,7 @@ const NULLABLE = ' Null when not reported.';
 export const RUN_VIEW_SCHEMA: JsonSchema = {
   type: 'object',
   description: 'A run: the summary, or with detail "full" the whole result object (docs/tools.md).',
-  required: [...SUMMARY_FIELDS],
+  required: SUMMARY_FIELDS.filter((field) => !(OMITTED_WHEN_EMPTY as readonly string[]).includes(field)),
   properties: {
     run_id: { type: 'string', description: 'Adapter handle of the run (not a session id).' },
     state: { type: 'string', enum: ['waiting_for_session', 'checking_version', 'starting', 'running', 'stopping', 'completed'] },
@@ -70,7 +82,7 @@ export const RUN_VIEW_SCHEMA: JsonSchema = {
     num_turns: { description: NULLABLE.trim() },
     duration_ms: { description: NULLABLE.trim() },
     permission_denials: { description: `Tool uses that native permissions denied.${NULLABLE}` },
-    unfinished_subagents: { description: `Background subagents killed or refused: { total, killed, refused } by native kind.${NULLABLE}` },
+    unfinished_subagents: { description: `Background subagents killed or refused: { total, killed, refused } by native kind; left out when none (total 0).${NULLABLE}` },
     cleanup_confirmed: { type: 'boolean' },
     cleanup_error: { description: 'Why cleanup is not confirmed, or null.' },
   },

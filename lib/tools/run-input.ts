@@ -3,9 +3,17 @@ import { ToolError } from '../tool-errors.ts';
 import { checkPermissionRules } from '../native/permission-rules.ts';
 import type { JsonObject, JsonValue } from '../util/json.ts';
 import { DEFAULT_ASK_HOST_TIMEOUT_SECONDS } from '../permission/spec.ts';
-import type { PermissionMode, RunRequest, SessionIntent } from '../runs/types.ts';
+import { PERMISSION_MODES, type PermissionMode, type RunRequest, type SessionIntent } from '../runs/types.ts';
 
 export const DEFAULT_TIMEOUT_SECONDS = 600;
+/**
+ * The native mode in which every undecided prompt is asked: the mode ask_host runs in. Callers may name it
+ * only with ask_host (it then means what leaving permission_mode out means); it is not a native option the
+ * cli-tree offers on its own, since without ask_host nothing could answer its prompts.
+ */
+export const ASK_HOST_PERMISSION_MODE = 'default';
+/** What permission_mode accepts: the cli-tree's modes, and the ask_host mode. */
+export const RUN_PERMISSION_MODES = [...PERMISSION_MODES, ASK_HOST_PERMISSION_MODE] as const;
 
 export interface RunInputContext {
   /** MCP argument names that the cli-tree declares (besides permission_mode). */
@@ -45,9 +53,10 @@ export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunReques
     // UUIDs are case-insensitive natively; one spelling keeps locks and resume checks consistent.
     nativeOptions[key] = SESSION_ID_ARGS.has(key) && typeof value === 'string' ? value.toLowerCase() : value;
   }
-  const permissionMode = (typeof args['permission_mode'] === 'string' ? args['permission_mode'] : 'dontAsk') as PermissionMode;
-
-  const askHost = parseAskHost(args, permissionMode, typeof idle === 'number' ? idle : null);
+  const askHost = parseAskHost(args, typeof idle === 'number' ? idle : null);
+  const chosen = args['permission_mode'];
+  // With ask_host and no native mode chosen, the argv keeps dontAsk's place and the bridge wiring sets default.
+  const permissionMode = typeof chosen === 'string' && chosen !== ASK_HOST_PERMISSION_MODE ? chosen as PermissionMode : 'dontAsk';
 
   return {
     askHost,
@@ -63,24 +72,28 @@ export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunReques
 
 /**
  * ask_host is opt-in. It needs a mode in which prompts are asked at all: dontAsk and plan decide every
- * prompt natively and never reach the bridge, so naming them with ask_host is refused. Without a mode the
- * run uses the native `default` mode. The idle timer must outlast a question, or waiting would end the run.
+ * prompt natively and never reach the bridge, so naming them with ask_host is refused. Without a mode, or
+ * with `default`, the run uses the native `default` mode; `default` without ask_host is refused, as nothing
+ * would answer its prompts. The idle timer must outlast a question, or waiting would end the run.
  */
-function parseAskHost(args: JsonObject, mode: PermissionMode, idleSeconds: number | null): { readonly timeoutMs: number; readonly defaultMode: boolean } | null {
+function parseAskHost(args: JsonObject, idleSeconds: number | null): { readonly timeoutMs: number; readonly defaultMode: boolean } | null {
   const timeout = args['ask_host_timeout_seconds'];
+  const mode = typeof args['permission_mode'] === 'string' ? args['permission_mode'] : null;
   if (args['ask_host'] !== true) {
     if (timeout !== undefined) throw new ToolError('invalid_arguments', 'ask_host_timeout_seconds requires ask_host: true', '/ask_host_timeout_seconds');
+    if (mode === ASK_HOST_PERMISSION_MODE) {
+      throw new ToolError('invalid_arguments', 'permission_mode default asks before tool uses, and only ask_host can answer: add ask_host: true (the same as ask_host with permission_mode left out), or leave permission_mode out (dontAsk: what would prompt is denied)', '/permission_mode');
+    }
     return null;
   }
-  const explicit = typeof args['permission_mode'] === 'string';
-  if (explicit && mode !== 'acceptEdits') {
-    throw new ToolError('invalid_arguments', `ask_host cannot be combined with permission_mode ${mode}: that mode decides every prompt itself and never asks; omit permission_mode (native default mode) or use acceptEdits`, '/permission_mode');
+  if (mode !== null && mode !== ASK_HOST_PERMISSION_MODE && mode !== 'acceptEdits') {
+    throw new ToolError('invalid_arguments', `ask_host cannot be combined with permission_mode ${mode}: that mode decides every prompt itself and never asks; leave permission_mode out (or pass default) to be asked in the native default mode, or use acceptEdits`, '/permission_mode');
   }
   const seconds = typeof timeout === 'number' ? timeout : DEFAULT_ASK_HOST_TIMEOUT_SECONDS;
   if (idleSeconds !== null && idleSeconds <= seconds) {
     throw new ToolError('invalid_arguments', 'idle_timeout_seconds must exceed ask_host_timeout_seconds: a run waiting for an answer writes nothing', '/idle_timeout_seconds');
   }
-  return { timeoutMs: seconds * 1000, defaultMode: !explicit };
+  return { timeoutMs: seconds * 1000, defaultMode: mode !== 'acceptEdits' };
 }
 
 const SESSION_ID_ARGS: ReadonlySet<string> = new Set(['session_id', 'resume_session_id']);

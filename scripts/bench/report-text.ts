@@ -68,8 +68,8 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
   prepared supervisor with its own run marker, handed to one run only; a spare killed while idle is
   dropped, not respawned; close and signal shutdown end it (close waits for it). Its cost is one idle Node
   process: see the RSS/PSS in the real-binary row.
-- **A CommonJS bundle** (\`dist/claude-run-mcp.cjs\`; \`lib/\` stays ES modules, and so does the library entry
-  \`dist/index.mjs\`). Node's ES module loader costs even an empty \`.mjs\` file about 6 ms more than an empty
+- **A CommonJS bundle** (\`dist/claude-run-mcp.cjs\`; \`lib/\` stays ES modules, and the library's ES module
+  face \`dist/index.mjs\` is a few lines that require the bundle). Node's ES module loader costs even an empty \`.mjs\` file about 6 ms more than an empty
   \`.cjs\` one (a fifth of \`node -e 0\`), and the ~290 KB bundle spent ~20 ms of a CPU profile in its
   translators. The bundle reads \`import.meta.url\` through a getter in its banner (docs/AUDIT.md), so
   \`node:url\` is not loaded either before \`initialize\` is answered. Measured side by side (21 interleaved

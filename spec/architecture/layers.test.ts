@@ -36,11 +36,11 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   'library.ts': ['adapter.ts', 'cli', 'supervisor/parent', 'tools'],
   'index.ts': ['adapter.ts', 'library.ts', 'mcp', 'rpc', 'runs', 'schema', 'supervisor/child', 'supervisor/parent', 'tool-errors.ts', 'tools'],
   'npm-entry.ts': ['adapter.ts', 'index.ts', 'library.ts', 'supervisor/parent'],
-  'main.ts': ['cli', 'native', 'permission', 'rpc', 'supervisor/child', 'util', 'version.ts'],
+  'main.ts': ['cli', 'native', 'npm-entry.ts', 'permission', 'rpc', 'supervisor/child', 'util', 'version.ts'],
 };
 
-/** Static `import … from`, `export … from`, side-effect `import '…'` and dynamic `import('…')`. */
-const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+/** Static `import … from`, `export … from`, side-effect `import '…'`, dynamic `import('…')` and `require('…')`. */
+const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|\brequire\(\s*['"]([^'"]+)['"]\s*\)/gm;
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -56,7 +56,7 @@ function nodeOf(path: string): string | null {
 }
 
 function importSpecifiers(source: string): string[] {
-  return [...source.matchAll(SPECIFIER)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
+  return [...source.matchAll(SPECIFIER)].map((m) => m[1] ?? m[2] ?? m[3] ?? m[4] ?? '');
 }
 
 /** Actual edges: `from -> to` with the files that make them. */
@@ -110,8 +110,9 @@ test('the import scanner sees every import form lib/ uses', () => {
     "const m = await import('./lazy.ts');",
     "import {\n  e,\n  f,\n} from '../multi/line.ts';",
     "import { spawn } from 'node:child_process';",
+    "module.exports = require('./as-module.ts');",
   ].join('\n');
-  assert.deepEqual(importSpecifiers(source), ['./a.ts', '../b/b.ts', './c.ts', '../d.ts', './side-effect.ts', './lazy.ts', '../multi/line.ts', 'node:child_process']);
+  assert.deepEqual(importSpecifiers(source), ['./a.ts', '../b/b.ts', './c.ts', '../d.ts', './side-effect.ts', './lazy.ts', '../multi/line.ts', 'node:child_process', './as-module.ts']);
 });
 
 test('the cycle finder finds a cycle and accepts a DAG', () => {

@@ -1,8 +1,9 @@
 // The npm package as a user gets it: a copy of the checkout without dist/ is packed with `npm pack` (its
 // prepack builds), the tarball is installed with `npm install --offline` into an empty project, and the
 // installed package is used the ways the README says: `npx claude-run-mcp --help`, a full MCP session
-// through the installed bin against the fake CLI, `print`, `check`, a plain-Node `import` that runs one
-// tool call in-process, and a TypeScript consumer type-checked against the shipped declarations.
+// through the installed bin against the fake CLI, `print`, `check`, a plain-Node `import` and a `require` that
+// each run one tool call in-process (both on the audited bundle), and a TypeScript consumer type-checked
+// against the shipped declarations.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -18,6 +19,8 @@ import { startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import { createNativeSandbox, pollUntilGone } from '../helpers/native-env.ts';
 import { arr, at, jsonLines, objAt, objs, parseObj, str } from '../helpers/typed-results.ts';
 
+/** The ES module face is a list of names (spec/ship/one-file.test.ts): far below any code. */
+const MAX_FACE_BYTES = 2048;
 /** How long the server started by Claude Code may take to go after Claude Code exited (it signals, then kills). */
 const SERVER_GONE_MS = 5_000;
 import { ADAPTER_VERSION } from '../../lib/version.ts';
@@ -97,12 +100,24 @@ describe('npm pack from a checkout without dist/', () => {
     const manifest = parseObj(readFileSync(join(installed, 'package.json'), 'utf8'), 'the installed package.json');
     assert.deepEqual(DEPENDENCY_KEYS.filter((k) => k in manifest), [], 'no runtime dependencies');
     const entry = objAt(manifest, 'exports', '.');
-    for (const path of [entry['types'], entry['default'], manifest['main'], manifest['types'], at(manifest, 'bin', 'claude-run-mcp')]) {
+    for (const path of [entry['types'], entry['import'], entry['require'], manifest['main'], manifest['types'], at(manifest, 'bin', 'claude-run-mcp')]) {
       assert.ok(typeof path === 'string' && existsSync(join(installed, path)), `${String(path)} is installed`);
     }
     assert.deepEqual(readdirSync(join(project, 'node_modules')).filter((n) => !n.startsWith('.')), ['claude-run-mcp'], 'nothing else was installed');
     const bundle = readFileSync(join(installed, 'dist', BUNDLE_NAME));
     assert.equal(createHash('sha256').update(bundle).digest('hex'), readCommittedHash(), 'the installed bin is the audited bundle of bundle.sha256');
+  });
+
+  it('one audited file runs every face: require resolves to the bundle, import to a face of names over it; no second copy of the code', () => {
+    const manifest = parseObj(readFileSync(join(installed, 'package.json'), 'utf8'), 'the installed package.json');
+    assert.deepEqual(objAt(manifest, 'exports', '.'), { types: './dist/types/npm-entry.d.ts', import: './dist/index.mjs', require: `./dist/${BUNDLE_NAME}` });
+    assert.equal(manifest['main'], `./dist/${BUNDLE_NAME}`);
+    const runnable = packedFiles.filter((p) => /\.(c|m)?js$/.test(p));
+    assert.deepEqual(runnable.sort(), [`dist/${BUNDLE_NAME}`, 'dist/index.mjs'], 'JavaScript the package ships: the bundle and its face');
+    const face = readFileSync(join(installed, 'dist', 'index.mjs'), 'utf8');
+    assert.ok(Buffer.byteLength(face) < MAX_FACE_BYTES, `the face is ${Buffer.byteLength(face)} bytes`);
+    assert.ok(face.includes(`createRequire(import.meta.url)('./${BUNDLE_NAME}')`), 'the face requires the bundle beside it');
+    assert.doesNotMatch(face, /\bfunction\b|=>|\bclass\b/, 'the face holds names, not code');
   });
 
   it('engines: the package declares its Node floor, and the Node running this suite (CI\'s) is at or above it', () => {
@@ -197,11 +212,25 @@ describe('npm pack from a checkout without dist/', () => {
     const consumer = await run(process.execPath, ['consumer.mjs', FAKE_CLAUDE, dir], { cwd: project, env });
     assert.equal(consumer.code, 0, consumer.stderr);
     const out = parseObj(consumer.stdout, 'the consumer\'s report');
-    assert.equal(out['resolved'], join(installed, 'dist', 'index.mjs'), 'the export is the compiled entry');
+    assert.equal(out['resolved'], join(installed, 'dist', 'index.mjs'), 'import resolves to the face');
     assert.equal(at(out, 'tools', 0), 'claude.run');
     assert.deepEqual(out['supervisor'], [join(installed, 'dist', BUNDLE_NAME), '__supervisor']);
     const result = objAt(out, 'result');
     assert.equal(result['state'], 'completed');
+    assert.equal(result['is_error'], false, JSON.stringify(result['error']));
+    assert.equal(result['cleanup_confirmed'], true);
+  });
+
+  it('plain Node requires the library (CommonJS): the bundle itself, the same API, one claude.run in-process', async () => {
+    writeFileSync(join(project, 'consumer.cjs'), REQUIRING_CONSUMER);
+    const dir = realpathSync(mkdtempSync(join(work, 'run-')));
+    const consumer = await run(process.execPath, ['consumer.cjs', FAKE_CLAUDE, dir], { cwd: project, env });
+    assert.equal(consumer.code, 0, consumer.stderr);
+    const out = parseObj(consumer.stdout, 'the consumer\'s report');
+    assert.equal(out['resolved'], join(installed, 'dist', BUNDLE_NAME), 'require resolves to the audited bundle');
+    assert.equal(at(out, 'tools', 0), 'claude.run');
+    assert.deepEqual(out['supervisor'], [join(installed, 'dist', BUNDLE_NAME), '__supervisor']);
+    const result = objAt(out, 'result');
     assert.equal(result['is_error'], false, JSON.stringify(result['error']));
     assert.equal(result['cleanup_confirmed'], true);
   });
@@ -236,6 +265,22 @@ process.stdout.write(JSON.stringify({
   supervisor: getPackagedSupervisorCommand().args,
   result: response.result.structuredContent.result,
 }));
+`;
+
+const REQUIRING_CONSUMER = `const { createClaudeRunAdapter, getPackagedSupervisorCommand, TOOL_NAMES } = require('claude-run-mcp');
+const [claudeBin, cwd] = process.argv.slice(2);
+(async () => {
+  const adapter = createClaudeRunAdapter({ claudeBin, cwd, env: { PATH: process.env.PATH, HOME: cwd } });
+  await adapter.handle({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'consumer', version: '1' } } });
+  const response = await adapter.handle({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'say hi', cwd } } });
+  await adapter.close();
+  process.stdout.write(JSON.stringify({
+    resolved: require.resolve('claude-run-mcp'),
+    tools: TOOL_NAMES,
+    supervisor: getPackagedSupervisorCommand().args,
+    result: response.result.structuredContent.result,
+  }));
+})();
 `;
 
 const TYPED_CONSUMER = `import { createClaudeRunAdapter, TOOL_NAMES, type Adapter, type ClaudeRunAdapterOptions, type RunResult } from 'claude-run-mcp';

@@ -7,7 +7,10 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolHarness, readFakeRecord, type ToolHarness } from '../helpers/tool-harness.ts';
-import { SUMMARY_FIELDS } from '../../lib/tools/result-view.ts';
+import { OMITTED_WHEN_EMPTY, SUMMARY_FIELDS } from '../../lib/tools/result-view.ts';
+
+/** The summary's keys when nothing is left out for being empty (unfinished_subagents with total 0 is). */
+const COMPACT_KEYS = SUMMARY_FIELDS.filter((field) => !(OMITTED_WHEN_EMPTY as readonly string[]).includes(field));
 import type { JsonObject } from '../../lib/util/json.ts';
 import { at, callToolResultOf, obj, objAt, objs, parseObj, rpcResult, str, toolResultOf, type CallToolResultView } from '../helpers/typed-results.ts';
 
@@ -26,20 +29,21 @@ test('a one-line answer: compact structuredContent (under 600 bytes), the answer
     const model = JSON.stringify(raw.structuredContent);
     assert.ok(Buffer.byteLength(model) < 600, `structuredContent is ${Buffer.byteLength(model)} bytes: ${model}`);
     const r = toolResultOf(raw);
-    assert.deepEqual(Object.keys(r), [...SUMMARY_FIELDS]);
+    assert.deepEqual(Object.keys(r), COMPACT_KEYS);
     assert.equal(r['result'], 'Hi');
     assert.equal(occurrences(model, '"Hi"'), 1, 'the answer appears once');
     assert.ok(!('final' in r) && !('usage' in r) && !('stderr_tail' in r), 'no native final event, usage or stderr in the summary');
     const sessionId = String(r['session_id']);
     assert.deepEqual(r['resume'], { resume_session_id: sessionId });
-    assert.deepEqual(r['unfinished_subagents'], { total: 0, killed: {}, refused: {} });
+    assert.equal('unfinished_subagents' in r, false, 'every background subagent finished: nothing to say');
     const text = raw.content[0]!.text;
     assert.equal(raw.content.length, 1);
     assert.match(text, /^run_\S+ succeeded in 1 turn\(s\); to continue this conversation pass resume_session_id: "[0-9a-f-]{36}"\n\nHi$/);
     assert.ok(!text.includes('{'), 'the text does not repeat the JSON');
 
     const full = await h.full(r['run_id']);
-    for (const field of SUMMARY_FIELDS) assert.deepEqual(full[field], r[field], `full.${field} equals the summary's`);
+    for (const field of COMPACT_KEYS) assert.deepEqual(full[field], r[field], `full.${field} equals the summary's`);
+    assert.deepEqual(full['unfinished_subagents'], { total: 0, killed: {}, refused: {} }, 'the full result keeps it');
     const final = objAt(full, 'final');
     assert.equal(final['type'], 'result');
     assert.equal(final['result'], 'Hi');
@@ -72,7 +76,7 @@ test('before structuredContent (2025-03-26) the text carries the summary object 
     assert.equal(raw.structuredContent, undefined);
     const text = raw.content[0]!.text;
     const data = parseObj(text.slice(text.indexOf('\n') + 1));
-    assert.deepEqual(Object.keys(data), [...SUMMARY_FIELDS]);
+    assert.deepEqual(Object.keys(data), COMPACT_KEYS);
     assert.equal(data['result'], 'Hi');
   } finally {
     await h.close();
@@ -85,7 +89,7 @@ test('killed and refused background subagents are reported by native kind, witho
   try {
     const out = await h.call('claude.run', { prompt: 'fan out', cwd: h.dir });
     assert.equal(out.isError, false, out.text);
-    assert.deepEqual(out.result!['unfinished_subagents'], { total: 3, killed: { system: 2 }, refused: { budget: 1 } });
+    assert.deepEqual(out.result!['unfinished_subagents'], { total: 3, killed: { system: 2 }, refused: { budget: 1 } }, 'kept in the summary: it carries news');
     assert.match(out.text, /3 background subagent\(s\) did not finish \(unfinished_subagents\)/);
   } finally {
     await h.close();

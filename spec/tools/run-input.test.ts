@@ -106,7 +106,7 @@ for (const [allow, deny, rejected] of rules) {
   });
 }
 
-test('ask_host: opt-in; without a mode it asks in the native default mode; dontAsk and plan never ask and are refused', () => {
+test('ask_host: opt-in; without a mode or with default it asks in the native default mode; dontAsk and plan never ask and are refused; default alone is refused', () => {
   assert.equal(parseRunInput({ prompt: 'x' }, ctx).askHost, null, 'nothing changes without the argument');
   assert.deepEqual(parseRunInput({ prompt: 'x', ask_host: true }, ctx).askHost, { timeoutMs: 180_000, defaultMode: true });
   assert.deepEqual(parseRunInput({ prompt: 'x', ask_host: true, permission_mode: 'acceptEdits', ask_host_timeout_seconds: 5 }, ctx).askHost, { timeoutMs: 5000, defaultMode: false });
@@ -114,6 +114,13 @@ test('ask_host: opt-in; without a mode it asks in the native default mode; dontA
     assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', ask_host: true, permission_mode: mode }, ctx)), { code: 'invalid_arguments', path: '/permission_mode' });
   }
   assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', ask_host_timeout_seconds: 5 }, ctx)), { code: 'invalid_arguments', path: '/ask_host_timeout_seconds' });
+  // default is the mode ask_host asks in: with ask_host it is what leaving the mode out is; alone, nothing could answer.
+  const named = parseRunInput({ prompt: 'x', ask_host: true, permission_mode: 'default' }, ctx);
+  const omitted = parseRunInput({ prompt: 'x', ask_host: true }, ctx);
+  assert.deepEqual(named, omitted);
+  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', permission_mode: 'default' }, ctx)), { code: 'invalid_arguments', path: '/permission_mode' });
+  assert.throws(() => parseRunInput({ prompt: 'x', permission_mode: 'default' }, ctx), (e) => isToolError(e) && /add ask_host: true/.test(e.message) && /leave permission_mode out/.test(e.message));
+  assert.throws(() => parseRunInput({ prompt: 'x', ask_host: true, permission_mode: 'plan' }, ctx), (e) => isToolError(e) && /leave permission_mode out \(or pass default\)/.test(e.message));
   assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 60 }, ctx)), { code: 'invalid_arguments', path: '/idle_timeout_seconds' }, 'the idle timer must outlast a question');
   assert.deepEqual(parseRunInput({ prompt: 'x', ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 61 }, ctx).askHost, { timeoutMs: 60_000, defaultMode: true });
 });

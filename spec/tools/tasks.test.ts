@@ -13,7 +13,8 @@ import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS, workingStatusMessage }
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../../lib/runs/registry.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { pollUntil } from '../helpers/poll.ts';
-import { firstText, jsonLines, num, obj, objAt, objs, parseObj, rpcError, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
+import { at, firstText, jsonLines, num, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolBody, toolResultOf } from '../helpers/typed-results.ts';
+import type { JsonObject } from '../../lib/util/json.ts';
 import { MAX_TASK_ID_CHARS } from '../../lib/handlers/tasks.ts';
 
 type Json = Record<string, unknown>;
@@ -239,6 +240,103 @@ describe('claude.run as a task', () => {
     assert.match(firstText(refused), /active_limit_reached/);
     await Promise.all(ids.map((taskId) => rig.request('tasks/cancel', { taskId, _meta: meta(true) })));
     for (const taskId of ids) assert.equal((await pollUntilTerminal(rig, taskId)).final['status'], 'cancelled');
+  });
+});
+
+describe('ask_host: a task and a synchronous claude.run report the same result', () => {
+  /** The fields that differ between two runs of the same scenario (ids and times), replaced by their kind. */
+  const VOLATILE = new Set(['run_id', 'session_id', 'resume_session_id', 'question_id', 'asked_at', 'decided_at', 'expires_at']);
+  const shape = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(shape);
+    if (typeof value !== 'object' || value === null) return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, VOLATILE.has(k) && typeof v === 'string' ? `<${k}>` : shape(v)]));
+  };
+  const allowForm = { action: 'accept', content: { decision: 'allow' } };
+
+  it('the completed task inlines the permission questions that claude.run returns for the same run', async () => {
+    const rig = createRig();
+    try {
+      const args = { prompt: '[fake:ask_permission] touch a marker', cwd: rig.dir, ask_host: true };
+      // The task path (2026-07-28, the tasks extension declared): input_required, answered by tasks/update.
+      const created = resultOf(await rig.request('tools/call', { name: 'claude.run', arguments: args, _meta: meta(true) }));
+      const taskId = String(created['taskId']);
+      const asking = await pollUntil('the task to ask', async () => {
+        const task = resultOf(await rig.get(taskId));
+        return task['status'] === 'input_required' && task;
+      }, { timeoutMs: WAIT_MS, intervalMs: CLIENT_POLL_MS });
+      const [key] = Object.keys(objAt(asking, 'inputRequests'));
+      await rig.request('tasks/update', { taskId, inputResponses: { [key!]: allowForm }, _meta: meta(true) });
+      const { final } = await pollUntilTerminal(rig, taskId);
+      assert.equal(final['status'], 'completed', JSON.stringify(final));
+      const viaTask = toolResultOf(objAt(final, 'result'));
+      const decided = questionsOf(viaTask['permission_questions']).decided;
+      assert.deepEqual(decided.map((d) => [d['tool_name'], d['behavior'], d['decided_by']]), [['Bash', 'allow', 'host']], 'the model learns that the person allowed the tool use');
+      const read = resultOf(await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: taskId }, _meta: meta(false) }));
+      assert.deepEqual(objAt(final, 'result'), { content: read['content'], structuredContent: read['structuredContent'], isError: read['isError'] });
+
+      // The synchronous path (legacy era: the question goes out as elicitation/create) for the same scenario.
+      const asked: JsonObject[] = [];
+      const sync = await rig.hosts.toolHost.call('claude.run', { ...args, prompt: '[fake:ask_permission] touch a marker again' }, {
+        signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2025-11-25',
+        elicit: async (params) => { asked.push(params); return allowForm; },
+      });
+      assert.equal(sync.ok, true, JSON.stringify(sync));
+      assert.equal(asked.length, 1, 'the synchronous run asked once');
+      assert.deepEqual(shape(viaTask), shape(sync.result), 'one object, whichever path ran it');
+      assert.equal(existsSync(join(rig.dir, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+describe('ask_host on a synchronous claude.run that cannot ask', () => {
+  it('2026-07-28 without the tasks extension (Claude Code -p): refused for the era, naming a task-capable client and claude.run.start + claude.run.answer', async () => {
+    const rig = createRig();
+    try {
+      // Claude Code -p declares elicitation on every request; the era still gives a synchronous call no way to ask.
+      const refused = resultOf(await rig.request('tools/call', { name: 'claude.run', arguments: { prompt: 'hi', cwd: rig.dir, ask_host: true }, _meta: meta(false) }));
+      assert.equal(refused['resultType'], 'complete');
+      assert.equal(refused['isError'], true);
+      const error = objAt(toolBody(refused), 'error');
+      assert.deepEqual([error['code'], error['path']], ['invalid_arguments', '/ask_host']);
+      const message = String(error['message']);
+      assert.match(message, /2026-07-28/);
+      assert.match(message, /tasks extension/);
+      assert.match(message, /claude\.run\.start/);
+      assert.match(message, /claude\.run\.answer/);
+      assert.doesNotMatch(message, /initialize/, 'the declaration is not what is missing');
+      const legacy = await rig.hosts.toolHost.call('claude.run', { prompt: 'hi', cwd: rig.dir, ask_host: true }, { signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2025-11-25' });
+      assert.equal(legacy.ok, false);
+      assert.match(legacy.ok ? '' : legacy.error.message, /did not declare form elicitation at initialize.*claude\.run\.start/);
+      assert.deepEqual(objs(toolResultOf(resultOf(await rig.request('tools/call', { name: 'claude.run.list', arguments: {}, _meta: meta(false) })))['runs'], 'runs'), [], 'nothing started');
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+describe('permission_mode default', () => {
+  it('passes the input schema; with ask_host the run asks in the native default mode; alone it is refused naming both ways', async () => {
+    const rig = createRig();
+    try {
+      const call = async (args: Json): Promise<Json> => resultOf(await rig.request('tools/call', { name: 'claude.run.start', arguments: { prompt: '[fake:ask_permission] x', cwd: rig.dir, ...args }, _meta: meta(false) }));
+      const alone = await call({ permission_mode: 'default' });
+      assert.equal(alone['isError'], true);
+      const error = objAt(toolBody(alone), 'error');
+      assert.deepEqual([error['code'], error['path']], ['invalid_arguments', '/permission_mode']);
+      assert.match(String(error['message']), /add ask_host: true.*leave permission_mode out/);
+      const started = await call({ permission_mode: 'default', ask_host: true });
+      assert.equal(started['isError'], false, JSON.stringify(started));
+      const runId = String(toolResultOf(started)['run_id']);
+      await rig.waitReady('asking');
+      const read = resultOf(await rig.request('tools/call', { name: 'claude.run.events', arguments: { run_id: runId, limit: 1 }, _meta: meta(false) }));
+      assert.equal(at(toolResultOf(read), 'events', 0, 'event', 'permissionMode'), 'default');
+      await rig.request('tools/call', { name: 'claude.run.cancel', arguments: { run_id: runId }, _meta: meta(false) });
+      await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: 20 }, _meta: meta(false) });
+    } finally {
+      await rig.close();
+    }
   });
 });
 
