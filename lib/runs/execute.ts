@@ -324,6 +324,11 @@ function finish(scope: RunScope, input: FinishInput): Classification {
   if (input.preSpawnError !== null && input.termination === null) {
     return { ...classification, is_error: true, error: input.preSpawnError };
   }
+  // The supervisor died mid-run: its cgroup proves cleanup, but how the native ended is unknown. That loss
+  // is the run's error, not whatever the cut-off output looks like.
+  if (outcome !== null && outcome.cleanup === null && outcome.exit === null && input.termination === null) {
+    return { ...classification, is_error: true, error: { code: 'supervisor_failed', message: describeLostSupervisor(outcome) } };
+  }
   return classification;
 }
 
@@ -342,6 +347,7 @@ function cleanupOf(outcome: SupervisedOutcome | null): ClassifyInput['cleanup'] 
 function describeLostSupervisor(outcome: SupervisedOutcome): string {
   const exit = outcome.supervisorExit;
   const how = exit === null ? 'exit not observed' : (exit.signal ?? `exit code ${String(exit.code)}`);
+  if (outcome.fallbackProof === 'cgroup') return `the supervisor ended (${how}) without a cleanup report; the adapter ended the run's cgroup and the kernel showed it empty`;
   return `the supervisor ended (${how}) without a cleanup report; the adapter killed ${outcome.fallbackKilled} leftover process(es) but cannot prove nothing survived`;
 }
 
