@@ -20,6 +20,11 @@ export const MAX_PENDING_QUESTIONS = 16;
 export const MAX_DECIDED_QUESTIONS = 64;
 /** Bridge connections of one run alive at once (the CLI respawns a dead bridge; one is normal). */
 export const MAX_BRIDGE_CONNECTIONS = 2;
+/**
+ * A connection that has not authenticated within this is closed: the bridge sends its token as soon as it
+ * connects, and an idle connection must not hold one of the MAX_BRIDGE_CONNECTIONS slots for good.
+ */
+export const BRIDGE_AUTH_TIMEOUT_MS = 3_000;
 
 export type DecisionSource = 'host' | 'timeout' | 'closed' | 'withdrawn' | 'overflow';
 
@@ -114,6 +119,7 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     if (closed || sockets.size >= MAX_BRIDGE_CONNECTIONS) { socket.destroy(); return; }
     sockets.add(socket);
     let authenticated = false;
+    const disposeAuthTimer = deps.clock.setTimeout(() => { if (!authenticated) socket.destroy(); }, BRIDGE_AUTH_TIMEOUT_MS);
     const mine = new Map<string, string>(); // bridge id → question id
     const lines = createLineSplitter({
       maxLineBytes: MAX_BRIDGE_LINE_BYTES,
@@ -124,6 +130,7 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
           case 'hello':
             if (authenticated || !sameToken(message.token, token)) { socket.destroy(); return; }
             authenticated = true;
+            disposeAuthTimer();
             return;
           case 'ask': {
             if (mine.has(message.id)) { socket.destroy(); return; }
@@ -164,6 +171,7 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     socket.on('data', (chunk: Buffer) => lines.push(chunk));
     socket.on('error', () => {});
     socket.on('close', () => {
+      disposeAuthTimer();
       sockets.delete(socket);
       // The bridge is gone: its questions can no longer be answered; it has denied them itself.
       for (const questionId of mine.values()) decide(questionId, 'deny', '', 'closed');

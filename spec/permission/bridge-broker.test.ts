@@ -12,12 +12,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { systemClock } from '../../lib/util/clock.ts';
-import { createPermissionBroker, MAX_PENDING_QUESTIONS, type PermissionBroker, type PermissionQuestion } from '../../lib/permission/broker.ts';
+import { BRIDGE_AUTH_TIMEOUT_MS, createPermissionBroker, MAX_BRIDGE_CONNECTIONS, MAX_PENDING_QUESTIONS, type PermissionBroker, type PermissionQuestion } from '../../lib/permission/broker.ts';
 import { BRIDGE_ENV, BRIDGE_TOOL, bridgeCommandBeside, getBridgeCommand, withPermissionBridge, type BridgeCommand } from '../../lib/permission/spec.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
 import { buildBundle } from '../../scripts/build.ts';
 import { MAX_QUESTION_INPUT_CHARS } from '../../lib/permission/wire.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
 import { at, callToolResultOf, objs, parseObj, rpcError, rpcResult } from '../helpers/typed-results.ts';
 
 type Json = Record<string, unknown>;
@@ -309,5 +310,43 @@ describe('permission bridge and broker', () => {
     assert.equal(kept.args[2], 'acceptEdits');
     assert.equal(kept.args.at(-1), 'mcp__claude_run_mcp_permission__approve', 'a stdin prompt: flags appended');
     assert.equal(kept.stdin, 'big prompt');
+  });
+
+  it(`a connection that does not authenticate within ${BRIDGE_AUTH_TIMEOUT_MS} ms is closed: idle connections cannot lock a bridge out`, async () => {
+    const clock = createManualClock();
+    const broker = createPermissionBroker({ clock, random: (n) => randomBytes(n), boundMs: 600_000, baseDir: base });
+    const open: ReturnType<typeof connect>[] = [];
+    const dial = async (): Promise<ReturnType<typeof connect>> => {
+      const socket = connect(broker.socketPath);
+      open.push(socket);
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      return socket;
+    };
+    try {
+      // Two idle connections take both slots (each accepted one arms its auth timer); a third is refused.
+      const idle = [];
+      for (let i = 0; i < MAX_BRIDGE_CONNECTIONS; i += 1) idle.push(await dial());
+      await pollUntil('both idle connections accepted', () => clock.pending() === MAX_BRIDGE_CONNECTIONS, { timeoutMs: 10_000, intervalMs: 1 });
+      const refused = await dial();
+      await once(refused, 'close');
+      clock.advance(BRIDGE_AUTH_TIMEOUT_MS - 1);
+      // One ms before the bound the first idle connection is still served: it authenticates and asks.
+      const asked = nextQuestion(broker);
+      idle[0]!.write(`${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: {}, tool_use_id: 't1' })}\n`);
+      await asked;
+      clock.advance(1);
+      await once(idle[1]!, 'close');
+      assert.equal(idle[0]!.destroyed, false, 'an authenticated connection has no auth deadline');
+      // The freed slot serves a re-spawned bridge.
+      const respawned = await dial();
+      const again = nextQuestion(broker);
+      respawned.write(`${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: {}, tool_use_id: 't2' })}\n`);
+      assert.equal((await again).tool_use_id, 't2');
+      assert.equal(broker.pending().length, 2);
+    } finally {
+      for (const socket of open) socket.destroy();
+      broker.close();
+    }
   });
 });
