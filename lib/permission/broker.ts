@@ -12,6 +12,7 @@ import type { Clock } from '../util/clock.ts';
 import { createLineSplitter } from '../util/line-splitter.ts';
 import type { JsonObject } from '../util/json.ts';
 import { ToolError } from '../tool-errors.ts';
+import { PRIVATE_DIR_PREFIX } from './private-dir.ts';
 import { inputPreview, MAX_BRIDGE_LINE_BYTES, MAX_DENY_REASON_CHARS, parseBridgeMessage, type DecisionMessage } from './wire.ts';
 
 /** Questions of one run that may wait at once; more are denied at once. */
@@ -74,6 +75,8 @@ export interface BrokerDeps {
   readonly boundMs: number;
   /** Parent of the private directory (default: the OS temp directory). */
   readonly baseDir?: string;
+  /** Name prefix of the private directory (privateDirPrefix: the owning server, so a later one can sweep it). */
+  readonly dirPrefix?: string;
 }
 
 interface Waiting {
@@ -86,7 +89,8 @@ interface Waiting {
 export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
   const hex = (n: number): string => Buffer.from(deps.random(n)).toString('hex');
   // mkdtemp creates the directory with mode 0700: only this user can reach the socket inside.
-  const dir = mkdtempSync(join(deps.baseDir ?? process.getBuiltinModule('node:os').tmpdir(), 'crm-perm-'));
+  const dir = mkdtempSync(join(deps.baseDir ?? process.getBuiltinModule('node:os').tmpdir(), deps.dirPrefix ?? PRIVATE_DIR_PREFIX));
+  removeAtExit(dir, true);
   const socketPath = join(dir, 'bridge.sock');
   const token = hex(32);
   const waiting = new Map<string, Waiting>();
@@ -206,8 +210,23 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
       for (const socket of sockets) socket.destroy();
       server.close();
       rmSync(dir, { recursive: true, force: true });
+      removeAtExit(dir, false);
     },
   };
+}
+
+/** Private directories of brokers not closed yet: removed when the process exits by any path that runs code. */
+const openDirs = new Set<string>();
+let exitHookInstalled = false;
+
+function removeAtExit(dir: string, open: boolean): void {
+  if (!open) { openDirs.delete(dir); return; }
+  openDirs.add(dir);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // 'exit' listeners must be synchronous: rmSync is. A process killed outright leaves the directory to
+  // the next server's sweep (private-dir.ts).
+  process.on('exit', () => { for (const d of openDirs) rmSync(d, { recursive: true, force: true }); });
 }
 
 function sameToken(given: string, expected: string): boolean {

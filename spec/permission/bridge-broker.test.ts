@@ -14,6 +14,8 @@ import { once } from 'node:events';
 import { systemClock } from '../../lib/util/clock.ts';
 import { BRIDGE_AUTH_TIMEOUT_MS, createPermissionBroker, MAX_BRIDGE_CONNECTIONS, MAX_PENDING_QUESTIONS, type PermissionBroker, type PermissionQuestion } from '../../lib/permission/broker.ts';
 import { BRIDGE_ENV, BRIDGE_TOOL, bridgeCommandBeside, getBridgeCommand, withPermissionBridge, type BridgeCommand } from '../../lib/permission/spec.ts';
+import { attachAskHost } from '../../lib/permission/attach.ts';
+import type { PreparedRun } from '../../lib/runs/execute.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
 import { buildBundle } from '../../scripts/build.ts';
 import { MAX_QUESTION_INPUT_CHARS } from '../../lib/permission/wire.ts';
@@ -300,12 +302,13 @@ describe('permission bridge and broker', () => {
 
   it('wiring: flags go before the prompt separator, the mode becomes default only when none was chosen, the CLI gets a backstop', () => {
     const argv = { args: ['-p', '--permission-mode', 'dontAsk', '--', 'hi'], stdin: null };
-    const wiring = { command: { file: '/node', args: ['b.mjs', '__permission-bridge'] }, socketPath: '/s', token: 't', boundMs: 1000, useDefaultMode: true, flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' } };
+    const wiring = { command: { file: '/node', args: ['b.mjs', '__permission-bridge'] }, boundMs: 1000, useDefaultMode: true, flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' } };
     const wired = withPermissionBridge(argv, '--', wiring);
     assert.deepEqual(wired.args.slice(0, 3), ['-p', '--permission-mode', 'default']);
     assert.deepEqual(wired.args.slice(-4), ['--permission-prompt-tool', 'mcp__claude_run_mcp_permission__approve', '--', 'hi']);
     const config = parseObj(wired.args[wired.args.indexOf('--mcp-config') + 1]!, 'the --mcp-config value');
     assert.equal(at(config, 'mcpServers', 'claude_run_mcp_permission', 'timeout'), 16_000);
+    assert.deepEqual(at(config, 'mcpServers', 'claude_run_mcp_permission', 'env'), { [BRIDGE_ENV.boundMs]: '1000' }, 'no socket path, no token on the command line');
     const kept = withPermissionBridge({ args: ['-p', '--permission-mode', 'acceptEdits'], stdin: 'big prompt' }, '--', { ...wiring, useDefaultMode: false });
     assert.equal(kept.args[2], 'acceptEdits');
     assert.equal(kept.args.at(-1), 'mcp__claude_run_mcp_permission__approve', 'a stdin prompt: flags appended');
@@ -347,6 +350,20 @@ describe('permission bridge and broker', () => {
     } finally {
       for (const socket of open) socket.destroy();
       broker.close();
+    }
+  });
+
+  it('attach: the socket path and token reach the native through its environment, never its argv', () => {
+    const request = { askHost: { timeoutMs: 1000, defaultMode: false } } as unknown as PreparedRun['request'];
+    const prepared: PreparedRun = { request, bin: '/bin/claude', argv: { args: ['-p', '--', 'hi'], stdin: null }, env: { OWN: '1' } };
+    const { prepared: wired, broker } = attachAskHost(prepared, { clock: systemClock, random: (n) => randomBytes(n), separator: '--', flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' }, baseDir: base });
+    try {
+      assert.ok(broker);
+      assert.deepEqual(wired.env, { OWN: '1', [BRIDGE_ENV.socket]: broker.socketPath, [BRIDGE_ENV.token]: broker.token });
+      const line = wired.argv.args.join(' ');
+      for (const secret of [broker.token, broker.socketPath, BRIDGE_ENV.token, BRIDGE_ENV.socket]) assert.equal(line.includes(secret), false, secret);
+    } finally {
+      broker?.close();
     }
   });
 });
