@@ -123,7 +123,9 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     if (closed || sockets.size >= MAX_BRIDGE_CONNECTIONS) { socket.destroy(); return; }
     sockets.add(socket);
     let authenticated = false;
-    const disposeAuthTimer = deps.clock.setTimeout(() => { if (!authenticated) socket.destroy(); }, BRIDGE_AUTH_TIMEOUT_MS);
+    // Decided after the loop's next poll: a token that arrived while this process was not scheduled is read
+    // before the timer can close its connection.
+    const disposeAuthTimer = deps.clock.setTimeout(() => setImmediate(() => { if (!authenticated) socket.destroy(); }), BRIDGE_AUTH_TIMEOUT_MS);
     const mine = new Map<string, string>(); // bridge id → question id
     const lines = createLineSplitter({
       maxLineBytes: MAX_BRIDGE_LINE_BYTES,
