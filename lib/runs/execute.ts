@@ -38,6 +38,8 @@ export interface PreparedRun {
   /** Absolute path of the resolved native binary. */
   readonly bin: string;
   readonly argv: NativeArgv;
+  /** Variables of this run alone, set over the adapter's native environment (an ask_host run's bridge wiring). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface RunExecutionHooks {
@@ -220,7 +222,7 @@ async function supervise(scope: RunScope, supervisor: PreparedSupervisor): Promi
   });
 
   run = supervisor.start(
-    { file: bin, args: argv.args, cwd: request.cwd, env: deps.nativeEnv, stdin: argv.stdin, ...deps.supervision },
+    { file: bin, args: argv.args, cwd: request.cwd, env: prepared.env === undefined ? deps.nativeEnv : { ...deps.nativeEnv, ...prepared.env }, stdin: argv.stdin, ...deps.supervision },
     {
       onStdout(chunk) {
         lastActivity = clock.now();

@@ -38,6 +38,8 @@ import { callTool } from './call-tool.ts';
 import { parseRunInput } from './run-input.ts';
 import { createRuntime } from './runtime.ts';
 import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
+import { privateDirPrefix } from '../permission/private-dir.ts';
+import { selfDirOwner, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskHost } from './tasks.ts';
 import { createResourceHost } from './resources.ts';
@@ -62,6 +64,8 @@ export interface HostConfig {
   readonly cleanupBackend?: CleanupBackendOption;
   /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
   readonly spareSupervisor?: boolean;
+  /** Operator log (stderr in the stdio server). */
+  readonly log?: (line: string) => void;
   /**
    * Called once, at the first tools/list or tools/call (after the handshake, before any run): the stdio
    * server sets its heap up there (lib/cli/heap.ts), out of the way of `initialize`.
@@ -79,6 +83,8 @@ export interface ToolHosts extends HostBundle {
 
 export function createHosts(config: HostConfig): ToolHosts {
   const clock = config.clock ?? systemClock;
+  // Off the path of the first request: directories of servers that were killed with a question pending.
+  if (!isRecursiveLaunch(config.env)) setImmediate(() => sweepAtStart(config.log));
   const tree = config.tree ?? CLI_TREE;
   const nativeArgNames = getNativeArgNames(tree);
   const nativeEnv = getNativeEnv(config.env, ADAPTER_VERSION);
@@ -115,7 +121,7 @@ export function createHosts(config: HostConfig): ToolHosts {
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv,
-    askHost: { separator: tree.prompt.separator, flags: tree.permission_prompt_tool, ...bridgeCommandOption(config.supervision?.supervisorCommand) },
+    askHost: { separator: tree.prompt.separator, flags: tree.permission_prompt_tool, dirPrefix: brokerDirPrefix, ...bridgeCommandOption(config.supervision?.supervisorCommand) },
     ...(config.supervision ? { supervision: config.supervision } : {}),
   });
 
@@ -216,3 +222,14 @@ const TRANSCRIPT_FS: TranscriptDirReader = {
   names: (dir) => { try { return readdirSync(dir); } catch { return []; } },
   mtimeMs: (path) => { try { return statSync(path).mtimeMs; } catch { return null; } },
 };
+
+/** The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts). */
+let ownPrefix: string | null = null;
+function brokerDirPrefix(): string {
+  return (ownPrefix ??= privateDirPrefix(selfDirOwner()));
+}
+
+function sweepAtStart(log: ((line: string) => void) | undefined): void {
+  const removed = sweepOrphanedPermissionDirs(process.getBuiltinModule('node:os').tmpdir());
+  if (removed.length > 0) log?.(`removed ${removed.length} private permission director${removed.length === 1 ? 'y' : 'ies'} of servers that are gone`);
+}
