@@ -1,5 +1,6 @@
 /**
- * The /proc tracking's cost: supervisor CPU per second of an active run, with the machine's process table
+ * What proving cleanup costs while a run is active, for each backend side by side: supervisor CPU per second
+ * of an active run, with the machine's process table
  * filled to a given size by idle processes (scripts/bench/machine-load.ts: they die with this process). The run is a fake
  * CLI that keeps one `setsid` child (as the Bash tool does) for `activeMs`; the supervisor's utime + stime
  * are read from /proc/<pid>/stat when the native is spawned and when it exits.
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSupervised } from '../../lib/supervisor/parent/run-supervised.ts';
+import { cleanupBackendFor, type CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
 import { countProcesses, startMachineLoad } from './machine-load.ts';
 
 const FAKE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
@@ -17,11 +19,14 @@ const FAKE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta
 const TICKS_PER_SECOND = 100;
 
 export interface ScanCostRow {
+  readonly backend: CleanupBackend['kind'];
   /** Processes on the machine while the run was active. */
   readonly processes: number;
   /** Supervisor CPU (ms) per second of the active run. */
   readonly cpuMsPerSecond: number;
   readonly activeMs: number;
+  /** Whether the run's cleanup was proven (the /proc fallback may honestly fail to on a churning machine). */
+  readonly confirmed: boolean;
 }
 
 function cpuTicks(pid: number): number | null {
@@ -35,7 +40,7 @@ function cpuTicks(pid: number): number | null {
 }
 
 /** One supervised run active for `activeMs`: the supervisor's CPU ms per second in that window. */
-export async function measureRun(activeMs: number): Promise<number> {
+export async function measureRun(activeMs: number, cleanup: CleanupBackend): Promise<{ cpuMsPerSecond: number; confirmed: boolean }> {
   const dir = mkdtempSync(join(tmpdir(), 'crm-scan-'));
   let atSpawn: { ticks: number; at: number } | null = null;
   let atExit: { ticks: number; at: number } | null = null;
@@ -51,16 +56,22 @@ export async function measureRun(activeMs: number): Promise<number> {
         if (message.type === 'spawned') atSpawn = { ticks, at: performance.now() };
         if (message.type === 'exit') atExit = { ticks, at: performance.now() };
       },
-    });
+    }, { cleanup });
     const outcome = await run.done;
-    if (outcome.cleanup?.confirmed !== true) throw new Error(`scan bench: cleanup not confirmed: ${JSON.stringify(outcome.cleanup)}`);
+    if (outcome.cleanup === null || outcome.cleanup.proof !== cleanup.kind) throw new Error(`scan bench: no ${cleanup.kind} cleanup report: ${JSON.stringify(outcome.cleanup)}`);
     const first = atSpawn as { ticks: number; at: number } | null;
     const last = atExit as { ticks: number; at: number } | null;
     if (first === null || last === null) throw new Error('scan bench: no spawned/exit report');
-    return ((last.ticks - first.ticks) * 1000 / TICKS_PER_SECOND) / ((last.at - first.at) / 1000);
+    return { cpuMsPerSecond: ((last.ticks - first.ticks) * 1000 / TICKS_PER_SECOND) / ((last.at - first.at) / 1000), confirmed: outcome.cleanup.confirmed };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function backends(): CleanupBackend[] {
+  const auto = cleanupBackendFor('auto');
+  const scan: CleanupBackend = { kind: 'process_scan', reason: 'forced_off', detail: 'bench' };
+  return auto.kind === 'cgroup' ? [auto, scan] : [scan];
 }
 
 export async function benchSupervisorScan(options: { sizes: readonly number[]; activeMs: number }): Promise<ScanCostRow[]> {
@@ -69,7 +80,8 @@ export async function benchSupervisorScan(options: { sizes: readonly number[]; a
     const load = await startMachineLoad(size, 0);
     try {
       const processes = countProcesses();
-      rows.push({ processes, cpuMsPerSecond: await measureRun(options.activeMs), activeMs: options.activeMs });
+      // Side by side on the same crowded machine: the cgroup backend (where one can be had), then /proc tracking.
+      for (const cleanup of backends()) rows.push({ backend: cleanup.kind, processes, ...await measureRun(options.activeMs, cleanup), activeMs: options.activeMs });
     } finally {
       await load.stop();
     }
@@ -80,5 +92,5 @@ export async function benchSupervisorScan(options: { sizes: readonly number[]; a
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [active = '5000', ...sizes] = process.argv.slice(2);
   const rows = await benchSupervisorScan({ activeMs: Number(active), sizes: sizes.length > 0 ? sizes.map(Number) : [100, 600, 1600] });
-  for (const row of rows) process.stdout.write(`${row.processes} processes: ${row.cpuMsPerSecond.toFixed(1)} ms CPU per s (${(row.cpuMsPerSecond / 10).toFixed(1)} % of a core)\n`);
+  for (const row of rows) process.stdout.write(`${row.backend}, ${row.processes} processes: ${row.cpuMsPerSecond.toFixed(1)} ms CPU per s (${(row.cpuMsPerSecond / 10).toFixed(1)} % of a core)${row.confirmed ? '' : ', cleanup unconfirmed'}\n`);
 }
