@@ -30,6 +30,7 @@ const UNIT_TIERS = [
   'spec/native-contract/transcripts.test.ts',
   'spec/cli/deferred-hosts.test.ts',
   'spec/supervisor/protocol-pure.test.ts',
+  'spec/process/cgroup-paths.test.ts',
   'spec/supervisor/ladder-pure.test.ts',
   'spec/supervisor/sliced-reader.test.ts',
   'spec/tools/run-input.test.ts',
