@@ -38,7 +38,7 @@ describe('parseServeArgs', () => {
   });
 
   it('--budget-usd: dollars with up to 6 decimals; 0 or empty (an unset MCP Bundle setting) means no budget', () => {
-    const budget = (args: string[]): unknown => { const p = parseServeArgs(args); return p.kind === 'config' ? p.config.budgetUsd : p.message; };
+    const budget = (args: string[]): unknown => { const p = parseServeArgs(args); return p.kind === 'config' ? p.config.budgetUsd : p.kind; };
     assert.equal(budget(['--budget-usd', '2.5']), 2.5);
     assert.equal(budget(['--budget-usd=0.000001']), 0.000001);
     assert.equal(budget(['--budget-usd=0']), null);
