@@ -120,6 +120,24 @@ describe('the operator budget', () => {
     });
   });
 
+  it('a claude.run task is refused the same way once the budget is spent', async () => {
+    await withBudget(0.000001, async ({ h, caps }) => {
+      assert.equal((await h.call('claude.run', { prompt: 'spends it' })).error?.code, 'budget_exhausted');
+      const before = caps().length;
+      const meta = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'spec', version: '0' },
+        'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+      };
+      const answer = await h.adapter.handle({ jsonrpc: '2.0', id: 'task-1', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'as a task' }, _meta: meta } });
+      const result = obj(obj(answer, 'answer')['result'], 'result');
+      assert.equal(result['resultType'], 'complete', 'no task was created');
+      assert.equal(result['isError'], true);
+      assert.match(JSON.stringify(result['content']), /server_budget_exhausted/);
+      assert.equal(caps().length, before, 'no native process was started');
+    });
+  });
+
   it('without a budget: no cap is added, the capabilities budget is all null', async () => {
     await withBudget(null, async ({ h, caps }) => {
       assert.equal((await h.call('claude.run', { prompt: 'free' })).result?.['is_error'], false);
