@@ -42,6 +42,8 @@ import { privateDirPrefix } from '../permission/private-dir.ts';
 import { selfDirOwner, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskHost } from './tasks.ts';
+import { createBudgetLedger } from '../runs/budget.ts';
+import { BUDGET_OPTION_ARG, withBudget, type WithCap } from './budget-gate.ts';
 import { createResourceHost } from './resources.ts';
 
 export interface HostConfig {
@@ -62,6 +64,8 @@ export interface HostConfig {
    * 'cgroup' (refuse to start without it: createHosts throws CleanupBackendUnavailable), 'process_scan'.
    */
   readonly cleanupBackend?: CleanupBackendOption;
+  /** The operator's budget in dollars: the cap on the total reported cost of the runs started; null: none. */
+  readonly budgetUsd?: number | null;
   /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
   readonly spareSupervisor?: boolean;
   /** Operator log (stderr in the stdio server). */
@@ -105,6 +109,7 @@ export function createHosts(config: HostConfig): ToolHosts {
       })
     : null;
 
+  const ledger = config.budgetUsd == null ? null : createBudgetLedger(config.budgetUsd);
   const runtime = createRuntime({
     clock,
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
@@ -138,6 +143,15 @@ export function createHosts(config: HostConfig): ToolHosts {
     }
   };
 
+  const argvOf = (request: PreparedRun['request']): PreparedRun['argv'] =>
+    buildNativeArgv({ tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: config.promptViaStdin });
+  // The budget's grant replaces the caller's max_budget_usd (the grant is never above it).
+  const withCap: WithCap = (prepared, capUsd) => {
+    const request = { ...prepared.request, nativeOptions: { ...prepared.request.nativeOptions, [BUDGET_OPTION_ARG]: capUsd } };
+    return { ...prepared, request, argv: argvOf(request) };
+  };
+  const budgeted = withBudget(runtime, ledger, withCap);
+
   const prepare = (args: JsonObject): PreparedRun => {
     if (recursive) throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
     const request = parseRunInput(args, { nativeArgNames, defaultCwd: config.cwd, isDirectory });
@@ -148,7 +162,7 @@ export function createHosts(config: HostConfig): ToolHosts {
       throw new ToolError('invalid_arguments', 'cwd must name an existing directory', '/cwd');
     }
     if (request.session.kind === 'new') refuseExistingSession(request.session.sessionId, cwd);
-    const argv = buildNativeArgv({ tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: config.promptViaStdin });
+    const argv = argvOf(request);
     const bin = resolveBin();
     return { request: { ...request, cwd }, bin, argv };
   };
@@ -167,9 +181,9 @@ export function createHosts(config: HostConfig): ToolHosts {
       used();
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
-      return callTool(tool, args, ctx, { runtime, prepare });
+      return callTool(tool, args, ctx, { runtime: budgeted, prepare });
     },
-    tasks: createTaskHost({ runtime, prepare, clock, underscoreNames: config.underscoreNames }),
+    tasks: createTaskHost({ runtime: budgeted, prepare, clock, underscoreNames: config.underscoreNames }),
   };
 
   let instanceIdValue: string | null = null;
@@ -192,6 +206,7 @@ export function createHosts(config: HostConfig): ToolHosts {
           prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes, prompt_via_stdin: config.promptViaStdin, recursion_refused: recursive,
         },
         cleanup: describeCleanup(cleanup),
+        budget: ledger === null ? NO_BUDGET : { ...ledger.snapshot() },
       };
     },
   });
@@ -205,6 +220,9 @@ export function createHosts(config: HostConfig): ToolHosts {
   };
 }
 
+
+/** The capabilities' budget when the server has none. */
+const NO_BUDGET = { limit_usd: null, spent_usd: null, reserved_usd: null, remaining_usd: null, available_usd: null, runs_reserving: null };
 
 /** Session ids of a directory's saved transcripts, newest first; empty when the folder cannot be read. */
 function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {
