@@ -134,8 +134,9 @@ test('a sync claude.run stays retained: its run_id reads, lists and releases lik
   }
 });
 
-test('unconfirmed cleanup (supervisor killed) keeps the run: release is cleanup_unconfirmed', async () => {
-  const h = await createSessionHarness();
+test('unconfirmed cleanup (supervisor killed, /proc tracking) keeps the run: release is cleanup_unconfirmed', async () => {
+  // Only the /proc fallback leaves a killed supervisor's run unproven (a cgroup proves it: spec/faults/escape-cases.ts).
+  const h = await createSessionHarness({}, { cleanupBackend: 'process_scan' });
   try {
     const invocation = '5d6e7f80-91a2-4b3c-8d4e-5f6071829304';
     const runId = await h.start({ prompt: HANG, cwd: h.dir }, { 'io.github.computer-mcp/work-invocation': invocation });

@@ -11,7 +11,8 @@ import { at, eventPageOf, num, objs, type EventPageView } from '../helpers/typed
 const HANG = '[fake:sigint_result] hold until cancelled';
 
 test('SDK: event pages under overflow, stale cursors, long-poll, cancel and release', async () => {
-  const server = await startSdkServer({ env: { FAKE_CLAUDE_FLOOD_EVENTS: '600', FAKE_CLAUDE_SLOW_EVENTS: '400', FAKE_CLAUDE_DELAY_MS: '5' } });
+  // /proc tracking: the last part needs a run whose cleanup stays unproven (under a cgroup it is proven).
+  const server = await startSdkServer({ args: ['--cleanup-backend=process_scan'], env: { FAKE_CLAUDE_FLOOD_EVENTS: '600', FAKE_CLAUDE_SLOW_EVENTS: '400', FAKE_CLAUDE_DELAY_MS: '5' } });
   try {
     // A live run overflowing its 256-event ring while a client holds an early cursor.
     const live = await server.start({ prompt: '[fake:slow] stream' });

@@ -1,3 +1,4 @@
+import type { HostConfig } from '../../lib/tools/host.ts';
 // Shared by the session specs: an in-process adapter whose fake CLI writes timestamped ready lines, and
 // readers for those lines and for the native transcript folder of a directory.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -55,11 +56,11 @@ export interface SessionHarness extends ToolHarness {
   settled(runId: string): ReturnType<ToolHarness['settled']>;
 }
 
-export async function createSessionHarness(env: Record<string, string> = {}): Promise<SessionHarness> {
+export async function createSessionHarness(env: Record<string, string> = {}, config: Partial<HostConfig> = {}): Promise<SessionHarness> {
   const side = mkdtempSync(join(tmpdir(), 'crm-sess-side-'));
   const readyFile = join(side, 'ready.jsonl');
   const recordFile = join(side, 'record.json');
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_READY_FILE: readyFile, FAKE_CLAUDE_RECORD: recordFile, ...env }, protocolVersion: '2025-11-25' });
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_READY_FILE: readyFile, FAKE_CLAUDE_RECORD: recordFile, ...env }, protocolVersion: '2025-11-25', config });
   const lines = (): FakeLine[] => readFakeLines(readyFile);
   const settled = (runId: string): ReturnType<ToolHarness['settled']> => h.settled(runId, { waitSeconds: 30, timeoutMs: 120_000, detail: 'full' });
   return {
