@@ -7,12 +7,12 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, PROBE_ONLY_LADDER, RUN_MARKER_ENV, SPAWN_ERROR_FILE_CHANGED, SPAWN_ERROR_NO_CODE, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../protocol.ts';
-import { fileIdentity } from '../file-id.ts';
 import { formatProbeResult } from '../report-parse.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { createLineSplitter } from '../../util/line-splitter.ts';
 import { formatCleanupLine } from './cleanup-report.ts';
 import { parseControlLine } from './control.ts';
+import { checkFile, makeProbeAlias, nativeImageMismatch, UNBOUND_PROBE, watchProbe } from './exe-check.ts';
 import { closeInheritedFds, openWritableFd, releaseStdout } from './fds.ts';
 import { runLadder, type LadderOutcome } from './ladder.ts';
 import { startProbe, type RunningProbe } from './probe.ts';
@@ -133,21 +133,25 @@ export function runSupervisor(): void {
   };
 
   const runProbe = (message: ProbeMessage): void => {
-    const refuse = (why: string): void => { report.write(formatProbeResult(message.id, { kind: 'spawn_error', message: why }, null)); };
+    const refuse = (why: string): void => { report.write(formatProbeResult(message.id, { kind: 'spawn_error', message: why }, null, null)); };
     if (probe !== null || spec !== null) return refuse('a probe or the run is already under way');
     if (probesRun >= MAX_PROBES) return refuse(`at most ${MAX_PROBES} probes per run`);
     probesRun++;
     const runTracker = track(PROBE_TRACK_INTERVAL_MS);
-    // The answer is bound to the file only if the file was the same before the probe and after it.
-    const fileBefore = fileIdentity(message.file);
-    const started = startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, (outcome) => {
+    // The answer is bound to the file (and to the image that gave it) only as exe-check.ts proves it.
+    const fileBefore = checkFile(message.file);
+    const alias = makeProbeAlias(message.file, fileBefore);
+    let watch = UNBOUND_PROBE;
+    const started = startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, alias.execPath, (outcome) => {
       probe = null;
-      const fileAfter = fileIdentity(message.file);
-      report.write(formatProbeResult(message.id, outcome, fileBefore !== null && fileBefore === fileAfter ? fileBefore : null));
+      alias.remove();
+      const bound = watch.settle();
+      report.write(formatProbeResult(message.id, outcome, bound.fileId, bound.imageId));
       // Tracking may have stopped while idle: follow what the probe left until that is proven gone.
       if (!cleaning && spec === null) track(PROBE_TRACK_INTERVAL_MS);
     });
     if (started !== null) {
+      watch = watchProbe(started.child, message.file, fileBefore, alias);
       probe = started;
       adopt(started.child, runTracker);
     }
@@ -157,8 +161,9 @@ export function runSupervisor(): void {
     spec = message;
     const runTracker = track(message.trackIntervalMs);
     // The file to run must be the very file whose version a probe checked (it could have been replaced
-    // since): refuse it before anything starts. What is left between this stat and exec is microseconds.
-    if (message.expectFileId !== null && fileIdentity(message.file) !== message.expectFileId) {
+    // since): refuse it before anything starts; what exec then ran is checked right after spawn.
+    const checked = message.expectFileId === null ? null : checkFile(message.file);
+    if (message.expectFileId !== null && checked?.id !== message.expectFileId) {
       reportLine({ type: 'spawn_error', code: SPAWN_ERROR_FILE_CHANGED, message: `${message.file} is no longer the file whose version was checked; it was not started` });
       cleanUp(false, 'spawn_error');
       return;
@@ -179,6 +184,14 @@ export function runSupervisor(): void {
     native = child;
     releaseStdout();
     adopt(child, runTracker);
+    const mismatch = nativeImageMismatch(child.pid, checked, message.expectFileId, message.expectImageId);
+    if (mismatch !== null) {
+      // Our unreaped child: its pid is still its own. Killed outright, then the ladder proves the rest gone.
+      child.kill('SIGKILL');
+      reportLine({ type: 'spawn_error', code: SPAWN_ERROR_FILE_CHANGED, message: `${message.file} was killed as it started: ${mismatch}` });
+      cleanUp(false, 'spawn_error');
+      return;
+    }
     const stat = readProcStat(child.pid);
     reportLine({ type: 'spawned', pid: child.pid, start: stat?.start ?? '0', pgid: stat?.pgid ?? selfPid });
     if (child.stdin) {
