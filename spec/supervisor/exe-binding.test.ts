@@ -18,7 +18,7 @@ import { pollUntil } from '../helpers/poll.ts';
 const TESTED = '2.1.332';
 const OTHER = '9.9.9';
 /** Runs started under the flipping link (EXE_BINDING_TRIALS to measure with more). */
-const TRIALS = Number(process.env['EXE_BINDING_TRIALS'] ?? 30);
+const TRIALS = Number(process.env['EXE_BINDING_TRIALS'] ?? 20);
 const answer = (v: string): string => `${v} (Claude Code)\n`;
 const versionProbe = (file: string, cwd: string): ProbeSpec => ({ file, args: ['--version'], cwd, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000, maxStdoutBytes: 4096 });
 

@@ -17,7 +17,7 @@
  * their file identity before spawn only (docs/supervisor.md states what remains).
  */
 import type { ChildProcess } from 'node:child_process';
-import { fileIdentity, isMachineCode } from '../file-id.ts';
+import { fileIdentity } from '../file-id.ts';
 
 /** The checked file: its identity, and whether exec runs that very file (ELF), read of the same file. */
 export interface CheckedFile {
@@ -25,42 +25,58 @@ export interface CheckedFile {
   readonly machineCode: boolean;
 }
 
-/** The file's identity and kind, both of one unchanged file (stat, read, stat); null when not provable. */
-export function checkFile(path: string): CheckedFile | null {
-  const id = fileIdentity(path);
-  if (id === null) return null;
-  const machineCode = isMachineCode(path);
-  return fileIdentity(path) === id ? { id, machineCode } : null;
-}
-
 /** Identity of the image a process runs (/proc/<pid>/exe followed), or null (gone, a zombie, refused). */
 export function imageIdentity(pid: number): string | null {
   return fileIdentity(`/proc/${pid}/exe`);
 }
 
-/** The private name a probe is exec'd by; `execPath` is the file's own path when none could be made. */
-export interface ProbeAlias {
+/**
+ * The checked file held open: exec'ing `execPath` runs exactly the inode whose identity is `id`, whatever
+ * the path names meanwhile. For machine code `execPath` is a symlink `name` in a new private directory to
+ * /proc/<supervisor>/fd/<fd> (exec follows that link to the open file, not to a path); a script is run by
+ * its path, since its interpreter opens the path again. `release` once spawn returned (the exec is done).
+ */
+export interface PinnedFile extends CheckedFile {
   readonly execPath: string;
-  readonly name: string | null;
-  remove(): void;
+  release(): void;
 }
 
-/** A symlink to `path` in a new private directory, named by 15 random hex characters (a whole `comm`). */
-export function makeProbeAlias(path: string, file: CheckedFile | null): ProbeAlias {
-  if (file === null || !file.machineCode) return { execPath: path, name: null, remove: () => {} };
+/** Opens and identifies `path` (identity and kind read from the one open file); null when it cannot. */
+export function pinFile(path: string, name: string = process.getBuiltinModule('node:path').basename(path)): PinnedFile | null {
   const fs = process.getBuiltinModule('node:fs');
   const { join } = process.getBuiltinModule('node:path');
-  const name = process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex').slice(0, 15);
+  if (!path.startsWith('/')) return null;
+  let fd: number | null = null;
   let dir: string | null = null;
-  try {
-    dir = fs.mkdtempSync(join(process.getBuiltinModule('node:os').tmpdir(), 'claude-run-mcp-probe-'));
-    fs.symlinkSync(path, join(dir, name));
-  } catch {
+  const release = (): void => {
+    if (fd !== null) fs.closeSync(fd);
     if (dir !== null) fs.rmSync(dir, { recursive: true, force: true });
-    return { execPath: path, name: null, remove: () => {} };
+    fd = dir = null;
+  };
+  try {
+    fd = fs.openSync(path, 'r');
+    const st = fs.fstatSync(fd, { bigint: true });
+    const id = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    const head = Buffer.alloc(4);
+    const machineCode = fs.readSync(fd, head, 0, 4, 0) === 4 && head.equals(ELF_MAGIC);
+    if (!machineCode) {
+      release();
+      return { id, machineCode, execPath: path, release };
+    }
+    dir = fs.mkdtempSync(join(process.getBuiltinModule('node:os').tmpdir(), 'claude-run-mcp-exec-'));
+    const execPath = join(dir, name);
+    fs.symlinkSync(`/proc/${process.pid}/fd/${fd}`, execPath);
+    return { id, machineCode, execPath, release };
+  } catch {
+    release();
+    return null;
   }
-  const made = dir;
-  return { execPath: join(made, name), name, remove: () => { fs.rmSync(made, { recursive: true, force: true }); } };
+}
+const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46]);
+
+/** 15 random hex characters: a whole `comm`, which any later exec replaces. */
+export function newProbeName(): string {
+  return process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex').slice(0, 15);
 }
 
 export interface ProbeBinding {
@@ -79,27 +95,26 @@ export interface ProbeWatch {
 export const UNBOUND_PROBE: ProbeWatch = { settle: () => ({ fileId: null, imageId: null }) };
 
 /**
- * Watches a probe just spawned from `path` (checked before, exec'd by `alias`): its image now, and what
- * answered at each stdout chunk. Call it synchronously after spawn, before the event loop can reap it.
+ * Watches a probe just spawned from `path` through `pinned` (exec'd as `name`): what answered, at each
+ * stdout chunk. Call it synchronously after spawn, before the event loop can reap the child.
  */
-export function watchProbe(child: ChildProcess, path: string, before: CheckedFile | null, alias: ProbeAlias): ProbeWatch {
+export function watchProbe(child: ChildProcess, path: string, pinned: PinnedFile | null, name: string): ProbeWatch {
   const pid = child.pid;
-  if (pid === undefined || before === null) return UNBOUND_PROBE;
-  // Machine code is exec'd itself: the probe must not have started as another file. A probe already gone
-  // (it answered within microseconds) stays bound by the file's identity around it, but to no image.
-  const launch = before.machineCode ? imageIdentity(pid) : null;
-  const started = launch === null || launch === before.id;
-  let answer: string | null | undefined = launch === null ? null : undefined;
+  if (pid === undefined || pinned === null) return UNBOUND_PROBE;
+  const before = pinned;
+  // A script starts as its interpreter, whose image says nothing about the script: bound to no image.
+  let answer: string | null | undefined = before.machineCode ? undefined : null;
   child.stdout?.on('data', () => {
     if (answer === null) return;
     // Once Node reaped the child its pid may be another process's; until then /proc/<pid> is the probe.
     const unreaped = child.exitCode === null && child.signalCode === null;
-    const image = unreaped && alias.name !== null ? answeredAs(pid, alias.name, before.id) : null;
+    const image = unreaped ? answeredAs(pid, name, before.id) : null;
     answer = answer === undefined || answer === image ? image : null;
   });
   return {
     settle() {
-      const fileId = started && fileIdentity(path) === before.id ? before.id : null;
+      // Still the file the path names: a run is started by path and held to this identity.
+      const fileId = fileIdentity(path) === before.id ? before.id : null;
       return { fileId, imageId: fileId !== null && typeof answer === 'string' ? answer : null };
     },
   };

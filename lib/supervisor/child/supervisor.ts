@@ -12,7 +12,7 @@ import { assertNever } from '../../util/assert-never.ts';
 import { createLineSplitter } from '../../util/line-splitter.ts';
 import { formatCleanupLine } from './cleanup-report.ts';
 import { parseControlLine } from './control.ts';
-import { checkFile, makeProbeAlias, nativeImageMismatch, UNBOUND_PROBE, watchProbe } from './exe-check.ts';
+import { nativeImageMismatch, newProbeName, pinFile, UNBOUND_PROBE, watchProbe } from './exe-check.ts';
 import { closeInheritedFds, openWritableFd, releaseStdout } from './fds.ts';
 import { runLadder, type LadderOutcome } from './ladder.ts';
 import { startProbe, type RunningProbe } from './probe.ts';
@@ -139,41 +139,45 @@ export function runSupervisor(): void {
     probesRun++;
     const runTracker = track(PROBE_TRACK_INTERVAL_MS);
     // The answer is bound to the file (and to the image that gave it) only as exe-check.ts proves it.
-    const fileBefore = checkFile(message.file);
-    const alias = makeProbeAlias(message.file, fileBefore);
+    // It runs the very file it identified (held open), under a random name that any later exec replaces.
+    const name = newProbeName();
+    const pinned = pinFile(message.file, name);
     let watch = UNBOUND_PROBE;
-    const started = startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, alias.execPath, (outcome) => {
+    const started = startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, pinned?.execPath ?? message.file, (outcome) => {
       probe = null;
-      alias.remove();
       const bound = watch.settle();
       report.write(formatProbeResult(message.id, outcome, bound.fileId, bound.imageId));
       // Tracking may have stopped while idle: follow what the probe left until that is proven gone.
       if (!cleaning && spec === null) track(PROBE_TRACK_INTERVAL_MS);
     });
     if (started !== null) {
-      watch = watchProbe(started.child, message.file, fileBefore, alias);
+      watch = watchProbe(started.child, message.file, pinned, name);
       probe = started;
       adopt(started.child, runTracker);
     }
+    pinned?.release();
   };
 
   const start = (message: SpawnMessage): void => {
     spec = message;
     const runTracker = track(message.trackIntervalMs);
     // The file to run must be the very file whose version a probe checked (it could have been replaced
-    // since): refuse it before anything starts; what exec then ran is checked right after spawn.
-    const checked = message.expectFileId === null ? null : checkFile(message.file);
+    // since): refuse it before anything starts, and run the very inode checked (held open, exe-check.ts).
+    const checked = message.expectFileId === null ? null : pinFile(message.file);
     if (message.expectFileId !== null && checked?.id !== message.expectFileId) {
+      checked?.release();
       reportLine({ type: 'spawn_error', code: SPAWN_ERROR_FILE_CHANGED, message: `${message.file} is no longer the file whose version was checked; it was not started` });
       cleanUp(false, 'spawn_error');
       return;
     }
-    const child = process.getBuiltinModule('node:child_process').spawn(message.file, [...message.args], {
+    const child = process.getBuiltinModule('node:child_process').spawn(checked?.execPath ?? message.file, [...message.args], {
+      argv0: message.file,
       cwd: message.cwd,
       env: { ...message.env, [RUN_MARKER_ENV]: message.marker },
       stdio: [message.stdin === null ? 'ignore' : 'pipe', 1, 'pipe'],
       windowsHide: true,
     });
+    checked?.release();
     if (child.pid === undefined) {
       child.once('error', (error: NodeJS.ErrnoException) => {
         reportLine({ type: 'spawn_error', code: error.code ?? SPAWN_ERROR_NO_CODE, message: error.message });
