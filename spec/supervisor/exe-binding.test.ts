@@ -12,6 +12,9 @@ import { prepareSupervisor, type PreparedSupervisor, type ProbeSpec } from '../.
 import { createSparePool, type PrepareFn } from '../../lib/supervisor/parent/spare.ts';
 import { fileIdentity } from '../../lib/supervisor/file-id.ts';
 import { SPAWN_ERROR_FILE_CHANGED } from '../../lib/supervisor/protocol.ts';
+import { nativeImageMismatch } from '../../lib/supervisor/child/exe-check.ts';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { makeElfShims, type ElfShims, type ShimKind } from '../helpers/elf-shims.ts';
 import { pollUntil } from '../helpers/poll.ts';
 
@@ -136,4 +139,21 @@ test('a bin link pointed at another binary one millisecond in four: no run ever 
   assert.deepEqual(unchecked, [], `tally ${JSON.stringify(tally)}`);
   assert.ok(tally.ran > 0, `some runs started: ${JSON.stringify(tally)}`);
   t.diagnostic(`flips ${flips}, ${JSON.stringify(tally)}`);
+});
+
+test('the image check after spawn: a process running another executable than the checked one is a mismatch', async () => {
+  const ran = process.execPath; // machine code that stays up until killed
+  const other = shims.version(OTHER);
+  const child = spawn(ran, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  try {
+    assert.ok(child.pid !== undefined);
+    const checked = { id: fileIdentity(ran) ?? '', machineCode: true };
+    assert.equal(nativeImageMismatch(child.pid, checked, fileIdentity(ran), null), null, 'the checked file runs');
+    assert.equal(nativeImageMismatch(child.pid, checked, fileIdentity(other), fileIdentity(ran)), null, 'the image a launcher exec\'d');
+    assert.match(nativeImageMismatch(child.pid, checked, fileIdentity(other), null) ?? '', /another executable/);
+    assert.equal(nativeImageMismatch(child.pid, { ...checked, machineCode: false }, fileIdentity(other), null), null, 'a script is not held to its image');
+  } finally {
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+  }
 });

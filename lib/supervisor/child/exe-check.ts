@@ -2,19 +2,20 @@
  * Binds a version answer to the executable image that gave it, and the run to that image, from what the
  * kernel shows in /proc (identities as lib/supervisor/file-id.ts defines them).
  *
- * The probe of a machine-code file is exec'd through a private symlink with a random 15-character name,
- * argv[0] still the file's path: the kernel names the process after the last path it exec'd (`comm`,
- * field 2 of /proc/<pid>/stat), so any later exec renames it. Right after spawn (the exec completed, the
- * child is not reaped) its image (/proc/<pid>/exe) must be the checked file. When its answer arrives on
- * stdout, the child still unreaped (alive or a zombie: /proc/<pid>/stat stays readable until Node reaps
- * it, which it does only after the data already read is handled), it answered itself if it still bears
- * the random name (it exec'd nothing) and it started no process (none listed as its child, none reaped
- * by it). A launcher that exec'd another binary (a version manager's shim) is renamed, and its image then
- * is that binary if it can still be read; a launcher that forked and waited shows children. What cannot be
- * read is unbound.
+ * Machine code (ELF) is exec'd from the file the supervisor opened and identified, through a private
+ * symlink to /proc/<supervisor>/fd/<fd>: whatever the path names by then, exec runs that inode. The probe's
+ * link has a random 15-character name, argv[0] still the file's path: the kernel names a process after
+ * the last path it exec'd (`comm`, field 2 of /proc/<pid>/stat), so any later exec renames it. When the
+ * probe's answer arrives on stdout, the child still unreaped (alive or a zombie: /proc/<pid>/stat stays
+ * readable until Node reaps it, which it does after the data already read is handled), it answered itself
+ * if it still bears that name (it exec'd nothing) and it started no process (none listed as its child,
+ * none reaped by it). A launcher that exec'd another binary (mise's shims) is renamed, and the image that
+ * answered is then that binary if it can still be read; one that forked and waited (volta's) shows its
+ * child. What cannot be read is bound to no image.
  * The native: right after spawn its image must be the checked file, or the binary the probe's launcher
- * exec'd. A script's image is its interpreter, which says nothing about the script: scripts are held to
- * their file identity before spawn only (docs/supervisor.md states what remains).
+ * exec'd; anything else is killed at once. A script's image is its interpreter, which says nothing about
+ * the script, and the interpreter opens the script by path after it starts: a script is held to its file
+ * identity before spawn only (docs/supervisor.md states what remains).
  */
 import type { ChildProcess } from 'node:child_process';
 import { fileIdentity } from '../file-id.ts';
@@ -38,6 +39,8 @@ export function imageIdentity(pid: number): string | null {
  */
 export interface PinnedFile extends CheckedFile {
   readonly execPath: string;
+  /** The name exec gives the process (the link's), or null when it is run by its path (no private link). */
+  readonly execName: string | null;
   release(): void;
 }
 
@@ -61,12 +64,17 @@ export function pinFile(path: string, name: string = process.getBuiltinModule('n
     const machineCode = fs.readSync(fd, head, 0, 4, 0) === 4 && head.equals(ELF_MAGIC);
     if (!machineCode) {
       release();
-      return { id, machineCode, execPath: path, release };
+      return { id, machineCode, execPath: path, execName: null, release };
     }
-    dir = fs.mkdtempSync(join(process.getBuiltinModule('node:os').tmpdir(), 'claude-run-mcp-exec-'));
-    const execPath = join(dir, name);
-    fs.symlinkSync(`/proc/${process.pid}/fd/${fd}`, execPath);
-    return { id, machineCode, execPath, release };
+    try {
+      dir = fs.mkdtempSync(join(process.getBuiltinModule('node:os').tmpdir(), 'claude-run-mcp-exec-'));
+      fs.symlinkSync(`/proc/${process.pid}/fd/${fd}`, join(dir, name));
+      return { id, machineCode, execPath: join(dir, name), execName: name, release };
+    } catch {
+      // No private directory (a read-only tmp): run by path; the image check after spawn still holds.
+      release();
+      return { id, machineCode, execPath: path, execName: null, release };
+    }
   } catch {
     release();
     return null;
@@ -95,10 +103,10 @@ export interface ProbeWatch {
 export const UNBOUND_PROBE: ProbeWatch = { settle: () => ({ fileId: null, imageId: null }) };
 
 /**
- * Watches a probe just spawned from `path` through `pinned` (exec'd as `name`): what answered, at each
- * stdout chunk. Call it synchronously after spawn, before the event loop can reap the child.
+ * Watches a probe just spawned from `path` through `pinned`: what answered, at each stdout chunk. Call it
+ * synchronously after spawn, before the event loop can reap the child.
  */
-export function watchProbe(child: ChildProcess, path: string, pinned: PinnedFile | null, name: string): ProbeWatch {
+export function watchProbe(child: ChildProcess, path: string, pinned: PinnedFile | null): ProbeWatch {
   const pid = child.pid;
   if (pid === undefined || pinned === null) return UNBOUND_PROBE;
   const before = pinned;
@@ -108,7 +116,7 @@ export function watchProbe(child: ChildProcess, path: string, pinned: PinnedFile
     if (answer === null) return;
     // Once Node reaped the child its pid may be another process's; until then /proc/<pid> is the probe.
     const unreaped = child.exitCode === null && child.signalCode === null;
-    const image = unreaped ? answeredAs(pid, name, before.id) : null;
+    const image = unreaped ? answeredAs(pid, before.execName, before.id) : null;
     answer = answer === undefined || answer === image ? image : null;
   });
   return {
@@ -120,11 +128,14 @@ export function watchProbe(child: ChildProcess, path: string, pinned: PinnedFile
   };
 }
 
-/** The image that is answering: the file itself, or what a launcher exec'd (if still readable); null if unknown. */
-function answeredAs(pid: number, name: string, fileId: string): string | null {
+/**
+ * The image that is answering, alone: the file itself while the process still bears the name it was
+ * exec'd by (even as a zombie), else what /proc/<pid>/exe shows if it can still be read; null if unknown.
+ */
+function answeredAs(pid: number, name: string | null, fileId: string): string | null {
   const stat = readStat(pid);
   if (stat === null || !startedNothing(pid, stat.rest)) return null;
-  return stat.comm === name ? fileId : imageIdentity(pid);
+  return name !== null && stat.comm === name ? fileId : imageIdentity(pid);
 }
 
 /**

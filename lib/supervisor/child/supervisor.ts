@@ -140,8 +140,7 @@ export function runSupervisor(): void {
     const runTracker = track(PROBE_TRACK_INTERVAL_MS);
     // The answer is bound to the file (and to the image that gave it) only as exe-check.ts proves it.
     // It runs the very file it identified (held open), under a random name that any later exec replaces.
-    const name = newProbeName();
-    const pinned = pinFile(message.file, name);
+    const pinned = pinFile(message.file, newProbeName());
     let watch = UNBOUND_PROBE;
     const started = startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, pinned?.execPath ?? message.file, (outcome) => {
       probe = null;
@@ -151,7 +150,7 @@ export function runSupervisor(): void {
       if (!cleaning && spec === null) track(PROBE_TRACK_INTERVAL_MS);
     });
     if (started !== null) {
-      watch = watchProbe(started.child, message.file, pinned, name);
+      watch = watchProbe(started.child, message.file, pinned);
       probe = started;
       adopt(started.child, runTracker);
     }
