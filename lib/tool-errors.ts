@@ -25,7 +25,7 @@ export const TOOL_ERROR_CODES = {
   server_budget_reserved: 'What remains of the server budget is reserved by runs that have not reported their cost yet; nothing was started (retry once they settle).',
   // supervision and process
   spawn_failed: 'The native process could not be started.',
-  native_changed: 'The native binary changed after its version was checked; it was not started.',
+  native_changed: 'The native binary changed after its version was checked; it was not started, or was killed as it started.',
   supervisor_failed: 'The supervisor process failed or vanished before reporting cleanup.',
   timeout: 'The run exceeded timeout_seconds (including a final event followed by a process that never exits).',
   idle_timeout: 'The native process wrote nothing for idle_timeout_seconds.',

@@ -92,6 +92,11 @@ export type ControlMessage =
        * checked): the supervisor refuses to start a file that is no longer that one. null: not bound.
        */
       readonly expectFileId: string | null;
+      /**
+       * The image the probe answered as (its `image_id`): when the file is machine code the native's image
+       * right after spawn must be expectFileId or this one (a launcher that exec'd it already). null: none.
+       */
+      readonly expectImageId: string | null;
     })
   | { readonly type: 'terminate'; readonly reason: TerminateReason };
 
@@ -113,6 +118,11 @@ export type ReportMessage =
       readonly outcome: ProbeOutcome;
       /** The probed file's identity, the same before the probe started and after it ended; else null. */
       readonly fileId: string | null;
+      /**
+       * The image (/proc/<pid>/exe) that wrote the answer, alone (the probe had started no process), when
+       * fileId is bound; else null (unreadable, or the answer may be another process's).
+       */
+      readonly imageId: string | null;
     }
   | { readonly type: 'spawned'; readonly pid: number; readonly start: string; readonly pgid: number }
   | { readonly type: 'spawn_error'; readonly code: string; readonly message: string }

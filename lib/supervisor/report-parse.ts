@@ -5,6 +5,7 @@ import { isPlainObject, parseJsonObject } from '../util/json.ts';
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
 const isStr = (v: unknown): v is string => typeof v === 'string';
+const isFileIdOrNull = (v: unknown): v is string | null => v === null || (isStr(v) && FILE_ID_PATTERN.test(v));
 const isIdentity = (v: unknown): v is ProcessIdentity => isPlainObject(v) && isInt(v['pid']) && isStr(v['start']);
 
 export function parseReportLine(line: string): ReportMessage | null {
@@ -15,8 +16,9 @@ export function parseReportLine(line: string): ReportMessage | null {
       const outcome = parseProbeOutcome(v);
       // Absent (an older supervisor file): the answer vouches for no file.
       const fileId = v['file_id'] ?? null;
-      if (!(fileId === null || (isStr(fileId) && FILE_ID_PATTERN.test(fileId)))) return null;
-      return isInt(v['id']) && outcome !== null ? { type: 'probe_result', id: v['id'], outcome, fileId } : null;
+      const imageId = v['image_id'] ?? null;
+      if (!isFileIdOrNull(fileId) || !isFileIdOrNull(imageId)) return null;
+      return isInt(v['id']) && outcome !== null ? { type: 'probe_result', id: v['id'], outcome, fileId, imageId } : null;
     }
     case 'spawned':
       return isInt(v['pid']) && isStr(v['start']) && isInt(v['pgid']) ? { type: 'spawned', pid: v['pid'], start: v['start'], pgid: v['pgid'] } : null;
@@ -59,8 +61,8 @@ export function parseReportLine(line: string): ReportMessage | null {
  * The wire form of a probe result: the raw output bytes travel as base64, so the line's size is bounded by
  * the byte bounds whatever the bytes are (invalid UTF-8 is decoded only on the adapter's side).
  */
-export function formatProbeResult(id: number, outcome: RawProbeOutcome, fileId: string | null): string {
-  const wire: Record<string, unknown> = { type: 'probe_result', id, kind: outcome.kind, file_id: fileId };
+export function formatProbeResult(id: number, outcome: RawProbeOutcome, fileId: string | null, imageId: string | null): string {
+  const wire: Record<string, unknown> = { type: 'probe_result', id, kind: outcome.kind, file_id: fileId, image_id: imageId };
   if (outcome.kind === 'exited') {
     Object.assign(wire, {
       code: outcome.code, signal: outcome.signal, stdout_overflow: outcome.stdoutOverflow,

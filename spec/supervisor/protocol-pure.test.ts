@@ -10,7 +10,7 @@ import { getSupervisorCommand, SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor
 import { PROBE_LINE_MAX_BYTES, PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, REPORT_MAX_BYTES, type ProbeOutcome, type RawProbeOutcome } from '../../lib/supervisor/protocol.ts';
 
 const MARKER = '0123456789abcdef'.repeat(2);
-const spawnLine = { type: 'spawn', marker: MARKER, cgroup: null, file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1, expectFileId: null };
+const spawnLine = { type: 'spawn', marker: MARKER, cgroup: null, file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1, expectFileId: null, expectImageId: null };
 
 test('parseControlLine accepts spawn and terminate, rejects anything off-shape', () => {
   assert.deepEqual(parseControlLine(JSON.stringify(spawnLine)), spawnLine);
@@ -22,12 +22,14 @@ test('parseControlLine accepts spawn and terminate, rejects anything off-shape',
     { ...spawnLine, marker: undefined }, { ...spawnLine, marker: MARKER.toUpperCase() }, { ...spawnLine, marker: `${MARKER}0` }, { ...spawnLine, marker: 'x'.repeat(32) },
     { ...spawnLine, expectFileId: '' }, { ...spawnLine, expectFileId: '1:2:3:4' }, { ...spawnLine, expectFileId: 12345 },
     { ...spawnLine, cgroup: 'relative/dir' }, { ...spawnLine, cgroup: '/sys/fs/cgroup/../etc' }, { ...spawnLine, cgroup: 7 },
+    { ...spawnLine, expectImageId: '' }, { ...spawnLine, expectImageId: '1:2:3:4' }, { ...spawnLine, expectImageId: 12345 },
   ];
   for (const b of bad) assert.equal(parseControlLine(typeof b === 'string' ? b : JSON.stringify(b)), null, JSON.stringify(b));
   assert.notEqual(parseControlLine(JSON.stringify({ ...spawnLine, interruptGraceMs: 600_000 })), null);
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: '64769:1234:99:1700000000000000000:1700000000000000001' }))?.type, 'spawn');
   // Absent (a server older than the supervisor file it started) is unbound, not malformed.
-  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: undefined })), spawnLine);
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: undefined, expectImageId: undefined })), spawnLine);
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectImageId: '1:2:3:4:5' })), { ...spawnLine, expectImageId: '1:2:3:4:5' });
   // The same for the cgroup base: absent means /proc tracking; an absolute base is taken as given.
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, cgroup: undefined })), spawnLine);
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, cgroup: '/sys/fs/cgroup/user.slice' }))?.type, 'spawn');
@@ -53,16 +55,24 @@ test('probe results survive the wire whatever bytes they carry (base64 on the pi
   ];
   const raw = (o: ProbeOutcome): RawProbeOutcome => (o.kind === 'exited' ? { ...o, stdout: Buffer.from(o.stdout, 'utf8'), stderr: Buffer.from(o.stderr, 'utf8') } : o);
   for (const outcome of outcomes) {
-    const line = formatProbeResult(7, raw(outcome), null);
+    const line = formatProbeResult(7, raw(outcome), null, null);
     assert.ok(line.endsWith('\n') && !line.slice(0, -1).includes('\n'));
-    assert.deepEqual(parseReportLine(line.trimEnd()), { type: 'probe_result', id: 7, outcome, fileId: null });
+    assert.deepEqual(parseReportLine(line.trimEnd()), { type: 'probe_result', id: 7, outcome, fileId: null, imageId: null });
   }
+  const bound = formatProbeResult(8, { kind: 'timeout' }, '1:2:3:4:5', '6:7:8:9:10').trimEnd();
+  assert.deepEqual(parseReportLine(bound), { type: 'probe_result', id: 8, outcome: { kind: 'timeout' }, fileId: '1:2:3:4:5', imageId: '6:7:8:9:10' });
+  assert.equal(parseReportLine(bound.replace('"6:7:8:9:10"', '"6:7"')), null, 'a malformed image id');
+  // Absent (an older supervisor file): the answer vouches for no file and no image.
+  assert.deepEqual(parseReportLine(bound.replace(',"image_id":"6:7:8:9:10"', '')), { type: 'probe_result', id: 8, outcome: { kind: 'timeout' }, fileId: '1:2:3:4:5', imageId: null });
   assert.equal(parseReportLine('{"type":"probe_result","id":1,"kind":"exited","code":0,"signal":null,"stdout_overflow":false,"stdout_b64":1,"stderr_b64":""}'), null);
   assert.equal(parseReportLine('{"type":"probe_result","id":1,"kind":"whatever"}'), null);
 });
 
+/** Five unsigned 64-bit numbers: the longest identity the kernel can give. */
+const LONGEST_ID = Array.from({ length: 5 }, () => String(2n ** 64n - 1n)).join(':');
+
 test('a probe result line at the largest outputs stays within its bound, whatever the bytes (invalid UTF-8 too)', () => {
-  const line = formatProbeResult(Number.MAX_SAFE_INTEGER, { kind: 'exited', code: 255, signal: null, stdout: Buffer.alloc(PROBE_STDOUT_MAX_BYTES, 0xff), stdoutOverflow: true, stderr: Buffer.alloc(PROBE_STDERR_MAX_BYTES, 0xff) }, '1:2:3:4:5');
+  const line = formatProbeResult(Number.MAX_SAFE_INTEGER, { kind: 'exited', code: 255, signal: null, stdout: Buffer.alloc(PROBE_STDOUT_MAX_BYTES, 0xff), stdoutOverflow: true, stderr: Buffer.alloc(PROBE_STDERR_MAX_BYTES, 0xff) }, LONGEST_ID, LONGEST_ID);
   assert.ok(Buffer.byteLength(line) <= PROBE_LINE_MAX_BYTES, `${Buffer.byteLength(line)} bytes`);
   const parsed = parseReportLine(line.trimEnd());
   assert.ok(parsed?.type === 'probe_result' && parsed.outcome.kind === 'exited');

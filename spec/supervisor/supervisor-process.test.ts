@@ -53,7 +53,7 @@ function spawnMessage(dir: string, scenario: string): ControlMessage {
     // (and end) each other's processes.
     type: 'spawn', marker: randomBytes(16).toString('hex'), cgroup: null, file: FAKE_CLAUDE, args: ['-p', '--output-format', 'stream-json', '--', 'hi'], cwd: dir, stdin: null,
     env: baseEnv({ FAKE_CLAUDE_SCENARIO: scenario, FAKE_CLAUDE_READY_FILE: join(dir, 'ready'), FAKE_CLAUDE_RECORD: join(dir, 'record.json') }),
-    interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50, expectFileId: null,
+    interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50, expectFileId: null, expectImageId: null,
   };
 }
 

@@ -32,6 +32,7 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
     dispose: () => Promise.resolve(outcome),
     kill: () => {},
     probedFile: () => undefined,
+    probedImage: () => undefined,
     probe: () => Promise.resolve({ kind: 'exited', code: 0, signal: null, stdout: '2.1.332 (Claude Code)\n', stdoutOverflow: false, stderr: '' }),
     start: (_spec, hooks) => {
       queueMicrotask(() => hooks.onStdout(Buffer.from(`${result}\n`)));

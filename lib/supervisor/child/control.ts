@@ -40,8 +40,13 @@ export function parseControlLine(line: string): ControlMessage | null {
   if (interruptGraceMs === null || termGraceMs === null || killGraceMs === null || trackIntervalMs === null) return null;
   // Absent means unbound: a supervisor started from an upgraded bundle file by an older server still runs.
   const expectFileId = value['expectFileId'] ?? null;
-  if (!(expectFileId === null || (typeof expectFileId === 'string' && FILE_ID_PATTERN.test(expectFileId)))) return null;
-  return { type: 'spawn', ...command, stdin, interruptGraceMs, termGraceMs, killGraceMs, trackIntervalMs, expectFileId };
+  const expectImageId = value['expectImageId'] ?? null;
+  if (!isFileIdOrNull(expectFileId) || !isFileIdOrNull(expectImageId)) return null;
+  return { type: 'spawn', ...command, stdin, interruptGraceMs, termGraceMs, killGraceMs, trackIntervalMs, expectFileId, expectImageId };
+}
+
+function isFileIdOrNull(value: unknown): value is string | null {
+  return value === null || (typeof value === 'string' && FILE_ID_PATTERN.test(value));
 }
 
 function parseCommand(value: Record<string, unknown>): Command | null {

@@ -18,7 +18,8 @@ export interface RunningProbe {
   cancel(): void;
 }
 
-export function startProbe(message: ProbeMessage, env: Record<string, string>, onDone: (outcome: RawProbeOutcome) => void): RunningProbe | null {
+/** Runs `execPath` (the probe's file, or an alias of it) with argv[0] the file's own path. */
+export function startProbe(message: ProbeMessage, env: Record<string, string>, execPath: string, onDone: (outcome: RawProbeOutcome) => void): RunningProbe | null {
   let settled = false;
   const settle = (outcome: RawProbeOutcome): void => {
     if (settled) return;
@@ -27,7 +28,7 @@ export function startProbe(message: ProbeMessage, env: Record<string, string>, o
     clearTimeout(pipeTimer);
     onDone(outcome);
   };
-  const child = process.getBuiltinModule('node:child_process').spawn(message.file, [...message.args], { cwd: message.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+  const child = process.getBuiltinModule('node:child_process').spawn(execPath, [...message.args], { argv0: message.file, cwd: message.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
   let pipeTimer: NodeJS.Timeout | undefined;
   const timer = setTimeout(() => {
     child.kill('SIGKILL');

@@ -7,12 +7,12 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { CONTROL_LINE_MAX_BYTES, MAX_PROBES, PROBE_ONLY_LADDER, RUN_MARKER_ENV, SPAWN_ERROR_FILE_CHANGED, SPAWN_ERROR_NO_CODE, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../protocol.ts';
-import { fileIdentity } from '../file-id.ts';
 import { formatProbeResult } from '../report-parse.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { createLineSplitter } from '../../util/line-splitter.ts';
 import { formatCleanupLine } from './cleanup-report.ts';
 import { parseControlLine } from './control.ts';
+import { nativeImageMismatch, newProbeName, pinFile, UNBOUND_PROBE, watchProbe } from './exe-check.ts';
 import { closeInheritedFds, openWritableFd, releaseStdout } from './fds.ts';
 import { runLadder, type LadderOutcome } from './ladder.ts';
 import { startProbe, type RunningProbe } from './probe.ts';
@@ -173,47 +173,58 @@ export function runSupervisor(): void {
   };
 
   const runProbe = (message: ProbeMessage): void => {
-    const refuse = (why: string): void => { report.write(formatProbeResult(message.id, { kind: 'spawn_error', message: why }, null)); };
+    const refuse = (why: string): void => { report.write(formatProbeResult(message.id, { kind: 'spawn_error', message: why }, null, null)); };
     if (probe !== null || spec !== null) return refuse('a probe or the run is already under way');
     if (probesRun >= MAX_PROBES) return refuse(`at most ${MAX_PROBES} probes per run`);
     probesRun++;
     const runTracker = scope === null ? track(PROBE_TRACK_INTERVAL_MS) : null;
-    // The answer is bound to the file only if the file was the same before the probe and after it.
-    const fileBefore = fileIdentity(message.file);
+    // The answer is bound to the file (and to the image that gave it) only as exe-check.ts proves it.
+    // It runs the very file it identified (held open), under a random name that any later exec replaces.
+    const pinned = pinFile(message.file, newProbeName());
+    let watch = UNBOUND_PROBE;
     let called = false;
     const started = spawnRunProcess(() => {
       called = true;
-      return startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, (outcome) => {
+      return startProbe(message, { ...message.env, [RUN_MARKER_ENV]: message.marker }, pinned?.execPath ?? message.file, (outcome) => {
         probe = null;
-        const fileAfter = fileIdentity(message.file);
-        report.write(formatProbeResult(message.id, outcome, fileBefore !== null && fileBefore === fileAfter ? fileBefore : null));
+        const bound = watch.settle();
+        report.write(formatProbeResult(message.id, outcome, bound.fileId, bound.imageId));
         // Tracking may have stopped while idle: follow what the probe left until that is proven gone.
         if (!cleaning && spec === null && scope === null) track(PROBE_TRACK_INTERVAL_MS);
       });
     });
-    if (!called) return refuse(CGROUP_REFUSED_MESSAGE);
+    if (!called) {
+      pinned?.release();
+      return refuse(CGROUP_REFUSED_MESSAGE);
+    }
     if (started !== null) {
+      watch = watchProbe(started.child, message.file, pinned);
       probe = started;
       adopt(started.child, runTracker);
     }
+    pinned?.release();
   };
 
   const start = (message: SpawnMessage): void => {
     spec = message;
     const runTracker = scope === null ? track(message.trackIntervalMs) : null;
     // The file to run must be the very file whose version a probe checked (it could have been replaced
-    // since): refuse it before anything starts. What is left between this stat and exec is microseconds.
-    if (message.expectFileId !== null && fileIdentity(message.file) !== message.expectFileId) {
+    // since): refuse it before anything starts, and run the very inode checked (held open, exe-check.ts).
+    const checked = message.expectFileId === null ? null : pinFile(message.file);
+    if (message.expectFileId !== null && checked?.id !== message.expectFileId) {
+      checked?.release();
       reportLine({ type: 'spawn_error', code: SPAWN_ERROR_FILE_CHANGED, message: `${message.file} is no longer the file whose version was checked; it was not started` });
       cleanUp(false, 'spawn_error');
       return;
     }
-    const child = spawnRunProcess(() => process.getBuiltinModule('node:child_process').spawn(message.file, [...message.args], {
+    const child = spawnRunProcess(() => process.getBuiltinModule('node:child_process').spawn(checked?.execPath ?? message.file, [...message.args], {
+      argv0: message.file,
       cwd: message.cwd,
       env: { ...message.env, [RUN_MARKER_ENV]: message.marker },
       stdio: [message.stdin === null ? 'ignore' : 'pipe', 1, 'pipe'],
       windowsHide: true,
     }));
+    checked?.release();
     if (child === null) {
       reportLine({ type: 'spawn_error', code: SPAWN_ERROR_NO_CODE, message: CGROUP_REFUSED_MESSAGE });
       cleanUp(false, 'spawn_error');
@@ -229,6 +240,14 @@ export function runSupervisor(): void {
     native = child;
     releaseStdout();
     adopt(child, runTracker);
+    const mismatch = nativeImageMismatch(child.pid, checked, message.expectFileId, message.expectImageId);
+    if (mismatch !== null) {
+      // Our unreaped child: its pid is still its own. Killed outright, then the ladder proves the rest gone.
+      child.kill('SIGKILL');
+      reportLine({ type: 'spawn_error', code: SPAWN_ERROR_FILE_CHANGED, message: `${message.file} was killed as it started: ${mismatch}` });
+      cleanUp(false, 'spawn_error');
+      return;
+    }
     const stat = readProcStat(child.pid);
     reportLine({ type: 'spawned', pid: child.pid, start: stat?.start ?? '0', pgid: stat?.pgid ?? selfPid });
     if (child.stdin) {

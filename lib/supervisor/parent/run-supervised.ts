@@ -112,6 +112,11 @@ export interface PreparedSupervisor {
    * whose version was checked.
    */
   probedFile(file: string): string | null | undefined;
+  /**
+   * The image that gave that latest answer, alone (the probe's `image_id`): equal to probedFile when the
+   * file itself answered; another identity when a launcher exec'd another binary; null when unbound.
+   */
+  probedImage(file: string): string | null | undefined;
   /** Sends `spawn`; at most once, never after dispose. */
   start(spec: SupervisedSpec, hooks: SupervisedHooks): SupervisedRun;
   /** Lets a supervisor go that will not start a run; resolves with its cleanup outcome (also after start). */
@@ -166,6 +171,8 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   const probeFiles = new Map<number, string>();
   /** File → identity at its latest answered probe. */
   const probedFiles = new Map<string, string | null>();
+  /** File → the image that gave its latest answered probe. */
+  const probedImages = new Map<string, string | null>();
   const endProbes = (outcome: ProbeOutcome): void => {
     for (const resolve of probes.values()) resolve(outcome);
     probes.clear();
@@ -178,7 +185,10 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
         probes.delete(message.id);
         const file = probeFiles.get(message.id);
         probeFiles.delete(message.id);
-        if (file !== undefined && resolve !== undefined) probedFiles.set(file, message.fileId);
+        if (file !== undefined && resolve !== undefined) {
+          probedFiles.set(file, message.fileId);
+          probedImages.set(file, message.imageId);
+        }
         resolve?.(message.outcome);
         return;
       }
@@ -290,6 +300,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     },
     kill() { child.kill('SIGKILL'); },
     probedFile: (file) => probedFiles.get(file),
+    probedImage: (file) => probedImages.get(file),
     start(spec, runHooks) {
       if (phase !== 'idle') throw new Error(`supervisor already ${phase}`);
       phase = 'started';
@@ -308,6 +319,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
         killGraceMs: spec.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
         trackIntervalMs: spec.trackIntervalMs ?? DEFAULT_TRACK_INTERVAL_MS,
         expectFileId: probedFiles.get(spec.file) ?? null,
+        expectImageId: probedImages.get(spec.file) ?? null,
       });
       return {
         terminate(reason) {

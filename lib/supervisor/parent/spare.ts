@@ -10,7 +10,7 @@
 import type { PreparedSupervisor, ProbeSpec } from './run-supervised.ts';
 import type { SupervisorCommand } from './supervisor-command.ts';
 import type { ProbeOutcome } from '../protocol.ts';
-import { fileIdentity, isMachineCode } from '../file-id.ts';
+import { fileIdentity } from '../file-id.ts';
 
 export type PrepareFn = (command?: SupervisorCommand) => PreparedSupervisor;
 
@@ -119,13 +119,14 @@ export function createSparePool(prepare: PrepareFn, options: SparePoolOptions = 
 }
 
 /**
- * Starts the early probe on an idle spare and answers the run's first identical probe with it. The answer
- * is used only if the file answered (it exited), the file's identity is unchanged now
- * (lib/supervisor/file-id.ts), and the file is machine code (ELF), so what runs is that very file; the
- * run's spawn is bound to that identity too. Otherwise (the binary was replaced meanwhile, a timeout or
- * spawn error of that moment, a script or shim such as a version manager's) the run's probe runs now, as
+ * Starts the early probe on an idle spare and answers the run's first identical probe with it, the
+ * working directory included: a version manager's shim picks the version by directory. The answer is used
+ * only if the file answered (it exited), by itself: the image that wrote it was the file (a launcher
+ * that exec'd another binary, a script's interpreter and a launcher that started a process all differ,
+ * lib/supervisor/child/exe-check.ts), and the file's identity is unchanged now (lib/supervisor/file-id.ts);
+ * the run's spawn is bound to that identity too. Otherwise (another directory, the binary replaced
+ * meanwhile, a timeout or spawn error of that moment, a script or a shim) the run's probe runs now, as
  * without a spare.
- * The working directory is the one thing that may differ: a version answer belongs to the file.
  */
 function withEarlyProbe(supervisor: PreparedSupervisor, earlyProbe: SparePoolOptions['earlyProbe']): PreparedSupervisor {
   let spec: ProbeSpec | null = null;
@@ -145,11 +146,12 @@ function withEarlyProbe(supervisor: PreparedSupervisor, earlyProbe: SparePoolOpt
       // One probe at a time per supervisor: another probe waits for the early one to end.
       if (!sameProbe(ready.spec, wanted)) return ready.outcome.then(() => supervisor.probe(wanted));
       return ready.outcome.then((outcome) => {
-        // Only an answer the file gave (not a timeout or spawn error of that moment), about the file as it
-        // still is, and only when the file is what runs: an interpreter script or shim may exec another
-        // binary that changed since, unseen by the file's identity.
+        // Only an answer the file gave itself (not a timeout or spawn error of that moment; not a binary a
+        // shim or interpreter ran, which may have changed since unseen by the file's identity), about the
+        // file as it still is.
         const vouched = supervisor.probedFile(wanted.file);
-        const current = outcome.kind === 'exited' && typeof vouched === 'string' && isMachineCode(wanted.file) ? fileIdentity(wanted.file) : null;
+        const answeredItself = typeof vouched === 'string' && supervisor.probedImage(wanted.file) === vouched;
+        const current = outcome.kind === 'exited' && answeredItself ? fileIdentity(wanted.file) : null;
         return current !== null && current === vouched ? outcome : supervisor.probe(wanted);
       });
     },
@@ -157,7 +159,7 @@ function withEarlyProbe(supervisor: PreparedSupervisor, earlyProbe: SparePoolOpt
 }
 
 function sameProbe(a: ProbeSpec, b: ProbeSpec): boolean {
-  if (a.file !== b.file || a.timeoutMs !== b.timeoutMs || a.maxStdoutBytes !== b.maxStdoutBytes) return false;
+  if (a.file !== b.file || a.cwd !== b.cwd || a.timeoutMs !== b.timeoutMs || a.maxStdoutBytes !== b.maxStdoutBytes) return false;
   if (a.args.length !== b.args.length || a.args.some((arg, i) => arg !== b.args[i])) return false;
   const keys = Object.keys(a.env);
   return keys.length === Object.keys(b.env).length && keys.every((k) => Object.hasOwn(b.env, k) && a.env[k] === b.env[k]);
