@@ -41,6 +41,10 @@ import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskHost } from './tasks.ts';
 import { createResourceHost } from './resources.ts';
+import { createGitRunner, createGitRunnerSync } from '../worktree/git.ts';
+import { checkWorktreeRequest } from '../worktree/worktree.ts';
+import { inspectWorktree } from '../worktree/changes.ts';
+import { countFileLines, describeGit } from '../worktree/fs-edge.ts';
 
 export interface HostConfig {
   readonly claudeBin: string | null;
@@ -99,8 +103,13 @@ export function createHosts(config: HostConfig): ToolHosts {
       })
     : null;
 
+  const gitOptions = { env: config.env };
+  const git = createGitRunner(gitOptions);
+  const gitSync = createGitRunnerSync(gitOptions);
+  let gitAvailability: ReturnType<typeof describeGit> | null = null;
   const runtime = createRuntime({
     clock,
+    inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {
@@ -142,9 +151,11 @@ export function createHosts(config: HostConfig): ToolHosts {
       throw new ToolError('invalid_arguments', 'cwd must name an existing directory', '/cwd');
     }
     if (request.session.kind === 'new') refuseExistingSession(request.session.sessionId, cwd);
+    const name = request.nativeOptions['worktree'];
+    const worktree = typeof name === 'string' ? checkWorktreeRequest(gitSync, cwd, name, existsSync) : null;
     const argv = buildNativeArgv({ tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: config.promptViaStdin });
     const bin = resolveBin();
-    return { request: { ...request, cwd }, bin, argv };
+    return { request: { ...request, cwd, worktree }, bin, argv };
   };
 
   let firstUse = config.onFirstUse;
@@ -186,6 +197,8 @@ export function createHosts(config: HostConfig): ToolHosts {
           prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes, prompt_via_stdin: config.promptViaStdin, recursion_refused: recursive,
         },
         cleanup: describeCleanup(cleanup),
+        // Asked once per process, at the first read.
+        worktree: (gitAvailability ??= describeGit(gitSync, config.cwd)),
       };
     },
   });
