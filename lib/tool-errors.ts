@@ -21,6 +21,10 @@ export const TOOL_ERROR_CODES = {
   cleanup_unconfirmed: 'Process cleanup of the run was not confirmed; the handle stays retained.',
   permission_question_not_pending: 'The permission question is not pending on this run (already decided, expired, withdrawn or unknown); nothing was answered.',
   session_busy: 'Too many runs are already waiting for this conversation; nothing was started.',
+  // worktrees (claude.worktree.remove)
+  worktree_not_found: 'The repository has no worktree of that name under .claude/worktrees; nothing was removed.',
+  worktree_has_work: 'The worktree holds uncommitted changes or commits no other branch reaches; nothing was removed (force: true discards them).',
+  git_failed: 'A git command failed, timed out or printed more than its bound.',
   // supervision and process
   spawn_failed: 'The native process could not be started.',
   native_changed: 'The native binary changed after its version was checked; it was not started.',

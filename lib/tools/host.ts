@@ -44,6 +44,7 @@ import { createResourceHost } from './resources.ts';
 import { createGitRunner, createGitRunnerSync } from '../worktree/git.ts';
 import { checkWorktreeRequest } from '../worktree/worktree.ts';
 import { inspectWorktree } from '../worktree/changes.ts';
+import { removeWorktree } from '../worktree/remove.ts';
 import { countFileLines, describeGit } from '../worktree/fs-edge.ts';
 
 export interface HostConfig {
@@ -172,7 +173,7 @@ export function createHosts(config: HostConfig): ToolHosts {
       used();
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
-      return callTool(tool, args, ctx, { runtime, prepare });
+      return callTool(tool, args, ctx, { runtime, prepare, removeWorktree: (request) => removeWorktree(git, request) });
     },
     tasks: createTaskHost({ runtime, prepare, clock, underscoreNames: config.underscoreNames }),
   };
