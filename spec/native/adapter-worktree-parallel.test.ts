@@ -36,7 +36,7 @@ describe('adapter over the real binary: worktrees in parallel', () => {
       const results = await Promise.all(runIds.map(settled));
       for (const [i, out] of results.entries()) {
         const name = NAMES[i] ?? '';
-        assert.equal(out.isError, false, JSON.stringify(out.error));
+        assert.equal(out.isError, false, JSON.stringify(out.result));
         assert.equal(out.result['cleanup_confirmed'], true);
         const summary = obj(out.result['worktree']);
         const path = join(cwd, '.claude', 'worktrees', name);
@@ -45,7 +45,7 @@ describe('adapter over the real binary: worktrees in parallel', () => {
           committed: { files: 0, added: 0, modified: 0, deleted: 0, lines_added: 0, lines_deleted: 0 },
           uncommitted: { files: 1, added: 0, modified: 1, deleted: 0, lines_added: 1, lines_deleted: 1 },
           files_truncated: false, changes_error: null,
-        }, 'the summary names where the work is and counts it');
+        }, `the summary names where the work is and counts it: ${JSON.stringify(out.result)}`);
         const full = obj((await tier.full(runIds[i]))['worktree']);
         assert.deepEqual(full['files'], [{ path: 'shared.txt', status: 'modified', committed: false, lines_added: 1, lines_deleted: 1 }]);
         assert.equal(full['head_commit'], base);
