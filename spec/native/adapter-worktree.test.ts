@@ -41,7 +41,7 @@ describe('adapter over the real binary: worktrees', () => {
     });
   });
 
-  it('a resumed conversation runs again in its worktree, and its commit is counted as committed', async () => {
+  it('a resumed conversation runs again in its worktree, and its commit is counted as committed; a fork goes to a new worktree', async () => {
     await inCwd(tier, async (cwd) => {
       const base = makeRepository(cwd);
       const first = await tier.call('claude.run', { prompt: `start ${marker('r1')}`, cwd, worktree: 'again' });
@@ -60,7 +60,15 @@ describe('adapter over the real binary: worktrees', () => {
       assert.deepEqual(worktree['committed'], { files: 1, added: 1, modified: 0, deleted: 0, lines_added: 2, lines_deleted: 0 });
       assert.deepEqual(worktree['uncommitted'], { files: 0, added: 0, modified: 0, deleted: 0, lines_added: 0, lines_deleted: 0 });
       assert.equal(existsSync(join(cwd, 'note.txt')), false, 'the commit stayed in the worktree');
-      for (const out of [first, resumed]) await tier.call('claude.run.release', { run_id: out.result['run_id'] });
+
+      // A fork into a new worktree: the forked conversation runs there, on a branch from the main HEAD.
+      const forked = await tier.call('claude.run', { prompt: `fork ${marker('r3')}`, cwd, resume_session_id: sessionId, fork_session: true, worktree: 'forked' });
+      assert.equal(forked.isError, false, JSON.stringify(forked.error));
+      assert.notEqual(forked.result['session_id'], sessionId);
+      const fork = obj(forked.result['worktree']);
+      assert.deepEqual([fork['path'], fork['branch'], fork['base_commit']], [join(cwd, '.claude', 'worktrees', 'forked'), 'worktree-forked', base]);
+      assert.equal(existsSync(join(String(fork['path']), 'note.txt')), false, 'the new worktree starts from HEAD, not from the other worktree');
+      for (const out of [first, resumed, forked]) await tier.call('claude.run.release', { run_id: out.result['run_id'] });
     });
   });
 
