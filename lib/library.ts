@@ -6,7 +6,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { createAdapter, type Adapter } from './adapter.ts';
-import { DEFAULT_MAX_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS_LIMIT } from './cli/args.ts';
+import { DEFAULT_MAX_TIMEOUT_SECONDS, MAX_BUDGET_USD_LIMIT, MAX_TIMEOUT_SECONDS_LIMIT } from './cli/args.ts';
 import type { SupervisorCommand } from './supervisor/parent/supervisor-command.ts';
 import { CLEANUP_BACKEND_OPTIONS, type CleanupBackendOption } from './supervisor/parent/cleanup-backend.ts';
 import { createHosts } from './tools/host.ts';
@@ -37,6 +37,11 @@ export interface ClaudeRunAdapterOptions {
    * /proc tracking), 'cgroup' (throws CleanupBackendUnavailable where none can be had), 'process_scan'.
    */
   readonly cleanupBackend?: CleanupBackendOption;
+  /**
+   * The operator's budget in dollars (as --budget-usd): the cap on the total reported cost of the runs this
+   * adapter starts; each run gets --max-budget-usd = what remains. Over 0, up to 1000000, at most 6 decimals.
+   */
+  readonly budgetUsd?: number;
 }
 
 /** Validates the options, composes the hosts and returns the adapter; throws TypeError/RangeError on bad options. */
@@ -53,6 +58,10 @@ export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): A
   if (options.cleanupBackend !== undefined && !CLEANUP_BACKEND_OPTIONS.includes(options.cleanupBackend)) {
     throw new TypeError(`cleanupBackend must be one of ${CLEANUP_BACKEND_OPTIONS.join(', ')}`);
   }
+  const budgetUsd = options.budgetUsd;
+  if (budgetUsd !== undefined && !isBudgetUsd(budgetUsd)) {
+    throw new RangeError(`budgetUsd must be a number over 0 and up to ${MAX_BUDGET_USD_LIMIT}, with at most 6 decimals`);
+  }
   const hosts = createHosts({
     claudeBin: options.claudeBin ?? null,
     maxTimeoutSeconds,
@@ -62,6 +71,7 @@ export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): A
     cwd,
     ...(options.supervisorCommand === undefined ? {} : { supervision: { supervisorCommand: options.supervisorCommand } }),
     ...(options.cleanupBackend === undefined ? {} : { cleanupBackend: options.cleanupBackend }),
+    budgetUsd: budgetUsd ?? null,
   });
   return createAdapter({
     toolHost: hosts.toolHost,
@@ -69,4 +79,9 @@ export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): A
     onClose: hosts.close,
     ...(options.log === undefined ? {} : { log: options.log }),
   });
+}
+
+/** A budget the ledger keeps exactly: whole micro-dollars, within bounds. */
+function isBudgetUsd(value: unknown): value is number {
+  return typeof value === 'number' && value > 0 && value <= MAX_BUDGET_USD_LIMIT && Math.abs(value * 1e6 - Math.round(value * 1e6)) < 1e-6;
 }

@@ -21,6 +21,8 @@ export const TOOL_ERROR_CODES = {
   cleanup_unconfirmed: 'Process cleanup of the run was not confirmed; the handle stays retained.',
   permission_question_not_pending: 'The permission question is not pending on this run (already decided, expired, withdrawn or unknown); nothing was answered.',
   session_busy: 'Too many runs are already waiting for this conversation; nothing was started.',
+  server_budget_exhausted: 'The server budget (--budget-usd) is spent; nothing was started.',
+  server_budget_reserved: 'What remains of the server budget is reserved by runs that have not reported their cost yet; nothing was started (retry once they settle).',
   // worktrees (claude.worktree.remove)
   worktree_not_found: 'The repository has no worktree of that name under .claude/worktrees; nothing was removed.',
   worktree_has_work: 'The worktree holds uncommitted changes or commits no other branch reaches; nothing was removed (force: true discards them).',

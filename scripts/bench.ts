@@ -3,7 +3,7 @@
  * same run, interleaved where possible, as a median of repeated rounds. Prints a table and writes
  * docs/benchmarks.md. Uses dist/claude-run-mcp.cjs (built into a temp dir first when absent).
  * Usage: node --import tsx scripts/bench.ts [--quick] [--only a,b] [--no-write]
- *   benches: cold, overhead, real, ingest, memory, responsive, progress
+ *   benches: cold, overhead, real, ingest, memory, responsive, progress, scan
  */
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { benchIngest } from './bench/ingest.ts';
 import { benchRealTurn } from './bench/real-turn.ts';
 import { benchMemory } from './bench/memory.ts';
 import { runIsolated } from './bench/isolated.ts';
+import { benchSupervisorScan } from './bench/supervisor-scan.ts';
 import { renderReport, type Row } from './bench/report.ts';
 
 const args = process.argv.slice(2);
@@ -114,6 +115,18 @@ async function main(): Promise<void> {
         { bench: '6 progress latency', measure: 'native write → notifications/progress p50', value: r.p50Ms, target: null, unit: 'ms', detail: `${r.events} events, 1 every ${r.intervalMs} ms` },
         { bench: '6 progress latency', measure: 'native write → notifications/progress p99', value: r.p99Ms, target: null, unit: 'ms', detail: `max ${r.maxMs.toFixed(2)} ms` },
       );
+    }
+    if (wanted('scan')) {
+      log('process-scan supervisor cost');
+      // The machine is filled with idle processes for this row alone; they die with this process.
+      for (const r of await benchSupervisorScan({ sizes: [100, 600, 1600], activeMs: quick ? 3000 : 6000 })) {
+        const cgroup = r.backend === 'cgroup';
+        rows.push({
+          bench: cgroup ? '7 supervisor, cgroup backend' : '7 supervisor, /proc tracking', measure: `CPU per second of an active run, ${r.processes} processes on the machine`,
+          value: r.cpuMsPerSecond, target: r.processes >= 1500 ? (cgroup ? 10 : 50) : null, unit: 'ms',
+          detail: `one run with a setsid child, ${r.activeMs} ms active (source supervisor); ${cgroup ? '10 ms per s is 1 %' : '50 ms per s is 5 %'} of one core${r.confirmed ? '' : '; cleanup honestly unconfirmed (processes vanished mid-scan)'}`,
+        });
+      }
     }
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${quick ? 'quick' : 'full'} run, ` +
       `1-minute load average ${loadAtStart.toFixed(1)} at the start and ${(loadavg()[0] ?? 0).toFixed(1)} at the end`;

@@ -30,6 +30,7 @@ const UNIT_TIERS = [
   'spec/native-contract/transcripts.test.ts',
   'spec/cli/deferred-hosts.test.ts',
   'spec/supervisor/protocol-pure.test.ts',
+  'spec/process/cgroup-paths.test.ts',
   'spec/supervisor/ladder-pure.test.ts',
   'spec/supervisor/sliced-reader.test.ts',
   'spec/tools/run-input.test.ts',
@@ -57,6 +58,6 @@ if (files.length === 0) {
 // The pure tiers run in one process (a per-file process costs a tsx start each, most of their time).
 const argv = unit
   ? ['--import', 'tsx', join(root, 'scripts', 'import-specs.mjs'), ...files]
-  : ['--import', 'tsx', '--test', '--test-timeout=120000', '--test-concurrency=2', ...files];
+  : ['--import', 'tsx', '--test', '--test-timeout=240000', '--test-concurrency=2', ...files];
 const child = spawn(process.execPath, argv, { cwd: root, stdio: 'inherit' });
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

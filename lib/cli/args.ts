@@ -15,6 +15,8 @@ export interface ServeConfig {
   readonly maxFrameBytes: number;
   /** --cleanup-backend auto|cgroup|process_scan: how each run's cleanup is proven (docs/supervisor.md). */
   readonly cleanupBackend: CleanupBackendOption;
+  /** --budget-usd N: the cap on the total reported cost of the runs this server starts; null: no budget. */
+  readonly budgetUsd: number | null;
 }
 
 export const DEFAULT_MAX_TIMEOUT_SECONDS = 1800;
@@ -22,6 +24,8 @@ export const DEFAULT_MAX_TIMEOUT_SECONDS = 1800;
 export const MAX_TIMEOUT_SECONDS_LIMIT = 24 * 60 * 60;
 export const MIN_FRAME_BYTES = 1024;
 export const MAX_FRAME_BYTES_LIMIT = 1024 * 1024 * 1024;
+/** The largest --budget-usd; a larger one is a typo, not a budget. */
+export const MAX_BUDGET_USD_LIMIT = 1_000_000;
 
 /** `claude-run-mcp --help`: the commands, and the options of serve (the default command). */
 export const SERVE_USAGE = `usage: claude-run-mcp [serve] [options]     serve MCP over stdio (the default command)
@@ -38,6 +42,9 @@ serve options:
   --max-frame-bytes N        inbound JSON-RPC frame bound in bytes, ${MIN_FRAME_BYTES} to ${MAX_FRAME_BYTES_LIMIT} (default ${MAX_FRAME_BYTES})
   --cleanup-backend B        how cleanup is proven: auto (a cgroup per run where one can be had, else /proc
                              scans; the default), cgroup (refuse to start without one), process_scan
+  --budget-usd N             cap the total reported cost of the runs this server starts, in dollars with up
+                             to 6 decimals, up to ${MAX_BUDGET_USD_LIMIT}; each run gets --max-budget-usd = what remains
+                             (0 or empty: no budget, the default)
   -h, --help                 print this help`;
 
 export type ParseResult =
@@ -55,6 +62,7 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
     promptViaStdin: false,
     maxFrameBytes: MAX_FRAME_BYTES,
     cleanupBackend: 'auto',
+    budgetUsd: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
@@ -95,6 +103,12 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
         config.cleanupBackend = known;
         break;
       }
+      case '--budget-usd': {
+        const parsed = parseBudgetUsd(takeValue());
+        if (parsed === undefined) return { kind: 'error', message: `--budget-usd needs dollars from 0 to ${MAX_BUDGET_USD_LIMIT} with at most 6 decimals (0: no budget)` };
+        config.budgetUsd = parsed;
+        break;
+      }
       case '--max-timeout-seconds':
       case '--max-frame-bytes': {
         const value = takeValue();
@@ -110,6 +124,15 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
     }
   }
   return { kind: 'config', config };
+}
+
+/** Dollars as typed (`2`, `0.5`, `0.000001`); 0 or empty (an unset `.mcpb` setting) is null, no budget; undefined: invalid. */
+export function parseBudgetUsd(value: string | null): number | null | undefined {
+  if (value === '') return null;
+  if (value === null || !/^[0-9]{1,7}(\.[0-9]{1,6})?$/.test(value)) return undefined;
+  const dollars = Number(value);
+  if (dollars > MAX_BUDGET_USD_LIMIT) return undefined;
+  return dollars === 0 ? null : dollars;
 }
 
 function truncate(text: string): string {

@@ -31,8 +31,8 @@ export type HostFactory = (config: ServeConfig, log: (line: string) => void) => 
  * The real hosts: the run tools and resources over the native CLI, configured from the command line. Imported
  * when first needed, after the handshake has been answered (lib/cli/deferred-hosts.ts).
  */
-export const loadDefaultHosts: HostFactory = async (config) =>
-  (await import('../tools/host.ts')).createHosts({ ...config, env: process.env, cwd: process.cwd(), spareSupervisor: true, onFirstUse: () => holdYoungGeneration(process.execArgv, process.env) });
+export const loadDefaultHosts: HostFactory = async (config, log) =>
+  (await import('../tools/host.ts')).createHosts({ ...config, log, env: process.env, cwd: process.cwd(), spareSupervisor: true, onFirstUse: () => holdYoungGeneration(process.execArgv, process.env) });
 
 const log = (line: string): void => { process.stderr.write(`claude-run-mcp: ${line}\n`); };
 

@@ -166,7 +166,10 @@ export function createSession(options: SessionOptions): Session {
   const handleOne = (message: unknown): Promise<unknown> => {
     const envelope = classifyMessage(message);
     switch (envelope.kind) {
-      case 'invalid': return Promise.resolve(fail(envelope.id, envelope.idOutOfRange ? rpcErrors.idOutOfRange() : rpcErrors.invalidRequest()));
+      case 'invalid':
+        // A malformed answer to one of our own requests (no result or error, or no jsonrpc) fails that request.
+        if (!hasMethod(message) && outbound?.onResponse(message) === true) return Promise.resolve(undefined);
+        return Promise.resolve(fail(envelope.id, envelope.idOutOfRange ? rpcErrors.idOutOfRange() : rpcErrors.invalidRequest()));
       case 'invalid-notification':
         log(`ignored an invalid notification${envelope.method === null ? '' : ` ${JSON.stringify(envelope.method.slice(0, 64))}`}`);
         return Promise.resolve(undefined);
@@ -214,4 +217,8 @@ function declaresFormElicitation(capabilities: unknown): boolean {
   if (typeof elicitation !== 'object' || elicitation === null || Array.isArray(elicitation)) return false;
   const keys = Object.keys(elicitation);
   return keys.length === 0 || keys.includes('form');
+}
+
+function hasMethod(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && Object.hasOwn(message, 'method');
 }

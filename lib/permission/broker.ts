@@ -12,6 +12,7 @@ import type { Clock } from '../util/clock.ts';
 import { createLineSplitter } from '../util/line-splitter.ts';
 import type { JsonObject } from '../util/json.ts';
 import { ToolError } from '../tool-errors.ts';
+import { PRIVATE_DIR_PREFIX } from './private-dir.ts';
 import { inputPreview, MAX_BRIDGE_LINE_BYTES, MAX_DENY_REASON_CHARS, parseBridgeMessage, type DecisionMessage } from './wire.ts';
 
 /** Questions of one run that may wait at once; more are denied at once. */
@@ -20,6 +21,11 @@ export const MAX_PENDING_QUESTIONS = 16;
 export const MAX_DECIDED_QUESTIONS = 64;
 /** Bridge connections of one run alive at once (the CLI respawns a dead bridge; one is normal). */
 export const MAX_BRIDGE_CONNECTIONS = 2;
+/**
+ * A connection that has not authenticated within this is closed: the bridge sends its token as soon as it
+ * connects, and an idle connection must not hold one of the MAX_BRIDGE_CONNECTIONS slots for good.
+ */
+export const BRIDGE_AUTH_TIMEOUT_MS = 3_000;
 
 export type DecisionSource = 'host' | 'timeout' | 'closed' | 'withdrawn' | 'overflow';
 
@@ -69,6 +75,8 @@ export interface BrokerDeps {
   readonly boundMs: number;
   /** Parent of the private directory (default: the OS temp directory). */
   readonly baseDir?: string;
+  /** Name prefix of the private directory (privateDirPrefix: the owning server, so a later one can sweep it). */
+  readonly dirPrefix?: string;
 }
 
 interface Waiting {
@@ -81,7 +89,8 @@ interface Waiting {
 export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
   const hex = (n: number): string => Buffer.from(deps.random(n)).toString('hex');
   // mkdtemp creates the directory with mode 0700: only this user can reach the socket inside.
-  const dir = mkdtempSync(join(deps.baseDir ?? process.getBuiltinModule('node:os').tmpdir(), 'crm-perm-'));
+  const dir = mkdtempSync(join(deps.baseDir ?? process.getBuiltinModule('node:os').tmpdir(), deps.dirPrefix ?? PRIVATE_DIR_PREFIX));
+  removeAtExit(dir, true);
   const socketPath = join(dir, 'bridge.sock');
   const token = hex(32);
   const waiting = new Map<string, Waiting>();
@@ -114,6 +123,9 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     if (closed || sockets.size >= MAX_BRIDGE_CONNECTIONS) { socket.destroy(); return; }
     sockets.add(socket);
     let authenticated = false;
+    // Decided after the loop's next poll: a token that arrived while this process was not scheduled is read
+    // before the timer can close its connection.
+    const disposeAuthTimer = deps.clock.setTimeout(() => setImmediate(() => { if (!authenticated) socket.destroy(); }), BRIDGE_AUTH_TIMEOUT_MS);
     const mine = new Map<string, string>(); // bridge id → question id
     const lines = createLineSplitter({
       maxLineBytes: MAX_BRIDGE_LINE_BYTES,
@@ -124,6 +136,7 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
           case 'hello':
             if (authenticated || !sameToken(message.token, token)) { socket.destroy(); return; }
             authenticated = true;
+            disposeAuthTimer();
             return;
           case 'ask': {
             if (mine.has(message.id)) { socket.destroy(); return; }
@@ -164,6 +177,7 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     socket.on('data', (chunk: Buffer) => lines.push(chunk));
     socket.on('error', () => {});
     socket.on('close', () => {
+      disposeAuthTimer();
       sockets.delete(socket);
       // The bridge is gone: its questions can no longer be answered; it has denied them itself.
       for (const questionId of mine.values()) decide(questionId, 'deny', '', 'closed');
@@ -198,8 +212,23 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
       for (const socket of sockets) socket.destroy();
       server.close();
       rmSync(dir, { recursive: true, force: true });
+      removeAtExit(dir, false);
     },
   };
+}
+
+/** Private directories of brokers not closed yet: removed when the process exits by any path that runs code. */
+const openDirs = new Set<string>();
+let exitHookInstalled = false;
+
+function removeAtExit(dir: string, open: boolean): void {
+  if (!open) { openDirs.delete(dir); return; }
+  openDirs.add(dir);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // 'exit' listeners must be synchronous: rmSync is. A process killed outright leaves the directory to
+  // the next server's sweep (private-dir.ts).
+  process.on('exit', () => { for (const d of openDirs) rmSync(d, { recursive: true, force: true }); });
 }
 
 function sameToken(given: string, expected: string): boolean {

@@ -52,13 +52,20 @@ export function bridgeCommandBeside(supervisor: BridgeCommand | undefined, super
 
 export interface BridgeWiring {
   readonly command: BridgeCommand;
-  readonly socketPath: string;
-  readonly token: string;
   readonly boundMs: number;
   /** True when the caller left permission_mode unset: the run then uses the native `default` mode. */
   readonly useDefaultMode: boolean;
   /** cli-tree.json `permission_prompt_tool`: the flags verified on the tested version. */
   readonly flags: { readonly flag: string; readonly mcp_config_flag: string };
+}
+
+/**
+ * What the bridge needs to reach its broker, for the native process's environment: the native CLI starts
+ * its MCP servers with its own environment plus the server's `env` (measured on the pinned CLI), and a
+ * process's environment is readable only by its own user (/proc/<pid>/environ), unlike its argv.
+ */
+export function bridgeEnv(socketPath: string, token: string): Readonly<Record<string, string>> {
+  return { [BRIDGE_ENV.socket]: socketPath, [BRIDGE_ENV.token]: token };
 }
 
 /**
@@ -72,7 +79,9 @@ export function withPermissionBridge(argv: NativeArgv, separator: string, wiring
       [BRIDGE_SERVER]: {
         command: wiring.command.file,
         args: [...wiring.command.args],
-        env: { [BRIDGE_ENV.socket]: wiring.socketPath, [BRIDGE_ENV.token]: wiring.token, [BRIDGE_ENV.boundMs]: String(wiring.boundMs) },
+        // The socket path and token are not here: this JSON is on the native's command line, which every
+        // local user can read. They travel in the native's environment (bridgeEnv), which it passes on.
+        env: { [BRIDGE_ENV.boundMs]: String(wiring.boundMs) },
         timeout: wiring.boundMs + CLI_BACKSTOP_MARGIN_MS,
       },
     },

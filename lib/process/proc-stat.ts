@@ -17,6 +17,8 @@ export interface ProcStat {
   readonly sid: number;
   /** Field 22: start time in clock ticks since boot, kept as a decimal string (never compared as a float). */
   readonly start: string;
+  /** A kernel thread (PF_KTHREAD in field 9): it has no environment and is never a run's. */
+  readonly kthread?: boolean;
 }
 
 /** Fields after the ")" that closes comm: index 0 is field 3 (state). */
@@ -24,6 +26,9 @@ const STATE_INDEX = 0;
 const PPID_INDEX = 1;
 const PGID_INDEX = 2;
 const SID_INDEX = 3;
+const FLAGS_INDEX = 6;
+/** PF_KTHREAD, include/linux/sched.h. */
+const PF_KTHREAD = 0x00200000;
 const START_INDEX = 19;
 
 /** Parses one stat line; null when it is not a well-formed stat line. comm may hold spaces and ")". */
@@ -40,6 +45,9 @@ export function parseProcStat(text: string): ProcStat | null {
   const start = rest[START_INDEX];
   if (state === undefined || start === undefined || !/^\d+$/.test(start)) return null;
   if (![pid, ppid, pgid, sid].every((n) => Number.isSafeInteger(n) && n >= 0) || pid === 0) return null;
+  const flags = Number(rest[FLAGS_INDEX]);
+  // Bit tests on a double: the flags word is 32 bits, within what `>>> 0` keeps exact.
+  if (Number.isSafeInteger(flags) && ((flags >>> 0) & PF_KTHREAD) !== 0) return { pid, state, ppid, pgid, sid, start, kthread: true };
   return { pid, state, ppid, pgid, sid, start };
 }
 

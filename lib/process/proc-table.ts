@@ -24,44 +24,139 @@ export function readProcFile(path: string): string {
 
 /** The stat of `pid`, or null when it no longer exists (or cannot be read). */
 export function readProcStat(pid: number): ProcStat | null {
+  let length: number;
   try {
-    return parseProcStat(readProcFile(`/proc/${pid}/stat`));
+    const fd = openSync(`/proc/${pid}/stat`, 'r');
+    try {
+      length = readSync(fd, buffer, 0, STAT_BUFFER_BYTES, null);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+  // Straight from the bytes: a scan reads every process's stat, and a split into 52 strings each costs more
+  // than the read. Anything unusual (a comm line that fills the buffer) takes the text path.
+  return (length < STAT_BUFFER_BYTES ? parseStatBytes(buffer, length) : null) ?? parseProcStat(buffer.toString('latin1', 0, length));
+}
+
+const SPACE = 0x20;
+const CLOSE_PAREN = 0x29;
+
+/** Fields 3 to 22 of a stat line in `bytes`; null when it is not the expected shape. */
+function parseStatBytes(bytes: Buffer, length: number): ProcStat | null {
+  let close = length - 1;
+  while (close > 0 && bytes[close] !== CLOSE_PAREN) close--;
+  if (close <= 0) return null;
+  const pid = leadingInt(bytes, 0);
+  const fields: number[] = [];
+  let at = close + 2;
+  const state = String.fromCharCode(bytes[at] ?? 0);
+  let startAt = -1;
+  let startEnd = -1;
+  for (let field = 3; field <= 22 && at < length; field++) {
+    if (field >= 4 && field <= 9) fields.push(leadingInt(bytes, at));
+    if (field === 22) startAt = at;
+    while (at < length && bytes[at] !== SPACE) at++;
+    if (field === 22) startEnd = at;
+    at++;
+  }
+  const [ppid = -1, pgid = -1, sid = -1, , , flags = -1] = fields;
+  if (startAt < 0 || startEnd <= startAt || pid <= 0 || ppid < 0 || pgid < 0 || sid < 0 || flags < 0) return null;
+  const start = bytes.toString('latin1', startAt, startEnd);
+  if (!/^\d+$/.test(start)) return null;
+  return (flags & PF_KTHREAD) !== 0 ? { pid, state, ppid, pgid, sid, start, kthread: true } : { pid, state, ppid, pgid, sid, start };
+}
+
+/** PF_KTHREAD, include/linux/sched.h (as parseProcStat reads it). */
+const PF_KTHREAD = 0x00200000;
+
+/** The decimal digits at `at`; -1 when there are none or too many for an exact number. */
+function leadingInt(bytes: Buffer, at: number): number {
+  let value = 0;
+  let digits = 0;
+  for (let c = bytes[at] ?? 0; c >= 48 && c <= 57; c = bytes[at + ++digits] ?? 0) value = value * 10 + (c - 48);
+  return digits === 0 || digits > 15 ? -1 : value;
+}
+
+/** Every process visible in /proc; processes that vanish mid-scan are skipped. */
+export function readProcTable(): ProcStat[] {
+  return scanProcTable().table;
+}
+
+/** One pass over /proc, with what a proof needs to know about it. */
+export interface ProcScan {
+  /** Every process read, zombies included. */
+  readonly table: ProcStat[];
+  /** Pids the listing named that were gone when their entry was read: they may have forked after the listing. */
+  readonly vanished: number[];
+  /** From the start of the listing to the last read. */
+  readonly durationMs: number;
+}
+
+/** Lists /proc, then reads each process's stat; a listed pid gone by then is reported, not dropped. */
+export function scanProcTable(): ProcScan {
+  const started = performance.now();
+  const table: ProcStat[] = [];
+  const vanished: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const code = name.charCodeAt(0);
+    if (code < 48 || code > 57) continue;
+    const pid = Number(name);
+    const stat = readProcStat(pid);
+    if (stat) table.push(stat);
+    else vanished.push(pid);
+  }
+  return { table, vanished, durationMs: performance.now() - started };
+}
+
+/** The last pid the kernel allocated in this pid namespace; null when it cannot be read. */
+export function lastAllocatedPid(): number | null {
+  try {
+    const value = Number(readProcFile('/proc/sys/kernel/ns_last_pid').trim());
+    return Number.isSafeInteger(value) && value > 0 ? value : null;
   } catch {
     return null;
   }
 }
 
-/** Every process visible in /proc; processes that vanish mid-scan are skipped. */
-export function readProcTable(): ProcStat[] {
-  const table: ProcStat[] = [];
-  for (const name of readdirSync('/proc')) {
-    const code = name.charCodeAt(0);
-    if (code < 48 || code > 57) continue;
-    const stat = readProcStat(Number(name));
-    if (stat) table.push(stat);
+/** Whether `pid` is a process (a thread-group leader) rather than another thread of one; null when gone. */
+export function isProcess(pid: number): boolean | null {
+  try {
+    const match = /^Tgid:\s+(\d+)/m.exec(readProcFile(`/proc/${pid}/status`));
+    return match === null ? null : Number(match[1]) === pid;
+  } catch {
+    return null;
   }
-  return table;
 }
 
 /**
- * Whether /proc/<pid>/environ holds the exact entry `name=value`; null when reading it is refused (another
- * user's process, or one that made itself non-dumpable). A process that is gone, or a kernel thread (which
- * has no environment: the read fails with ESRCH), holds no marker. The environment a process was started
- * with is what /proc shows, and it is passed on to every child that does not replace it.
+ * What /proc/<pid>/environ says of the exact entry `name=value`: `unreadable` when reading it is refused
+ * (another user's process, or one that made itself non-dumpable); `empty` when nothing could be read (a process
+ * gone or exiting, a kernel thread, or one started with an empty environment: a "no" that cannot be final at
+ * once, since an exiting process of the run reads this way too). The environment a process was started with is
+ * what /proc shows, and it is passed on to every child that does not replace it.
  */
-export function environHas(pid: number, name: string, value: string): boolean | null {
+export function environMarker(pid: number, name: string, value: string): 'yes' | 'no' | 'empty' | 'unreadable' {
   let environ: Buffer;
   try {
     environ = readFileSync(`/proc/${pid}/environ`);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return code === 'EACCES' || code === 'EPERM' ? null : false;
+    return code === 'EACCES' || code === 'EPERM' ? 'unreadable' : 'empty';
   }
+  if (environ.length === 0) return 'empty';
   const entry = Buffer.from(`${name}=${value}\0`, 'utf8');
   for (let at = environ.indexOf(entry); at >= 0; at = environ.indexOf(entry, at + 1)) {
-    if (at === 0 || environ[at - 1] === 0) return true;
+    if (at === 0 || environ[at - 1] === 0) return 'yes';
   }
-  return false;
+  return 'no';
+}
+
+/** Whether /proc/<pid>/environ holds `name=value`; null when reading it is refused. */
+export function environHas(pid: number, name: string, value: string): boolean | null {
+  const found = environMarker(pid, name, value);
+  return found === 'unreadable' ? null : found === 'yes';
 }
 
 /** The real uid of `pid` from /proc/<pid>/status (readable even for a non-dumpable process); null when gone. */

@@ -9,7 +9,8 @@ import type { JsonObject } from '../util/json.ts';
 export const MAX_OUTBOUND_REQUESTS = 64;
 const ID_PREFIX = 'claude-run-mcp-';
 
-export type OutboundFailure = 'aborted' | 'closed' | 'error_response' | 'too_many';
+/** `malformed_response`: not a JSON-RPC success (both or neither of result and error, a result that is not an object, no `jsonrpc: "2.0"`). */
+export type OutboundFailure = 'aborted' | 'closed' | 'error_response' | 'malformed_response' | 'too_many';
 
 export class OutboundError extends Error {
   readonly reason: OutboundFailure;
@@ -22,7 +23,10 @@ export class OutboundError extends Error {
 export interface Outbound {
   /** Sends one request; resolves with the client's result object, rejects with OutboundError. */
   request(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject>;
-  /** A response message from the client; true when it answered one of our requests. */
+  /**
+   * A message without a method that names one of our pending requests (also one the envelope found invalid);
+   * true when it did. Only a well-formed success resolves the request; anything else rejects it.
+   */
   onResponse(message: unknown): boolean;
   /** Rejects everything pending (closing). */
   close(): void;
@@ -66,9 +70,9 @@ export function createOutbound(send: (message: JsonObject) => void): Outbound {
       const w = waiting.get(id);
       if (w === undefined) return false;
       waiting.delete(id);
-      const result = m['result'];
-      if (typeof result === 'object' && result !== null && !Array.isArray(result)) w.resolve(result as JsonObject);
-      else w.reject(new OutboundError('error_response'));
+      const outcome = responseOutcome(m);
+      if (typeof outcome === 'string') w.reject(new OutboundError(outcome));
+      else w.resolve(outcome);
       return true;
     },
     close() {
@@ -77,4 +81,17 @@ export function createOutbound(send: (message: JsonObject) => void): Outbound {
       waiting.clear();
     },
   };
+}
+
+/**
+ * JSON-RPC 2.0: a response carries exactly one of `result` and `error`. A result is trusted only when the
+ * message is a clean success; a response with both keys is not "a result with an extra key".
+ */
+function responseOutcome(m: Record<string, unknown>): JsonObject | 'error_response' | 'malformed_response' {
+  const hasResult = Object.hasOwn(m, 'result');
+  const hasError = Object.hasOwn(m, 'error');
+  if (m['jsonrpc'] !== '2.0' || Object.hasOwn(m, 'method') || hasResult === hasError) return 'malformed_response';
+  if (hasError) return 'error_response';
+  const result = m['result'];
+  return typeof result === 'object' && result !== null && !Array.isArray(result) ? (result as JsonObject) : 'malformed_response';
 }

@@ -38,6 +38,8 @@ export interface PreparedRun {
   /** Absolute path of the resolved native binary. */
   readonly bin: string;
   readonly argv: NativeArgv;
+  /** Variables of this run alone, set over the adapter's native environment (an ask_host run's bridge wiring). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface RunExecutionHooks {
@@ -220,7 +222,7 @@ async function supervise(scope: RunScope, supervisor: PreparedSupervisor): Promi
   });
 
   run = supervisor.start(
-    { file: bin, args: argv.args, cwd: request.cwd, env: deps.nativeEnv, stdin: argv.stdin, ...deps.supervision },
+    { file: bin, args: argv.args, cwd: request.cwd, env: prepared.env === undefined ? deps.nativeEnv : { ...deps.nativeEnv, ...prepared.env }, stdin: argv.stdin, ...deps.supervision },
     {
       onStdout(chunk) {
         lastActivity = clock.now();
@@ -324,6 +326,11 @@ function finish(scope: RunScope, input: FinishInput): Classification {
   if (input.preSpawnError !== null && input.termination === null) {
     return { ...classification, is_error: true, error: input.preSpawnError };
   }
+  // The supervisor died mid-run: its cgroup proves cleanup, but how the native ended is unknown. That loss
+  // is the run's error, not whatever the cut-off output looks like.
+  if (outcome !== null && outcome.cleanup === null && outcome.exit === null && input.termination === null) {
+    return { ...classification, is_error: true, error: { code: 'supervisor_failed', message: describeLostSupervisor(outcome) } };
+  }
   return classification;
 }
 
@@ -342,6 +349,7 @@ function cleanupOf(outcome: SupervisedOutcome | null): ClassifyInput['cleanup'] 
 function describeLostSupervisor(outcome: SupervisedOutcome): string {
   const exit = outcome.supervisorExit;
   const how = exit === null ? 'exit not observed' : (exit.signal ?? `exit code ${String(exit.code)}`);
+  if (outcome.fallbackProof === 'cgroup') return `the supervisor ended (${how}) without a cleanup report; the adapter ended the run's cgroup and the kernel showed it empty`;
   return `the supervisor ended (${how}) without a cleanup report; the adapter killed ${outcome.fallbackKilled} leftover process(es) but cannot prove nothing survived`;
 }
 

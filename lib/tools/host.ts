@@ -38,8 +38,12 @@ import { callTool } from './call-tool.ts';
 import { parseRunInput } from './run-input.ts';
 import { createRuntime } from './runtime.ts';
 import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
+import { privateDirPrefix } from '../permission/private-dir.ts';
+import { selfDirOwner, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskHost } from './tasks.ts';
+import { createBudgetLedger } from '../runs/budget.ts';
+import { BUDGET_OPTION_ARG, withBudget, type WithCap } from './budget-gate.ts';
 import { createResourceHost } from './resources.ts';
 import { createGitRunner, createGitRunnerSync } from '../worktree/git.ts';
 import { checkWorktreeRequest } from '../worktree/worktree.ts';
@@ -65,8 +69,12 @@ export interface HostConfig {
    * 'cgroup' (refuse to start without it: createHosts throws CleanupBackendUnavailable), 'process_scan'.
    */
   readonly cleanupBackend?: CleanupBackendOption;
+  /** The operator's budget in dollars: the cap on the total reported cost of the runs started; null: none. */
+  readonly budgetUsd?: number | null;
   /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
   readonly spareSupervisor?: boolean;
+  /** Operator log (stderr in the stdio server). */
+  readonly log?: (line: string) => void;
   /**
    * Called once, at the first tools/list or tools/call (after the handshake, before any run): the stdio
    * server sets its heap up there (lib/cli/heap.ts), out of the way of `initialize`.
@@ -84,6 +92,8 @@ export interface ToolHosts extends HostBundle {
 
 export function createHosts(config: HostConfig): ToolHosts {
   const clock = config.clock ?? systemClock;
+  // Off the path of the first request: directories of servers that were killed with a question pending.
+  if (!isRecursiveLaunch(config.env)) setImmediate(() => sweepAtStart(config.log));
   const tree = config.tree ?? CLI_TREE;
   const nativeArgNames = getNativeArgNames(tree);
   const nativeEnv = getNativeEnv(config.env, ADAPTER_VERSION);
@@ -108,6 +118,7 @@ export function createHosts(config: HostConfig): ToolHosts {
   const git = createGitRunner(gitOptions);
   const gitSync = createGitRunnerSync(gitOptions);
   let gitAvailability: ReturnType<typeof describeGit> | null = null;
+  const ledger = config.budgetUsd == null ? null : createBudgetLedger(config.budgetUsd);
   const runtime = createRuntime({
     clock,
     inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines }, place),
@@ -125,7 +136,7 @@ export function createHosts(config: HostConfig): ToolHosts {
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv,
-    askHost: { separator: tree.prompt.separator, flags: tree.permission_prompt_tool, ...bridgeCommandOption(config.supervision?.supervisorCommand) },
+    askHost: { separator: tree.prompt.separator, flags: tree.permission_prompt_tool, dirPrefix: brokerDirPrefix, ...bridgeCommandOption(config.supervision?.supervisorCommand) },
     ...(config.supervision ? { supervision: config.supervision } : {}),
   });
 
@@ -142,6 +153,15 @@ export function createHosts(config: HostConfig): ToolHosts {
     }
   };
 
+  const argvOf = (request: PreparedRun['request']): PreparedRun['argv'] =>
+    buildNativeArgv({ tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: config.promptViaStdin });
+  // The budget's grant replaces the caller's max_budget_usd (the grant is never above it).
+  const withCap: WithCap = (prepared, capUsd) => {
+    const request = { ...prepared.request, nativeOptions: { ...prepared.request.nativeOptions, [BUDGET_OPTION_ARG]: capUsd } };
+    return { ...prepared, request, argv: argvOf(request) };
+  };
+  const budgeted = withBudget(runtime, ledger, withCap);
+
   const prepare = (args: JsonObject): PreparedRun => {
     if (recursive) throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
     const request = parseRunInput(args, { nativeArgNames, defaultCwd: config.cwd, isDirectory });
@@ -154,7 +174,7 @@ export function createHosts(config: HostConfig): ToolHosts {
     if (request.session.kind === 'new') refuseExistingSession(request.session.sessionId, cwd);
     const name = request.nativeOptions['worktree'];
     const worktree = typeof name === 'string' ? checkWorktreeRequest(gitSync, cwd, name, existsSync) : null;
-    const argv = buildNativeArgv({ tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: config.promptViaStdin });
+    const argv = argvOf(request);
     const bin = resolveBin();
     return { request: { ...request, cwd, worktree }, bin, argv };
   };
@@ -173,9 +193,9 @@ export function createHosts(config: HostConfig): ToolHosts {
       used();
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
-      return callTool(tool, args, ctx, { runtime, prepare, removeWorktree: (request) => removeWorktree(git, request) });
+      return callTool(tool, args, ctx, { runtime: budgeted, prepare, removeWorktree: (request) => removeWorktree(git, request) });
     },
-    tasks: createTaskHost({ runtime, prepare, clock, underscoreNames: config.underscoreNames }),
+    tasks: createTaskHost({ runtime: budgeted, prepare, clock, underscoreNames: config.underscoreNames }),
   };
 
   let instanceIdValue: string | null = null;
@@ -200,6 +220,7 @@ export function createHosts(config: HostConfig): ToolHosts {
         cleanup: describeCleanup(cleanup),
         // Asked once per process, at the first read.
         worktree: (gitAvailability ??= describeGit(gitSync, config.cwd)),
+        budget: ledger === null ? NO_BUDGET : { ...ledger.snapshot() },
       };
     },
   });
@@ -213,6 +234,9 @@ export function createHosts(config: HostConfig): ToolHosts {
   };
 }
 
+
+/** The capabilities' budget when the server has none. */
+const NO_BUDGET = { limit_usd: null, spent_usd: null, reserved_usd: null, remaining_usd: null, available_usd: null, runs_reserving: null };
 
 /** Session ids of a directory's saved transcripts, newest first; empty when the folder cannot be read. */
 function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {
@@ -230,3 +254,14 @@ const TRANSCRIPT_FS: TranscriptDirReader = {
   names: (dir) => { try { return readdirSync(dir); } catch { return []; } },
   mtimeMs: (path) => { try { return statSync(path).mtimeMs; } catch { return null; } },
 };
+
+/** The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts). */
+let ownPrefix: string | null = null;
+function brokerDirPrefix(): string {
+  return (ownPrefix ??= privateDirPrefix(selfDirOwner()));
+}
+
+function sweepAtStart(log: ((line: string) => void) | undefined): void {
+  const removed = sweepOrphanedPermissionDirs(process.getBuiltinModule('node:os').tmpdir());
+  if (removed.length > 0) log?.(`removed ${removed.length} private permission director${removed.length === 1 ? 'y' : 'ies'} of servers that are gone`);
+}

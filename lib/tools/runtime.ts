@@ -43,7 +43,8 @@ export interface Runtime {
   release(runId: string): RunEntry<LiveRun>;
   /**
    * Starts the end of every unsettled run at once and returns without waiting: each supervisor is told
-   * to terminate now, and finishes its ladder on its own (also after this process is gone).
+   * to terminate now, and finishes its ladder on its own (also after this process is gone). Each run's
+   * permission broker is closed at once (its questions denied, its private directory removed).
    */
   stop(): void;
   /** Cancels every unsettled run and waits for all of them to settle. */
@@ -184,7 +185,13 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       signal.removeEventListener('abort', onAbort);
     },
     stop() {
-      for (const entry of registry.entries()) if (!entry.completed) entry.live.execution?.cancel();
+      for (const entry of registry.entries()) {
+        if (entry.completed) continue;
+        entry.live.execution?.cancel();
+        // Now, not when the run settles (the process is about to exit): pending questions are denied to
+        // the bridge, and the private directory is removed.
+        entry.live.broker?.close();
+      }
     },
     async close() {
       const pending = registry.entries().filter((e) => !e.completed);

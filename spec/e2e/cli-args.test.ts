@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { MAX_FRAME_BYTES_LIMIT, MAX_TIMEOUT_SECONDS_LIMIT, MIN_FRAME_BYTES, parseServeArgs } from '../../lib/cli/args.ts';
+import { MAX_BUDGET_USD_LIMIT, MAX_FRAME_BYTES_LIMIT, MAX_TIMEOUT_SECONDS_LIMIT, MIN_FRAME_BYTES, parseServeArgs } from '../../lib/cli/args.ts';
 import { parseCheckArgs } from '../../lib/cli/check.ts';
 import { getPrintUsage, parsePrintArgs, toFlagMessage } from '../../lib/cli/print-args.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
@@ -10,7 +10,7 @@ import { ADAPTER_VERSION } from '../../lib/version.ts';
 import { DEADLINE_MS, MAIN, ROOT } from './server-process.ts';
 import { parseObj, str } from '../helpers/typed-results.ts';
 
-const DEFAULTS = { claudeBin: null, maxTimeoutSeconds: 1800, underscoreNames: false, promptViaStdin: false, maxFrameBytes: 16 * 1024 * 1024 };
+const DEFAULTS = { claudeBin: null, maxTimeoutSeconds: 1800, underscoreNames: false, promptViaStdin: false, maxFrameBytes: 16 * 1024 * 1024, cleanupBackend: 'auto', budgetUsd: null };
 
 describe('parseServeArgs', () => {
   it('defaults', () => assert.deepEqual(parseServeArgs([]), { kind: 'config', config: DEFAULTS }));
@@ -18,7 +18,7 @@ describe('parseServeArgs', () => {
   it('every option, spaced and with =', () => {
     assert.deepEqual(
       parseServeArgs(['--claude-bin', '/opt/claude', '--max-timeout-seconds=60', '--underscore-names', '--prompt-via-stdin', '--max-frame-bytes', '2048']),
-      { kind: 'config', config: { claudeBin: '/opt/claude', maxTimeoutSeconds: 60, underscoreNames: true, promptViaStdin: true, maxFrameBytes: 2048 } },
+      { kind: 'config', config: { ...DEFAULTS, claudeBin: '/opt/claude', maxTimeoutSeconds: 60, underscoreNames: true, promptViaStdin: true, maxFrameBytes: 2048 } },
     );
   });
 
@@ -32,6 +32,18 @@ describe('parseServeArgs', () => {
     assert.ok(!ok(['--max-frame-bytes', String(MIN_FRAME_BYTES - 1)]));
     assert.ok(ok(['--max-frame-bytes', String(MAX_FRAME_BYTES_LIMIT)]));
     assert.ok(!ok(['--max-frame-bytes', String(MAX_FRAME_BYTES_LIMIT + 1)]));
+    assert.ok(ok(['--budget-usd', String(MAX_BUDGET_USD_LIMIT)]));
+    assert.ok(!ok(['--budget-usd', String(MAX_BUDGET_USD_LIMIT + 1)]));
+    assert.ok(!ok(['--budget-usd', `${MAX_BUDGET_USD_LIMIT}.000001`]));
+  });
+
+  it('--budget-usd: dollars with up to 6 decimals; 0 or empty (an unset MCP Bundle setting) means no budget', () => {
+    const budget = (args: string[]): unknown => { const p = parseServeArgs(args); return p.kind === 'config' ? p.config.budgetUsd : p.kind; };
+    assert.equal(budget(['--budget-usd', '2.5']), 2.5);
+    assert.equal(budget(['--budget-usd=0.000001']), 0.000001);
+    assert.equal(budget(['--budget-usd=0']), null);
+    assert.equal(budget(['--budget-usd=']), null);
+    assert.equal(budget(['--budget-usd', '3', '--budget-usd=0']), null, 'the last one wins');
   });
 
   const errors: [string[], RegExp][] = [
@@ -46,6 +58,11 @@ describe('parseServeArgs', () => {
     [['--claude-bin='], /needs a path/],
     [['--underscore-names=yes'], /^--underscore-names takes no value \(or exactly =true, =false\)$/],
     [['--prompt-via-stdin='], /takes no value/],
+    [['--budget-usd'], /^--budget-usd needs dollars from 0 to 1000000 with at most 6 decimals/],
+    [['--budget-usd', '0.0000001'], /--budget-usd needs dollars/],
+    [['--budget-usd', '-1'], /--budget-usd needs dollars/],
+    [['--budget-usd', '1e3'], /--budget-usd needs dollars/],
+    [['--budget-usd', '.5'], /--budget-usd needs dollars/],
     [[`--${'x'.repeat(500)}`], /unknown option: --x{62}…$/],
   ];
   for (const [args, pattern] of errors) {

@@ -17,6 +17,7 @@ import { createRandom } from './schema-cases.ts';
 import { cmdlineOf, descendantsOf, identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
 import { identityOf } from '../../lib/process/proc-stat.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { BACKENDS } from '../helpers/backends.ts';
 
 // A run settles on its supervisor's report, a few ms before that supervisor exits, so a finished run's
 // supervisor can still be listed when the next run starts: take only one started after `since` (clock ticks
@@ -59,9 +60,9 @@ async function assertStillServing(h: ToolHarness): Promise<void> {
   assert.equal(out.result?.['cleanup_confirmed'], true);
 }
 
-test('kill -9 of the supervisor at random points: reported unconfirmed, leftovers ended, serving goes on', async (t) => {
+for (const backend of BACKENDS) test(`${backend.name}: kill -9 of the supervisor at random points: leftovers ended, ${backend.name === 'cgroup' ? 'proven by the run\'s cgroup once it exists' : 'reported unconfirmed'}, serving goes on`, async (t) => {
   const random = createRandom(SEED);
-  const h = await createToolHarness({ env: SLOW });
+  const h = await createToolHarness({ env: SLOW, config: { cleanupBackend: backend.option } });
   const victims: (ProcessIdentity | null)[] = [];
   try {
     // At most three: a run whose cleanup cannot be proven keeps one of the four active slots for good.
@@ -80,8 +81,18 @@ test('kill -9 of the supervisor at random points: reported unconfirmed, leftover
       process.kill(supervisor.pid, 'SIGKILL');
       const result = await settledResult(h, runId);
       assert.equal(result['is_error'], true);
-      assert.equal(result['cleanup_confirmed'], false, 'a vanished supervisor never yields confirmed cleanup');
-      assert.equal(toolErrorOf(result['cleanup_error'])?.code, 'supervisor_failed');
+      const proof = (await h.full(runId))['cleanup_proof'];
+      if (backend.name === 'cgroup' && streaming) {
+        // The native was born in the run's cgroup: the adapter ends it there, and the kernel's word is proof.
+        assert.deepEqual([result['cleanup_confirmed'], proof], [true, 'cgroup'], JSON.stringify(result['cleanup_error']));
+        assert.equal(toolErrorOf(result['error'])?.code, 'supervisor_failed');
+      } else if (result['cleanup_confirmed'] === true) {
+        // Killed while booting or checking the version: proven only by a cgroup the supervisor had made.
+        assert.equal(proof, 'cgroup');
+        assert.equal(backend.name, 'cgroup');
+      } else {
+        assert.equal(toolErrorOf(result['cleanup_error'])?.code, 'supervisor_failed');
+      }
       await waitForNoOrphans(family, [supervisor.pid]);
       t.diagnostic(`point ${pointMs} ms${streaming ? ' after the native appeared' : ''}: ${family.length - 1} process(es) of the run, state ${String(result['state'])}, error ${String(toolErrorOf(result['error'])?.code)}`);
     }
@@ -120,10 +131,10 @@ test('kill -9 of the native process at random points: an error, cleanup still pr
   }
 });
 
-test('kill -9 of the supervisor while a setsid child lives: the adapter fallback traces and ends it', async () => {
+for (const backend of BACKENDS) test(`${backend.name}: kill -9 of the supervisor while a setsid child lives: the adapter fallback ends it${backend.name === 'cgroup' ? ' and proves it' : ''}`, async () => {
   const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
   const readyFile = join(readyDir, 'ready.jsonl');
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: 'hang', FAKE_CLAUDE_READY_FILE: readyFile } });
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: 'hang', FAKE_CLAUDE_READY_FILE: readyFile }, config: { cleanupBackend: backend.option } });
   const victims: (ProcessIdentity | null)[] = [];
   try {
     const since = nowTicks();
@@ -136,7 +147,7 @@ test('kill -9 of the supervisor while a setsid child lives: the adapter fallback
     victims.push(supervisor, escapee, native);
     process.kill(supervisor.pid, 'SIGKILL');
     const result = await settledResult(h, runId);
-    assert.equal(result['cleanup_confirmed'], false);
+    assert.equal(result['cleanup_confirmed'], backend.name === 'cgroup');
     // Out of the supervisor's session, but still the native's child when the fallback looked.
     await waitForNoOrphans(victims.filter((v): v is ProcessIdentity => v !== null), [supervisor.pid], 2000);
   } finally {

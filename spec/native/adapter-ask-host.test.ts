@@ -3,7 +3,7 @@
 // which the native default mode would ask about; what the person answers decides whether it ran.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ElicitRequestSchema, ResultSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { promptTag } from '../../fixtures/fake-anthropic/server.ts';
@@ -13,8 +13,27 @@ import { toolErrorOf } from '../helpers/tool-harness.ts';
 import { arr, at, eventPageOf, obj, objAt, objs, questionsOf, toolBody, type QuestionsView } from '../helpers/typed-results.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import type { ToolErrorData } from '../../lib/tool-errors.ts';
+import { BRIDGE_ENV } from '../../lib/permission/spec.ts';
 
 type Json = JsonObject;
+
+/**
+ * The real CLI started the bridge with the socket path and token it inherited in its own environment (they
+ * are not in its --mcp-config): the bridge's environment has them, and no process's command line does.
+ */
+function assertBridgeSecretsOffCommandLines(privateDir: string): void {
+  const read = (path: string): string | null => { try { return readFileSync(path, 'utf8'); } catch { return null; } };
+  const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  const socket = join(privateDir, 'bridge.sock');
+  // Its own argv names its entry (the native's argv only mentions it inside the --mcp-config JSON).
+  const isBridge = (pid: string): boolean => (read(`/proc/${pid}/cmdline`) ?? '').split('\0').some((arg) => arg.endsWith('/bridge-main.ts') || arg === '__permission-bridge');
+  const bridges = pids.filter((pid) => isBridge(pid) && (read(`/proc/${pid}/environ`) ?? '').split('\0').includes(`${BRIDGE_ENV.socket}=${socket}`));
+  assert.equal(bridges.length, 1, 'the bridge, started by the real CLI, holds the socket path in its environment');
+  const token = (read(`/proc/${bridges[0]}/environ`) ?? '').split('\0').find((e) => e.startsWith(`${BRIDGE_ENV.token}=`))?.slice(BRIDGE_ENV.token.length + 1) ?? '';
+  assert.match(token, /^[0-9a-f]{64}$/);
+  const leaks = pids.filter((pid) => { const line = read(`/proc/${pid}/cmdline`) ?? ''; return line.includes(token) || line.includes(socket); });
+  assert.deepEqual(leaks, [], 'no command line carries the token or the socket path');
+}
 
 describe('adapter over the real binary: ask_host', () => {
   let tier: AdapterTier;
@@ -55,6 +74,7 @@ describe('adapter over the real binary: ask_host', () => {
       assert.match(String(q['tool_use_id']), /^toolu_/);
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false, 'nothing ran before the answer');
       assert.equal(privateDirs().length, 1, 'one private socket directory while the run asks');
+      assertBridgeSecretsOffCommandLines(join(tier.sandbox.tmp, privateDirs()[0]!));
       const listed = objs((await tier.call('claude.run.list', {})).result['runs']).find((run) => run['run_id'] === runId);
       assert.equal(listed?.['permission_questions_pending'], 1, 'claude.run.list shows the waiting question');
       const answered = await tier.call('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'allow' });

@@ -1,6 +1,7 @@
 /**
  * The real pinned Claude Code's Bash tool starting the background jobs models write: `cmd &`, `nohup cmd &`,
- * `setsid cmd &`, a new process group (`setpgid(0,0)`) and a parent shell that exits at once. The pinned CLI
+ * `setsid cmd &`, a new process group (`setpgid(0,0)`), a parent shell that exits at once, and a job that clears
+ * its environment, under the cgroup backend (the server's default wherever a cgroup can be had, as here). The pinned CLI
  * refuses the `&` operator without an approval, so the run asks the host (`ask_host`) and the test allows.
  * Every job is seen running during the run; after it, none is alive and the run reports cleanup confirmed.
  */
@@ -11,9 +12,12 @@ import { inCwd, marker, startAdapterTier, type AdapterTier } from './adapter-tie
 import { promptTag, type Scenario } from '../../fixtures/fake-anthropic/server.ts';
 import { questionsOf } from '../helpers/typed-results.ts';
 
-const JOBS = ['esc3011', 'esc3012', 'esc3013', 'esc3014', 'esc3015'] as const;
+const JOBS = ['esc3011', 'esc3012', 'esc3013', 'esc3014', 'esc3015', 'esc3016'] as const;
+// esc3016 clears its environment (no run marker) in a session of its own whose parent exits at once: beyond
+// /proc tracking, inside the run's cgroup.
 const COMMAND = `touch ${JOBS.join(' ')}; tail -f esc3011 & nohup tail -f esc3012 >/dev/null 2>&1 & setsid tail -f esc3013 & `
-  + `perl -e 'setpgrp(0,0); exec "tail", "-f", "esc3014"' & sh -c "tail -f esc3015 & exit 0"; echo started`;
+  + `perl -e 'setpgrp(0,0); exec "tail", "-f", "esc3014"' & sh -c "tail -f esc3015 & exit 0"; `
+  + `sh -c "env -i /usr/bin/setsid /usr/bin/tail -f esc3016 & exit 0"; echo started`;
 const SCENARIOS: Record<string, Scenario> = { bash_jobs: { kind: 'tool_use', tool: 'Bash', input: { command: COMMAND, description: 'start background jobs' } } };
 const POLL_MS = 50;
 
@@ -25,7 +29,7 @@ function liveJobs(): string[] {
     try {
       const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
       const state = readFileSync(`/proc/${name}/stat`, 'utf8').replace(/^.*\) /s, '')[0];
-      const job = argv[0] === 'tail' ? JOBS.find((j) => argv.includes(j)) : undefined;
+      const job = argv[0] === 'tail' || argv[0] === '/usr/bin/tail' ? JOBS.find((j) => argv.includes(j)) : undefined;
       if (job !== undefined && state !== 'Z') found.push(job);
     } catch {
       // gone meanwhile
@@ -39,7 +43,7 @@ describe('adapter over the real binary: background jobs of the Bash tool', () =>
   before(async () => { tier = await startAdapterTier({ scenarios: SCENARIOS }); });
   after(async () => { await tier.close(); });
 
-  it('cmd &, nohup, setsid, a new process group and a parent that exits at once: all seen running, none left, cleanup confirmed', async () => {
+  it('cmd &, nohup, setsid, a new process group, a parent that exits at once, a cleared environment: all seen running, none left, confirmed by the cgroup', async () => {
     await inCwd(tier, async (cwd) => {
       const seen = new Set<string>();
       const watch = setInterval(() => { for (const job of liveJobs()) seen.add(job); }, POLL_MS);
@@ -61,6 +65,7 @@ describe('adapter over the real binary: background jobs of the Bash tool', () =>
         assert.equal(result['is_error'], false, JSON.stringify(result['error']));
         assert.deepEqual(result['permission_denials'], []);
         assert.equal(result['cleanup_confirmed'], true);
+        assert.equal(result['cleanup_proof'], 'cgroup');
       } finally {
         clearInterval(watch);
       }

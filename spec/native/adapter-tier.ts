@@ -35,6 +35,8 @@ export interface TierOptions {
   readonly extraEnv?: Readonly<Record<string, string>>;
   /** Capabilities the SDK client declares at initialize (e.g. elicitation). */
   readonly clientCapabilities?: ClientCapabilities;
+  /** Server options after --claude-bin (e.g. --budget-usd). */
+  readonly serverArgs?: readonly string[];
 }
 
 /** What tools/call returned, as the SDK parsed it. */
@@ -78,7 +80,7 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
   await mkdir(join(sandbox.root, 'cwds'));
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'lib', 'main.ts'), '--claude-bin', realClaudeBin()],
+    args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'lib', 'main.ts'), '--claude-bin', realClaudeBin(), ...(options.serverArgs ?? [])],
     cwd: sandbox.cwd,
     env: sandbox.env,
     stderr: 'pipe',

@@ -12,12 +12,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { systemClock } from '../../lib/util/clock.ts';
-import { createPermissionBroker, MAX_PENDING_QUESTIONS, type PermissionBroker, type PermissionQuestion } from '../../lib/permission/broker.ts';
+import { BRIDGE_AUTH_TIMEOUT_MS, createPermissionBroker, MAX_BRIDGE_CONNECTIONS, MAX_PENDING_QUESTIONS, type PermissionBroker, type PermissionQuestion } from '../../lib/permission/broker.ts';
 import { BRIDGE_ENV, BRIDGE_TOOL, bridgeCommandBeside, getBridgeCommand, withPermissionBridge, type BridgeCommand } from '../../lib/permission/spec.ts';
+import { attachAskHost } from '../../lib/permission/attach.ts';
+import type { PreparedRun } from '../../lib/runs/execute.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
 import { buildBundle } from '../../scripts/build.ts';
 import { MAX_QUESTION_INPUT_CHARS } from '../../lib/permission/wire.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
 import { at, callToolResultOf, objs, parseObj, rpcError, rpcResult } from '../helpers/typed-results.ts';
 
 type Json = Record<string, unknown>;
@@ -299,15 +302,68 @@ describe('permission bridge and broker', () => {
 
   it('wiring: flags go before the prompt separator, the mode becomes default only when none was chosen, the CLI gets a backstop', () => {
     const argv = { args: ['-p', '--permission-mode', 'dontAsk', '--', 'hi'], stdin: null };
-    const wiring = { command: { file: '/node', args: ['b.mjs', '__permission-bridge'] }, socketPath: '/s', token: 't', boundMs: 1000, useDefaultMode: true, flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' } };
+    const wiring = { command: { file: '/node', args: ['b.mjs', '__permission-bridge'] }, boundMs: 1000, useDefaultMode: true, flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' } };
     const wired = withPermissionBridge(argv, '--', wiring);
     assert.deepEqual(wired.args.slice(0, 3), ['-p', '--permission-mode', 'default']);
     assert.deepEqual(wired.args.slice(-4), ['--permission-prompt-tool', 'mcp__claude_run_mcp_permission__approve', '--', 'hi']);
     const config = parseObj(wired.args[wired.args.indexOf('--mcp-config') + 1]!, 'the --mcp-config value');
     assert.equal(at(config, 'mcpServers', 'claude_run_mcp_permission', 'timeout'), 16_000);
+    assert.deepEqual(at(config, 'mcpServers', 'claude_run_mcp_permission', 'env'), { [BRIDGE_ENV.boundMs]: '1000' }, 'no socket path, no token on the command line');
     const kept = withPermissionBridge({ args: ['-p', '--permission-mode', 'acceptEdits'], stdin: 'big prompt' }, '--', { ...wiring, useDefaultMode: false });
     assert.equal(kept.args[2], 'acceptEdits');
     assert.equal(kept.args.at(-1), 'mcp__claude_run_mcp_permission__approve', 'a stdin prompt: flags appended');
     assert.equal(kept.stdin, 'big prompt');
+  });
+
+  it(`a connection that does not authenticate within ${BRIDGE_AUTH_TIMEOUT_MS} ms is closed: idle connections cannot lock a bridge out`, async () => {
+    const clock = createManualClock();
+    const broker = createPermissionBroker({ clock, random: (n) => randomBytes(n), boundMs: 600_000, baseDir: base });
+    const open: ReturnType<typeof connect>[] = [];
+    const dial = async (): Promise<ReturnType<typeof connect>> => {
+      const socket = connect(broker.socketPath);
+      open.push(socket);
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      return socket;
+    };
+    try {
+      // Two idle connections take both slots (each accepted one arms its auth timer); a third is refused.
+      const idle = [];
+      for (let i = 0; i < MAX_BRIDGE_CONNECTIONS; i += 1) idle.push(await dial());
+      await pollUntil('both idle connections accepted', () => clock.pending() === MAX_BRIDGE_CONNECTIONS, { timeoutMs: 10_000, intervalMs: 1 });
+      const refused = await dial();
+      await once(refused, 'close');
+      clock.advance(BRIDGE_AUTH_TIMEOUT_MS - 1);
+      // One ms before the bound the first idle connection is still served: it authenticates and asks.
+      const asked = nextQuestion(broker);
+      idle[0]!.write(`${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: {}, tool_use_id: 't1' })}\n`);
+      await asked;
+      clock.advance(1);
+      await once(idle[1]!, 'close');
+      assert.equal(idle[0]!.destroyed, false, 'an authenticated connection has no auth deadline');
+      // The freed slot serves a re-spawned bridge.
+      const respawned = await dial();
+      const again = nextQuestion(broker);
+      respawned.write(`${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: {}, tool_use_id: 't2' })}\n`);
+      assert.equal((await again).tool_use_id, 't2');
+      assert.equal(broker.pending().length, 2);
+    } finally {
+      for (const socket of open) socket.destroy();
+      broker.close();
+    }
+  });
+
+  it('attach: the socket path and token reach the native through its environment, never its argv', () => {
+    const request = { askHost: { timeoutMs: 1000, defaultMode: false } } as unknown as PreparedRun['request'];
+    const prepared: PreparedRun = { request, bin: '/bin/claude', argv: { args: ['-p', '--', 'hi'], stdin: null }, env: { OWN: '1' } };
+    const { prepared: wired, broker } = attachAskHost(prepared, { clock: systemClock, random: (n) => randomBytes(n), separator: '--', flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' }, baseDir: base });
+    try {
+      assert.ok(broker);
+      assert.deepEqual(wired.env, { OWN: '1', [BRIDGE_ENV.socket]: broker.socketPath, [BRIDGE_ENV.token]: broker.token });
+      const line = wired.argv.args.join(' ');
+      for (const secret of [broker.token, broker.socketPath, BRIDGE_ENV.token, BRIDGE_ENV.socket]) assert.equal(line.includes(secret), false, secret);
+    } finally {
+      broker?.close();
+    }
   });
 });

@@ -8,6 +8,15 @@ import { at } from '../helpers/typed-results.ts';
 import { createOutbound, MAX_OUTBOUND_REQUESTS, OutboundError } from '../../lib/rpc/outbound.ts';
 import type { CallContext } from '../../lib/mcp/types.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { systemClock } from '../../lib/util/clock.ts';
+import { createPermissionBroker, type DecidedQuestion } from '../../lib/permission/broker.ts';
+import { askThroughElicitation } from '../../lib/permission/elicit.ts';
 
 const FORM = { mode: 'form', message: 'allow?', requestedSchema: { type: 'object', properties: { decision: { type: 'string', enum: ['allow', 'deny'] } }, required: ['decision'] } };
 
@@ -84,5 +93,58 @@ describe('elicitation/create to the client', () => {
     assert.equal(outbound.onResponse({ jsonrpc: '2.0', id: 'someone-else', result: {} }), false, 'unknown ids are not ours');
     outbound.close();
     await Promise.allSettled(pending);
+  });
+
+  /** Responses to our request id 'claude-run-mcp-1' that are not a clean JSON-RPC success, and why each fails. */
+  const ACCEPT_ALLOW = { action: 'accept', content: { decision: 'allow' } };
+  const NOT_A_SUCCESS: ReadonlyArray<readonly [string, JsonObject, string]> = [
+    ['both result and error', { jsonrpc: '2.0', id: 'claude-run-mcp-1', result: ACCEPT_ALLOW, error: { code: 1, message: 'x' } }, 'malformed_response'],
+    ['both, error null', { jsonrpc: '2.0', id: 'claude-run-mcp-1', result: ACCEPT_ALLOW, error: null }, 'malformed_response'],
+    ['neither result nor error', { jsonrpc: '2.0', id: 'claude-run-mcp-1' }, 'malformed_response'],
+    ['no jsonrpc', { id: 'claude-run-mcp-1', result: ACCEPT_ALLOW }, 'malformed_response'],
+    ['jsonrpc 1.0', { jsonrpc: '1.0', id: 'claude-run-mcp-1', result: ACCEPT_ALLOW }, 'malformed_response'],
+    ['result an array', { jsonrpc: '2.0', id: 'claude-run-mcp-1', result: [ACCEPT_ALLOW] }, 'malformed_response'],
+    ['result null', { jsonrpc: '2.0', id: 'claude-run-mcp-1', result: null }, 'malformed_response'],
+    ['result a string', { jsonrpc: '2.0', id: 'claude-run-mcp-1', result: 'accept' }, 'malformed_response'],
+    ['an error only', { jsonrpc: '2.0', id: 'claude-run-mcp-1', error: { code: -32601, message: 'no' } }, 'error_response'],
+  ];
+
+  it('a response that is not a clean success fails the request and is never answered', async () => {
+    for (const [label, response, reason] of NOT_A_SUCCESS) {
+      const { h, ctx } = await contextOfACall({ elicitation: {} });
+      const answer = ctx.elicit!(FORM, new AbortController().signal);
+      assert.equal(await h.adapter.handle(response), undefined, `${label}: no reply to a response`);
+      await assert.rejects(answer, (e: unknown) => e instanceof OutboundError && e.reason === reason, label);
+      h.tools.release();
+    }
+  });
+
+  it('a permission question answered by any of those responses is denied, never allowed', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'crm-elicit-spec-'));
+    try {
+      for (const [label, response] of NOT_A_SUCCESS) {
+        const { h, ctx } = await contextOfACall({ elicitation: {} });
+        const broker = createPermissionBroker({ clock: systemClock, random: (n) => randomBytes(n), boundMs: 30_000, baseDir: base });
+        const bridge = connect(broker.socketPath);
+        try {
+          askThroughElicitation(broker, 'run_spec', ctx.elicit!);
+          const decided = new Promise<DecidedQuestion>((resolve) => broker.onDecision(resolve));
+          const asked = new Promise<void>((resolve) => broker.onQuestion(() => resolve()));
+          await once(bridge, 'connect');
+          bridge.write(`${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: { command: 'rm -rf x' }, tool_use_id: 'toolu_1' })}\n`);
+          await asked;
+          assert.equal(sent(h, 'elicitation/create').length, 1, label);
+          await h.adapter.handle(response);
+          const decision = await decided;
+          assert.deepEqual([decision.behavior, decision.decided_by], ['deny', 'host'], label);
+        } finally {
+          bridge.destroy();
+          broker.close();
+          h.tools.release();
+        }
+      }
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 });

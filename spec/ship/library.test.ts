@@ -170,6 +170,8 @@ test('options are validated: maxTimeoutSeconds 1..86400 (both bounds and one pas
   for (const bad of [0, 86_401, 1.5]) assert.throws(() => createClaudeRunAdapter({ ...base, maxTimeoutSeconds: bad }), RangeError);
   assert.throws(() => createClaudeRunAdapter({ ...base, cwd: 'relative/dir' }), TypeError);
   assert.throws(() => createClaudeRunAdapter({ ...base, claudeBin: '' }), TypeError);
+  for (const ok of [0.000001, 1_000_000, 2.5]) await createClaudeRunAdapter({ ...base, budgetUsd: ok }).close();
+  for (const bad of [0, -1, 1_000_000.000001, 0.0000001, Number.NaN, Infinity]) assert.throws(() => createClaudeRunAdapter({ ...base, budgetUsd: bad }), RangeError, String(bad));
 });
 
 test('the npm entry exports what lib/index.ts exports; compiled it defaults supervisors to the sibling bundle, from source to the usual command', async () => {

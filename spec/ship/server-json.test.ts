@@ -96,8 +96,8 @@ describe('server.json (MCP Registry)', () => {
       const parsed = parseServeArgs([`${name}=${value}`]);
       assert.equal(parsed.kind, 'config', `${name}=${value}`);
     }
-    assert.deepEqual(args.map((a) => a.name), ['--claude-bin', '--max-timeout-seconds', '--underscore-names', '--prompt-via-stdin']);
+    assert.deepEqual(args.map((a) => a.name), ['--claude-bin', '--max-timeout-seconds', '--underscore-names', '--prompt-via-stdin', '--budget-usd']);
     const parsed = parseServeArgs(args.map((a) => `${a.name}=${a.value}`));
-    assert.deepEqual(parsed, { kind: 'config', config: { claudeBin: '/usr/local/bin/claude', maxTimeoutSeconds: 1800, underscoreNames: false, promptViaStdin: false, maxFrameBytes: 16 * 1024 * 1024 } });
+    assert.deepEqual(parsed, { kind: 'config', config: { claudeBin: '/usr/local/bin/claude', maxTimeoutSeconds: 1800, underscoreNames: false, promptViaStdin: false, maxFrameBytes: 16 * 1024 * 1024, cleanupBackend: 'auto', budgetUsd: null } });
   });
 });

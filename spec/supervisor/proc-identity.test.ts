@@ -87,7 +87,7 @@ test('tracker adopts by marker only processes started since the run began, and b
   const marked = new Set([21, 40]);
   const tracker = createRunTracker({
     selfPid: self, groupMode: true, roots: [{ pid: 11, start: '20' }],
-    marker: { notBefore: '15', hasMarker: (pid) => marked.has(pid), sameUser: () => true },
+    marker: { notBefore: '15', markerOf: (pid) => (marked.has(pid) ? 'yes' : 'no'), sameUser: () => true },
   });
   // 21: marked orphan (ppid 1, own session); 40: marked but older than the run; 30: a job in the session of
   // the Bash-tool shell 22 (seen once, then gone); 50: a stranger.
@@ -129,7 +129,7 @@ test('tracker: a process born after the listing is not pruned by one scan that m
 test('tracker: a same-user process of the run window whose environment cannot be read is unverifiable, not adopted', () => {
   const tracker = createRunTracker({
     selfPid: 10, groupMode: true, roots: [{ pid: 11, start: '20' }],
-    marker: { notBefore: '15', hasMarker: (pid) => (pid === 60 || pid === 61 || pid === 63 ? null : false), sameUser: (pid) => pid === 60 || pid === 63 },
+    marker: { notBefore: '15', markerOf: (pid) => (pid === 60 || pid === 61 || pid === 63 ? 'unreadable' : 'no'), sameUser: (pid) => pid === 60 || pid === 63 },
   });
   const table = [stat(10, 1, 10, 10, '15'), stat(60, 1, 60, 60, '30'), stat(61, 1, 61, 61, '31'), stat(62, 1, 62, 62, '32'), stat(63, 1, 5, 5, '33')];
   tracker.observe(table);

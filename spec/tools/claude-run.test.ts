@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { BACKENDS } from '../helpers/backends.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -213,10 +214,10 @@ test('timeout_seconds also bounds waiting for the conversation lock: a queued ru
   }
 });
 
-test('a wedged supervisor (SIGSTOP) is killed after the ladder deadline; the fallback ends the native and the state is honest', async () => {
+for (const backend of BACKENDS) test(`${backend.name}: a wedged supervisor (SIGSTOP) is killed after the ladder deadline; the fallback ends the native and the state is honest`, async () => {
   const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
   const readyFile = join(readyDir, 'ready.jsonl');
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_DELAY_MS: '60000', FAKE_CLAUDE_READY_FILE: readyFile } });
+  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_DELAY_MS: '60000', FAKE_CLAUDE_READY_FILE: readyFile }, config: { cleanupBackend: backend.option } });
   try {
     const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
     const runId = String(started.result!['run_id']);
@@ -228,8 +229,14 @@ test('a wedged supervisor (SIGSTOP) is killed after the ladder deadline; the fal
     const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
     assert.equal(out.result!['completed'], true);
     assert.equal(out.error?.code, 'cancelled');
-    assert.equal(out.result!['cleanup_confirmed'], false, 'a lost supervisor cannot prove cleanup');
-    assert.equal(at(out.result, 'cleanup_error', 'code'), 'supervisor_failed');
+    if (backend.name === 'cgroup') {
+      // The native was born in the run's cgroup: the adapter ends it there and the kernel proves it.
+      assert.equal(out.result!['cleanup_confirmed'], true, JSON.stringify(out.result!['cleanup_error']));
+      assert.equal((await h.full(runId))['cleanup_proof'], 'cgroup');
+    } else {
+      assert.equal(out.result!['cleanup_confirmed'], false, 'a lost supervisor cannot prove cleanup by /proc');
+      assert.equal(at(out.result, 'cleanup_error', 'code'), 'supervisor_failed');
+    }
     // SIGKILL is asynchronous: poll the process table with a hard deadline.
     const alive = (): boolean => { try { return !readFileSync(`/proc/${nativePid}/stat`, 'utf8').includes(') Z '); } catch { return false; } };
     await pollUntil('the fallback to end the native process', () => !alive(), { timeoutMs: 5_000 });

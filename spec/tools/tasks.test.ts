@@ -329,7 +329,7 @@ describe('permission_mode default', () => {
       const started = await call({ permission_mode: 'default', ask_host: true });
       assert.equal(started['isError'], false, JSON.stringify(started));
       const runId = String(toolResultOf(started)['run_id']);
-      await rig.waitReady('asking');
+      await rig.waitReady('asked');
       const read = resultOf(await rig.request('tools/call', { name: 'claude.run.events', arguments: { run_id: runId, limit: 1 }, _meta: meta(false) }));
       assert.equal(at(toolResultOf(read), 'events', 0, 'event', 'permissionMode'), 'default');
       await rig.request('tools/call', { name: 'claude.run.cancel', arguments: { run_id: runId }, _meta: meta(false) });

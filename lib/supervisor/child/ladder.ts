@@ -5,6 +5,7 @@
  */
 import { identityOf, type ProcStat } from '../../process/proc-stat.ts';
 import { signalGroup, signalIdentity, type KillSignal } from '../../process/kill.ts';
+import type { ProcScan } from '../../process/proc-table.ts';
 import type { RunTracker } from './tracker.ts';
 import type { ProcessIdentity } from '../protocol.ts';
 
@@ -13,7 +14,8 @@ export interface LadderTarget {
   /** True when the supervisor leads its own process group (spawned detached), so -pgid is the run. */
   readonly groupMode: boolean;
   readonly tracker: RunTracker;
-  readonly readTable: () => ProcStat[];
+  /** One full pass over /proc (lib/process/proc-table.ts scanProcTable). */
+  readonly scan: () => ProcScan;
   /** The native process has exited and been reaped. */
   nativeExited(): boolean;
   /** SIGINT to the native process; safe because it is our unreaped child. */
@@ -34,15 +36,28 @@ export interface LadderOutcome {
   readonly error: string | null;
 }
 
+/**
+ * A scan that lasted longer than this proves nothing: its listing argument (a process born while it lists
+ * /proc gets a higher pid, so it is listed or its parent is) assumes pids do not wrap around within one scan.
+ */
+export const PROOF_SCAN_MAX_MS = 1000;
+
 export async function runLadder(target: LadderTarget, options: LadderOptions): Promise<LadderOutcome> {
   const { tracker } = target;
   const steps: string[] = [];
   const failures: number[] = [];
+  /** Scans that could not show the run's absence (a listed pid vanished, a doubt, a scan too slow). */
+  let unprovable = 0;
+  let provable = false;
   const observe = (): ProcStat[] => {
-    const table = target.readTable();
-    tracker.observe(table);
-    return table;
+    const scan = target.scan();
+    tracker.observe(scan.table, scan.vanished);
+    provable = tracker.lastScanComplete() && scan.durationMs <= PROOF_SCAN_MAX_MS;
+    if (!provable) unprovable++;
+    return scan.table;
   };
+  /** The scan just made shows nothing of the run, and could show it. */
+  const empty = (table: readonly ProcStat[]): boolean => provable && tracker.remaining(table).length === 0;
   // A scan lists /proc before it reads each entry: a child born after the listing whose parent exits before
   // its entry is read is in neither. Nothing remains only when a second scan, listed after the first one
   // finished, agrees.
@@ -51,9 +66,9 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
   let proof: ProcStat[] | null = null;
   const settled = (table: readonly ProcStat[]): boolean => {
     if (proof !== null) return true;
-    if (!target.nativeExited() || tracker.remaining(table).length > 0) return false;
+    if (!target.nativeExited() || !empty(table)) return false;
     const second = observe();
-    if (tracker.remaining(second).length > 0) return false;
+    if (!empty(second)) return false;
     proof = second;
     return true;
   };
@@ -104,9 +119,10 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
   } else {
     last = observe();
     remaining = tracker.remaining(last);
-    if (remaining.length === 0) {
+    if (empty(last)) {
       last = observe();
       remaining = tracker.remaining(last);
+      if (empty(last)) proof = last;
     }
   }
   const unverifiable = remaining.length === 0 ? tracker.unverifiable(last) : [];
@@ -116,5 +132,6 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
   else if (!target.nativeExited()) error = 'native process exit was not observed';
   else if (tracker.overflowed()) error = 'more processes than the tracker can remember: some may have escaped unseen';
   else if (unverifiable.length > 0) error = `started during the run with an unreadable environment (not proven outside the run): pid ${unverifiable.map((s) => s.pid).join(', ')}`;
+  else if (proof === null && remaining.length === 0) error = `no two consecutive scans could show the run gone (${unprovable} could not: a listed process vanished before it was read, or a scan took over ${PROOF_SCAN_MAX_MS} ms)`;
   return { survivors, steps, error };
 }

@@ -17,7 +17,8 @@ import { closeInheritedFds, openWritableFd, releaseStdout } from './fds.ts';
 import { runLadder, type LadderOutcome } from './ladder.ts';
 import { startProbe, type RunningProbe } from './probe.ts';
 import { identityOf } from '../../process/proc-stat.ts';
-import { environHas, processUid, readProcStat, readProcTable } from '../../process/proc-table.ts';
+import { environMarker, processUid, readProcStat, scanProcTable } from '../../process/proc-table.ts';
+import { createProcView } from '../../process/proc-view.ts';
 import { createSink } from './sink.ts';
 import { createByteTail } from './stderr-tail.ts';
 import { createRunTracker, type RunTracker } from './tracker.ts';
@@ -35,6 +36,11 @@ const PROBE_TRACK_INTERVAL_MS = 100;
 const CGROUP_REFUSED_MESSAGE = "the run's cgroup refused the supervisor; nothing was started";
 /** Between a probe and the run, scanning stops once this many scans in a row found nothing of the run. */
 const IDLE_EMPTY_SCANS = 2;
+/**
+ * While the native runs, the ticks between full scans read only the run's processes and those born since
+ * the last tick; a full scan (every process's stat) comes at most this far apart, and cleanup scans in full.
+ */
+const FULL_SCAN_EVERY_MS = 5000;
 
 /** Runs the supervisor on this process's stdio; it exits the process itself once the report is written. */
 export function runSupervisor(): void {
@@ -80,7 +86,7 @@ export function runSupervisor(): void {
       selfPid, groupMode, roots: [],
       marker: marker === null || selfStat === null ? null : {
         notBefore: selfStat.start,
-        hasMarker: (pid) => environHas(pid, RUN_MARKER_ENV, marker as string),
+        markerOf: (pid) => environMarker(pid, RUN_MARKER_ENV, marker as string),
         sameUser: (pid) => processUid(pid) === selfUid,
       },
     });
@@ -88,13 +94,22 @@ export function runSupervisor(): void {
     // No scan right away: a process forked this instant has no descendants yet, and a scan costs CPU the
     // new process needs to start. The ladder scans first thing anyway.
     let emptyScans = 0;
+    const view = createProcView();
+    let lastFull = -Infinity;
     const interval = setInterval(() => {
       if (cleaning) return;
-      const table = readProcTable();
-      runTracker.observe(table);
+      // A new process is seen by the tick after its birth either way; a full scan also reads strangers again.
+      const partial = spec !== null && performance.now() - lastFull < FULL_SCAN_EVERY_MS ? view.delta(runTracker.trackedIdentities()) : null;
+      if (partial !== null) {
+        runTracker.observeDelta(partial.fresh, partial.view);
+        return;
+      }
+      lastFull = performance.now();
+      const scan = view.full();
+      runTracker.observe(scan.table, scan.vanished);
       // Waiting between probes and the run (a warm spare may wait long): once nothing of the run is left,
       // proven as cleanup is (consecutive empty scans), there is nothing to follow until the next command.
-      if (spec !== null || probe !== null || runTracker.remaining(table).length > 0) emptyScans = 0;
+      if (spec !== null || probe !== null || runTracker.remaining(scan.table).length > 0 || !runTracker.lastScanComplete()) emptyScans = 0;
       else if (++emptyScans >= IDLE_EMPTY_SCANS) stopTracking();
     }, intervalMs);
     stopTracking = () => { clearInterval(interval); };
@@ -145,7 +160,7 @@ export function runSupervisor(): void {
       return;
     }
     const target = {
-      selfPid, groupMode, tracker, readTable: readProcTable,
+      selfPid, groupMode, tracker, scan: scanProcTable,
       nativeExited: () => unreaped.size === 0,
       interruptNative: () => { running?.kill('SIGINT'); },
     };

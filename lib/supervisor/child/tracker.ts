@@ -22,8 +22,24 @@ export interface RunTracker {
    * the marker, so cleanup cannot be proven while one of them lives.
    */
   unverifiable(table: readonly ProcStat[]): ProcStat[];
-  /** Folds one process-table snapshot into the tracked set. */
-  observe(table: readonly ProcStat[]): void;
+  /**
+   * Folds one process-table snapshot into the tracked set. `vanished`: pids its listing named that were gone
+   * when read.
+   */
+  observe(table: readonly ProcStat[], vanished?: readonly number[]): void;
+  /**
+   * Whether the last snapshot could show the run's absence: no listed pid vanished, and no process became a
+   * zombie, unless the snapshot before had settled it as a stranger (a process of the run that died after the
+   * listing may have forked a child that no listing named), and no stranger's marker was left in doubt.
+   */
+  lastScanComplete(): boolean;
+  /**
+   * Folds in what changed since the last look (lib/process/proc-view.ts): `fresh` are the processes born since
+   * and the tracked ones read again; `view` the whole table by pid, strangers as last seen. Judges nothing.
+   */
+  observeDelta(fresh: readonly ProcStat[], view: ReadonlyMap<number, ProcStat>): void;
+  /** Identities tracked now (for reading them again between full scans). */
+  trackedIdentities(): ProcessIdentity[];
   /** Processes of the run still alive in `table` (the supervisor itself excluded), sorted by pid. */
   remaining(table: readonly ProcStat[]): ProcStat[];
   trackedCount(): number;
@@ -35,8 +51,8 @@ export interface RunTracker {
 export interface MarkerLookup {
   /** Processes started before this start time (clock ticks since boot) cannot belong to the run. */
   readonly notBefore: string;
-  /** null when the environment cannot be read. */
-  hasMarker(pid: number): boolean | null;
+  /** What /proc/<pid>/environ says of the marker (lib/process/proc-table.ts environMarker). */
+  markerOf(pid: number): 'yes' | 'no' | 'empty' | 'unreadable';
   /** Whether `pid` runs as the supervisor's own user (an unreadable environment of another user's process says nothing). */
   sameUser(pid: number): boolean;
 }
@@ -58,8 +74,17 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
   /** Session and group ids created by tracked processes (the id is the creator's pid), with its identity key. */
   const ownedSessions = new Map<number, string>();
   const ownedGroups = new Map<number, string>();
-  /** Marker look-ups already done, by identity (null: unreadable); pruned to the live table on every scan. */
-  const markerChecked = new Map<string, { readonly found: boolean | null; readonly reads: number }>();
+  /**
+   * Marker look-ups already done, by identity (null: unreadable), with the number of empty reads and the
+   * observation of the last read; pruned to the live table on every scan.
+   */
+  const markerChecked = new Map<string, { readonly found: boolean | null; readonly pending: boolean; readonly empties: number; readonly at: number }>();
+  let observation = 0;
+  /** Pid to start time of strangers the previous snapshot settled (marker known), and identities seen dead. */
+  let settledStrangers = new Map<number, string>();
+  let seenDead = new Set<string>();
+  let seenDeadPids = new Set<number>();
+  let complete = false;
   /** Live identity keys of the previous scan: an identity absent from two scans in a row is dead. */
   let previousKeys = new Set<string>();
   let overflow = false;
@@ -83,19 +108,52 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
   const isOurs = (stat: ProcStat, byPid: ReadonlyMap<number, ProcStat>): boolean =>
     (groupMode && (stat.pgid === selfPid || stat.sid === selfPid)) || owns(ownedSessions, stat.sid, byPid) || owns(ownedGroups, stat.pgid, byPid);
   /**
-   * true, false, or null when the environment could not be read (asked again on the next scan). A "no" is
-   * final only once two scans agree: a process caught between fork and exec, or while it exits, can read as
-   * empty for an instant, and a run's process carries the marker from birth.
+   * true, false, 'pending', or null when the environment could not be read (asked again on the next scan). A
+   * non-empty environment without the marker is a final "no"; an empty one is final only once two scans agree:
+   * a process of the run reads as empty while it exits, and carries the marker from birth. At most one read
+   * per identity and snapshot.
    */
-  const markerOf = (stat: ProcStat): boolean | null => {
-    if (marker === null || compareStart(stat.start, marker.notBefore) < 0) return false;
+  const markerOf = (stat: ProcStat): boolean | null | 'pending' => {
+    if (marker === null || stat.kthread === true || compareStart(stat.start, marker.notBefore) < 0) return false;
     const key = identityKey(stat);
     let state = markerChecked.get(key);
-    if (state === undefined || state.found === null || (state.found === false && state.reads < 2)) {
-      state = { found: marker.hasMarker(stat.pid), reads: (state?.reads ?? 0) + 1 };
+    if (state === undefined || (state.at < observation && (state.found === null || state.pending))) {
+      const read = marker.markerOf(stat.pid);
+      const empties = (state?.empties ?? 0) + (read === 'empty' ? 1 : 0);
+      state = { found: read === 'yes' ? true : read === 'unreadable' ? null : false, pending: read === 'empty' && empties < 2, empties, at: observation };
       markerChecked.set(key, state);
     }
-    return state.found;
+    return state.pending ? 'pending' : state.found;
+  };
+  /** Records the session and group a tracked process leads; true when one is new. */
+  const lead = (stat: ProcStat): boolean => {
+    let added = false;
+    if (stat.sid === stat.pid && !ownedSessions.has(stat.sid)) { ownedSessions.set(stat.sid, identityKey(stat)); added = true; }
+    if (stat.pgid === stat.pid && !ownedGroups.has(stat.pgid)) { ownedGroups.set(stat.pgid, identityKey(stat)); added = true; }
+    return added;
+  };
+  /** Judges the snapshot just folded in (see lastScanComplete) and keeps what the next one is judged against. */
+  const settle = (table: readonly ProcStat[], vanished: readonly number[], byPid: ReadonlyMap<number, ProcStat>): void => {
+    let whole = vanished.every((pid) => settledStrangers.has(pid) || seenDeadPids.has(pid));
+    const strangers = new Map<number, string>();
+    const dead = new Set<string>();
+    const deadPids = new Set<number>();
+    for (const stat of table) {
+      if (stat.pid === selfPid) continue;
+      const key = identityKey(stat);
+      if (!isLive(stat)) {
+        dead.add(key);
+        deadPids.add(stat.pid);
+        if (!seenDead.has(key) && settledStrangers.get(stat.pid) !== stat.start) whole = false;
+      } else if (!tracked.has(key) && !isOurs(stat, byPid)) {
+        if (markerOf(stat) === 'pending') whole = false;
+        else strangers.set(stat.pid, stat.start);
+      }
+    }
+    settledStrangers = strangers;
+    seenDead = dead;
+    seenDeadPids = deadPids;
+    complete = whole;
   };
   for (const root of options.roots) {
     tracked.set(identityKey(root), root);
@@ -108,7 +166,8 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
       tracked.set(identityKey(identity), identity);
       previousKeys.add(identityKey(identity));
     },
-    observe(table) {
+    observe(table, vanished = []) {
+      observation++;
       const live = table.filter((stat) => isLive(stat) && stat.pid !== selfPid);
       // An id whose last member is gone may be reused by a stranger: forget it before adopting by it.
       const sessionsInUse = new Set(live.map((s) => s.sid));
@@ -135,12 +194,32 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
             if (!tracked.has(identityKey(stat))) continue;
             changed = true;
           }
-          if (stat.sid === stat.pid && !ownedSessions.has(stat.sid)) { ownedSessions.set(stat.sid, identityKey(stat)); changed = true; }
-          if (stat.pgid === stat.pid && !ownedGroups.has(stat.pgid)) { ownedGroups.set(stat.pgid, identityKey(stat)); changed = true; }
+          changed = lead(stat) || changed;
         }
         if (changed) for (const stat of collectDescendants(live, [...tracked.values()])) remember(stat);
       }
+      settle(table, vanished, byPid);
     },
+    lastScanComplete: () => complete,
+    observeDelta(fresh, view) {
+      observation++;
+      for (let changed = true; changed;) {
+        changed = false;
+        for (const stat of fresh) {
+          if (!isLive(stat) || stat.pid === selfPid) continue;
+          if (!tracked.has(identityKey(stat))) {
+            const parent = view.get(stat.ppid);
+            const byParent = parent !== undefined && isLive(parent) && tracked.has(identityKey(parent));
+            if (!byParent && !isOurs(stat, view) && markerOf(stat) !== true) continue;
+            remember(stat);
+            if (!tracked.has(identityKey(stat))) continue;
+            changed = true;
+          }
+          changed = lead(stat) || changed;
+        }
+      }
+    },
+    trackedIdentities: () => [...tracked.values()],
     remaining(table) {
       const out = new Map<number, ProcStat>();
       const byPid = new Map(table.filter(isLive).map((s) => [s.pid, s]));
@@ -156,7 +235,7 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
       // Only a session leader (a daemon: ssh-agent, gpg-agent) is suspect; a foreign non-dumpable program run
       // from a terminal (sudo) is not, so a busy machine does not make every run unprovable.
       return table.filter((stat) => stat.pid !== selfPid && isLive(stat) && stat.sid === stat.pid && !tracked.has(identityKey(stat)) && !isOurs(stat, byPid)
-        && markerChecked.has(identityKey(stat)) && markerOf(stat) === null && marker.sameUser(stat.pid));
+        && markerChecked.get(identityKey(stat))?.found === null && marker.sameUser(stat.pid));
     },
     trackedCount: () => tracked.size,
     overflowed: () => overflow,
