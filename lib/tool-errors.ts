@@ -23,6 +23,10 @@ export const TOOL_ERROR_CODES = {
   session_busy: 'Too many runs are already waiting for this conversation; nothing was started.',
   server_budget_exhausted: 'The server budget (--budget-usd) is spent; nothing was started.',
   server_budget_reserved: 'What remains of the server budget is reserved by runs that have not reported their cost yet; nothing was started (retry once they settle).',
+  // worktrees (claude.worktree.remove)
+  worktree_not_found: 'The repository has no worktree of that name under .claude/worktrees; nothing was removed.',
+  worktree_has_work: 'The worktree holds uncommitted changes or commits no other branch reaches; nothing was removed (force: true discards them).',
+  git_failed: 'A git command failed, timed out or printed more than its bound.',
   // supervision and process
   spawn_failed: 'The native process could not be started.',
   native_changed: 'The native binary changed after its version was checked; it was not started, or was killed as it started.',

@@ -34,6 +34,7 @@ const UNIT_TIERS = [
   'spec/supervisor/ladder-pure.test.ts',
   'spec/supervisor/sliced-reader.test.ts',
   'spec/tools/run-input.test.ts',
+  'spec/worktree/worktree-pure.test.ts',
 ];
 
 function walk(dir) {

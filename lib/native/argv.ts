@@ -70,8 +70,11 @@ function emitOption(tree: CliTree, option: CliOption, value: JsonValue): string[
     case 'none':
       if (typeof value !== 'boolean') throw invalid(path, 'must be a boolean');
       return value ? [option.flag] : [];
-    case 'string':
-      return [option.flag, checkText(value, path, tree.limits.max_string_chars)];
+    case 'string': {
+      const text = checkText(value, path, tree.limits.max_string_chars);
+      if (option.pattern !== undefined && !new RegExp(option.pattern, 'u').test(text)) throw invalid(path, `must match ${option.pattern}`);
+      return [option.flag, text];
+    }
     case 'uuid': {
       const text = checkText(value, path, tree.limits.max_string_chars);
       if (!isUuid(text)) throw invalid(path, 'must be a UUID');

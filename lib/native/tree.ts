@@ -32,7 +32,9 @@ interface OptionBase {
   readonly verified?: string;
 }
 export type CliOption =
-  | (OptionBase & { readonly value: 'none' | 'string' | 'uuid' | 'list' | 'json_schema' })
+  | (OptionBase & { readonly value: 'none' | 'uuid' | 'list' | 'json_schema' })
+  /** pattern: a stricter rule for the value (a name), a regular expression that never matches a leading '-'. */
+  | (OptionBase & { readonly value: 'string'; readonly pattern?: string })
   | (OptionBase & { readonly value: 'enum'; readonly choices: readonly string[] })
   | (OptionBase & { readonly value: 'number' | 'integer'; readonly minimum?: number; readonly exclusive_minimum?: number; readonly maximum?: number });
 
@@ -129,7 +131,7 @@ function validateNative(native: unknown, p: string[]): void {
   }
 }
 
-const OPTION_KEYS = ['flag', 'arg', 'value', 'choices', 'minimum', 'exclusive_minimum', 'repeatable', 'description', 'source', 'verified'];
+const OPTION_KEYS = ['flag', 'arg', 'value', 'pattern', 'choices', 'minimum', 'exclusive_minimum', 'repeatable', 'description', 'source', 'verified'];
 
 function validateOptions(options: unknown, tree: Obj, p: string[]): void {
   if (!Array.isArray(options) || options.length === 0) { p.push('options: must be a non-empty array'); return; }
@@ -158,6 +160,7 @@ function validateOptions(options: unknown, tree: Obj, p: string[]): void {
     if (kind === 'enum') {
       if (!isStrings(choices) || choices.length === 0 || new Set(choices).size !== choices.length || choices.some((c) => c.startsWith('-'))) p.push(`${at}.choices: must be unique non-empty strings`);
     } else if (choices !== undefined) p.push(`${at}.choices: only enum options have choices`);
+    validatePattern(o['pattern'], kind, at, p);
     for (const bound of ['minimum', 'exclusive_minimum', 'maximum']) {
       if (o[bound] === undefined) continue;
       if (kind !== 'number' && kind !== 'integer') p.push(`${at}.${bound}: only numeric options have bounds`);
@@ -167,6 +170,18 @@ function validateOptions(options: unknown, tree: Obj, p: string[]): void {
   const mode = options.find((o) => isObj(o) && o['arg'] === 'permission_mode');
   const declared = isObj(mode) && isStrings(mode['choices']) ? [...mode['choices']].sort() : null;
   if (declared === null || declared.join() !== [...PERMISSION_MODES].sort().join()) p.push(`options: permission_mode must be an enum of exactly ${PERMISSION_MODES.join(', ')}`);
+}
+
+function validatePattern(pattern: unknown, kind: unknown, at: string, p: string[]): void {
+  if (pattern === undefined) return;
+  if (kind !== 'string') { p.push(`${at}.pattern: only string options have a pattern`); return; }
+  try {
+    const re = new RegExp(String(pattern), 'u');
+    // A value that could start with '-' would be parsed as a flag; anchors keep the whole value checked.
+    if (typeof pattern !== 'string' || !pattern.startsWith('^') || !pattern.endsWith('$') || re.test('-') || re.test('-a')) p.push(`${at}.pattern: must be anchored and never match a leading '-'`);
+  } catch {
+    p.push(`${at}.pattern: not a regular expression`);
+  }
 }
 
 function validatePermissionPromptTool(value: unknown, p: string[]): void {

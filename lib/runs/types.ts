@@ -3,6 +3,8 @@ import type { ToolErrorData } from '../tool-errors.ts';
 
 export { PERMISSION_MODES, type PermissionMode } from '../native/tree.ts';
 import type { PermissionMode } from '../native/tree.ts';
+import type { WorktreePlace } from '../worktree/worktree.ts';
+import type { WorktreeReport } from '../worktree/changes.ts';
 
 /** How a run relates to a native conversation. Exactly one kind per run. */
 export type SessionIntent =
@@ -23,6 +25,8 @@ export interface RunRequest {
   readonly idleTimeoutMs: number | null;
   /** Set when the caller opted in to ask_host: permission prompts go to the person at the MCP client. */
   readonly askHost?: { readonly timeoutMs: number; readonly defaultMode: boolean } | null;
+  /** Set when the run asked for a new worktree (checked before the spawn: repository found, name free). */
+  readonly worktree?: WorktreePlace | null;
 }
 
 /**
@@ -73,6 +77,11 @@ export type RunResult = {
   resume: { resume_session_id: string } | null;
   /** Background work the native run reported killed or refused (subagent_stats); null when not reported. */
   unfinished_subagents: UnfinishedSubagents | null;
+  /**
+   * The git worktree the native run ran in (asked for with `worktree`, or a resumed conversation that ran
+   * in one): path, branch, base commit and what changed against it, read after the run. Null otherwise.
+   */
+  worktree: WorktreeReport | null;
   final: JsonObject | null;
   usage: JsonObject | null;
   model_usage_this_call: JsonObject | null;

@@ -16,11 +16,15 @@ import { DEFAULT_EVENTS_PAGE_LIMIT } from './catalog.ts';
 import { describeRun, viewRun, type ResultDetail } from './result-view.ts';
 import { askThroughElicitation } from '../permission/elicit.ts';
 import { isModernVersion } from '../rpc/negotiate.ts';
+import type { RemovedWorktree } from '../worktree/remove.ts';
+import { isAbsolute } from 'node:path';
 
 export interface HandlerDeps {
   readonly runtime: Runtime;
   /** Validates and prepares a run (input rules, binary, exact argv); throws ToolError before anything starts. */
   readonly prepare: (args: JsonObject) => PreparedRun;
+  /** Removes a run's worktree and branch (git through a bounded runner); throws ToolError when refused. */
+  readonly removeWorktree: (request: { cwd: string; name: string; force: boolean; inUse: (path: string) => boolean }) => Promise<RemovedWorktree>;
 }
 
 export async function callTool(name: ToolName, args: JsonObject, ctx: CallContext, deps: HandlerDeps): Promise<ToolOutcome> {
@@ -34,6 +38,7 @@ export async function callTool(name: ToolName, args: JsonObject, ctx: CallContex
       case 'claude.run.cancel': return cancel(args, deps);
       case 'claude.run.release': return release(args, deps);
       case 'claude.run.answer': return answer(args, deps);
+      case 'claude.worktree.remove': return await removeWorktreeTool(args, deps);
       default: return assertNever(name);
     }
   } catch (error) {
@@ -155,6 +160,19 @@ function refuseAskHostWithoutChannel(args: JsonObject, ctx: CallContext): void {
     ? `under protocol ${ctx.protocolVersion} a synchronous claude.run has no way to ask: a server can ask only from a task. Call claude.run from a client that declares the tasks extension (the run becomes a task that asks through input_required), or ${instead}`
     : `a synchronous claude.run asks through elicitation/create, and this client did not declare form elicitation at initialize. Declare it, or ${instead}`;
   throw new ToolError('invalid_arguments', `ask_host cannot ask here: ${why}`, '/ask_host');
+}
+
+async function removeWorktreeTool(args: JsonObject, deps: HandlerDeps): Promise<ToolOutcome> {
+  const cwd = String(args['cwd']);
+  if (!isAbsolute(cwd) || cwd.includes('\0')) throw new ToolError('invalid_arguments', 'cwd must be an absolute path', '/cwd');
+  // A run still working there (its worktree asked for, or resumed into it) keeps it.
+  const inUse = (path: string): boolean => deps.runtime.registry.entries().some((entry) => !entry.completed
+    && (entry.live.request.worktree?.path === path || entry.live.execution?.ingest.snapshot().init?.cwd === path));
+  const removed = await deps.removeWorktree({ cwd, name: String(args['name']), force: args['force'] === true, inUse });
+  const discarded = removed.discarded.uncommitted_files + removed.discarded.unreachable_commits > 0
+    ? ` (forced: discarded ${removed.discarded.uncommitted_files} uncommitted file(s), ${removed.discarded.unreachable_commits} unreachable commit(s))`
+    : '';
+  return { ok: true, summary: `removed worktree ${removed.path} and branch ${removed.branch}${discarded}`, result: { removed } };
 }
 
 function answer(args: JsonObject, deps: HandlerDeps): ToolOutcome {

@@ -64,6 +64,7 @@ function outputSchemaOf(name: ToolName): JsonSchema {
     case 'claude.run.events':
     case 'claude.run.release':
     case 'claude.run.answer':
+    case 'claude.worktree.remove':
       return OBJECT_OUTPUT;
     default:
       return assertNever(name);
@@ -85,6 +86,7 @@ function define(name: ToolName, options: CatalogOptions, title: string, descript
 /** The advertised tools in a fixed order; the validator checks calls against these very schemas. */
 export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
   const runInput = runInputSchema(options);
+  const worktreeName: JsonSchema = options.nativeProperties['worktree'] ?? { type: 'string', minLength: 1 };
   const byId = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({ type: 'object', additionalProperties: false, required: ['run_id'], properties: { run_id: RUN_ID, ...extra } });
   return [
     define('claude.run', options, 'Run Claude Code', `Run one bounded Claude Code prompt (claude -p) and wait for its answer and confirmed process cleanup. Returns a compact summary (answer, outcome, session, cost); claude.run.result with detail "full" has the whole native result. Sends progress per native event when a progressToken is given. ${SESSIONS} ${LIFETIME}`, runInput),
@@ -108,6 +110,12 @@ export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
         question_id: { type: 'string', minLength: 1, maxLength: 128, description: 'The question_id of a pending question of this run.' },
         decision: { type: 'string', enum: ['allow', 'deny'] },
         reason: { type: 'string', maxLength: MAX_DENY_REASON_CHARS, description: 'Deny only: why, as the nested model will read it.' },
+      } }),
+    define('claude.worktree.remove', options, 'Remove a run\'s worktree', 'Delete the git worktree a run made (<repository>/.claude/worktrees/<name>) and its branch worktree-<name>. Worktrees and branches are the runs\' work product and outlive runs and this server; nothing removes them but this tool. Refused (worktree_has_work) when the worktree has uncommitted changes or its branch has commits no other branch reaches, unless force is true; refused while a run of this server still works there. Reports what it removed and, when forced, what it discarded.',
+      { type: 'object', additionalProperties: false, required: ['cwd', 'name'], properties: {
+        cwd: { type: 'string', minLength: 1, description: 'Absolute path inside the repository (its main checkout, as the run\'s cwd was).' },
+        name: { ...worktreeName, description: 'The worktree name the run was given (its worktree.name).' },
+        force: { type: 'boolean', default: false, description: 'Remove even when uncommitted changes or unreachable commits would be lost.' },
       } }),
   ];
 }

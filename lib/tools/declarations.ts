@@ -20,6 +20,7 @@ export const TOOL_NAMES = [
   'claude.run.cancel',
   'claude.run.release',
   'claude.run.answer',
+  'claude.worktree.remove',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -48,6 +49,9 @@ const DECLARATIONS = {
   // Allowing lets the nested CLI run the tool use it asked about. Repeating an answer is refused (the
   // question is no longer pending), so a repeat has no further effect.
   'claude.run.answer': { risk: 'destructive', takesRunId: true, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
+  // Deletes a run's worktree and branch: the work product. Refused when that would lose work unless forced;
+  // a repeat finds nothing to remove (worktree_not_found), hence idempotent.
+  'claude.worktree.remove': { risk: 'destructive', takesRunId: false, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
 } as const satisfies Record<ToolName, Declaration>;
 
 /** Fresh `_meta` object for tools/list: risk and work on every tool, continuation on run_id tools. */

@@ -45,6 +45,11 @@ import { createTaskHost } from './tasks.ts';
 import { createBudgetLedger } from '../runs/budget.ts';
 import { BUDGET_OPTION_ARG, withBudget, type WithCap } from './budget-gate.ts';
 import { createResourceHost } from './resources.ts';
+import { createGitRunner, createGitRunnerSync } from '../worktree/git.ts';
+import { checkWorktreeRequest } from '../worktree/worktree.ts';
+import { inspectWorktree } from '../worktree/changes.ts';
+import { removeWorktree } from '../worktree/remove.ts';
+import { countFileLines, describeGit } from '../worktree/fs-edge.ts';
 
 export interface HostConfig {
   readonly claudeBin: string | null;
@@ -109,9 +114,14 @@ export function createHosts(config: HostConfig): ToolHosts {
       })
     : null;
 
+  const gitOptions = { env: config.env };
+  const git = createGitRunner(gitOptions);
+  const gitSync = createGitRunnerSync(gitOptions);
+  let gitAvailability: ReturnType<typeof describeGit> | null = null;
   const ledger = config.budgetUsd == null ? null : createBudgetLedger(config.budgetUsd);
   const runtime = createRuntime({
     clock,
+    inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {
@@ -162,9 +172,11 @@ export function createHosts(config: HostConfig): ToolHosts {
       throw new ToolError('invalid_arguments', 'cwd must name an existing directory', '/cwd');
     }
     if (request.session.kind === 'new') refuseExistingSession(request.session.sessionId, cwd);
+    const name = request.nativeOptions['worktree'];
+    const worktree = typeof name === 'string' ? checkWorktreeRequest(gitSync, cwd, name, existsSync) : null;
     const argv = argvOf(request);
     const bin = resolveBin();
-    return { request: { ...request, cwd }, bin, argv };
+    return { request: { ...request, cwd, worktree }, bin, argv };
   };
 
   let firstUse = config.onFirstUse;
@@ -181,7 +193,7 @@ export function createHosts(config: HostConfig): ToolHosts {
       used();
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
-      return callTool(tool, args, ctx, { runtime: budgeted, prepare });
+      return callTool(tool, args, ctx, { runtime: budgeted, prepare, removeWorktree: (request) => removeWorktree(git, request) });
     },
     tasks: createTaskHost({ runtime: budgeted, prepare, clock, underscoreNames: config.underscoreNames }),
   };
@@ -206,6 +218,8 @@ export function createHosts(config: HostConfig): ToolHosts {
           prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes, prompt_via_stdin: config.promptViaStdin, recursion_refused: recursive,
         },
         cleanup: describeCleanup(cleanup),
+        // Asked once per process, at the first read.
+        worktree: (gitAvailability ??= describeGit(gitSync, config.cwd)),
         budget: ledger === null ? NO_BUDGET : { ...ledger.snapshot() },
       };
     },

@@ -18,14 +18,15 @@ export const SUMMARY_FIELDS = [
   'result', 'structured_output',
   'session_id', 'resume', 'resumed',
   'model', 'total_cost_usd', 'cost_scope', 'num_turns', 'duration_ms',
-  'permission_denials', 'unfinished_subagents', 'cleanup_confirmed', 'cleanup_error',
+  'permission_denials', 'unfinished_subagents', 'worktree', 'cleanup_confirmed', 'cleanup_error',
 ] as const satisfies readonly (keyof RunResult)[];
 
 /**
  * Summary fields left out when they carry nothing: unfinished_subagents when every background subagent
- * finished (total 0). A null one stays: the native process did not say, which is worth knowing.
+ * finished (total 0), worktree when the run had none. A null unfinished_subagents stays: the native
+ * process did not say, which is worth knowing.
  */
-export const OMITTED_WHEN_EMPTY = ['unfinished_subagents'] as const satisfies readonly (typeof SUMMARY_FIELDS)[number][];
+export const OMITTED_WHEN_EMPTY = ['unfinished_subagents', 'worktree'] as const satisfies readonly (typeof SUMMARY_FIELDS)[number][];
 
 export function viewRun(body: RunResult, detail: ResultDetail): JsonObject {
   if (detail === 'full') return body;
@@ -33,24 +34,39 @@ export function viewRun(body: RunResult, detail: ResultDetail): JsonObject {
   for (const field of SUMMARY_FIELDS) {
     if (!carriesNothing(body, field)) view[field] = body[field];
   }
+  // The summary names where the work is and how much changed; the file list is in the full object.
+  if (body.worktree !== null) {
+    const { files: _files, head_commit: _head, ...compact } = body.worktree;
+    view['worktree'] = compact;
+  }
   // With output_schema the native text is the JSON of structured_output: the answer is sent once.
   if (body.structured_output !== null && body.result === JSON.stringify(body.structured_output)) view['result'] = null;
   return view;
 }
 
 function carriesNothing(body: RunResult, field: (typeof SUMMARY_FIELDS)[number]): boolean {
+  if (field === 'worktree') return body.worktree === null;
   return field === 'unfinished_subagents' && body.unfinished_subagents?.total === 0;
 }
 
 /** The human line of a settled or live run; the answer follows it in the text content. */
 export function describeRun(body: RunResult): string {
   if (!body.completed) return `${body.run_id} is ${body.state}${resumeAdvice(body)}`;
-  if (body.error !== null) return `${body.run_id} failed: ${body.error.code}: ${body.error.message}${resumeAdvice(body)}`;
+  if (body.error !== null) return `${body.run_id} failed: ${body.error.code}: ${body.error.message}${worktreeLine(body)}${resumeAdvice(body)}`;
   const turns = body.num_turns === null ? '' : ` in ${body.num_turns} turn(s)`;
   const unfinished = body.unfinished_subagents !== null && body.unfinished_subagents.total > 0
     ? `; ${body.unfinished_subagents.total} background subagent(s) did not finish (unfinished_subagents)`
     : '';
-  return `${body.run_id} succeeded${turns}${unfinished}${resumeAdvice(body)}`;
+  return `${body.run_id} succeeded${turns}${unfinished}${worktreeLine(body)}${resumeAdvice(body)}`;
+}
+
+function worktreeLine(body: RunResult): string {
+  const w = body.worktree;
+  if (w === null) return '';
+  const counts = w.committed === null && w.uncommitted === null
+    ? 'changes unknown'
+    : `${w.committed?.files ?? '?'} file(s) committed, ${w.uncommitted?.files ?? '?'} uncommitted`;
+  return `; worked in worktree ${w.path} on branch ${w.branch} (${counts})`;
 }
 
 function resumeAdvice(body: RunResult): string {
@@ -83,6 +99,7 @@ export const RUN_VIEW_SCHEMA: JsonSchema = {
     duration_ms: { description: NULLABLE.trim() },
     permission_denials: { description: `Tool uses that native permissions denied.${NULLABLE}` },
     unfinished_subagents: { description: `Background subagents killed or refused: { total, killed, refused } by native kind; left out when none (total 0).${NULLABLE}` },
+    worktree: { description: 'With worktree (or a resumed conversation that ran in one): { name, path, branch, base_commit, committed, uncommitted, files_truncated, changes_error }, counts of files added/modified/deleted and lines against base_commit; the full object adds head_commit and the file list. Left out when the run had no worktree.' },
     cleanup_confirmed: { type: 'boolean' },
     cleanup_error: { description: 'Why cleanup is not confirmed, or null.' },
   },

@@ -119,6 +119,11 @@ function getSessionIntent(args: JsonObject): SessionIntent {
   if (fork && typeof resumeId !== 'string' && !continuePrevious) {
     throw new ToolError('invalid_arguments', 'fork_session requires resume_session_id or continue_previous', '/fork_session');
   }
+  // A resumed conversation runs again in the worktree it ran in (the native does that itself); a new
+  // worktree for it only makes sense as a fork, which leaves the original conversation where it is.
+  if (typeof args['worktree'] === 'string' && (typeof resumeId === 'string' || continuePrevious) && !fork) {
+    throw new ToolError('invalid_arguments', 'worktree with resume_session_id or continue_previous needs fork_session: a resumed conversation runs again in the worktree it ran in without worktree', '/worktree');
+  }
   if (typeof newId === 'string') return { kind: 'new', sessionId: newId };
   if (typeof resumeId === 'string') return { kind: 'resume', sessionId: resumeId, fork };
   if (continuePrevious) return { kind: 'continue', fork };

@@ -13,6 +13,8 @@ import { ToolError } from '../tool-errors.ts';
 import type { ProcessIdentity } from '../supervisor/protocol.ts';
 import { attachAskHost, type AskHostDeps } from '../permission/attach.ts';
 import type { PermissionBroker } from '../permission/broker.ts';
+import type { WorktreeReport } from '../worktree/changes.ts';
+import { worktreeFromCwd, type WorktreePlace } from '../worktree/worktree.ts';
 
 export interface LiveRun {
   readonly request: RunRequest;
@@ -20,6 +22,8 @@ export interface LiveRun {
   /** The run's permission broker when it asks its host (ask_host), else null. */
   readonly broker: PermissionBroker | null;
   classification: Classification | null;
+  /** What the run changed in its worktree, read after it ended and before it settles; null without one. */
+  worktree: WorktreeReport | null;
   /** Resolves when the run settled (classification set, registry settled). */
   readonly settled: Promise<void>;
   markSettled(): void;
@@ -54,6 +58,8 @@ export interface RuntimeDeps extends ExecuteDeps {
   readonly isGone: (identity: ProcessIdentity) => boolean;
   /** Needed for runs that ask their host (ask_host); without it such runs are refused. */
   readonly askHost?: Omit<AskHostDeps, 'clock' | 'random'>;
+  /** Reads a worktree's changes with bounded, read-only git calls; never throws. Without it nothing is read. */
+  readonly inspectWorktree?: (place: WorktreePlace) => Promise<WorktreeReport>;
 }
 
 export function createRuntime(deps: RuntimeDeps): Runtime {
@@ -71,6 +77,26 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     entry.live.classification = { ...entry.live.classification, cleanup_confirmed: true, cleanup_error: null };
   };
 
+  // A worktree name is checked free before the spawn; until the run that asked for it settles, a second run
+  // asking for the same one (the native would silently share it) is refused here.
+  const claimedWorktrees = new Set<string>();
+  const claimWorktree = (place: WorktreePlace | null): string | null => {
+    if (place === null) return null;
+    if (claimedWorktrees.has(place.path)) throw new ToolError('invalid_arguments', `worktree ${place.name} is being created by another run; choose another name`, '/worktree');
+    claimedWorktrees.add(place.path);
+    return place.path;
+  };
+  // The native's own cwd (system/init) is the truth: a resumed conversation runs again where it ran.
+  const readWorktree = async (live: LiveRun, initCwd: string | null): Promise<WorktreeReport | null> => {
+    const place = (initCwd === null ? null : worktreeFromCwd(initCwd)) ?? live.request.worktree ?? null;
+    if (place === null || deps.inspectWorktree === undefined) return null;
+    try {
+      return await deps.inspectWorktree(place);
+    } catch {
+      return null; // inspectWorktree reports its failures as data; this only guards the settle path.
+    }
+  };
+
   const setState = (runId: string, state: Exclude<RunState, 'completed'>): void => {
     const entry = registry.get(runId);
     if (!entry.completed && entry.state !== state) registry.update(runId, { state });
@@ -85,18 +111,21 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
         ? { prepared: unwired, broker: null }
         : attachAskHost(unwired, { clock: deps.clock, random: deps.random, ...deps.askHost });
       let entry: RunEntry<LiveRun>;
+      let worktreeKey: string | null = null;
       try {
+        worktreeKey = claimWorktree(prepared.request.worktree ?? null);
         entry = registry.reserve({
           acquiredBy: options.acquiredBy,
           sync: options.sync,
           live: () => {
             let markSettled = (): void => {};
             const settled = new Promise<void>((resolve) => { markSettled = resolve; });
-            return { request: prepared.request, execution: null, broker, classification: null, settled, markSettled };
+            return { request: prepared.request, execution: null, broker, classification: null, worktree: null, settled, markSettled };
           },
         });
       } catch (error) {
         broker?.close();
+        if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
         throw error;
       }
       const live = entry.live;
@@ -109,13 +138,16 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       // Whatever is still pending when the run ends is denied, and the private socket directory removed.
       void execution.done.finally(() => broker?.close()).catch(() => {});
       execution.done.then(
-        (classification) => {
+        async (classification) => {
+          live.worktree = await readWorktree(live, execution.ingest.snapshot().init?.cwd ?? null);
+          if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
           live.classification = classification;
           registry.settle(runId, { cleanupConfirmed: classification.cleanup_confirmed, sessionId: classification.session_id });
           live.markSettled();
         },
         (error: unknown) => {
           // An engine bug: settle honestly as unconfirmed rather than leaving the slot active forever.
+          if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
           live.classification = null;
           registry.settle(runId, { cleanupConfirmed: false, sessionId: null });
           live.markSettled();
@@ -182,7 +214,7 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
     settled_at: entry.settled_at,
   };
   if (c !== null) {
-    return { ...base, ...c, resume: resumeHint(live.request, c.session_id, ingest?.init ?? null), cleanup_confirmed: entry.cleanup_confirmed, cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error };
+    return { ...base, ...c, worktree: live.worktree, resume: resumeHint(live.request, c.session_id, ingest?.init ?? null), cleanup_confirmed: entry.cleanup_confirmed, cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error };
   }
   const sessionId = ingest?.init?.session_id ?? entry.session_id;
   return {
@@ -198,6 +230,7 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
     structured_output: null,
     unfinished_subagents: null,
     resume: resumeHint(live.request, sessionId, ingest?.init ?? null),
+    worktree: live.worktree,
     final: null,
     usage: null,
     model_usage_this_call: null,

@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { startSdkServer } from './sdk-server.ts';
 import { arrAt } from '../helpers/typed-results.ts';
 
-const DOTTED = ['claude.run', 'claude.run.start', 'claude.run.list', 'claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release', 'claude.run.answer'];
+const DOTTED = ['claude.run', 'claude.run.start', 'claude.run.list', 'claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release', 'claude.run.answer', 'claude.worktree.remove'];
 const WORK = { format_version: 1, uri: 'computer-mcp://runtime/work/v1' };
 const CONTINUATION = { format_version: 1, selector: { kind: 'claude.run', resource_id: { json_pointer: '/run_id' } } };
 const RISK: Record<string, string> = {
   'claude.run': 'full-shell', 'claude.run.start': 'full-shell',
   'claude.run.list': 'read-only', 'claude.run.result': 'read-only', 'claude.run.events': 'read-only',
-  'claude.run.cancel': 'destructive', 'claude.run.release': 'destructive', 'claude.run.answer': 'destructive',
+  'claude.run.cancel': 'destructive', 'claude.run.release': 'destructive', 'claude.run.answer': 'destructive', 'claude.worktree.remove': 'destructive',
 };
 const TAKES_RUN_ID = new Set(['claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release', 'claude.run.answer']);
 

@@ -1,0 +1,38 @@
+/** The file-system and probe edges of worktree reading, wired by the composition (lib/tools/host.ts). */
+import { open } from 'node:fs/promises';
+import type { GitRunnerSync } from './git.ts';
+
+/** An untracked file is counted only up to this size; a larger one reports null lines. */
+export const MAX_COUNTED_FILE_BYTES = 1024 * 1024;
+
+/** Newline-terminated lines (plus a last unterminated one) of a text file; null when binary, too large or unreadable. */
+export async function countFileLines(path: string): Promise<number | null> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+    const size = (await handle.stat()).size;
+    if (size > MAX_COUNTED_FILE_BYTES) return null;
+    const buffer = Buffer.alloc(size);
+    const { bytesRead } = await handle.read(buffer, 0, size, 0);
+    const bytes = buffer.subarray(0, bytesRead);
+    if (bytes.includes(0)) return null; // git's own test for binary content
+    let lines = 0;
+    for (const byte of bytes) if (byte === 0x0a) lines += 1;
+    return bytesRead > 0 && bytes[bytesRead - 1] !== 0x0a ? lines + 1 : lines;
+  } catch {
+    return null;
+  } finally {
+    await handle?.close();
+  }
+}
+
+export type GitAvailability = { available: boolean; git_version: string | null; reason: string | null };
+
+/** Whether worktree isolation can be offered: git found, and its version. */
+export function describeGit(git: GitRunnerSync, cwd: string): GitAvailability {
+  const out = git(['--version'], cwd);
+  const version = out.ok ? /git version (\S+)/.exec(out.stdout)?.[1] ?? null : null;
+  return out.ok && version !== null
+    ? { available: true, git_version: version, reason: null }
+    : { available: false, git_version: null, reason: out.ok ? 'git --version printed no version' : out.code };
+}

@@ -1,0 +1,55 @@
+// The bounded git runner on real processes: a call past its time bound or its output bound is killed with
+// SIGKILL and reported as data, and no process it started is left in the process table afterwards.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createGitRunner, createGitRunnerSync } from '../../lib/worktree/git.ts';
+import { readProcTable } from '../../lib/process/proc-table.ts';
+
+/** Children of this test process, other than those it had before (tsx's esbuild service). */
+const BEFORE = new Set(readProcTable().filter((p) => p.ppid === process.pid).map((p) => p.pid));
+const children = (): number[] => readProcTable().filter((p) => p.ppid === process.pid && !BEFORE.has(p.pid)).map((p) => p.pid);
+
+describe('bounded git runner', () => {
+  it('a call past its time bound is killed and reported as git_timeout, nothing left running', async () => {
+    const run = createGitRunner({ bin: '/bin/sleep', env: { PATH: '/usr/bin:/bin' }, timeoutMs: 200 });
+    const started = Date.now();
+    const out = await run(['30'], tmpdir());
+    assert.equal(out.ok, false);
+    assert.equal(out.ok ? null : out.code, 'git_timeout');
+    assert.ok(Date.now() - started < 10_000, 'it did not wait for the command');
+    assert.deepEqual(children(), [], 'the killed child was reaped before the call returned');
+  });
+
+  it('output past its bound is git_output_too_large; at the bound it is whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'git-runner-'));
+    try {
+      const script = join(dir, 'print');
+      writeFileSync(script, '#!/bin/sh\nhead -c "$1" /dev/zero\n');
+      chmodSync(script, 0o755);
+      const run = createGitRunner({ bin: script, env: { PATH: '/usr/bin:/bin' }, maxOutputBytes: 1024 });
+      const at = await run(['1024'], dir);
+      assert.equal(at.ok ? at.stdout.length : -1, 1024);
+      const over = await run(['1025'], dir);
+      assert.equal(over.ok ? 'ok' : over.code, 'git_output_too_large');
+      const sync = createGitRunnerSync({ bin: script, env: { PATH: '/usr/bin:/bin' }, maxOutputBytes: 1024 });
+      assert.equal(sync(['1024'], dir).ok, true);
+      const syncOver = sync(['1025'], dir);
+      assert.equal(syncOver.ok ? 'ok' : syncOver.code, 'git_output_too_large');
+      assert.deepEqual(children(), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a missing binary is git_not_found; a failing command keeps its exit code', async () => {
+    const missing = await createGitRunner({ bin: '/nonexistent/git', env: {} })(['--version'], tmpdir());
+    assert.equal(missing.ok ? 'ok' : missing.code, 'git_not_found');
+    const failing = await createGitRunner({ env: { PATH: '/usr/bin:/bin' } })(['rev-parse', '--show-toplevel'], '/');
+    assert.deepEqual(failing.ok ? 'ok' : [failing.code, failing.exitCode], ['git_exit_nonzero', 128]);
+    const failingSync = createGitRunnerSync({ env: { PATH: '/usr/bin:/bin' } })(['rev-parse', '--show-toplevel'], '/');
+    assert.deepEqual(failingSync.ok ? 'ok' : [failingSync.code, failingSync.exitCode], ['git_exit_nonzero', 128]);
+  });
+});
