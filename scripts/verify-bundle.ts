@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TOOL_NAMES } from '../lib/tools/declarations.ts';
 import { buildBundle, BUNDLE_NAME, ESBUILD_VERSION, readCommittedHash, ROOT, SHEBANG, type BuiltBundle } from './build.ts';
 
 export interface Check {
@@ -87,7 +88,7 @@ export async function smokeTest(bundle: string): Promise<Check[]> {
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
     const tools = (((await response(2))['result'] as Record<string, unknown> | undefined)?.['tools'] as Array<{ name: string }> | undefined) ?? [];
-    checks.push({ ok: tools.length === 8 && tools[0]?.name === 'claude.run', what: `bundle lists the eight tools (${tools.map((t) => t.name).join(', ')})` });
+    checks.push({ ok: tools.length === TOOL_NAMES.length && tools.every((t, i) => t.name === TOOL_NAMES[i]), what: `bundle lists the ${TOOL_NAMES.length} tools (${tools.map((t) => t.name).join(', ')})` });
 
     send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'say hi', cwd: dir }, _meta: { progressToken: 'p' } } });
     const native = await waitFor(() => readReady(readyFile, 'native'), 'the fake CLI to start');
