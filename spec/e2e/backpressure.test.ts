@@ -14,7 +14,7 @@ const MAX_RSS_GROWTH_BYTES = 100 * 1024 * 1024;
 /** While stdout stays unread, RSS is sampled this often for this many samples. */
 const STALL_SAMPLES = 20;
 const STALL_SAMPLE_MS = 50;
-const DEADLINE_MS = 60_000;
+const DEADLINE_MS = 150_000;
 const POLL_MS = 20;
 const NEWLINE = 0x0a;
 const RESPONSE_ID = /^\{"jsonrpc":"2\.0","id":(\d+),"result"/;

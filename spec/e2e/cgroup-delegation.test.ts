@@ -161,11 +161,13 @@ test('--cleanup-backend=cgroup where none can be had: the server refuses to run 
 });
 
 test('a run cgroup whose supervisor and server both died is swept, processes and all, by the next server', async () => {
-  const base = backendBase();
+  // A private base, so that no other server on this machine (another suite running at once) sweeps it first:
+  // the server is started inside it and sweeps only its own cgroup's children.
+  const base = join(backendBase(), `crm-spec-sweep-${process.pid}-${Date.now()}`);
+  mkdirSync(base);
   // An owner that is certainly dead: a process that has exited, named by its pid and start time.
   const gone = spawn('/bin/true');
-  const pid = gone.pid ?? -1;
-  const stat = readProcStat(pid);
+  const stat = readProcStat(gone.pid ?? -1);
   await new Promise((resolve) => gone.once('exit', resolve));
   assert.ok(stat !== null);
   const leftover = runCgroupDir(base, identityOf(stat));
@@ -175,9 +177,10 @@ test('a run cgroup whose supervisor and server both died is swept, processes and
   writeFileSync(marker, '');
   // The orphan: born in the leftover cgroup by a launcher that moves itself there first.
   const orphanLauncher = spawn(process.execPath, [...LAUNCH, leftover, '0', '0', '--', '-e', 'setInterval(() => {}, 1 << 30)', marker], { stdio: 'ignore', detached: true });
-  const server = startServer(MAIN, FAKE_BIN);
+  let server: ServerProcess | null = null;
   try {
     await waitFor('the orphan in the leftover cgroup', () => (cgroupMembers(leftover) ?? []).length === 2, 10_000);
+    server = startServer([...LAUNCH, base, '0', '0', '--', ...MAIN], FAKE_BIN);
     await handshake(server);
     server.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
     await server.response('list');
@@ -185,13 +188,15 @@ test('a run cgroup whose supervisor and server both died is swept, processes and
     await waitFor('the orphan gone', () => aliveNaming(marker).length === 0, 10_000);
     await endServer(server);
   } finally {
-    server.kill();
+    server?.kill();
     orphanLauncher.kill('SIGKILL');
     killPids(aliveNaming(marker));
     if (existsSync(leftover)) {
       await waitFor('leftover empty', () => (cgroupMembers(leftover) ?? []).length === 0, 10_000).catch(() => {});
       rmdirSync(leftover);
     }
+    await waitFor('the private base empty', () => (cgroupMembers(base) ?? []).length === 0, 10_000).catch(() => {});
+    rmdirSync(base);
     rmSync(scratch, { recursive: true, force: true });
   }
 });
