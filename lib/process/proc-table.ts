@@ -3,7 +3,7 @@
  * with plain open/read/close into a reused buffer: readFileSync costs about twice as much per file, and
  * the supervisor scans on every tracking tick and during cleanup.
  */
-import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, opendirSync, openSync, readFileSync, readSync } from 'node:fs';
 import { parseProcStat, type ProcStat } from './proc-stat.ts';
 
 /** A stat line is a few hundred bytes; a file that fills this buffer is read again whole. */
@@ -95,17 +95,28 @@ export interface ProcScan {
 }
 
 /** Lists /proc, then reads each process's stat; a listed pid gone by then is reported, not dropped. */
+/** Directory entries fetched per getdents call during a scan. */
+const LISTING_BATCH_ENTRIES = 32;
+
 export function scanProcTable(): ProcScan {
   const started = performance.now();
   const table: ProcStat[] = [];
   const vanished: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    const code = name.charCodeAt(0);
-    if (code < 48 || code > 57) continue;
-    const pid = Number(name);
-    const stat = readProcStat(pid);
-    if (stat) table.push(stat);
-    else vanished.push(pid);
+  // Each entry is read right after the kernel listed it (a few dozen at a time), not after the whole listing:
+  // on a busy machine, processes of other jobs that die between their listing and their read would otherwise
+  // make most scans unusable as proof.
+  const dir = opendirSync('/proc', { bufferSize: LISTING_BATCH_ENTRIES });
+  try {
+    for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
+      const code = entry.name.charCodeAt(0);
+      if (code < 48 || code > 57) continue;
+      const pid = Number(entry.name);
+      const stat = readProcStat(pid);
+      if (stat) table.push(stat);
+      else vanished.push(pid);
+    }
+  } finally {
+    dir.closeSync();
   }
   return { table, vanished, durationMs: performance.now() - started };
 }
