@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareHelpWithTree, parseHelpOptions } from '../../lib/native/help-drift.ts';
 import { getCheckReport, runCheck } from '../../lib/cli/check.ts';
+import { cleanupBackendFor, describeCleanup } from '../../lib/supervisor/parent/cleanup-backend.ts';
 import { queryOnce } from '../helpers/probe.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { at, objs, parseObj, str } from '../helpers/typed-results.ts';
@@ -144,6 +145,9 @@ describe('drift against the real pinned binary', () => {
       assert.ok(report.version.ok);
       assert.ok(report.help !== null && 'error' in report.help);
       assert.match(report.help.error, error);
+      // The check's two queries ran under a supervisor, proven as every run here is: the report names how.
+      assert.equal(report.cleanup_confirmed, true);
+      assert.deepEqual(report.cleanup, describeCleanup(cleanupBackendFor('auto')));
     });
   }
 
