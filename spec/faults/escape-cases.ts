@@ -13,7 +13,7 @@ import { aliveNaming, withTracedHarness } from './escape-helpers.ts';
 import { createRandom } from './schema-cases.ts';
 import { at } from '../helpers/typed-results.ts';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { NamedBackend } from '../helpers/backends.ts';
+import { assertProvenOrHonest, type NamedBackend } from '../helpers/backends.ts';
 
 const TRIALS = 2;
 
@@ -43,8 +43,8 @@ export function defineEscapeTests(backend: NamedBackend): void {
         await withTracedHarness('crm-escape-', env, async (h, ready) => {
           const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
           assert.deepEqual(aliveNaming(ready), [], `alive after the run reported (${JSON.stringify(out.result?.['cleanup_confirmed'])})`);
-          assert.equal(out.isError, false, out.text.slice(0, 400));
-          assert.equal(out.result?.['cleanup_confirmed'], true, JSON.stringify(out.result?.['cleanup_error']));
+          assertProvenOrHonest(out.result, backend.name);
+          if (out.result?.['cleanup_confirmed'] === true) assert.equal(out.isError, false, out.text.slice(0, 400));
           assert.equal((await h.full(out.result?.['run_id']))['cleanup_proof'], backend.name);
           if (!c.exitFirst && !kinds.includes('term_trap') && !kinds.includes('ssh_agent')) {
             // The escape really happened before the run ended: every escapee announced itself.
@@ -135,7 +135,7 @@ export function defineEscapeCampaign(backend: NamedBackend): void {
         }
         const { result } = await h.settled(runId);
         assert.deepEqual(aliveNaming(ready), [], `confirmed=${String(result['cleanup_confirmed'])}`);
-        assert.equal(result['cleanup_confirmed'], true, JSON.stringify(result['cleanup_error']));
+        assertProvenOrHonest(result, backend.name);
       }, { cleanupBackend: backend.option });
     });
   }

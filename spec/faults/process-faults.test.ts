@@ -17,7 +17,7 @@ import { createRandom } from './schema-cases.ts';
 import { cmdlineOf, descendantsOf, identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from './proc-helpers.ts';
 import { identityOf } from '../../lib/process/proc-stat.ts';
 import { pollUntil } from '../helpers/poll.ts';
-import { BACKENDS } from '../helpers/backends.ts';
+import { assertProvenOrHonest, BACKENDS, type NamedBackend } from '../helpers/backends.ts';
 
 // A run settles on its supervisor's report, a few ms before that supervisor exits, so a finished run's
 // supervisor can still be listed when the next run starts: take only one started after `since` (clock ticks
@@ -54,10 +54,11 @@ function nativeOf(supervisorPid: number): ProcessIdentity | undefined {
   return stat ? identityOf(stat) : undefined;
 }
 
-async function assertStillServing(h: ToolHarness): Promise<void> {
+async function assertStillServing(h: ToolHarness, backend: NamedBackend['name'] = 'cgroup'): Promise<void> {
   const out = await h.call('claude.run', { prompt: 'again', cwd: h.dir });
-  assert.equal(out.isError, false, out.text.slice(0, 500));
-  assert.equal(out.result?.['cleanup_confirmed'], true);
+  assertProvenOrHonest(out.result, backend);
+  if (out.result?.['cleanup_confirmed'] === true) assert.equal(out.isError, false, out.text.slice(0, 500));
+  assert.ok(out.result?.['result'] !== null, 'the run was served');
 }
 
 for (const backend of BACKENDS) test(`${backend.name}: kill -9 of the supervisor at random points: leftovers ended, ${backend.name === 'cgroup' ? 'proven by the run\'s cgroup once it exists' : 'reported unconfirmed'}, serving goes on`, async (t) => {
@@ -73,7 +74,7 @@ for (const backend of BACKENDS) test(`${backend.name}: kill -9 of the supervisor
       // Alternate the phase the kill hits: the supervisor booting or running the version check, then a
       // streaming native (the point counts from the native's appearance).
       const streaming = i % 2 === 1;
-      if (streaming) await waitFor('the native process', () => nativeOf(supervisor.pid));
+      if (streaming) await waitFor('the native process', () => nativeOf(supervisor.pid), 30_000);
       const pointMs = Math.floor(random() * (streaming ? 800 : 1800));
       await delay(pointMs);
       const family = [supervisor, ...descendantsOf(supervisor.pid).map(identityOf)];
@@ -90,13 +91,14 @@ for (const backend of BACKENDS) test(`${backend.name}: kill -9 of the supervisor
         // Killed while booting or checking the version: proven only by a cgroup the supervisor had made.
         assert.equal(proof, 'cgroup');
         assert.equal(backend.name, 'cgroup');
-      } else {
-        assert.equal(toolErrorOf(result['cleanup_error'])?.code, 'supervisor_failed');
+      } else if (toolErrorOf(result['cleanup_error'])?.code !== 'supervisor_failed') {
+        // The supervisor had already reported (the kill came after the run's end), honestly unproven.
+        assertProvenOrHonest(result, backend.name);
       }
       await waitForNoOrphans(family, [supervisor.pid]);
       t.diagnostic(`point ${pointMs} ms${streaming ? ' after the native appeared' : ''}: ${family.length - 1} process(es) of the run, state ${String(result['state'])}, error ${String(toolErrorOf(result['error'])?.code)}`);
     }
-    await assertStillServing(h);
+    await assertStillServing(h, backend.name);
   } finally {
     killAll(victims);
     await h.close();
@@ -112,7 +114,7 @@ test('kill -9 of the native process at random points: an error, cleanup still pr
       const since = nowTicks();
       const runId = await startRun(h);
       const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
-      const native = await waitFor('the native process', () => nativeOf(supervisor.pid));
+      const native = await waitFor('the native process', () => nativeOf(supervisor.pid), 30_000);
       victims.push(supervisor, native);
       const pointMs = Math.floor(random() * 1500);
       await delay(pointMs);
