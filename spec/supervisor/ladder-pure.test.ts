@@ -1,7 +1,7 @@
 /** runLadder over a scripted process table: what it proves, and how many /proc scans a clean end costs. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runLadder } from '../../lib/supervisor/child/ladder.ts';
+import { PROOF_RETRY_MS, runLadder } from '../../lib/supervisor/child/ladder.ts';
 import { createRunTracker } from '../../lib/supervisor/child/tracker.ts';
 import type { ProcStat } from '../../lib/process/proc-stat.ts';
 import type { ProcScan } from '../../lib/process/proc-table.ts';
@@ -61,4 +61,20 @@ test('a run process that became a zombie since the scan before makes that scan n
   await runLadder({ selfPid: SELF.pid, groupMode: true, tracker, scan: table.scan, nativeExited: () => true, interruptNative: () => {} }, { ...OPTIONS, killGraceMs: 50 });
   // Scan 2 (first zombie read) cannot count; scans 3 and 4 are the proof.
   assert.ok(table.scans() >= 4, String(table.scans()));
+});
+
+test('nothing of the run seen but no proof yet: the ladder keeps scanning up to PROOF_RETRY_MS for two clean scans', async () => {
+  // Other jobs' processes vanish mid-scan for the first five scans, then the machine quiets down.
+  const churn = scripted([[], [], [], [], [], [], []], [[4_001], [4_002], [4_003], [4_004], [4_005]]);
+  const tracker = createRunTracker({ selfPid: SELF.pid, groupMode: true, roots: [], marker: null });
+  const outcome = await runLadder({ selfPid: SELF.pid, groupMode: true, tracker, scan: churn.scan, nativeExited: () => true, interruptNative: () => {} }, OPTIONS);
+  assert.deepEqual([outcome.survivors, outcome.error], [[], null]);
+  assert.ok(churn.scans() >= 7, `${churn.scans()} scans`);
+  // Churn that never stops: honestly unconfirmed once the retry bound has passed, not sooner.
+  const endless = { scan: (): ProcScan => ({ table: [SELF], vanished: [Math.floor(Math.random() * 1e6) + 5_000], durationMs: 1 }) };
+  const started = performance.now();
+  const second = createRunTracker({ selfPid: SELF.pid, groupMode: true, roots: [], marker: null });
+  const unproven = await runLadder({ selfPid: SELF.pid, groupMode: true, tracker: second, scan: endless.scan, nativeExited: () => true, interruptNative: () => {} }, OPTIONS);
+  assert.match(unproven.error ?? '', /no two consecutive scans could show the run gone/);
+  assert.ok(performance.now() - started >= PROOF_RETRY_MS, 'it kept trying for the whole bound');
 });

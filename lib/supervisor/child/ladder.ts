@@ -41,6 +41,8 @@ export interface LadderOutcome {
  * /proc gets a higher pid, so it is listed or its parent is) assumes pids do not wrap around within one scan.
  */
 export const PROOF_SCAN_MAX_MS = 1000;
+/** After the ladder, how long more the supervisor scans for a proof when nothing of the run is seen any more. */
+export const PROOF_RETRY_MS = 2000;
 
 export async function runLadder(target: LadderTarget, options: LadderOptions): Promise<LadderOutcome> {
   const { tracker } = target;
@@ -111,6 +113,9 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
     steps.push(`SIGKILL:${signalEach(tracker.remaining(table), 'SIGKILL')}`);
     table = await waitUntil(settled, options.killGraceMs);
   }
+  // Nothing of the run was seen, but no two scans in a row could show it (other jobs' processes keep vanishing
+  // mid-scan on a busy machine): keep looking a bounded while longer before settling for "unconfirmed".
+  if (proof === null && target.nativeExited() && tracker.remaining(table).length === 0) table = await waitUntil(settled, PROOF_RETRY_MS);
   let last: ProcStat[];
   let remaining: ProcStat[];
   if (proof !== null) {
