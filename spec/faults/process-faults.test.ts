@@ -142,7 +142,7 @@ for (const backend of BACKENDS) test(`${backend.name}: kill -9 of the supervisor
     const since = nowTicks();
     const runId = await startRun(h);
     const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
-    const line = await waitFor('ready setsid', () => readReadyLines(readyFile).find((l) => l.ready === 'setsid'));
+    const line = await waitFor('ready setsid', () => readReadyLines(readyFile).find((l) => l.ready === 'setsid'), 30_000);
     const escapee = identify(line.pid);
     assert.ok(escapee);
     const native = nativeOf(supervisor.pid) ?? null;
