@@ -9,13 +9,14 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileS
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { prepareSupervisor, type PreparedSupervisor, type ProbeSpec } from '../../lib/supervisor/parent/run-supervised.ts';
-import { createSparePool, type PrepareFn, type SparePool } from '../../lib/supervisor/parent/spare.ts';
+import { prepareSupervisor, type ProbeSpec } from '../../lib/supervisor/parent/run-supervised.ts';
+import { createSparePool, type SparePool } from '../../lib/supervisor/parent/spare.ts';
 import { fileIdentity } from '../../lib/supervisor/file-id.ts';
 import { SPAWN_ERROR_FILE_CHANGED } from '../../lib/supervisor/protocol.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { readFakeRecord } from '../helpers/tool-harness.ts';
 import { baseEnv, FAKE_CLAUDE, stdoutEvents } from './harness.ts';
+import { counting } from '../helpers/counting-supervisors.ts';
 
 const RUN_ARGS = ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hi'];
 
@@ -63,17 +64,6 @@ function makeBin(): Bin {
 const versionProbe = (bin: { link: string; env: Record<string, string> }, cwd: string): ProbeSpec => ({ file: bin.link, args: ['--version'], cwd, env: bin.env, timeoutMs: 10_000, maxStdoutBytes: 4096 });
 const versionCalls = (bin: Bin): number => bin.invocations().filter((argv) => argv.includes('--version')).length;
 
-/** Supervisors whose probes are counted where they reach the supervisor: a reused early answer never does. */
-function counting(): { prepare: PrepareFn; probes: ProbeSpec[]; prepared: PreparedSupervisor[] } {
-  const probes: ProbeSpec[] = [];
-  const prepared: PreparedSupervisor[] = [];
-  const prepare: PrepareFn = (command) => {
-    const supervisor = prepareSupervisor(command);
-    prepared.push(supervisor);
-    return { ...supervisor, probe: (spec) => { probes.push(spec); return supervisor.probe(spec); } };
-  };
-  return { prepare, probes, prepared };
-}
 
 /** A machine-code "claude": a symlink to this node binary (its --version prints the Node version). */
 function elfBin(): { dir: string; link: string; env: Record<string, string>; relink(target: string): void; cleanup(): void } {

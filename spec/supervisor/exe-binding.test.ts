@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepareSupervisor, type PreparedSupervisor, type ProbeSpec } from '../../lib/supervisor/parent/run-supervised.ts';
-import { createSparePool, type PrepareFn } from '../../lib/supervisor/parent/spare.ts';
+import { createSparePool } from '../../lib/supervisor/parent/spare.ts';
 import { fileIdentity } from '../../lib/supervisor/file-id.ts';
 import { SPAWN_ERROR_FILE_CHANGED } from '../../lib/supervisor/protocol.ts';
 import { nativeImageMismatch } from '../../lib/supervisor/child/exe-check.ts';
@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { makeElfShims, type ElfShims, type ShimKind } from '../helpers/elf-shims.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { counting } from '../helpers/counting-supervisors.ts';
 
 const TESTED = '2.1.332';
 const OTHER = '9.9.9';
@@ -36,17 +37,6 @@ before(() => {
 });
 after(() => { shims.cleanup(); });
 
-/** Supervisors whose probes are counted where they reach the supervisor: a reused early answer never does. */
-function counting(): { prepare: PrepareFn; probes: ProbeSpec[]; prepared: PreparedSupervisor[] } {
-  const probes: ProbeSpec[] = [];
-  const prepared: PreparedSupervisor[] = [];
-  const prepare: PrepareFn = (command) => {
-    const supervisor = prepareSupervisor(command);
-    prepared.push(supervisor);
-    return { ...supervisor, probe: (spec) => { probes.push(spec); return supervisor.probe(spec); } };
-  };
-  return { prepare, probes, prepared };
-}
 
 /** A pool whose spare asked `file` for its version in the server's directory; `use` takes it from there. */
 async function withEarlyAnswer(file: string, use: (supervisor: PreparedSupervisor, probes: ProbeSpec[]) => Promise<void>): Promise<void> {
