@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -20,14 +20,15 @@ import { pollUntil } from '../helpers/poll.ts';
 import { assertProvenOrHonest, BACKENDS, type NamedBackend } from '../helpers/backends.ts';
 
 // A run settles on its supervisor's report, a few ms before that supervisor exits, so a finished run's
-// supervisor can still be listed when the next run starts: take only one started after `since` (clock ticks
-// since boot, the unit of /proc/<pid>/stat start times).
-const CLOCK_TICKS_PER_SECOND = 100;
-function nowTicks(): bigint {
-  return BigInt(Math.floor(Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * CLOCK_TICKS_PER_SECOND));
+// supervisor can still be listed when the next run starts: take only one not listed before the run started.
+// (Identities, not start times against /proc/uptime: a container may virtualise uptime but not start times.)
+type Known = ReadonlySet<string>;
+const key = (s: ProcessIdentity): string => `${s.pid}:${s.start}`;
+function knownSupervisors(): Known {
+  return new Set(supervisorsOf(process.pid).map(key));
 }
-function newSupervisor(since: bigint): () => ProcessIdentity | undefined {
-  return () => supervisorsOf(process.pid).find((s) => BigInt(s.start) >= since);
+function newSupervisor(known: Known): () => ProcessIdentity | undefined {
+  return () => supervisorsOf(process.pid).find((s) => !known.has(key(s)));
 }
 
 const SEED = 0xdead_0009;
@@ -68,9 +69,9 @@ for (const backend of BACKENDS) test(`${backend.name}: kill -9 of the supervisor
   try {
     // At most three: a run whose cleanup cannot be proven keeps one of the four active slots for good.
     for (let i = 0; i < POINTS; i++) {
-      const since = nowTicks();
+      const known = knownSupervisors();
       const runId = await startRun(h);
-      const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
       // Alternate the phase the kill hits: the supervisor booting or running the version check, then a
       // streaming native (the point counts from the native's appearance).
       const streaming = i % 2 === 1;
@@ -111,9 +112,9 @@ test('kill -9 of the native process at random points: an error, cleanup still pr
   const victims: (ProcessIdentity | null)[] = [];
   try {
     for (let i = 0; i < POINTS; i++) {
-      const since = nowTicks();
+      const known = knownSupervisors();
       const runId = await startRun(h);
-      const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
       const native = await waitFor('the native process', () => nativeOf(supervisor.pid), 30_000);
       victims.push(supervisor, native);
       const pointMs = Math.floor(random() * 1500);
@@ -139,9 +140,9 @@ for (const backend of BACKENDS) test(`${backend.name}: kill -9 of the supervisor
   const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: 'hang', FAKE_CLAUDE_READY_FILE: readyFile }, config: { cleanupBackend: backend.option } });
   const victims: (ProcessIdentity | null)[] = [];
   try {
-    const since = nowTicks();
+    const known = knownSupervisors();
     const runId = await startRun(h);
-    const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
+    const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
     const line = await waitFor('ready setsid', () => readReadyLines(readyFile).find((l) => l.ready === 'setsid'), 30_000);
     const escapee = identify(line.pid);
     assert.ok(escapee);
@@ -186,9 +187,9 @@ for (const c of LADDER_CASES) {
     const run = await createToolHarness({ env: { ...c.env, FAKE_CLAUDE_READY_FILE: readyFile } });
     const victims: (ProcessIdentity | null)[] = [];
     try {
-      const since = nowTicks();
+      const known = knownSupervisors();
       const runId = await startRun(run);
-      const supervisor = await waitFor('the prepared supervisor', newSupervisor(since));
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
       const line = await waitFor(`ready ${c.ready}`, () => readReadyLines(readyFile).find((l) => l.ready === c.ready));
       const extra = identify(line.pid);
       const native = nativeOf(supervisor.pid) ?? null;
