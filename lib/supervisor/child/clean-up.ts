@@ -1,0 +1,50 @@
+/**
+ * The supervisor's last phase: once, on terminate / control EOF / native exit / a refused spawn, it runs the
+ * ladder over everything the run started (in its cgroup, or through /proc), writes the cleanup report and exits.
+ */
+import { PROBE_ONLY_LADDER } from '../protocol.ts';
+import { scanProcTable } from '../../process/proc-table.ts';
+import { formatCleanupLine } from './cleanup-report.ts';
+import { runCgroupLadder } from './cgroup-ladder.ts';
+import { runLadder, type LadderOutcome } from './ladder.ts';
+import { PROBE_TRACK_INTERVAL_MS, type SupervisorState } from './supervisor-state.ts';
+
+/** How often the ladder re-scans /proc while it waits for processes to go. */
+const LADDER_POLL_MS = 20;
+
+/** Starts cleanup (at most once); `interrupt` first lets a running native end with SIGINT. */
+export function cleanUp(s: SupervisorState, interrupt: boolean, why: string): void {
+  if (s.cleaning) return;
+  s.cleaning = true;
+  process.stdin.pause();
+  s.probe?.cancel();
+  const running = s.native;
+  const timings = s.spec ?? { ...PROBE_ONLY_LADDER, trackIntervalMs: PROBE_TRACK_INTERVAL_MS };
+  const interruptNative = (): void => { running?.kill('SIGINT'); };
+  const nativeExited = (): boolean => s.unreaped.size === 0;
+  const grace = { interruptGraceMs: timings.interruptGraceMs, termGraceMs: timings.termGraceMs, killGraceMs: timings.killGraceMs };
+  const interruptRunning = interrupt && running !== null && s.unreaped.has(running);
+  const { selfPid, groupMode, scope, tracker } = s;
+  if (scope !== null) {
+    const cgroupTarget = { selfPid, groupMode, scope, nativeExited, interruptNative };
+    void runCgroupLadder(cgroupTarget, { interrupt: interruptRunning, ...grace }).then((outcome) => finish(s, outcome, [why]));
+    return;
+  }
+  if (tracker === null) {
+    void finish(s, { survivors: [], steps: [], error: null }, [why]);
+    return;
+  }
+  const target = { selfPid, groupMode, tracker, scan: scanProcTable, nativeExited, interruptNative };
+  const options = { interrupt: interruptRunning, ...grace, pollMs: Math.min(timings.trackIntervalMs, LADDER_POLL_MS) };
+  void runLadder(target, options).then((outcome) => finish(s, outcome, [why]));
+}
+
+/** Writes the cleanup report (after the native stderr settled) and exits. */
+async function finish(s: SupervisorState, outcome: LadderOutcome, extraSteps: readonly string[]): Promise<void> {
+  s.stopTracking();
+  await s.settleStderr(s.spec?.killGraceMs ?? 0);
+  const { tail } = s;
+  s.report.write(formatCleanupLine({ ...outcome, steps: [...extraSteps, ...outcome.steps], stderrTail: tail.text(), stderrBytes: tail.totalBytes(), proof: s.scope === null ? 'process_scan' : 'cgroup' }));
+  await s.report.end();
+  process.exit(0);
+}

@@ -1,0 +1,164 @@
+/**
+ * The supervisor's state for its one run, and the small steps every phase shares: reporting, following the
+ * run through /proc, adopting what it starts, and the run's placement (marker and cgroup).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../protocol.ts';
+import { identityOf, type ProcStat } from '../../process/proc-stat.ts';
+import { environMarker, processUid, readProcStat } from '../../process/proc-table.ts';
+import { createProcView, type ProcView } from '../../process/proc-view.ts';
+import { openCgroupScope, type CgroupScope } from './cgroup-scope.ts';
+import { openWritableFd } from './fds.ts';
+import type { RunningProbe } from './probe.ts';
+import { createSink, type Sink } from './sink.ts';
+import { createByteTail, type ByteTail } from './stderr-tail.ts';
+import { createRunTracker, type RunTracker } from './tracker.ts';
+
+export type SpawnMessage = Extract<ControlMessage, { type: 'spawn' }>;
+export type ProbeMessage = Extract<ControlMessage, { type: 'probe' }>;
+
+/** Tracking interval before the run's own (from `spawn`) is known, i.e. while probes run. */
+export const PROBE_TRACK_INTERVAL_MS = 100;
+/** The kernel refused to let the supervisor into the run's cgroup for a spawn (it was removed meanwhile?). */
+export const CGROUP_REFUSED_MESSAGE = "the run's cgroup refused the supervisor; nothing was started";
+/** Between a probe and the run, scanning stops once this many scans in a row found nothing of the run. */
+const IDLE_EMPTY_SCANS = 2;
+/**
+ * While the native runs, the ticks between full scans read only the run's processes and those born since
+ * the last tick; a full scan (every process's stat) comes at most this far apart, and cleanup scans in full.
+ */
+const FULL_SCAN_EVERY_MS = 5000;
+
+export interface SupervisorState {
+  readonly report: Sink;
+  readonly tail: ByteTail;
+  readonly selfPid: number;
+  readonly selfStat: ProcStat | null;
+  /** The supervisor leads its own process group. */
+  readonly groupMode: boolean;
+  readonly selfUid: number;
+  marker: string | null;
+  /** The cgroup base of the first command ('' until one came); the run's own cgroup once created. */
+  cgroupBase: string | null | undefined;
+  scope: CgroupScope | null;
+  spec: SpawnMessage | null;
+  native: ChildProcess | null;
+  tracker: RunTracker | null;
+  probe: RunningProbe | null;
+  probesRun: number;
+  /** Every process the supervisor started that has not been reaped yet. */
+  readonly unreaped: Set<ChildProcess>;
+  cleaning: boolean;
+  stopTracking: () => void;
+  settleStderr: (graceMs: number) => Promise<void>;
+}
+
+/** The state before any command came; reports go to fd 2 (fd 1 is never opened as a stream, see supervisor.ts). */
+export function createSupervisorState(): SupervisorState {
+  const report = createSink(openWritableFd(2));
+  const tail = createByteTail(STDERR_TAIL_MAX_BYTES);
+  const selfPid = process.pid;
+  const selfStat = readProcStat(selfPid);
+  return {
+    report,
+    tail,
+    selfPid,
+    selfStat,
+    groupMode: selfStat?.pgid === selfPid,
+    selfUid: process.getuid?.() ?? -1,
+    marker: null,
+    cgroupBase: undefined,
+    scope: null,
+    spec: null,
+    native: null,
+    tracker: null,
+    probe: null,
+    probesRun: 0,
+    unreaped: new Set<ChildProcess>(),
+    cleaning: false,
+    stopTracking: () => {},
+    settleStderr: () => Promise.resolve(),
+  };
+}
+
+export function reportLine(s: SupervisorState, message: ReportMessage): void {
+  s.report.write(JSON.stringify(message) + '\n');
+}
+
+/** The run's tracker, made at its first use with the marker then known. */
+function trackerOf(s: SupervisorState): RunTracker {
+  const { marker, selfStat, selfUid } = s;
+  s.tracker ??= createRunTracker({
+    selfPid: s.selfPid, groupMode: s.groupMode, roots: [],
+    marker: marker === null || selfStat === null ? null : {
+      notBefore: selfStat.start,
+      markerOf: (pid) => environMarker(pid, RUN_MARKER_ENV, marker),
+      sameUser: (pid) => processUid(pid) === selfUid,
+    },
+  });
+  return s.tracker;
+}
+
+/** Follows the run through /proc every intervalMs (replacing any earlier interval) until cleanup or idle. */
+export function track(s: SupervisorState, intervalMs: number): RunTracker {
+  s.stopTracking();
+  const runTracker = trackerOf(s);
+  // No scan right away: a process forked this instant has no descendants yet, and a scan costs CPU the
+  // new process needs to start. The ladder scans first thing anyway.
+  const tick: TickState = { emptyScans: 0, view: createProcView(), lastFull: -Infinity };
+  const interval = setInterval(() => { trackTick(s, runTracker, tick); }, intervalMs);
+  s.stopTracking = () => { clearInterval(interval); };
+  return runTracker;
+}
+
+interface TickState {
+  emptyScans: number;
+  readonly view: ProcView;
+  lastFull: number;
+}
+
+function trackTick(s: SupervisorState, runTracker: RunTracker, tick: TickState): void {
+  if (s.cleaning) return;
+  // A new process is seen by the tick after its birth either way; a full scan also reads strangers again.
+  const partial = s.spec !== null && performance.now() - tick.lastFull < FULL_SCAN_EVERY_MS ? tick.view.delta(runTracker.trackedIdentities()) : null;
+  if (partial !== null) {
+    runTracker.observeDelta(partial.fresh, partial.view);
+    return;
+  }
+  tick.lastFull = performance.now();
+  const scan = tick.view.full();
+  runTracker.observe(scan.table, scan.vanished);
+  // Waiting between probes and the run (a warm spare may wait long): once nothing of the run is left,
+  // proven as cleanup is (consecutive empty scans), there is nothing to follow until the next command.
+  if (s.spec !== null || s.probe !== null || runTracker.remaining(scan.table).length > 0 || !runTracker.lastScanComplete()) tick.emptyScans = 0;
+  else if (++tick.emptyScans >= IDLE_EMPTY_SCANS) s.stopTracking();
+}
+
+/**
+ * Adopts the marker and cgroup base of the first command; a later command with others is malformed. With a
+ * base, the run's own cgroup is created now, before anything of the run starts; where it cannot be (the
+ * base went away, a name clash), the run is tracked through /proc instead, and its report says so.
+ */
+export function takePlacement(s: SupervisorState, value: string, cgroup: string | null): boolean {
+  if (s.marker === null) {
+    s.marker = value;
+    s.cgroupBase = cgroup;
+    if (cgroup !== null && s.selfStat !== null) s.scope = openCgroupScope(cgroup, identityOf(s.selfStat));
+  }
+  return s.marker === value && s.cgroupBase === cgroup;
+}
+
+/** Spawns a process of the run: born inside the run's cgroup when there is one. */
+export function spawnRunProcess<T>(s: SupervisorState, spawn: () => T): T | null {
+  return s.scope === null ? spawn() : s.scope.spawnInside(spawn);
+}
+
+/** Counts a started process as unreaped until its exit, and as a root of the run when it is tracked. */
+export function adopt(s: SupervisorState, child: ChildProcess, runTracker: RunTracker | null): void {
+  s.unreaped.add(child);
+  child.once('exit', () => { s.unreaped.delete(child); });
+  if (runTracker === null) return;
+  // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
+  const stat = child.pid === undefined ? null : readProcStat(child.pid);
+  if (stat !== null) runTracker.addRoot(identityOf(stat));
+}
