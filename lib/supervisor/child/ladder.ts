@@ -44,99 +44,130 @@ export const PROOF_SCAN_MAX_MS = 1000;
 /** After the ladder, how long more the supervisor scans for a proof when nothing of the run is seen any more. */
 export const PROOF_RETRY_MS = 2000;
 
-export async function runLadder(target: LadderTarget, options: LadderOptions): Promise<LadderOutcome> {
-  const { tracker } = target;
-  const steps: string[] = [];
-  const failures: number[] = [];
+/** One ladder's progress: its steps, the signals refused, and the proof once two scans showed the run gone. */
+interface LadderRun {
+  readonly target: LadderTarget;
+  readonly options: LadderOptions;
+  readonly steps: string[];
+  readonly failures: number[];
   /** Scans that could not show the run's absence (a listed pid vanished, a doubt, a scan too slow). */
-  let unprovable = 0;
-  let provable = false;
-  const observe = (): ProcStat[] => {
-    const scan = target.scan();
-    tracker.observe(scan.table, scan.vanished);
-    provable = tracker.lastScanComplete() && scan.durationMs <= PROOF_SCAN_MAX_MS;
-    if (!provable) unprovable++;
-    return scan.table;
-  };
-  /** The scan just made shows nothing of the run, and could show it. */
-  const empty = (table: readonly ProcStat[]): boolean => provable && tracker.remaining(table).length === 0;
-  // A scan lists /proc before it reads each entry: a child born after the listing whose parent exits before
-  // its entry is read is in neither. Nothing remains only when a second scan, listed after the first one
-  // finished, agrees.
-  // Once proven, the proof stands (nothing of the run is left to start anything): later steps ask again
-  // without scanning again. `proof` is the second of the two empty scans.
-  let proof: ProcStat[] | null = null;
-  const settled = (table: readonly ProcStat[]): boolean => {
-    if (proof !== null) return true;
-    if (!target.nativeExited() || !empty(table)) return false;
-    const second = observe();
-    if (!empty(second)) return false;
-    proof = second;
-    return true;
-  };
-  // Ref'd timers on purpose: after control EOF these waits may be all that keeps the supervisor alive.
-  const waitUntil = async (done: (table: readonly ProcStat[]) => boolean, ms: number): Promise<ProcStat[]> => {
-    const deadline = performance.now() + ms;
-    let table = observe();
-    while (!done(table) && performance.now() < deadline) {
-      await process.getBuiltinModule('node:timers/promises').setTimeout(Math.max(1, Math.min(options.pollMs, deadline - performance.now())));
-      table = observe();
-    }
-    return table;
-  };
-  const signalEach = (victims: readonly ProcStat[], signal: KillSignal): number => {
-    let sent = 0;
-    for (const victim of victims) {
-      const outcome = signalIdentity(identityOf(victim), signal);
-      if (outcome === 'sent') sent++;
-      else if (outcome === 'failed') failures.push(victim.pid);
-    }
-    return sent;
-  };
+  unprovable: number;
+  /** Whether the latest scan could show the run's absence. */
+  provable: boolean;
+  /**
+   * Once proven, the proof stands (nothing of the run is left to start anything): later steps ask again
+   * without scanning again. `proof` is the second of the two empty scans.
+   */
+  proof: ProcStat[] | null;
+}
 
-  let table = observe();
+export async function runLadder(target: LadderTarget, options: LadderOptions): Promise<LadderOutcome> {
+  const run: LadderRun = { target, options, steps: [], failures: [], unprovable: 0, provable: false, proof: null };
+  const isSettled = (table: readonly ProcStat[]): boolean => settled(run, table);
+  let table = observe(run);
   if (options.interrupt && !target.nativeExited()) {
     target.interruptNative();
-    steps.push('SIGINT:native');
-    table = await waitUntil(() => target.nativeExited(), options.interruptGraceMs);
+    run.steps.push('SIGINT:native');
+    table = await waitUntil(run, () => target.nativeExited(), options.interruptGraceMs);
   }
-  if (!settled(table)) {
-    let victims = tracker.remaining(table);
+  if (!isSettled(table)) {
+    let victims = target.tracker.remaining(table);
     if (target.groupMode) {
-      if (signalGroup(target.selfPid, 'SIGTERM') === 'sent') steps.push('SIGTERM:group');
+      if (signalGroup(target.selfPid, 'SIGTERM') === 'sent') run.steps.push('SIGTERM:group');
       victims = victims.filter((s) => s.pgid !== target.selfPid);
     }
-    steps.push(`SIGTERM:${signalEach(victims, 'SIGTERM')}`);
-    table = await waitUntil(settled, options.termGraceMs);
+    run.steps.push(`SIGTERM:${signalEach(run, victims, 'SIGTERM')}`);
+    table = await waitUntil(run, isSettled, options.termGraceMs);
   }
-  if (!settled(table)) {
-    steps.push(`SIGKILL:${signalEach(tracker.remaining(table), 'SIGKILL')}`);
-    table = await waitUntil(settled, options.killGraceMs);
+  if (!isSettled(table)) {
+    run.steps.push(`SIGKILL:${signalEach(run, target.tracker.remaining(table), 'SIGKILL')}`);
+    table = await waitUntil(run, isSettled, options.killGraceMs);
   }
   // Nothing of the run was seen, but no two scans in a row could show it (other jobs' processes keep vanishing
   // mid-scan on a busy machine): keep looking a bounded while longer before settling for "unconfirmed".
-  if (proof === null && target.nativeExited() && tracker.remaining(table).length === 0) table = await waitUntil(settled, PROOF_RETRY_MS);
+  if (run.proof === null && target.nativeExited() && target.tracker.remaining(table).length === 0) await waitUntil(run, isSettled, PROOF_RETRY_MS);
+  return outcomeOf(run);
+}
+
+function observe(run: LadderRun): ProcStat[] {
+  const scan = run.target.scan();
+  run.target.tracker.observe(scan.table, scan.vanished);
+  run.provable = run.target.tracker.lastScanComplete() && scan.durationMs <= PROOF_SCAN_MAX_MS;
+  if (!run.provable) run.unprovable++;
+  return scan.table;
+}
+
+/** The scan just made shows nothing of the run, and could show it. */
+function empty(run: LadderRun, table: readonly ProcStat[]): boolean {
+  return run.provable && run.target.tracker.remaining(table).length === 0;
+}
+
+/**
+ * A scan lists /proc before it reads each entry: a child born after the listing whose parent exits before
+ * its entry is read is in neither. Nothing remains only when a second scan, listed after the first one
+ * finished, agrees.
+ */
+function settled(run: LadderRun, table: readonly ProcStat[]): boolean {
+  if (run.proof !== null) return true;
+  if (!run.target.nativeExited() || !empty(run, table)) return false;
+  const second = observe(run);
+  if (!empty(run, second)) return false;
+  run.proof = second;
+  return true;
+}
+
+/**
+ * Scans every pollMs until `done` or ms pass. Ref'd timers on purpose: after control EOF these waits may be
+ * all that keeps the supervisor alive.
+ */
+async function waitUntil(run: LadderRun, done: (table: readonly ProcStat[]) => boolean, ms: number): Promise<ProcStat[]> {
+  const deadline = performance.now() + ms;
+  let table = observe(run);
+  while (!done(table) && performance.now() < deadline) {
+    await process.getBuiltinModule('node:timers/promises').setTimeout(Math.max(1, Math.min(run.options.pollMs, deadline - performance.now())));
+    table = observe(run);
+  }
+  return table;
+}
+
+function signalEach(run: LadderRun, victims: readonly ProcStat[], signal: KillSignal): number {
+  let sent = 0;
+  for (const victim of victims) {
+    const outcome = signalIdentity(identityOf(victim), signal);
+    if (outcome === 'sent') sent++;
+    else if (outcome === 'failed') run.failures.push(victim.pid);
+  }
+  return sent;
+}
+
+/** The last look (two more scans unless already proven) and what it leaves: survivors, why cleanup is unproven. */
+function outcomeOf(run: LadderRun): LadderOutcome {
+  const { tracker } = run.target;
   let last: ProcStat[];
   let remaining: ProcStat[];
-  if (proof !== null) {
-    last = proof;
+  if (run.proof !== null) {
+    last = run.proof;
     remaining = [];
   } else {
-    last = observe();
+    last = observe(run);
     remaining = tracker.remaining(last);
-    if (empty(last)) {
-      last = observe();
+    if (empty(run, last)) {
+      last = observe(run);
       remaining = tracker.remaining(last);
-      if (empty(last)) proof = last;
+      if (empty(run, last)) run.proof = last;
     }
   }
   const unverifiable = remaining.length === 0 ? tracker.unverifiable(last) : [];
   const survivors = [...remaining, ...unverifiable].map(identityOf);
-  let error: string | null = null;
-  if (failures.length > 0) error = `signal refused (EPERM) for pid ${[...new Set(failures)].join(', ')}`;
-  else if (!target.nativeExited()) error = 'native process exit was not observed';
-  else if (tracker.overflowed()) error = 'more processes than the tracker can remember: some may have escaped unseen';
-  else if (unverifiable.length > 0) error = `started during the run with an unreadable environment (not proven outside the run): pid ${unverifiable.map((s) => s.pid).join(', ')}`;
-  else if (proof === null && remaining.length === 0) error = `no two consecutive scans could show the run gone (${unprovable} could not: a listed process vanished before it was read, or a scan took over ${PROOF_SCAN_MAX_MS} ms)`;
-  return { survivors, steps, error };
+  return { survivors, steps: run.steps, error: ladderError(run, remaining, unverifiable) };
+}
+
+function ladderError(run: LadderRun, remaining: readonly ProcStat[], unverifiable: readonly ProcStat[]): string | null {
+  const { target, failures } = run;
+  if (failures.length > 0) return `signal refused (EPERM) for pid ${[...new Set(failures)].join(', ')}`;
+  if (!target.nativeExited()) return 'native process exit was not observed';
+  if (target.tracker.overflowed()) return 'more processes than the tracker can remember: some may have escaped unseen';
+  if (unverifiable.length > 0) return `started during the run with an unreadable environment (not proven outside the run): pid ${unverifiable.map((s) => s.pid).join(', ')}`;
+  if (run.proof === null && remaining.length === 0) return `no two consecutive scans could show the run gone (${run.unprovable} could not: a listed process vanished before it was read, or a scan took over ${PROOF_SCAN_MAX_MS} ms)`;
+  return null;
 }
