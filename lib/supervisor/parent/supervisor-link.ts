@@ -1,0 +1,216 @@
+/**
+ * The adapter's link to one supervisor process (run-supervised.ts): what its reports said, its control pipe,
+ * and its end. The link settles as soon as the cleanup report is in and both pipes ended; when the supervisor
+ * dies without that report, the fallback ends the run's cgroup or kills what is left by marker.
+ */
+import type { ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { assertNever } from '../../util/assert-never.ts';
+import { runCgroupDir } from '../../process/cgroup.ts';
+import { SPAWN_ERROR_NO_CODE, type ControlMessage, type ProbeOutcome, type ProcessIdentity, type ReportMessage } from '../protocol.ts';
+import { killLeftovers } from './fallback-kill.ts';
+import { endLostRunCgroup } from './lost-cgroup.ts';
+import { readReports, type ReportReader } from './report-reader.ts';
+import { readInSlices, type SlicedReader } from './sliced-reader.ts';
+
+/** After the supervisor exits, its pipes get this long to deliver their last bytes. */
+export const SUPERVISOR_PIPE_GRACE_MS = 2000;
+/** Native stdout is ingested at most this much per event-loop turn, so requests never queue behind floods. */
+export const STDOUT_SLICE_BYTES = 16 * 1024;
+
+export interface SupervisedHooks {
+  onStdout(chunk: Buffer): void;
+  onReport?(message: ReportMessage): void;
+}
+
+export type CleanupReport = Extract<ReportMessage, { type: 'cleanup' }>;
+
+export interface SupervisedOutcome {
+  readonly spawned: ProcessIdentity | null;
+  readonly spawnError: { readonly code: string; readonly message: string } | null;
+  readonly exit: { readonly code: number | null; readonly signal: string | null } | null;
+  /** null: no explicit report arrived, so cleanup is unconfirmed. */
+  readonly cleanup: CleanupReport | null;
+  /** null when the run settled on the supervisor's final report, before its exit was observed. */
+  readonly supervisorExit: { readonly code: number | null; readonly signal: string | null } | null;
+  readonly stderrTail: string;
+  readonly stderrBytes: number;
+  /** Processes the adapter itself SIGKILLed because the supervisor left no cleanup report. */
+  readonly fallbackKilled: number;
+  /**
+   * 'cgroup' when the supervisor left no report but the adapter ended the run's cgroup and the kernel showed
+   * it empty (then removed): cleanup is proven all the same. null otherwise.
+   */
+  readonly fallbackProof: 'cgroup' | null;
+}
+
+export type SupervisorChild = ChildProcessByStdio<Writable, Readable, Readable>;
+
+/** Fixed when the supervisor is spawned. */
+export interface LinkPlacement {
+  readonly marker: string;
+  /** The cgroup base its run's cgroup is made under; null when cleanup is proven by /proc scans. */
+  readonly cgroup: string | null;
+  /** Unreaped until its exit event, so this identity is stable for the fallback. */
+  readonly supervisorId: ProcessIdentity | null;
+  /** How long the fallback gives a lost run's cgroup to empty after SIGKILL. */
+  readonly fallbackGraceMs: number;
+}
+
+export interface SupervisorLink extends LinkPlacement {
+  readonly child: SupervisorChild;
+  hooks: SupervisedHooks | null;
+  phase: 'idle' | 'started' | 'disposed';
+  // What the reports said.
+  spawned: ProcessIdentity | null;
+  spawnError: SupervisedOutcome['spawnError'];
+  exit: SupervisedOutcome['exit'];
+  cleanup: CleanupReport | null;
+  // The control pipe.
+  terminated: boolean;
+  controlOpen: boolean;
+  nextProbeId: number;
+  readonly probes: Map<number, (outcome: ProbeOutcome) => void>;
+  readonly probeFiles: Map<number, string>;
+  /** File → identity at its latest answered probe. */
+  readonly probedFiles: Map<string, string | null>;
+  /** File → the image that gave its latest answered probe. */
+  readonly probedImages: Map<string, string | null>;
+  // The pipes and the end.
+  readonly stdout: SlicedReader;
+  readonly reports: ReportReader;
+  supervisorExit: SupervisedOutcome['supervisorExit'];
+  pipeTimer: NodeJS.Timeout | null;
+  settled: boolean;
+  fallbackKilled: number;
+  fallbackProof: 'cgroup' | null;
+  lostCgroup: Promise<void> | null;
+  readonly done: Promise<SupervisedOutcome>;
+  readonly exited: Promise<void>;
+  readonly resolveDone: (outcome: SupervisedOutcome) => void;
+  readonly resolveExited: () => void;
+}
+
+/** Starts reading a freshly spawned supervisor's pipes and watching its end. */
+export function openLink(child: SupervisorChild, placement: LinkPlacement): SupervisorLink {
+  let resolveExited = (): void => {};
+  const exited = new Promise<void>((resolve) => { resolveExited = resolve; });
+  let resolveDone = (_outcome: SupervisedOutcome): void => {};
+  const done = new Promise<SupervisedOutcome>((resolve) => { resolveDone = resolve; });
+  const link: SupervisorLink = {
+    ...placement, child, hooks: null, phase: 'idle',
+    spawned: null, spawnError: null, exit: null, cleanup: null,
+    terminated: false, controlOpen: true, nextProbeId: 0,
+    probes: new Map(), probeFiles: new Map(), probedFiles: new Map(), probedImages: new Map(),
+    // Native stdout (nothing comes before `start`; whatever might come then is drained, not kept).
+    stdout: readInSlices(child.stdout, STDOUT_SLICE_BYTES, (slice) => { link.hooks?.onStdout(slice); }, () => { settleEarly(link); }),
+    reports: readReports(child.stderr, (message) => { onReport(link, message); }, () => { settleEarly(link); }),
+    supervisorExit: null, pipeTimer: null, settled: false, fallbackKilled: 0, fallbackProof: null, lostCgroup: null,
+    done, exited, resolveDone, resolveExited,
+  };
+  child.stdin.on('error', () => { link.controlOpen = false; });
+  child.once('exit', (code, signal) => { onSupervisorExit(link, code, signal); });
+  child.once('close', () => { onSupervisorClose(link); });
+  child.once('error', (error: NodeJS.ErrnoException) => { onSpawnFailure(link, error); });
+  return link;
+}
+
+export function sendControl(link: SupervisorLink, message: ControlMessage): void {
+  if (!link.controlOpen) return;
+  link.child.stdin.write(JSON.stringify(message) + '\n');
+}
+
+function endProbes(link: SupervisorLink, outcome: ProbeOutcome): void {
+  for (const resolve of link.probes.values()) resolve(outcome);
+  link.probes.clear();
+}
+
+function onReport(link: SupervisorLink, message: ReportMessage): void {
+  switch (message.type) {
+    case 'probe_result': {
+      const resolve = link.probes.get(message.id);
+      link.probes.delete(message.id);
+      const file = link.probeFiles.get(message.id);
+      link.probeFiles.delete(message.id);
+      if (file !== undefined && resolve !== undefined) {
+        link.probedFiles.set(file, message.fileId);
+        link.probedImages.set(file, message.imageId);
+      }
+      resolve?.(message.outcome);
+      return;
+    }
+    case 'spawned': link.spawned = { pid: message.pid, start: message.start }; break;
+    case 'spawn_error': link.spawnError = { code: message.code, message: message.message }; break;
+    case 'exit': link.exit = { code: message.code, signal: message.signal }; break;
+    case 'cleanup': link.cleanup = message; endProbes(link, { kind: 'cancelled' }); break;
+    default: assertNever(message);
+  }
+  link.hooks?.onReport?.(message);
+}
+
+function settleEarly(link: SupervisorLink): void {
+  if (link.cleanup !== null && link.stdout.ended() && link.reports.ended()) settle(link);
+}
+
+function settle(link: SupervisorLink): void {
+  if (link.settled) return;
+  link.settled = true;
+  link.reports.end();
+  endProbes(link, { kind: 'spawn_error', message: 'the supervisor ended before the probe finished' });
+  const { spawned, spawnError, exit, supervisorExit, fallbackKilled, fallbackProof } = link;
+  const report: CleanupReport | null = link.cleanup;
+  link.resolveDone({
+    spawned, spawnError, exit, cleanup: report, supervisorExit, fallbackKilled, fallbackProof,
+    stderrTail: report?.stderr_tail ?? '',
+    stderrBytes: report?.stderr_bytes ?? 0,
+  });
+}
+
+function onSupervisorExit(link: SupervisorLink, code: number | null, signal: NodeJS.Signals | null): void {
+  link.supervisorExit = { code, signal };
+  link.controlOpen = false;
+  link.child.stdin.destroy();
+  // The supervisor exits by itself (code 0) only after its report was written; any other end means it
+  // died mid-run. Act at once: every moment waited lets a dying native orphan its children.
+  if ((code !== 0 || signal !== null) && link.cleanup === null) startFallback(link);
+  // A process that escaped could still hold our read ends' peers open; do not wait on it forever.
+  const { child } = link;
+  link.pipeTimer = setTimeout(() => { child.stdout.destroy(); child.stderr.destroy(); }, SUPERVISOR_PIPE_GRACE_MS);
+  link.pipeTimer.unref();
+}
+
+/**
+ * The supervisor died without its report: end the run's cgroup if it had made one (it holds every process
+ * of the run), else kill what is left by marker.
+ */
+function startFallback(link: SupervisorLink): void {
+  const { cgroup, supervisorId, marker } = link;
+  const dir = cgroup === null || supervisorId === null ? null : runCgroupDir(cgroup, supervisorId);
+  link.lostCgroup = dir === null ? null : endLostRunCgroup(dir, link.fallbackGraceMs).then((lost) => {
+    if (lost.proven) link.fallbackProof = 'cgroup';
+    if (!lost.existed) link.fallbackKilled += killLeftovers(supervisorId, link.spawned, marker);
+  });
+  if (link.lostCgroup === null) link.fallbackKilled += killLeftovers(supervisorId, link.spawned, marker);
+}
+
+function onSupervisorClose(link: SupervisorLink): void {
+  if (link.pipeTimer) clearTimeout(link.pipeTimer);
+  link.stdout.flush();
+  const lost = link.lostCgroup;
+  if (lost !== null) {
+    void lost.then(() => { settle(link); link.resolveExited(); });
+    return;
+  }
+  // A second sweep: whatever was re-parented or started while the first one ran.
+  if (!link.settled && link.cleanup === null) link.fallbackKilled += killLeftovers(link.supervisorId, link.spawned, link.marker);
+  settle(link);
+  link.resolveExited();
+}
+
+function onSpawnFailure(link: SupervisorLink, error: NodeJS.ErrnoException): void {
+  if (link.child.pid !== undefined) return;
+  link.controlOpen = false;
+  link.spawnError = { code: error.code ?? SPAWN_ERROR_NO_CODE, message: error.message };
+  settle(link);
+  link.resolveExited();
+}
