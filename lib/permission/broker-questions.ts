@@ -1,0 +1,78 @@
+/**
+ * The question book of one broker (broker.ts): the questions waiting for a decision, the decided ones kept
+ * for the run's result, and the one way a question is decided (its bridge told, its listeners called).
+ */
+import type { Socket } from 'node:net';
+import type { Clock } from '../util/clock.ts';
+import type { DecisionMessage } from './wire.ts';
+
+/** Questions of one run that may wait at once; more are denied at once. */
+export const MAX_PENDING_QUESTIONS = 16;
+/** Decided questions a run keeps for its result; the oldest are dropped first (counted). */
+export const MAX_DECIDED_QUESTIONS = 64;
+
+export type DecisionSource = 'host' | 'timeout' | 'closed' | 'withdrawn' | 'overflow';
+
+/** A question as the person (and claude.run.result) sees it. */
+export interface PermissionQuestion {
+  readonly question_id: string;
+  readonly tool_name: string;
+  readonly tool_use_id: string;
+  /** The tool input as JSON text, cut at MAX_QUESTION_INPUT_CHARS. */
+  readonly input: string;
+  readonly input_bytes: number;
+  readonly input_truncated: boolean;
+  readonly asked_at: string;
+  readonly expires_at: string;
+}
+
+export interface DecidedQuestion extends PermissionQuestion {
+  readonly behavior: 'allow' | 'deny';
+  readonly decided_by: DecisionSource;
+  readonly decided_at: string;
+}
+
+export interface Waiting {
+  readonly question: PermissionQuestion;
+  readonly socket: Socket;
+  readonly bridgeId: string;
+  readonly dispose: () => void;
+}
+
+export interface QuestionBook {
+  readonly clock: Clock;
+  readonly waiting: Map<string, Waiting>;
+  readonly decided: DecidedQuestion[];
+  dropped: number;
+  readonly questionListeners: Array<(q: PermissionQuestion) => void>;
+  readonly decisionListeners: Array<(d: DecidedQuestion) => void>;
+}
+
+export function createQuestionBook(clock: Clock): QuestionBook {
+  return { clock, waiting: new Map(), decided: [], dropped: 0, questionListeners: [], decisionListeners: [] };
+}
+
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function sendDecision(socket: Socket, message: DecisionMessage): void {
+  if (!socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
+}
+
+/** Keeps a decided question (bounded, oldest dropped) and tells the decision listeners. */
+export function record(book: QuestionBook, question: PermissionQuestion, behavior: 'allow' | 'deny', by: DecisionSource): DecidedQuestion {
+  const entry: DecidedQuestion = { ...question, behavior, decided_by: by, decided_at: iso(book.clock.wallNow()) };
+  book.decided.push(entry);
+  if (book.decided.length > MAX_DECIDED_QUESTIONS) { book.decided.shift(); book.dropped += 1; }
+  for (const listener of book.decisionListeners) listener(entry);
+  return entry;
+}
+
+/** Decides a waiting question (its bridge is told, unless it withdrew it); null when it is not waiting. */
+export function decide(book: QuestionBook, questionId: string, behavior: 'allow' | 'deny', message: string, by: DecisionSource): DecidedQuestion | null {
+  const w = book.waiting.get(questionId);
+  if (w === undefined) return null;
+  book.waiting.delete(questionId);
+  w.dispose();
+  if (by !== 'withdrawn') sendDecision(w.socket, { t: 'decision', id: w.bridgeId, behavior, message });
+  return record(book, w.question, behavior, by);
+}
