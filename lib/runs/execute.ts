@@ -303,40 +303,55 @@ interface FinishInput {
   readonly spawned?: boolean;
 }
 
+/**
+ * The run's classification, judged once. When only probes ran, the run is judged as if nothing had been
+ * started and the probes' cleanup then becomes the run's.
+ */
 function finish(scope: RunScope, input: FinishInput): Classification {
   const { outcome } = input;
+  const probesOnly = input.spawned === false && outcome !== null;
   const cleanup = cleanupOf(outcome);
-  if (input.spawned === false && outcome !== null) {
-    // Only probes ran: their cleanup is the run's, the rest is as if nothing had been started.
-    const before = finish(scope, { ...input, outcome: null, spawned: true });
-    if (cleanup.confirmed) return { ...before, cleanup_proof: cleanup.proof };
-    const cleanupError = { code: cleanup.code ?? 'cleanup_unconfirmed', message: cleanup.error ?? 'cleanup could not be proven' };
-    return { ...before, cleanup_confirmed: false, cleanup_error: cleanupError, cleanup_proof: cleanup.proof, is_error: true, error: before.error ?? cleanupError };
-  }
+  const native = probesOnly ? null : outcome;
   const classification = classifyRun({
     ingest: scope.ingest.snapshot(),
-    exit: outcome?.exit ?? null,
+    exit: native?.exit ?? null,
     termination: input.termination,
     spawnError: input.spawnError,
-    cleanup,
-    stderrTail: outcome?.stderrTail ?? '',
+    cleanup: probesOnly ? NOTHING_STARTED : cleanup,
+    stderrTail: native?.stderrTail ?? '',
     session: scope.prepared.request.session,
     continueKnownSessionIds: scope.knownIds,
   });
+  const judged = withRunError(classification, input, native);
+  return probesOnly ? withProbeCleanup(judged, cleanup) : judged;
+}
+
+/** The error that outranks what the native output looks like, when the run has one. */
+function withRunError(classification: Classification, input: FinishInput, native: SupervisedOutcome | null): Classification {
   if (input.preSpawnError !== null && input.termination === null) {
     return { ...classification, is_error: true, error: input.preSpawnError };
   }
   // The supervisor died mid-run: its cgroup proves cleanup, but how the native ended is unknown. That loss
   // is the run's error, not whatever the cut-off output looks like.
-  if (outcome !== null && outcome.cleanup === null && outcome.exit === null && input.termination === null) {
-    return { ...classification, is_error: true, error: { code: 'supervisor_failed', message: describeLostSupervisor(outcome) } };
+  if (native !== null && native.cleanup === null && native.exit === null && input.termination === null) {
+    return { ...classification, is_error: true, error: { code: 'supervisor_failed', message: describeLostSupervisor(native) } };
   }
   return classification;
 }
 
+/** A run that ended while only probes ran: their cleanup, confirmed or not, is the run's. */
+function withProbeCleanup(before: Classification, cleanup: ClassifyInput['cleanup']): Classification {
+  if (cleanup.confirmed) return { ...before, cleanup_proof: cleanup.proof };
+  const cleanupError = { code: cleanup.code ?? 'cleanup_unconfirmed', message: cleanup.error ?? 'cleanup could not be proven' };
+  return { ...before, cleanup_confirmed: false, cleanup_error: cleanupError, cleanup_proof: cleanup.proof, is_error: true, error: before.error ?? cleanupError };
+}
+
+/** Nothing of the run was started, so nothing needed cleaning. */
+const NOTHING_STARTED: ClassifyInput['cleanup'] = { confirmed: true, error: null, proof: null };
+
 /** The run's cleanup as the supervisor reported it, or as the adapter established it when the supervisor died. */
 function cleanupOf(outcome: SupervisedOutcome | null): ClassifyInput['cleanup'] {
-  if (outcome === null) return { confirmed: true, error: null, proof: null }; // nothing was started
+  if (outcome === null) return NOTHING_STARTED;
   if (outcome.cleanup !== null) {
     const { confirmed, proof } = outcome.cleanup;
     return { confirmed, proof, error: outcome.cleanup.error ?? (confirmed ? null : survivorsText(outcome)) };
