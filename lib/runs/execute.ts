@@ -5,7 +5,7 @@
  */
 import type { Classification } from './classify.ts';
 import type { NativeQueryFn } from '../native/version.ts';
-import { isToolError } from '../tool-errors.ts';
+import { isToolError, type ToolErrorData } from '../tool-errors.ts';
 import { createIngest, type Ingest } from './ingest.ts';
 import { sessionLockKeys } from './session-lock.ts';
 import type { PreparedSupervisor } from '../supervisor/parent/run-supervised.ts';
@@ -56,83 +56,121 @@ function lockWaitFailed(scope: RunScope, error: unknown): Classification {
   throw error;
 }
 
-async function executeWithin(scope: RunScope): Promise<Classification> {
-  const { deps, prepared, hooks, signal, deadline } = scope;
-  const { request } = prepared;
+/** The session keys a run holds while it runs; release() lets all of them go. */
+interface HeldKeys {
+  release: (() => void) | null;
+}
 
-  const keys = sessionLockKeys(request.session, request.cwd, scope.knownIds[0] ?? null);
-  let release: (() => void) | null = null;
-  if (keys.length > 0) {
-    hooks.onState('waiting_for_session');
-    try {
-      release = await deps.sessionLock.acquireAll(keys, AbortSignal.any([signal, deadline]));
-    } catch (error) {
-      return lockWaitFailed(scope, error);
-    }
-  }
+/**
+ * The phases of a run: its session keys, then the version check and the supervised native process. A run
+ * without keys goes straight on, in the same tick.
+ */
+async function executeWithin(scope: RunScope): Promise<Classification> {
+  const { request } = scope.prepared;
+  const held: HeldKeys = { release: null };
   try {
-    // A run queued on this directory may have created or extended a conversation meanwhile: judge
-    // continue against the transcripts that exist now, right before spawning.
-    if (request.session.kind === 'continue') {
-      const newestBefore = scope.knownIds[0] ?? null;
-      scope.knownIds = deps.listSessionIds(request.cwd);
-      const newest = scope.knownIds[0] ?? null;
-      if (newest !== null && newest !== newestBefore) {
-        // The conversation this continue will extend was created while it waited: hold its key too, so a
-        // resume of it cannot write at the same time. No cycle: a resume never waits for a directory key.
-        try {
-          const releaseNewest = await deps.sessionLock.acquire(`session:${newest}`, AbortSignal.any([signal, deadline]));
-          const releaseFirst = release;
-          release = () => { releaseNewest(); releaseFirst?.(); };
-        } catch (error) {
-          return lockWaitFailed(scope, error);
-        }
-      }
+    const keys = sessionLockKeys(request.session, request.cwd, scope.knownIds[0] ?? null);
+    if (keys.length > 0) {
+      const ended = await holdSession(scope, keys, held);
+      if (ended !== null) return ended;
     }
-    if (interrupted(scope) !== null) return endEarly(scope, interrupted(scope), null);
-    hooks.onState('checking_version');
-    // The version check runs inside the run's supervisor: whatever it leaves is the run's to end and
-    // report, and a cancel or timeout ends it at once. A failed check still waits for that cleanup.
-    let supervisor: PreparedSupervisor;
-    try {
-      supervisor = deps.prepareSupervisor(deps.supervision?.supervisorCommand);
-    } catch (error) {
-      // A synchronous spawn failure (EAGAIN, EMFILE): nothing was started, so nothing needs cleaning.
-      return endEarly(scope, null, { code: 'spawn_failed', message: `the supervisor could not be started: ${error instanceof Error ? error.message : String(error)}` });
-    }
-    if (supervisor.supervisorPid === null) {
-      // It never started (EAGAIN, EMFILE, ENOENT): nothing of the run exists.
-      const outcome = await supervisor.dispose();
-      return endEarly(scope, null, { code: 'spawn_failed', message: `the supervisor could not be started: ${outcome.spawnError?.message ?? 'unknown error'}` });
-    }
-    let started = false;
-    try {
-      const query: NativeQueryFn = (q) => supervisor.probe({ file: prepared.bin, args: q.args, cwd: request.cwd, env: deps.nativeEnv, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
-      const checked = deps.checkVersion(prepared.bin, query).then(() => null, (error: unknown) => {
-        if (isToolError(error)) return error.toData();
-        throw error;
-      });
-      const versionError = await untilAborted(checked, AbortSignal.any([signal, deadline]));
-      // A passing answer about a file that changed while it was asked (an upgrade re-linking the binary
-      // meanwhile) vouches for nothing: the file to run was never checked.
-      const unbound = versionError === null && supervisor.probedFile(prepared.bin) === null
-        ? { code: 'native_changed' as const, message: `${prepared.bin} changed while its version was checked; nothing was started` }
-        : null;
-      if (versionError !== null || unbound !== null || interrupted(scope) !== null) {
-        const outcome = await disposeWithin(deps, supervisor);
-        hooks.onOutcome?.(outcome);
-        const why = interrupted(scope);
-        return finish(scope, { termination: why, spawnError: null, outcome, preSpawnError: why === null ? versionError ?? unbound : null, spawned: false });
-      }
-      hooks.onState('starting');
-      started = true;
-      return await supervise(scope, supervisor);
-    } finally {
-      if (!started) await disposeWithin(deps, supervisor);
-    }
+    return await checkThenSupervise(scope);
   } finally {
-    release?.();
+    held.release?.();
   }
+}
+
+/** Waits for the run's conversation keys (kept in `held`); null when the run may go on, else how it ended. */
+async function holdSession(scope: RunScope, keys: string[], held: HeldKeys): Promise<Classification | null> {
+  scope.hooks.onState('waiting_for_session');
+  try {
+    held.release = await scope.deps.sessionLock.acquireAll(keys, AbortSignal.any([scope.signal, scope.deadline]));
+  } catch (error) {
+    return lockWaitFailed(scope, error);
+  }
+  return scope.prepared.request.session.kind === 'continue' ? holdNewestConversation(scope, held) : null;
+}
+
+/**
+ * A run queued on this directory may have created or extended a conversation meanwhile: continue is judged
+ * against the transcripts that exist now, right before spawning.
+ */
+async function holdNewestConversation(scope: RunScope, held: HeldKeys): Promise<Classification | null> {
+  const { deps, prepared: { request } } = scope;
+  const newestBefore = scope.knownIds[0] ?? null;
+  scope.knownIds = deps.listSessionIds(request.cwd);
+  const newest = scope.knownIds[0] ?? null;
+  if (newest === null || newest === newestBefore) return null;
+  // The conversation this continue will extend was created while it waited: hold its key too, so a
+  // resume of it cannot write at the same time. No cycle: a resume never waits for a directory key.
+  try {
+    const releaseNewest = await deps.sessionLock.acquire(`session:${newest}`, AbortSignal.any([scope.signal, scope.deadline]));
+    const releaseFirst = held.release;
+    held.release = () => { releaseNewest(); releaseFirst?.(); };
+    return null;
+  } catch (error) {
+    return lockWaitFailed(scope, error);
+  }
+}
+
+/**
+ * The version check runs inside the run's supervisor: whatever it leaves is the run's to end and report, and a
+ * cancel or timeout ends it at once. A failed check still waits for that cleanup.
+ */
+async function checkThenSupervise(scope: RunScope): Promise<Classification> {
+  const { deps, hooks } = scope;
+  if (interrupted(scope) !== null) return endEarly(scope, interrupted(scope), null);
+  hooks.onState('checking_version');
+  let supervisor: PreparedSupervisor;
+  try {
+    supervisor = deps.prepareSupervisor(deps.supervision?.supervisorCommand);
+  } catch (error) {
+    // A synchronous spawn failure (EAGAIN, EMFILE): nothing was started, so nothing needs cleaning.
+    return endEarly(scope, null, supervisorSpawnFailed(error instanceof Error ? error.message : String(error)));
+  }
+  if (supervisor.supervisorPid === null) {
+    // It never started (EAGAIN, EMFILE, ENOENT): nothing of the run exists.
+    const outcome = await supervisor.dispose();
+    return endEarly(scope, null, supervisorSpawnFailed(outcome.spawnError?.message ?? 'unknown error'));
+  }
+  let started = false;
+  try {
+    const refusal = await askVersion(scope, supervisor);
+    if (refusal !== null || interrupted(scope) !== null) return await endAfterProbes(scope, supervisor, refusal);
+    hooks.onState('starting');
+    started = true;
+    return await supervise(scope, supervisor);
+  } finally {
+    if (!started) await disposeWithin(deps, supervisor);
+  }
+}
+
+function supervisorSpawnFailed(why: string): ToolErrorData {
+  return { code: 'spawn_failed', message: `the supervisor could not be started: ${why}` };
+}
+
+/** Why the binary may not run (the check's ToolError data), or null when it passed or a cancel or timeout cut it short. */
+async function askVersion(scope: RunScope, supervisor: PreparedSupervisor): Promise<ToolErrorData | null> {
+  const { deps, prepared: { bin, request } } = scope;
+  const query: NativeQueryFn = (q) => supervisor.probe({ file: bin, args: q.args, cwd: request.cwd, env: deps.nativeEnv, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
+  const checked = deps.checkVersion(bin, query).then(() => null, (error: unknown) => {
+    if (isToolError(error)) return error.toData();
+    throw error;
+  });
+  const versionError = await untilAborted(checked, AbortSignal.any([scope.signal, scope.deadline]));
+  if (versionError !== null) return versionError;
+  // A passing answer about a file that changed while it was asked (an upgrade re-linking the binary
+  // meanwhile) vouches for nothing: the file to run was never checked.
+  if (supervisor.probedFile(bin) === null) return { code: 'native_changed', message: `${bin} changed while its version was checked; nothing was started` };
+  return null;
+}
+
+/** The run ends with only probes run (a refused check, a cancel, a timeout): the supervisor's cleanup decides the rest. */
+async function endAfterProbes(scope: RunScope, supervisor: PreparedSupervisor, refusal: ToolErrorData | null): Promise<Classification> {
+  const outcome = await disposeWithin(scope.deps, supervisor);
+  scope.hooks.onOutcome?.(outcome);
+  const why = interrupted(scope);
+  return finish(scope, { termination: why, spawnError: null, outcome, preSpawnError: why === null ? refusal : null, spawned: false });
 }
 
 /** Resolves with the promise's value, or with null as soon as `signal` aborts (the promise is left to settle). */
