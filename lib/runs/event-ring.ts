@@ -70,140 +70,189 @@ export interface EventRingOptions {
 /** The arena starts this small (a short run never holds more) and doubles up to maxEventBytes as needed. */
 const INITIAL_ARENA_BYTES = 16 * 1024;
 
+/**
+ * One ring's storage and counters. Retained events are packed back to back in one circular byte arena (their
+ * UTF-8 JSON text), oldest at starts[head]; per event only numbers are kept. No JS object per event, so
+ * nothing of the ring survives young-generation collections or drives V8's heap growth, and a push is one
+ * copy, no allocation.
+ */
+interface RingState {
+  readonly ringId: string;
+  readonly maxEvents: number;
+  readonly maxEventBytes: number;
+  readonly maxPageBytes: number;
+  arena: Buffer;
+  readonly seqs: Float64Array;
+  readonly starts: Uint32Array;
+  readonly sizes: Uint32Array;
+  /** Slot of the oldest retained event. */
+  head: number;
+  count: number;
+  /** Arena offset where the next event's bytes go (just after the newest). */
+  tail: number;
+  lastSeq: number;
+  bytes: number;
+  dropped: number;
+  omitted: number;
+  evictedThroughSeq: number;
+}
+
 export function createEventRing(options: EventRingOptions): EventRing {
+  const ring = newRingState(options);
+  return {
+    push: (event, serialized) => pushEvent(ring, serialized ?? Buffer.from(JSON.stringify(event), 'utf8')),
+    omit: () => omitEvent(ring),
+    counts: () => countsOf(ring),
+    page: (cursor, limit = DEFAULT_PAGE_LIMIT) => readPage(ring, cursor, limit),
+  };
+}
+
+function newRingState(options: EventRingOptions): RingState {
   const { ringId } = options;
   if (ringId.length === 0 || Buffer.byteLength(ringId, 'utf8') > MAX_RING_ID_CHARS) {
     throw new RangeError(`ringId must be 1 to ${MAX_RING_ID_CHARS} bytes`);
   }
   const maxEvents = options.maxEvents ?? MAX_EVENTS;
   const maxEventBytes = options.maxEventBytes ?? MAX_EVENT_BYTES;
-  const maxPageBytes = options.maxPageBytes ?? MAX_PAGE_BYTES;
-  // Retained events are packed back to back in one circular byte arena (their UTF-8 JSON text), oldest at
-  // starts[head]; per event only numbers are kept. No JS object per event, so nothing of the ring survives
-  // young-generation collections or drives V8's heap growth, and a push is one copy, no allocation.
-  let arena = Buffer.allocUnsafeSlow(Math.min(INITIAL_ARENA_BYTES, maxEventBytes));
-  const seqs = new Float64Array(maxEvents);
-  const starts = new Uint32Array(maxEvents);
-  const sizes = new Uint32Array(maxEvents);
-  let head = 0;
-  let count = 0;
-  /** Arena offset where the next event's bytes go (just after the newest). */
-  let tail = 0;
-  let lastSeq = 0;
-  let bytes = 0;
-  let dropped = 0;
-  let omitted = 0;
-  let evictedThroughSeq = 0;
-
-  const slot = (i: number): number => (head + i) % maxEvents;
-
-  const counts = (): RingCounts => ({
-    events_total: lastSeq,
-    events_retained: count,
-    bytes_retained: bytes,
-    events_dropped: dropped,
-    events_omitted: omitted,
-  });
-
-  const omit = (): number => {
-    omitted += 1;
-    return ++lastSeq;
-  };
-
-  /** Copies `length` retained bytes starting at arena offset `at` (they may wrap) into target at 0. */
-  const copyOut = (target: Buffer, targetAt: number, at: number, length: number): void => {
-    const first = Math.min(length, arena.length - at);
-    arena.copy(target, targetAt, at, at + first);
-    if (first < length) arena.copy(target, targetAt + first, 0, length - first);
-  };
-
-  /** Makes room for `size` more bytes: a larger arena (never past maxEventBytes) with the events unwrapped. */
-  const reserve = (size: number): void => {
-    if (bytes + size <= arena.length) return;
-    let capacity = Math.max(1, arena.length * 2);
-    while (capacity < bytes + size) capacity *= 2;
-    const grown = Buffer.allocUnsafeSlow(Math.min(capacity, maxEventBytes));
-    if (count > 0) copyOut(grown, 0, starts[head] as number, bytes);
-    let at = 0;
-    for (let i = 0; i < count; i += 1) {
-      const s = slot(i);
-      starts[s] = at;
-      at += sizes[s] as number;
-    }
-    arena = grown;
-    tail = bytes;
-  };
-
-  const text = (s: number): string => {
-    const at = starts[s] as number;
-    const size = sizes[s] as number;
-    if (at + size <= arena.length) return arena.toString('utf8', at, at + size);
-    const joined = Buffer.allocUnsafe(size);
-    copyOut(joined, 0, at, size);
-    return joined.toString('utf8');
-  };
-
   return {
-    push(event, serialized) {
-      const data = serialized ?? Buffer.from(JSON.stringify(event), 'utf8');
-      const size = data.length;
-      if (size > maxEventBytes) return { seq: omit(), retained: false };
-      while (count > 0 && (count + 1 > maxEvents || bytes + size > maxEventBytes)) {
-        bytes -= sizes[head] as number;
-        evictedThroughSeq = seqs[head] as number;
-        head = (head + 1) % maxEvents;
-        count -= 1;
-        dropped += 1;
-      }
-      if (count === 0) tail = 0;
-      reserve(size);
-      const first = Math.min(size, arena.length - tail);
-      data.copy(arena, tail, 0, first);
-      if (first < size) data.copy(arena, 0, first, size);
-      const seq = ++lastSeq;
-      const s = slot(count);
-      seqs[s] = seq;
-      starts[s] = tail;
-      sizes[s] = size;
-      count += 1;
-      bytes += size;
-      tail = (tail + size) % arena.length;
-      return { seq, retained: true };
-    },
-    omit,
-    counts,
-    page(cursor, limit = DEFAULT_PAGE_LIMIT) {
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
-        throw new ToolError('invalid_arguments', `limit must be an integer from 1 to ${MAX_PAGE_LIMIT}`, '/limit');
-      }
-      const from = cursor === undefined ? 1 : decodeCursor(cursor, ringId, lastSeq + 1);
-      const events: Array<{ seq: number; event: JsonObject }> = [];
-      let pageBytes = 0;
-      let next = from;
-      let index = 0;
-      while (index < count && (seqs[slot(index)] as number) < from) index += 1;
-      if (index === count) {
-        next = lastSeq + 1; // nothing retained at or after the cursor: everything up to now was skipped
-      } else {
-        for (; index < count && events.length < limit; index += 1) {
-          const s = slot(index);
-          const size = sizes[s] as number;
-          if (events.length > 0 && pageBytes + size > maxPageBytes) break;
-          const seq = seqs[s] as number;
-          events.push({ seq, event: JSON.parse(text(s)) as JsonObject });
-          pageBytes += size;
-          next = seq + 1;
-        }
-      }
-      return {
-        ...counts(),
-        events,
-        next_cursor: encodeCursor(next, ringId),
-        has_more: index < count,
-        missed_events: next - from - events.length,
-        stale_cursor: cursor !== undefined && from <= evictedThroughSeq,
-      };
-    },
+    ringId,
+    maxEvents,
+    maxEventBytes,
+    maxPageBytes: options.maxPageBytes ?? MAX_PAGE_BYTES,
+    arena: Buffer.allocUnsafeSlow(Math.min(INITIAL_ARENA_BYTES, maxEventBytes)),
+    seqs: new Float64Array(maxEvents),
+    starts: new Uint32Array(maxEvents),
+    sizes: new Uint32Array(maxEvents),
+    head: 0,
+    count: 0,
+    tail: 0,
+    lastSeq: 0,
+    bytes: 0,
+    dropped: 0,
+    omitted: 0,
+    evictedThroughSeq: 0,
+  };
+}
+
+/** The arena slot of the i-th retained event (0 is the oldest). */
+function slotOf(ring: RingState, i: number): number {
+  return (ring.head + i) % ring.maxEvents;
+}
+
+function countsOf(ring: RingState): RingCounts {
+  return {
+    events_total: ring.lastSeq,
+    events_retained: ring.count,
+    bytes_retained: ring.bytes,
+    events_dropped: ring.dropped,
+    events_omitted: ring.omitted,
+  };
+}
+
+function omitEvent(ring: RingState): number {
+  ring.omitted += 1;
+  return ++ring.lastSeq;
+}
+
+/** Copies `length` retained bytes starting at arena offset `at` (they may wrap) into target at targetAt. */
+function copyOut(ring: RingState, target: Buffer, targetAt: number, at: number, length: number): void {
+  const { arena } = ring;
+  const first = Math.min(length, arena.length - at);
+  arena.copy(target, targetAt, at, at + first);
+  if (first < length) arena.copy(target, targetAt + first, 0, length - first);
+}
+
+/** Makes room for `size` more bytes: a larger arena (never past maxEventBytes) with the events unwrapped. */
+function reserve(ring: RingState, size: number): void {
+  const { bytes, count, starts, sizes } = ring;
+  if (bytes + size <= ring.arena.length) return;
+  let capacity = Math.max(1, ring.arena.length * 2);
+  while (capacity < bytes + size) capacity *= 2;
+  const grown = Buffer.allocUnsafeSlow(Math.min(capacity, ring.maxEventBytes));
+  if (count > 0) copyOut(ring, grown, 0, starts[ring.head] as number, bytes);
+  let at = 0;
+  for (let i = 0; i < count; i += 1) {
+    const s = slotOf(ring, i);
+    starts[s] = at;
+    at += sizes[s] as number;
+  }
+  ring.arena = grown;
+  ring.tail = bytes;
+}
+
+/** Evicts oldest events until one of `size` bytes fits both bounds. */
+function evictFor(ring: RingState, size: number): void {
+  while (ring.count > 0 && (ring.count + 1 > ring.maxEvents || ring.bytes + size > ring.maxEventBytes)) {
+    ring.bytes -= ring.sizes[ring.head] as number;
+    ring.evictedThroughSeq = ring.seqs[ring.head] as number;
+    ring.head = (ring.head + 1) % ring.maxEvents;
+    ring.count -= 1;
+    ring.dropped += 1;
+  }
+  if (ring.count === 0) ring.tail = 0;
+}
+
+function pushEvent(ring: RingState, data: Buffer): { seq: number; retained: boolean } {
+  const size = data.length;
+  if (size > ring.maxEventBytes) return { seq: omitEvent(ring), retained: false };
+  evictFor(ring, size);
+  reserve(ring, size);
+  const { arena, tail } = ring;
+  const first = Math.min(size, arena.length - tail);
+  data.copy(arena, tail, 0, first);
+  if (first < size) data.copy(arena, 0, first, size);
+  const seq = ++ring.lastSeq;
+  const s = slotOf(ring, ring.count);
+  ring.seqs[s] = seq;
+  ring.starts[s] = tail;
+  ring.sizes[s] = size;
+  ring.count += 1;
+  ring.bytes += size;
+  ring.tail = (tail + size) % arena.length;
+  return { seq, retained: true };
+}
+
+/** The retained event in slot `s`, decoded (joined first when it wraps around the arena's end). */
+function textAt(ring: RingState, s: number): string {
+  const at = ring.starts[s] as number;
+  const size = ring.sizes[s] as number;
+  if (at + size <= ring.arena.length) return ring.arena.toString('utf8', at, at + size);
+  const joined = Buffer.allocUnsafe(size);
+  copyOut(ring, joined, 0, at, size);
+  return joined.toString('utf8');
+}
+
+function readPage(ring: RingState, cursor: string | undefined, limit: number): EventPage {
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+    throw new ToolError('invalid_arguments', `limit must be an integer from 1 to ${MAX_PAGE_LIMIT}`, '/limit');
+  }
+  const { count, seqs, sizes } = ring;
+  const from = cursor === undefined ? 1 : decodeCursor(cursor, ring.ringId, ring.lastSeq + 1);
+  const events: Array<{ seq: number; event: JsonObject }> = [];
+  let pageBytes = 0;
+  let next = from;
+  let index = 0;
+  while (index < count && (seqs[slotOf(ring, index)] as number) < from) index += 1;
+  if (index === count) {
+    next = ring.lastSeq + 1; // nothing retained at or after the cursor: everything up to now was skipped
+  } else {
+    for (; index < count && events.length < limit; index += 1) {
+      const s = slotOf(ring, index);
+      const size = sizes[s] as number;
+      if (events.length > 0 && pageBytes + size > ring.maxPageBytes) break;
+      const seq = seqs[s] as number;
+      events.push({ seq, event: JSON.parse(textAt(ring, s)) as JsonObject });
+      pageBytes += size;
+      next = seq + 1;
+    }
+  }
+  return {
+    ...countsOf(ring),
+    events,
+    next_cursor: encodeCursor(next, ring.ringId),
+    has_more: index < count,
+    missed_events: next - from - events.length,
+    stale_cursor: cursor !== undefined && from <= ring.evictedThroughSeq,
   };
 }
 

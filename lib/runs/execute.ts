@@ -3,54 +3,19 @@
  * bounded ingestion → classification. Every wait is bounded by the run's timeouts or its cancel signal;
  * the outcome is decided only after the supervisor's cleanup report (or its absence) is known.
  */
-import { createLineSplitter } from '../util/line-splitter.ts';
-import type { Clock } from '../util/clock.ts';
-import type { JsonObject } from '../util/json.ts';
-import { classifyRun, type Classification, type ClassifyInput, type Termination } from './classify.ts';
-import { MAX_NATIVE_FRAME_BYTES, type EventKind } from '../native/events.ts';
-import type { NativeArgv } from '../native/argv.ts';
+import type { Classification } from './classify.ts';
 import type { NativeQueryFn } from '../native/version.ts';
 import { isToolError, type ToolErrorData } from '../tool-errors.ts';
 import { createIngest, type Ingest } from './ingest.ts';
-import { sessionLockKeys, type SessionLock } from './session-lock.ts';
-import type { RunRequest, RunState } from './types.ts';
-import { DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_TERM_GRACE_MS, SUPERVISOR_PIPE_GRACE_MS } from '../supervisor/parent/run-supervised.ts';
-import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun, SupervisedSpec } from '../supervisor/parent/run-supervised.ts';
-import type { SupervisorCommand } from '../supervisor/parent/supervisor-command.ts';
-import { PROBE_ONLY_LADDER, SPAWN_ERROR_NO_CODE, type ProcessIdentity } from '../supervisor/protocol.ts';
+import { sessionLockKeys } from './session-lock.ts';
+import type { PreparedSupervisor } from '../supervisor/parent/run-supervised.ts';
+import type { ProcessIdentity } from '../supervisor/protocol.ts';
+import { endEarly, finish } from './run-finish.ts';
+import { interrupted, type ExecuteDeps, type PreparedRun, type RunExecutionHooks, type RunScope } from './run-scope.ts';
+import { disposeWithin, supervise } from './supervise.ts';
 
-export interface ExecuteDeps {
-  readonly clock: Clock;
-  /** Asserts the version of the binary about to run (throws a ToolError with a native_version_* code). */
-  readonly checkVersion: (bin: string, query: NativeQueryFn) => Promise<void>;
-  /** Starts an idle supervisor; it is prepared while the version check runs so their startups overlap. */
-  readonly prepareSupervisor: (command?: SupervisorCommand) => PreparedSupervisor;
-  readonly sessionLock: SessionLock;
-  /** Ids of the saved conversations of a directory, newest first (for honest continue reporting). */
-  readonly listSessionIds: (cwd: string) => string[];
-  readonly nativeEnv: Readonly<Record<string, string>>;
-  /** Ladder and tracking tuning forwarded to the supervisor. */
-  readonly supervision?: Pick<SupervisedSpec, 'interruptGraceMs' | 'termGraceMs' | 'killGraceMs' | 'trackIntervalMs' | 'supervisorCommand'>;
-}
-
-export interface PreparedRun {
-  readonly request: RunRequest;
-  /** Absolute path of the resolved native binary. */
-  readonly bin: string;
-  readonly argv: NativeArgv;
-  /** Variables of this run alone, set over the adapter's native environment (an ask_host run's bridge wiring). */
-  readonly env?: Readonly<Record<string, string>>;
-}
-
-export interface RunExecutionHooks {
-  onState(state: RunState): void;
-  /** Per native event, only when progress is wanted. */
-  readonly onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined;
-  /** Raw native stdout bytes, before framing (the CLI projection keeps them to print them unchanged). */
-  readonly onStdout?: ((chunk: Buffer) => void) | undefined;
-  /** The supervised outcome, when a supervisor ran. */
-  readonly onOutcome?: ((outcome: SupervisedOutcome) => void) | undefined;
-}
+export type { ExecuteDeps, PreparedRun, RunExecutionHooks } from './run-scope.ts';
+export { SUPERVISOR_MARGIN_MS } from './supervise.ts';
 
 export interface RunExecution {
   readonly ingest: Ingest;
@@ -70,20 +35,6 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
   return { ingest, cancel: () => controller.abort(), done, survivors: () => survivors };
 }
 
-/** What every step of one run shares: built once per run rather than threaded as positional parameters. */
-interface RunScope {
-  readonly deps: ExecuteDeps;
-  readonly prepared: PreparedRun;
-  readonly hooks: RunExecutionHooks;
-  readonly ingest: Ingest;
-  /** The run's cancel signal. */
-  readonly signal: AbortSignal;
-  /** Aborts when timeout_seconds has passed. */
-  readonly deadline: AbortSignal;
-  /** The cwd's saved conversations, newest first, as last read (continue runs only; re-read after the lock). */
-  knownIds: string[];
-}
-
 async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal): Promise<Classification> {
   const { request } = prepared;
   // timeout_seconds bounds the whole run, including waiting for its conversation and the version check.
@@ -97,16 +48,6 @@ async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecu
   }
 }
 
-/** Cancel wins over the deadline; null while neither has fired. */
-function interrupted(scope: RunScope): Termination | null {
-  return scope.signal.aborted ? 'cancel' : scope.deadline.aborted ? 'timeout' : null;
-}
-
-/** The run ends before any process of it was started. */
-function endEarly(scope: RunScope, termination: Termination | null, error: ToolErrorData | null): Classification {
-  return finish(scope, { termination, spawnError: null, outcome: null, preSpawnError: error });
-}
-
 /** A wait for the session lock failed: cancel or timeout if one fired, else the lock's ToolError; anything else is a bug. */
 function lockWaitFailed(scope: RunScope, error: unknown): Classification {
   const why = interrupted(scope);
@@ -115,247 +56,121 @@ function lockWaitFailed(scope: RunScope, error: unknown): Classification {
   throw error;
 }
 
-async function executeWithin(scope: RunScope): Promise<Classification> {
-  const { deps, prepared, hooks, signal, deadline } = scope;
-  const { request } = prepared;
+/** The session keys a run holds while it runs; release() lets all of them go. */
+interface HeldKeys {
+  release: (() => void) | null;
+}
 
-  const keys = sessionLockKeys(request.session, request.cwd, scope.knownIds[0] ?? null);
-  let release: (() => void) | null = null;
-  if (keys.length > 0) {
-    hooks.onState('waiting_for_session');
-    try {
-      release = await deps.sessionLock.acquireAll(keys, AbortSignal.any([signal, deadline]));
-    } catch (error) {
-      return lockWaitFailed(scope, error);
-    }
-  }
+/**
+ * The phases of a run: its session keys, then the version check and the supervised native process. A run
+ * without keys goes straight on, in the same tick.
+ */
+async function executeWithin(scope: RunScope): Promise<Classification> {
+  const { request } = scope.prepared;
+  const held: HeldKeys = { release: null };
   try {
-    // A run queued on this directory may have created or extended a conversation meanwhile: judge
-    // continue against the transcripts that exist now, right before spawning.
-    if (request.session.kind === 'continue') {
-      const newestBefore = scope.knownIds[0] ?? null;
-      scope.knownIds = deps.listSessionIds(request.cwd);
-      const newest = scope.knownIds[0] ?? null;
-      if (newest !== null && newest !== newestBefore) {
-        // The conversation this continue will extend was created while it waited: hold its key too, so a
-        // resume of it cannot write at the same time. No cycle: a resume never waits for a directory key.
-        try {
-          const releaseNewest = await deps.sessionLock.acquire(`session:${newest}`, AbortSignal.any([signal, deadline]));
-          const releaseFirst = release;
-          release = () => { releaseNewest(); releaseFirst?.(); };
-        } catch (error) {
-          return lockWaitFailed(scope, error);
-        }
-      }
+    const keys = sessionLockKeys(request.session, request.cwd, scope.knownIds[0] ?? null);
+    if (keys.length > 0) {
+      const ended = await holdSession(scope, keys, held);
+      if (ended !== null) return ended;
     }
-    if (interrupted(scope) !== null) return endEarly(scope, interrupted(scope), null);
-    hooks.onState('checking_version');
-    // The version check runs inside the run's supervisor: whatever it leaves is the run's to end and
-    // report, and a cancel or timeout ends it at once. A failed check still waits for that cleanup.
-    let supervisor: PreparedSupervisor;
-    try {
-      supervisor = deps.prepareSupervisor(deps.supervision?.supervisorCommand);
-    } catch (error) {
-      // A synchronous spawn failure (EAGAIN, EMFILE): nothing was started, so nothing needs cleaning.
-      return endEarly(scope, null, { code: 'spawn_failed', message: `the supervisor could not be started: ${error instanceof Error ? error.message : String(error)}` });
-    }
-    if (supervisor.supervisorPid === null) {
-      // It never started (EAGAIN, EMFILE, ENOENT): nothing of the run exists.
-      const outcome = await supervisor.dispose();
-      return endEarly(scope, null, { code: 'spawn_failed', message: `the supervisor could not be started: ${outcome.spawnError?.message ?? 'unknown error'}` });
-    }
-    let started = false;
-    try {
-      const query: NativeQueryFn = (q) => supervisor.probe({ file: prepared.bin, args: q.args, cwd: request.cwd, env: deps.nativeEnv, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
-      const checked = deps.checkVersion(prepared.bin, query).then(() => null, (error: unknown) => {
-        if (isToolError(error)) return error.toData();
-        throw error;
-      });
-      const versionError = await untilAborted(checked, AbortSignal.any([signal, deadline]));
-      // A passing answer about a file that changed while it was asked (an upgrade re-linking the binary
-      // meanwhile) vouches for nothing: the file to run was never checked.
-      const unbound = versionError === null && supervisor.probedFile(prepared.bin) === null
-        ? { code: 'native_changed' as const, message: `${prepared.bin} changed while its version was checked; nothing was started` }
-        : null;
-      if (versionError !== null || unbound !== null || interrupted(scope) !== null) {
-        const outcome = await disposeWithin(deps, supervisor);
-        hooks.onOutcome?.(outcome);
-        const why = interrupted(scope);
-        return finish(scope, { termination: why, spawnError: null, outcome, preSpawnError: why === null ? versionError ?? unbound : null, spawned: false });
-      }
-      hooks.onState('starting');
-      started = true;
-      return await supervise(scope, supervisor);
-    } finally {
-      if (!started) await disposeWithin(deps, supervisor);
-    }
+    return await checkThenSupervise(scope);
   } finally {
-    release?.();
+    held.release?.();
   }
 }
 
-async function supervise(scope: RunScope, supervisor: PreparedSupervisor): Promise<Classification> {
-  const { deps, prepared, hooks, ingest, signal, deadline } = scope;
-  const { request, bin, argv } = prepared;
-  const { clock } = deps;
-  let termination: Termination | null = null;
-  let lastActivity = clock.now();
-  const disposers: Array<() => void> = [];
-
-  let run: SupervisedRun | null = null;
-  const stop = (reason: Termination): void => {
-    if (termination !== null) return;
-    termination = reason;
-    hooks.onState('stopping');
-    run?.terminate(reason);
-    // The ladder is bounded; a supervisor that outlives it by a margin is wedged (e.g. stopped): kill it
-    // so the run settles through the adapter's fallback instead of hanging.
-    disposers.push(clock.setTimeout(() => run?.killSupervisor(), supervisorDeadlineMs(deps)));
-  };
-  const onSignal = (signalValue: ReturnType<Ingest['onFrame']>): void => {
-    if (signalValue !== 'continue') stop(signalValue);
-  };
-  const splitter = createLineSplitter({
-    maxLineBytes: MAX_NATIVE_FRAME_BYTES,
-    onLine: (frame) => { if (termination === null || termination === 'cancel' || termination === 'timeout' || termination === 'idle_timeout') onSignal(ingest.onFrame(frame)); },
-    onOversize: (bytes) => onSignal(ingest.onOversizeFrame(bytes)),
-  });
-
-  run = supervisor.start(
-    { file: bin, args: argv.args, cwd: request.cwd, env: prepared.env === undefined ? deps.nativeEnv : { ...deps.nativeEnv, ...prepared.env }, stdin: argv.stdin, ...deps.supervision },
-    {
-      onStdout(chunk) {
-        lastActivity = clock.now();
-        hooks.onStdout?.(chunk);
-        splitter.push(chunk);
-      },
-      onReport(message) {
-        if (message.type === 'spawned' && termination === null) hooks.onState('running');
-      },
-    },
-  );
-  const onDeadline = (): void => stop('timeout');
-  if (deadline.aborted) onDeadline();
-  else deadline.addEventListener('abort', onDeadline, { once: true });
-  disposers.push(() => deadline.removeEventListener('abort', onDeadline));
-  if (request.idleTimeoutMs !== null) {
-    const idleMs = request.idleTimeoutMs;
-    // One live idle timer, re-armed for the remaining quiet time when output arrived meanwhile.
-    let disposeIdle = (): void => {};
-    const arm = (delay: number): void => {
-      disposeIdle = clock.setTimeout(() => {
-        const quiet = clock.now() - lastActivity;
-        if (quiet >= idleMs) stop('idle_timeout');
-        else arm(idleMs - quiet);
-      }, delay);
-    };
-    arm(idleMs);
-    disposers.push(() => disposeIdle());
-  }
-  const onAbort = (): void => stop('cancel');
-  if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
-
+/** Waits for the run's conversation keys (kept in `held`); null when the run may go on, else how it ended. */
+async function holdSession(scope: RunScope, keys: string[], held: HeldKeys): Promise<Classification | null> {
+  scope.hooks.onState('waiting_for_session');
   try {
-    const outcome = await run.done;
-    splitter.end();
-    if (run.supervisorPid === null) {
-      // The supervisor itself never started (spawn failed: EAGAIN, EMFILE, ENOENT): nothing of the run exists.
-      const message = outcome.spawnError?.message ?? 'the supervisor process could not be started';
-      return finish(scope, { termination, spawnError: { code: outcome.spawnError?.code ?? SPAWN_ERROR_NO_CODE, message }, outcome: null, preSpawnError: null });
-    }
-    hooks.onOutcome?.(outcome);
-    return finish(scope, { termination, spawnError: outcome.spawnError, outcome, preSpawnError: null });
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-    for (const dispose of disposers) dispose();
+    held.release = await scope.deps.sessionLock.acquireAll(keys, AbortSignal.any([scope.signal, scope.deadline]));
+  } catch (error) {
+    return lockWaitFailed(scope, error);
+  }
+  return scope.prepared.request.session.kind === 'continue' ? holdNewestConversation(scope, held) : null;
+}
+
+/**
+ * A run queued on this directory may have created or extended a conversation meanwhile: continue is judged
+ * against the transcripts that exist now, right before spawning.
+ */
+async function holdNewestConversation(scope: RunScope, held: HeldKeys): Promise<Classification | null> {
+  const { deps, prepared: { request } } = scope;
+  const newestBefore = scope.knownIds[0] ?? null;
+  scope.knownIds = deps.listSessionIds(request.cwd);
+  const newest = scope.knownIds[0] ?? null;
+  if (newest === null || newest === newestBefore) return null;
+  // The conversation this continue will extend was created while it waited: hold its key too, so a
+  // resume of it cannot write at the same time. No cycle: a resume never waits for a directory key.
+  try {
+    const releaseNewest = await deps.sessionLock.acquire(`session:${newest}`, AbortSignal.any([scope.signal, scope.deadline]));
+    const releaseFirst = held.release;
+    held.release = () => { releaseNewest(); releaseFirst?.(); };
+    return null;
+  } catch (error) {
+    return lockWaitFailed(scope, error);
   }
 }
 
 /**
- * Lets a supervisor go before its run started; one that stops answering (e.g. stopped) is SIGKILLed once its
- * probe-only ladder, the pipe grace and the margin have passed, so the run settles through the fallback.
+ * The version check runs inside the run's supervisor: whatever it leaves is the run's to end and report, and a
+ * cancel or timeout ends it at once. A failed check still waits for that cleanup.
  */
-async function disposeWithin(deps: ExecuteDeps, supervisor: PreparedSupervisor): Promise<SupervisedOutcome> {
-  const { interruptGraceMs, termGraceMs, killGraceMs } = PROBE_ONLY_LADDER;
-  const cancel = deps.clock.setTimeout(() => supervisor.kill(), interruptGraceMs + termGraceMs + killGraceMs + SUPERVISOR_PIPE_GRACE_MS + SUPERVISOR_MARGIN_MS);
+async function checkThenSupervise(scope: RunScope): Promise<Classification> {
+  const { deps, hooks } = scope;
+  if (interrupted(scope) !== null) return endEarly(scope, interrupted(scope), null);
+  hooks.onState('checking_version');
+  let supervisor: PreparedSupervisor;
   try {
-    return await supervisor.dispose();
+    supervisor = deps.prepareSupervisor(deps.supervision?.supervisorCommand);
+  } catch (error) {
+    // A synchronous spawn failure (EAGAIN, EMFILE): nothing was started, so nothing needs cleaning.
+    return endEarly(scope, null, supervisorSpawnFailed(error instanceof Error ? error.message : String(error)));
+  }
+  if (supervisor.supervisorPid === null) {
+    // It never started (EAGAIN, EMFILE, ENOENT): nothing of the run exists.
+    const outcome = await supervisor.dispose();
+    return endEarly(scope, null, supervisorSpawnFailed(outcome.spawnError?.message ?? 'unknown error'));
+  }
+  let started = false;
+  try {
+    const refusal = await askVersion(scope, supervisor);
+    if (refusal !== null || interrupted(scope) !== null) return await endAfterProbes(scope, supervisor, refusal);
+    hooks.onState('starting');
+    started = true;
+    return await supervise(scope, supervisor);
   } finally {
-    cancel();
+    if (!started) await disposeWithin(deps, supervisor);
   }
 }
 
-/** Ladder total plus pipe grace plus margin: how long a terminated run may take before its supervisor is killed. */
-export const SUPERVISOR_MARGIN_MS = 5_000;
-function supervisorDeadlineMs(deps: ExecuteDeps): number {
-  const s = deps.supervision ?? {};
-  return (s.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS) + (s.termGraceMs ?? DEFAULT_TERM_GRACE_MS) + (s.killGraceMs ?? DEFAULT_KILL_GRACE_MS) + SUPERVISOR_PIPE_GRACE_MS + SUPERVISOR_MARGIN_MS;
+function supervisorSpawnFailed(why: string): ToolErrorData {
+  return { code: 'spawn_failed', message: `the supervisor could not be started: ${why}` };
 }
 
-interface FinishInput {
-  readonly termination: Termination | null;
-  readonly spawnError: SupervisedOutcome['spawnError'];
-  readonly outcome: SupervisedOutcome | null;
-  /** An error decided before the native process was spawned (version, session lock). */
-  readonly preSpawnError: ToolErrorData | null;
-  /** False when the run ended before the native process was asked for (only probes ran). */
-  readonly spawned?: boolean;
-}
-
-function finish(scope: RunScope, input: FinishInput): Classification {
-  const { outcome } = input;
-  const cleanup = cleanupOf(outcome);
-  if (input.spawned === false && outcome !== null) {
-    // Only probes ran: their cleanup is the run's, the rest is as if nothing had been started.
-    const before = finish(scope, { ...input, outcome: null, spawned: true });
-    if (cleanup.confirmed) return { ...before, cleanup_proof: cleanup.proof };
-    const cleanupError = { code: cleanup.code ?? 'cleanup_unconfirmed', message: cleanup.error ?? 'cleanup could not be proven' };
-    return { ...before, cleanup_confirmed: false, cleanup_error: cleanupError, cleanup_proof: cleanup.proof, is_error: true, error: before.error ?? cleanupError };
-  }
-  const classification = classifyRun({
-    ingest: scope.ingest.snapshot(),
-    exit: outcome?.exit ?? null,
-    termination: input.termination,
-    spawnError: input.spawnError,
-    cleanup,
-    stderrTail: outcome?.stderrTail ?? '',
-    session: scope.prepared.request.session,
-    continueKnownSessionIds: scope.knownIds,
+/** Why the binary may not run (the check's ToolError data), or null when it passed or a cancel or timeout cut it short. */
+async function askVersion(scope: RunScope, supervisor: PreparedSupervisor): Promise<ToolErrorData | null> {
+  const { deps, prepared: { bin, request } } = scope;
+  const query: NativeQueryFn = (q) => supervisor.probe({ file: bin, args: q.args, cwd: request.cwd, env: deps.nativeEnv, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
+  const checked = deps.checkVersion(bin, query).then(() => null, (error: unknown) => {
+    if (isToolError(error)) return error.toData();
+    throw error;
   });
-  if (input.preSpawnError !== null && input.termination === null) {
-    return { ...classification, is_error: true, error: input.preSpawnError };
-  }
-  // The supervisor died mid-run: its cgroup proves cleanup, but how the native ended is unknown. That loss
-  // is the run's error, not whatever the cut-off output looks like.
-  if (outcome !== null && outcome.cleanup === null && outcome.exit === null && input.termination === null) {
-    return { ...classification, is_error: true, error: { code: 'supervisor_failed', message: describeLostSupervisor(outcome) } };
-  }
-  return classification;
+  const versionError = await untilAborted(checked, AbortSignal.any([scope.signal, scope.deadline]));
+  if (versionError !== null) return versionError;
+  // A passing answer about a file that changed while it was asked (an upgrade re-linking the binary
+  // meanwhile) vouches for nothing: the file to run was never checked.
+  if (supervisor.probedFile(bin) === null) return { code: 'native_changed', message: `${bin} changed while its version was checked; nothing was started` };
+  return null;
 }
 
-/** The run's cleanup as the supervisor reported it, or as the adapter established it when the supervisor died. */
-function cleanupOf(outcome: SupervisedOutcome | null): ClassifyInput['cleanup'] {
-  if (outcome === null) return { confirmed: true, error: null, proof: null }; // nothing was started
-  if (outcome.cleanup !== null) {
-    const { confirmed, proof } = outcome.cleanup;
-    return { confirmed, proof, error: outcome.cleanup.error ?? (confirmed ? null : survivorsText(outcome)) };
-  }
-  // The run's cgroup, ended by the adapter and shown empty by the kernel, proves cleanup without the report.
-  if (outcome.fallbackProof === 'cgroup') return { confirmed: true, error: null, proof: 'cgroup' };
-  return { confirmed: false, error: describeLostSupervisor(outcome), code: 'supervisor_failed', proof: 'process_scan' };
-}
-
-function describeLostSupervisor(outcome: SupervisedOutcome): string {
-  const exit = outcome.supervisorExit;
-  const how = exit === null ? 'exit not observed' : (exit.signal ?? `exit code ${String(exit.code)}`);
-  if (outcome.fallbackProof === 'cgroup') return `the supervisor ended (${how}) without a cleanup report; the adapter ended the run's cgroup and the kernel showed it empty`;
-  return `the supervisor ended (${how}) without a cleanup report; the adapter killed ${outcome.fallbackKilled} leftover process(es) but cannot prove nothing survived`;
-}
-
-function survivorsText(outcome: SupervisedOutcome): string {
-  const survivors = outcome.cleanup?.survivors ?? [];
-  return `${survivors.length} process(es) could not be proven dead: ${survivors.slice(0, 8).map((s) => s.pid).join(', ')}`;
+/** The run ends with only probes run (a refused check, a cancel, a timeout): the supervisor's cleanup decides the rest. */
+async function endAfterProbes(scope: RunScope, supervisor: PreparedSupervisor, refusal: ToolErrorData | null): Promise<Classification> {
+  const outcome = await disposeWithin(scope.deps, supervisor);
+  scope.hooks.onOutcome?.(outcome);
+  const why = interrupted(scope);
+  return finish(scope, { termination: why, spawnError: null, outcome, preSpawnError: why === null ? refusal : null, spawned: false });
 }
 
 /** Resolves with the promise's value, or with null as soon as `signal` aborts (the promise is left to settle). */

@@ -92,141 +92,141 @@ function ringBytes(frame: Buffer, text: string): Buffer {
   return isUtf8(frame) ? frame : Buffer.from(text, 'utf8');
 }
 
+type RingFields = 'events_total' | 'events_dropped' | 'events_omitted';
+
+/** The facts a snapshot copies out, updated in place frame by frame (the ring's counts are read at snapshot). */
+type IngestFacts = { -readonly [K in Exclude<keyof IngestState, RingFields | 'max_final_bytes' | 'denied_tools'>]: IngestState[K] } & {
+  readonly max_final_bytes: number;
+  readonly denied_tools: string[];
+};
+
+/** Keys in IngestState order, so a snapshot spreads them in the order it always had. */
+function emptyFacts(maxFinalBytes: number): IngestFacts {
+  return {
+    final: null,
+    final_bytes: null,
+    results_seen: 0,
+    invalid_results: 0,
+    final_too_large_bytes: null,
+    max_final_bytes: maxFinalBytes,
+    malformed_lines: 0,
+    frames_too_large: 0,
+    largest_oversize_bytes: null,
+    init: null,
+    assistant_model: null,
+    last_assistant_error: null,
+    last_assistant_error_status: null,
+    api_retries: 0,
+    last_api_retry: null,
+    permission_denied_events: 0,
+    denied_tools: [],
+  };
+}
+
+/**
+ * A result-typed event. `frame` is the native line (its size is what the final bound counts), `data` what the
+ * ring keeps. Only the first valid one becomes the final; once one was refused as too large, none does.
+ */
+function recordResult(facts: IngestFacts, ring: EventRing, event: JsonObject, frame: Buffer, data: Buffer): IngestSignal {
+  const bytes = frame.length;
+  facts.results_seen += 1;
+  const valid = getString(event, 'subtype') !== null && getBoolean(event, 'is_error') !== null;
+  if (!valid) facts.invalid_results += 1;
+  if (valid && facts.final === null && facts.final_too_large_bytes === null) {
+    if (bytes > facts.max_final_bytes) {
+      // Not kept anywhere, not even in the ring: an oversized final must not look like a truncated success.
+      facts.final_too_large_bytes = bytes;
+      ring.omit();
+      return 'final_too_large';
+    }
+    facts.final = event;
+    facts.final_bytes = bytes;
+  }
+  ring.push(event, data);
+  return 'continue';
+}
+
+function recordAssistant(facts: IngestFacts, event: JsonObject): void {
+  const message = getObject(event, 'message');
+  const model = getString(message, 'model');
+  if (model !== null && model !== SYNTHETIC_MODEL) facts.assistant_model = model;
+  const error = getString(event, 'error');
+  if (error !== null) {
+    facts.last_assistant_error = error;
+    facts.last_assistant_error_status = getNumber(event, 'api_error_status');
+  }
+}
+
+/** The facts any other event carries; the caller pushes it to the ring afterwards. */
+function recordEvent(facts: IngestFacts, kind: Exclude<EventKind, 'result'>, event: JsonObject): void {
+  switch (kind) {
+    case 'system_init':
+      facts.init ??= {
+        session_id: short(getString(event, 'session_id')),
+        model: short(getString(event, 'model')),
+        claude_code_version: short(getString(event, 'claude_code_version')),
+        permissionMode: short(getString(event, 'permissionMode')),
+        cwd: short(getString(event, 'cwd')),
+      };
+      break;
+    case 'system_api_retry':
+      facts.api_retries += 1;
+      facts.last_api_retry = { attempt: getNumber(event, 'attempt'), error_status: getNumber(event, 'error_status'), retry_delay_ms: getNumber(event, 'retry_delay_ms') };
+      break;
+    case 'system_permission_denied': {
+      facts.permission_denied_events += 1;
+      const tool = getString(event, 'tool_name')?.slice(0, MAX_TOOL_NAME_CHARS) ?? null;
+      const tools = facts.denied_tools;
+      if (tool !== null && !tools.includes(tool) && tools.length < MAX_DENIED_TOOLS) tools.push(tool);
+      break;
+    }
+    case 'assistant':
+      recordAssistant(facts, event);
+      break;
+    case 'system_status':
+    case 'system_other':
+    case 'stream_event':
+    case 'user':
+    case 'other':
+      break;
+    default:
+      assertNever(kind);
+  }
+}
+
 export function createIngest(options: IngestOptions): Ingest {
-  const maxFinalBytes = options.maxFinalBytes ?? MAX_FINAL_BYTES;
   const ring = createEventRing({ ringId: options.ringId });
-  let final: JsonObject | null = null;
-  let finalBytes: number | null = null;
-  let finalRejected = false;
-  let resultsSeen = 0;
-  let invalidResults = 0;
-  let finalTooLargeBytes: number | null = null;
-  let malformedLines = 0;
-  let framesTooLarge = 0;
-  let largestOversize: number | null = null;
-  let init: InitFacts | null = null;
-  let assistantModel: string | null = null;
-  let lastAssistantError: string | null = null;
-  let lastAssistantErrorStatus: number | null = null;
-  let apiRetries = 0;
-  let lastApiRetry: IngestState['last_api_retry'] = null;
-  let deniedEvents = 0;
-  const deniedTools: string[] = [];
-
-  /** `frame` is the native line (its size is what the final bound counts), `data` what the ring keeps. */
-  const onResult = (event: JsonObject, frame: Buffer, data: Buffer): IngestSignal => {
-    const bytes = frame.length;
-    resultsSeen += 1;
-    const valid = getString(event, 'subtype') !== null && getBoolean(event, 'is_error') !== null;
-    if (!valid) invalidResults += 1;
-    if (valid && final === null && !finalRejected) {
-      if (bytes > maxFinalBytes) {
-        // Not kept anywhere, not even in the ring: an oversized final must not look like a truncated success.
-        finalRejected = true;
-        finalTooLargeBytes = bytes;
-        ring.omit();
-        return 'final_too_large';
-      }
-      final = event;
-      finalBytes = bytes;
-    }
-    ring.push(event, data);
-    return 'continue';
-  };
-
-  const onAssistant = (event: JsonObject): void => {
-    const message = getObject(event, 'message');
-    const model = getString(message, 'model');
-    if (model !== null && model !== SYNTHETIC_MODEL) assistantModel = model;
-    const error = getString(event, 'error');
-    if (error !== null) {
-      lastAssistantError = error;
-      lastAssistantErrorStatus = getNumber(event, 'api_error_status');
-    }
-  };
-
+  const facts = emptyFacts(options.maxFinalBytes ?? MAX_FINAL_BYTES);
   return {
     ring,
     onFrame(frame) {
       const text = frame.toString('utf8');
       const parsed = parseNativeEvent(text);
       if (!parsed.ok) {
-        if (!WHITESPACE_ONLY.test(frame.toString('latin1'))) malformedLines += 1;
+        if (!WHITESPACE_ONLY.test(frame.toString('latin1'))) facts.malformed_lines += 1;
         return 'continue';
       }
       const { event, kind } = parsed;
       const data = ringBytes(frame, text);
-      switch (kind) {
-        case 'result': {
-          const signal = onResult(event, frame, data);
-          if (signal === 'continue') options.onEvent?.(kind, event);
-          return signal;
-        }
-        case 'system_init':
-          init ??= {
-            session_id: short(getString(event, 'session_id')),
-            model: short(getString(event, 'model')),
-            claude_code_version: short(getString(event, 'claude_code_version')),
-            permissionMode: short(getString(event, 'permissionMode')),
-            cwd: short(getString(event, 'cwd')),
-          };
-          break;
-        case 'system_api_retry':
-          apiRetries += 1;
-          lastApiRetry = { attempt: getNumber(event, 'attempt'), error_status: getNumber(event, 'error_status'), retry_delay_ms: getNumber(event, 'retry_delay_ms') };
-          break;
-        case 'system_permission_denied': {
-          deniedEvents += 1;
-          const tool = getString(event, 'tool_name')?.slice(0, MAX_TOOL_NAME_CHARS) ?? null;
-          if (tool !== null && !deniedTools.includes(tool) && deniedTools.length < MAX_DENIED_TOOLS) deniedTools.push(tool);
-          break;
-        }
-        case 'assistant':
-          onAssistant(event);
-          break;
-        case 'system_status':
-        case 'system_other':
-        case 'stream_event':
-        case 'user':
-        case 'other':
-          break;
-        default:
-          assertNever(kind);
+      if (kind === 'result') {
+        const signal = recordResult(facts, ring, event, frame, data);
+        if (signal === 'continue') options.onEvent?.(kind, event);
+        return signal;
       }
+      recordEvent(facts, kind, event);
       ring.push(event, data);
       options.onEvent?.(kind, event);
       return 'continue';
     },
     onOversizeFrame(bytes) {
-      framesTooLarge += 1;
-      largestOversize = Math.max(largestOversize ?? 0, bytes);
+      facts.frames_too_large += 1;
+      facts.largest_oversize_bytes = Math.max(facts.largest_oversize_bytes ?? 0, bytes);
       ring.omit();
       return 'frame_too_large';
     },
     snapshot() {
-      const counts = ring.counts();
-      return {
-        final,
-        final_bytes: finalBytes,
-        results_seen: resultsSeen,
-        invalid_results: invalidResults,
-        final_too_large_bytes: finalTooLargeBytes,
-        max_final_bytes: maxFinalBytes,
-        malformed_lines: malformedLines,
-        frames_too_large: framesTooLarge,
-        largest_oversize_bytes: largestOversize,
-        init,
-        assistant_model: assistantModel,
-        last_assistant_error: lastAssistantError,
-        last_assistant_error_status: lastAssistantErrorStatus,
-        api_retries: apiRetries,
-        last_api_retry: lastApiRetry,
-        permission_denied_events: deniedEvents,
-        denied_tools: [...deniedTools],
-        events_total: counts.events_total,
-        events_dropped: counts.events_dropped,
-        events_omitted: counts.events_omitted,
-      };
+      const { events_total, events_dropped, events_omitted } = ring.counts();
+      return { ...facts, denied_tools: [...facts.denied_tools], events_total, events_dropped, events_omitted };
     },
   };
 }

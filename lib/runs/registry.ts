@@ -105,155 +105,191 @@ export function isActiveRun(entry: Pick<RunEntry<unknown>, 'completed' | 'cleanu
   return !entry.completed || !entry.cleanup_confirmed;
 }
 
+/** One registry's runs and counters; the functions below are its operations. */
+interface RegistryState<T> {
+  readonly clock: Clock;
+  readonly random: RandomBytes;
+  readonly maxRetained: number;
+  readonly maxActive: number;
+  /** Insertion order = creation order. */
+  readonly runs: Map<string, Internal<T>>;
+  readonly ended: Map<string, RunEndReason>;
+  /** run_id -> settle sequence. */
+  readonly settledOrder: Map<string, number>;
+  settleSeq: number;
+  revision: number;
+}
+
 export function createRunRegistry<T>(options: RegistryOptions): RunRegistry<T> {
-  const { clock, random } = options;
-  const maxRetained = validateBound('maxRetainedRuns', options.maxRetainedRuns ?? MAX_RETAINED_RUNS);
-  const maxActive = validateBound('maxActiveRuns', options.maxActiveRuns ?? MAX_ACTIVE_RUNS);
-  const runs = new Map<string, Internal<T>>(); // insertion order = creation order
-  const ended = new Map<string, RunEndReason>();
-  let revision = 0;
-  const settledOrder = new Map<string, number>(); // run_id -> settle sequence
-  let settleSeq = 0;
-
-  const isoNow = (): string => new Date(clock.wallNow()).toISOString();
-  const activeCount = (): number => [...runs.values()].filter(isActiveRun).length;
-
-  function remember(runId: string, reason: RunEndReason): void {
-    ended.delete(runId);
-    ended.set(runId, reason);
-    for (const oldest of ended.keys()) {
-      if (ended.size <= MAX_REMEMBERED_ENDED_IDS) break;
-      ended.delete(oldest);
-    }
-  }
-
-  function lookup(runId: string): Internal<T> {
-    const entry = runs.get(runId);
-    if (entry) return entry;
-    const shown = isRunId(runId) ? `run_id ${runId}` : 'this run_id';
-    const reason = ended.get(runId);
-    const message = reason === 'released'
-      ? `${shown} was released; its result and events are gone (the native conversation is untouched).`
-      : reason === 'evicted'
-        ? `${shown} was evicted to make room: at most ${maxRetained} runs are retained, and the oldest settled run with confirmed cleanup goes first.`
-        : `${shown} is unknown to this adapter process (never issued here, or forgotten; handles do not survive an adapter restart).`;
-    throw new ToolError('run_not_found', message);
-  }
-
-  function freshRunId(): string {
-    for (let attempt = 0; attempt < MAX_RUN_ID_ATTEMPTS; attempt++) {
-      const runId = newRunId(random);
-      if (!runs.has(runId) && !ended.has(runId)) return runId;
-    }
-    throw new Error(`random source repeated run ids ${MAX_RUN_ID_ATTEMPTS} times`);
-  }
-
-  function evictionVictim(): Internal<T> | undefined {
-    let victim: Internal<T> | undefined;
-    for (const entry of runs.values()) {
-      if (isActiveRun(entry)) continue;
-      const seq = settledOrder.get(entry.run_id) ?? 0;
-      if (!victim || seq < (settledOrder.get(victim.run_id) ?? 0)) victim = entry;
-    }
-    return victim;
-  }
-
+  const registry: RegistryState<T> = {
+    clock: options.clock,
+    random: options.random,
+    maxRetained: validateBound('maxRetainedRuns', options.maxRetainedRuns ?? MAX_RETAINED_RUNS),
+    maxActive: validateBound('maxActiveRuns', options.maxActiveRuns ?? MAX_ACTIVE_RUNS),
+    runs: new Map(),
+    ended: new Map(),
+    settledOrder: new Map(),
+    settleSeq: 0,
+    revision: 0,
+  };
+  const get = (runId: string): RunEntry<T> => lookup(registry, runId);
   return {
-    get revision() { return revision; },
+    get revision() { return registry.revision; },
+    reserve: (reserveOptions) => reserveRun(registry, reserveOptions),
+    get,
+    update: (runId, patch) => updateRun(registry, runId, patch),
+    settle: (runId, settleOptions) => settleRun(registry, runId, settleOptions),
+    confirmCleanup: (runId) => confirmRunCleanup(registry, runId),
+    release: (runId) => releaseRun(registry, runId),
+    list: () => [...registry.runs.values()].map(listItem),
+    entries: () => [...registry.runs.values()],
+    counts: () => ({ retained: registry.runs.size, active: activeCount(registry) }),
+  };
+}
 
-    reserve({ acquiredBy, sync, state = 'checking_version', live }) {
-      if ((state as RunState) === 'completed') throw new Error('a run cannot be reserved completed');
-      // Decide everything before mutating anything: a refused start changes nothing.
-      let victim: Internal<T> | undefined;
-      if (runs.size >= maxRetained) {
-        victim = evictionVictim();
-        if (!victim) {
-          throw new ToolError('capacity_exhausted', `All ${runs.size} retained runs are active or have unconfirmed cleanup, so none can be evicted; nothing was started. Wait for a run to settle, then retry.`);
-        }
-      }
-      const active = activeCount();
-      if (active >= maxActive) {
-        throw new ToolError('active_limit_reached', `${active} runs already have active work or unconfirmed cleanup (limit ${maxActive}); nothing was started. Wait for one to settle or cancel one, then retry.`);
-      }
-      const runId = freshRunId();
-      const slot = live(runId);
-      if (victim) {
-        runs.delete(victim.run_id);
-        settledOrder.delete(victim.run_id);
-        remember(victim.run_id, 'evicted');
-      }
-      const entry: Internal<T> = {
-        run_id: runId, created_at: isoNow(), settled_at: null, acquired_by: acquiredBy, sync,
-        state, completed: false, cleanup_confirmed: false, session_id: null,
-        live: slot,
-      };
-      runs.set(runId, entry);
-      revision++; // one atomic change, eviction included
-      return entry;
-    },
+function isoNow(registry: RegistryState<unknown>): string {
+  return new Date(registry.clock.wallNow()).toISOString();
+}
 
-    get: lookup,
+function activeCount(registry: RegistryState<unknown>): number {
+  return [...registry.runs.values()].filter(isActiveRun).length;
+}
 
-    update(runId, patch) {
-      const entry = lookup(runId);
-      if (entry.completed) throw new Error(`run ${runId} is completed; update() cannot change a settled run`);
-      if (patch.sessionId !== undefined) entry.session_id = patch.sessionId;
-      if (patch.state !== undefined && patch.state !== entry.state) {
-        if ((patch.state as RunState) === 'completed') throw new Error('use settle() to complete a run');
-        entry.state = patch.state;
-        revision++;
-      }
-      return entry;
-    },
+function remember(registry: RegistryState<unknown>, runId: string, reason: RunEndReason): void {
+  const { ended } = registry;
+  ended.delete(runId);
+  ended.set(runId, reason);
+  for (const oldest of ended.keys()) {
+    if (ended.size <= MAX_REMEMBERED_ENDED_IDS) break;
+    ended.delete(oldest);
+  }
+}
 
-    settle(runId, { cleanupConfirmed, sessionId }) {
-      const entry = lookup(runId);
-      if (entry.completed) throw new Error(`run ${runId} is already settled`);
-      entry.state = 'completed';
-      entry.completed = true;
-      entry.cleanup_confirmed = cleanupConfirmed;
-      entry.settled_at = isoNow();
-      settledOrder.set(runId, ++settleSeq);
-      if (sessionId !== undefined) entry.session_id = sessionId;
-      revision++;
-      return entry;
-    },
+/** Drops a run for good, remembering why so a later lookup can say so. */
+function forget(registry: RegistryState<unknown>, runId: string, reason: RunEndReason): void {
+  registry.runs.delete(runId);
+  registry.settledOrder.delete(runId);
+  remember(registry, runId, reason);
+}
 
-    confirmCleanup(runId) {
-      const entry = lookup(runId);
-      if (!entry.completed) throw new Error(`run ${runId} has not settled; settle() reports cleanup`);
-      if (!entry.cleanup_confirmed) {
-        entry.cleanup_confirmed = true;
-        revision++;
-      }
-      return entry;
-    },
+function lookup<T>(registry: RegistryState<T>, runId: string): Internal<T> {
+  const entry = registry.runs.get(runId);
+  if (entry) return entry;
+  const shown = isRunId(runId) ? `run_id ${runId}` : 'this run_id';
+  const reason = registry.ended.get(runId);
+  const message = reason === 'released'
+    ? `${shown} was released; its result and events are gone (the native conversation is untouched).`
+    : reason === 'evicted'
+      ? `${shown} was evicted to make room: at most ${registry.maxRetained} runs are retained, and the oldest settled run with confirmed cleanup goes first.`
+      : `${shown} is unknown to this adapter process (never issued here, or forgotten; handles do not survive an adapter restart).`;
+  throw new ToolError('run_not_found', message);
+}
 
-    release(runId) {
-      const entry = lookup(runId);
-      if (!entry.completed) {
-        throw new ToolError('run_active', `The run is still active (state ${entry.state}); cancel it or wait for it to settle before releasing it.`);
-      }
-      if (!entry.cleanup_confirmed) {
-        throw new ToolError('cleanup_unconfirmed', 'Process cleanup of this run was not confirmed, so it stays retained and cannot be released.');
-      }
-      runs.delete(runId);
-      settledOrder.delete(runId);
-      remember(runId, 'released');
-      revision++;
-      return entry;
-    },
+function freshRunId(registry: RegistryState<unknown>): string {
+  for (let attempt = 0; attempt < MAX_RUN_ID_ATTEMPTS; attempt++) {
+    const runId = newRunId(registry.random);
+    if (!registry.runs.has(runId) && !registry.ended.has(runId)) return runId;
+  }
+  throw new Error(`random source repeated run ids ${MAX_RUN_ID_ATTEMPTS} times`);
+}
 
-    list() {
-      return [...runs.values()].map((e) => ({
-        run_id: e.run_id, state: e.state, completed: e.completed, cleanup_confirmed: e.cleanup_confirmed,
-        created_at: e.created_at, settled_at: e.settled_at, session_id: e.session_id, acquired_by: e.acquired_by,
-      }));
-    },
+function evictionVictim<T>(registry: RegistryState<T>): Internal<T> | undefined {
+  const { settledOrder } = registry;
+  let victim: Internal<T> | undefined;
+  for (const entry of registry.runs.values()) {
+    if (isActiveRun(entry)) continue;
+    const seq = settledOrder.get(entry.run_id) ?? 0;
+    if (!victim || seq < (settledOrder.get(victim.run_id) ?? 0)) victim = entry;
+  }
+  return victim;
+}
 
-    entries: () => [...runs.values()],
+/** The run a reservation at capacity evicts (undefined below capacity); throws when none may go. */
+function victimFor<T>(registry: RegistryState<T>): Internal<T> | undefined {
+  const { runs, maxActive } = registry;
+  let victim: Internal<T> | undefined;
+  if (runs.size >= registry.maxRetained) {
+    victim = evictionVictim(registry);
+    if (!victim) {
+      throw new ToolError('capacity_exhausted', `All ${runs.size} retained runs are active or have unconfirmed cleanup, so none can be evicted; nothing was started. Wait for a run to settle, then retry.`);
+    }
+  }
+  const active = activeCount(registry);
+  if (active >= maxActive) {
+    throw new ToolError('active_limit_reached', `${active} runs already have active work or unconfirmed cleanup (limit ${maxActive}); nothing was started. Wait for one to settle or cancel one, then retry.`);
+  }
+  return victim;
+}
 
-    counts: () => ({ retained: runs.size, active: activeCount() }),
+function reserveRun<T>(registry: RegistryState<T>, { acquiredBy, sync, state = 'checking_version', live }: ReserveOptions<T>): RunEntry<T> {
+  if ((state as RunState) === 'completed') throw new Error('a run cannot be reserved completed');
+  // Decide everything before mutating anything: a refused start changes nothing.
+  const victim = victimFor(registry);
+  const runId = freshRunId(registry);
+  const slot = live(runId);
+  if (victim) forget(registry, victim.run_id, 'evicted');
+  const entry: Internal<T> = {
+    run_id: runId, created_at: isoNow(registry), settled_at: null, acquired_by: acquiredBy, sync,
+    state, completed: false, cleanup_confirmed: false, session_id: null,
+    live: slot,
+  };
+  registry.runs.set(runId, entry);
+  registry.revision++; // one atomic change, eviction included
+  return entry;
+}
+
+function updateRun<T>(registry: RegistryState<T>, runId: string, patch: RunPatch): RunEntry<T> {
+  const entry = lookup(registry, runId);
+  if (entry.completed) throw new Error(`run ${runId} is completed; update() cannot change a settled run`);
+  if (patch.sessionId !== undefined) entry.session_id = patch.sessionId;
+  if (patch.state !== undefined && patch.state !== entry.state) {
+    if ((patch.state as RunState) === 'completed') throw new Error('use settle() to complete a run');
+    entry.state = patch.state;
+    registry.revision++;
+  }
+  return entry;
+}
+
+function settleRun<T>(registry: RegistryState<T>, runId: string, { cleanupConfirmed, sessionId }: SettleOptions): RunEntry<T> {
+  const entry = lookup(registry, runId);
+  if (entry.completed) throw new Error(`run ${runId} is already settled`);
+  entry.state = 'completed';
+  entry.completed = true;
+  entry.cleanup_confirmed = cleanupConfirmed;
+  entry.settled_at = isoNow(registry);
+  registry.settledOrder.set(runId, ++registry.settleSeq);
+  if (sessionId !== undefined) entry.session_id = sessionId;
+  registry.revision++;
+  return entry;
+}
+
+function confirmRunCleanup<T>(registry: RegistryState<T>, runId: string): RunEntry<T> {
+  const entry = lookup(registry, runId);
+  if (!entry.completed) throw new Error(`run ${runId} has not settled; settle() reports cleanup`);
+  if (!entry.cleanup_confirmed) {
+    entry.cleanup_confirmed = true;
+    registry.revision++;
+  }
+  return entry;
+}
+
+function releaseRun<T>(registry: RegistryState<T>, runId: string): RunEntry<T> {
+  const entry = lookup(registry, runId);
+  if (!entry.completed) {
+    throw new ToolError('run_active', `The run is still active (state ${entry.state}); cancel it or wait for it to settle before releasing it.`);
+  }
+  if (!entry.cleanup_confirmed) {
+    throw new ToolError('cleanup_unconfirmed', 'Process cleanup of this run was not confirmed, so it stays retained and cannot be released.');
+  }
+  forget(registry, runId, 'released');
+  registry.revision++;
+  return entry;
+}
+
+function listItem(e: RunEntry<unknown>): RunListItem {
+  return {
+    run_id: e.run_id, state: e.state, completed: e.completed, cleanup_confirmed: e.cleanup_confirmed,
+    created_at: e.created_at, settled_at: e.settled_at, session_id: e.session_id, acquired_by: e.acquired_by,
   };
 }
 

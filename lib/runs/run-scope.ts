@@ -1,0 +1,67 @@
+/**
+ * What the steps of one run share: the injected edges, the prepared invocation, the caller's hooks, and the
+ * run's per-run facts (its signals and the conversations it was judged against).
+ */
+import type { Clock } from '../util/clock.ts';
+import type { JsonObject } from '../util/json.ts';
+import type { Termination } from './classify.ts';
+import type { EventKind } from '../native/events.ts';
+import type { NativeArgv } from '../native/argv.ts';
+import type { NativeQueryFn } from '../native/version.ts';
+import type { Ingest } from './ingest.ts';
+import type { SessionLock } from './session-lock.ts';
+import type { RunRequest, RunState } from './types.ts';
+import type { PreparedSupervisor, SupervisedOutcome, SupervisedSpec } from '../supervisor/parent/run-supervised.ts';
+import type { SupervisorCommand } from '../supervisor/parent/supervisor-command.ts';
+
+export interface ExecuteDeps {
+  readonly clock: Clock;
+  /** Asserts the version of the binary about to run (throws a ToolError with a native_version_* code). */
+  readonly checkVersion: (bin: string, query: NativeQueryFn) => Promise<void>;
+  /** Starts an idle supervisor; it is prepared while the version check runs so their startups overlap. */
+  readonly prepareSupervisor: (command?: SupervisorCommand) => PreparedSupervisor;
+  readonly sessionLock: SessionLock;
+  /** Ids of the saved conversations of a directory, newest first (for honest continue reporting). */
+  readonly listSessionIds: (cwd: string) => string[];
+  readonly nativeEnv: Readonly<Record<string, string>>;
+  /** Ladder and tracking tuning forwarded to the supervisor. */
+  readonly supervision?: Pick<SupervisedSpec, 'interruptGraceMs' | 'termGraceMs' | 'killGraceMs' | 'trackIntervalMs' | 'supervisorCommand'>;
+}
+
+export interface PreparedRun {
+  readonly request: RunRequest;
+  /** Absolute path of the resolved native binary. */
+  readonly bin: string;
+  readonly argv: NativeArgv;
+  /** Variables of this run alone, set over the adapter's native environment (an ask_host run's bridge wiring). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export interface RunExecutionHooks {
+  onState(state: RunState): void;
+  /** Per native event, only when progress is wanted. */
+  readonly onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined;
+  /** Raw native stdout bytes, before framing (the CLI projection keeps them to print them unchanged). */
+  readonly onStdout?: ((chunk: Buffer) => void) | undefined;
+  /** The supervised outcome, when a supervisor ran. */
+  readonly onOutcome?: ((outcome: SupervisedOutcome) => void) | undefined;
+}
+
+/** What every step of one run shares: built once per run rather than threaded as positional parameters. */
+export interface RunScope {
+  readonly deps: ExecuteDeps;
+  readonly prepared: PreparedRun;
+  readonly hooks: RunExecutionHooks;
+  readonly ingest: Ingest;
+  /** The run's cancel signal. */
+  readonly signal: AbortSignal;
+  /** Aborts when timeout_seconds has passed. */
+  readonly deadline: AbortSignal;
+  /** The cwd's saved conversations, newest first, as last read (continue runs only; re-read after the lock). */
+  knownIds: string[];
+}
+
+/** Cancel wins over the deadline; null while neither has fired. */
+export function interrupted(scope: RunScope): Termination | null {
+  return scope.signal.aborted ? 'cancel' : scope.deadline.aborted ? 'timeout' : null;
+}
