@@ -17,7 +17,7 @@ import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
 import { ABORT_REASONS, type RequestHandler } from '../handlers/context.ts';
 import { initialize, type ServerInfo } from '../handlers/initialize.ts';
-import { createOutbound } from '../rpc/outbound.ts';
+import { createOutbound, type Outbound } from '../rpc/outbound.ts';
 import { getRequestHandler, METHODS_BEFORE_INITIALIZE } from '../handlers/methods.ts';
 import { classifyMessage, idKey, isRequestId, type Params } from '../rpc/envelope.ts';
 import { errorResponse, isRpcError, rpcErrors, type RequestId, type RpcError } from '../rpc/errors.ts';
@@ -62,152 +62,178 @@ interface InFlight {
   cancelled: boolean;
 }
 
-export function createSession(options: SessionOptions): Session {
-  const { toolHost, resourceHost, serverInfo, notify, log, clock } = options;
-  let negotiated: ProtocolVersion | null = null;
-  let closing = false;
-  const inFlight = new Map<string, InFlight>();
-  const running = new Set<Promise<unknown>>();
-  const outbound = options.send === undefined ? null : createOutbound(options.send);
+/** Everything one session knows; the phases below (route, legacy, modern, execute, close) work on it. */
+interface SessionCore {
+  readonly options: SessionOptions;
+  readonly inFlight: Map<string, InFlight>;
+  /** Every request not yet answered, also one no longer in inFlight (cancelled): close() waits for these. */
+  readonly running: Set<Promise<unknown>>;
+  readonly outbound: Outbound | null;
+  negotiated: ProtocolVersion | null;
+  closing: boolean;
   // Legacy era only, and only when the client declared it at initialize (form mode is implied by `{}`).
-  let clientElicits = false;
+  clientElicits: boolean;
+}
 
-  const fail = (id: RequestId | null, error: RpcError): unknown => errorResponse(id, error.toObject());
+/** One request on its way to its handler, after the checks of its era. */
+interface HandlerCall {
+  readonly id: RequestId;
+  readonly key: string;
+  readonly method: string;
+  readonly handler: RequestHandler;
+  readonly args: Record<string, unknown>;
+  readonly version: AnyProtocolVersion;
+  readonly tasks: boolean;
+  readonly legacy: boolean;
+}
 
-  const onNotification = (method: string, params: Params): void => {
-    if (method !== 'notifications/cancelled' || params === undefined || Array.isArray(params)) return;
-    const requestId = (params as Record<string, unknown>)['requestId'];
-    if (!isRequestId(requestId)) return;
-    const entry = inFlight.get(idKey(requestId));
-    // initialize cannot be cancelled (MCP lifecycle rule); unknown or finished ids are a tolerated race.
-    if (entry === undefined || entry.method === 'initialize') return;
-    entry.cancelled = true;
-    entry.stopProgress();
-    inFlight.delete(idKey(requestId));
-    entry.controller.abort(ABORT_REASONS.cancelled);
+export function createSession(options: SessionOptions): Session {
+  const s: SessionCore = {
+    options,
+    inFlight: new Map(),
+    running: new Set(),
+    outbound: options.send === undefined ? null : createOutbound(options.send),
+    negotiated: null,
+    closing: false,
+    clientElicits: false,
   };
-
-  const runRequest = async (id: RequestId, method: string, params: Params): Promise<unknown> => {
-    if (closing) return fail(id, rpcErrors.closing());
-    const key = idKey(id);
-    if (inFlight.has(key)) return fail(id, rpcErrors.duplicateId());
-    // initialize is the legacy handshake whatever its _meta says; it never selects the modern era.
-    if (method !== 'initialize' && isModernRequest(params)) return runModern(id, key, method, params);
-
-    const legacyVersion = negotiated ?? LATEST_PROTOCOL_VERSION;
-    const handler = getRequestHandler(method, legacyVersion);
-    if (handler === undefined && method !== 'initialize') return fail(id, rpcErrors.methodNotFound());
-    if (negotiated === null && !METHODS_BEFORE_INITIALIZE.has(method)) return fail(id, rpcErrors.notInitialized());
-    if (Array.isArray(params)) return fail(id, rpcErrors.invalidParams('params must be an object'));
-    const args = (params ?? {}) as Record<string, unknown>;
-
-    if (method === 'initialize') {
-      if (negotiated !== null) return fail(id, rpcErrors.alreadyInitialized());
-      const result = initialize(args, serverInfo);
-      negotiated = result.protocolVersion;
-      clientElicits = declaresFormElicitation(args['capabilities']);
-      return { jsonrpc: '2.0', id, result };
-    }
-    if (handler === undefined) return fail(id, rpcErrors.methodNotFound());
-    // Only ping runs before initialize; it does not depend on the date.
-    return execute(id, key, method, handler, args, legacyVersion, false, true);
-  };
-
-  /** 2026-07-28: no handshake and no session state; the request's own _meta decides everything. */
-  const runModern = async (id: RequestId, key: string, method: string, params: Params): Promise<unknown> => {
-    if (Array.isArray(params)) return fail(id, rpcErrors.invalidParams('params must be an object'));
-    const args = (params ?? {}) as Record<string, unknown>;
-    let meta: ModernRequestMeta;
-    try {
-      meta = readModernMeta(args);
-    } catch (error) {
-      if (isRpcError(error)) return fail(id, error);
-      throw error;
-    }
-    const handler = getRequestHandler(method, meta.version);
-    if (handler === undefined) return fail(id, rpcErrors.methodNotFound());
-    return execute(id, key, method, handler, args, meta.version, meta.tasks, false);
-  };
-
-  const execute = async (
-    id: RequestId, key: string, method: string, handler: RequestHandler, args: Record<string, unknown>, version: AnyProtocolVersion, tasks: boolean, legacy: boolean,
-  ): Promise<unknown> => {
-    const elicit = legacy && clientElicits && outbound !== null
-      ? (params: JsonObject, signal: AbortSignal): Promise<JsonObject> => outbound.request('elicitation/create', params, signal)
-      : undefined;
-    const progress = createProgressReporter(getProgressToken(args), version, notify);
-    const entry: InFlight = { method, controller: new AbortController(), stopProgress: progress.stop, cancelled: false };
-    inFlight.set(key, entry);
-    try {
-      const result = await handler(args, {
-        protocolVersion: version,
-        toolHost,
-        resourceHost,
-        serverInfo,
-        tasks,
-        signal: entry.controller.signal,
-        progress: progress.report,
-        log,
-        elicit,
-      });
-      if (entry.cancelled) return undefined;
-      return { jsonrpc: '2.0', id, result: eraFeatures.resultType(version) ? withModernResultFields(result, serverInfo) : result };
-    } catch (error) {
-      if (entry.cancelled) return undefined;
-      if (isRpcError(error)) return fail(id, error);
-      log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      return fail(id, rpcErrors.internal());
-    } finally {
-      progress.stop();
-      if (inFlight.get(key) === entry) inFlight.delete(key);
-    }
-  };
-
-  const handleOne = (message: unknown): Promise<unknown> => {
-    const envelope = classifyMessage(message);
-    switch (envelope.kind) {
-      case 'invalid':
-        // A malformed answer to one of our own requests (no result or error, or no jsonrpc) fails that request.
-        if (!hasMethod(message) && outbound?.onResponse(message) === true) return Promise.resolve(undefined);
-        return Promise.resolve(fail(envelope.id, envelope.idOutOfRange ? rpcErrors.idOutOfRange() : rpcErrors.invalidRequest()));
-      case 'invalid-notification':
-        log(`ignored an invalid notification${envelope.method === null ? '' : ` ${JSON.stringify(envelope.method.slice(0, 64))}`}`);
-        return Promise.resolve(undefined);
-      case 'response': outbound?.onResponse(message); return Promise.resolve(undefined);
-      case 'notification': onNotification(envelope.method, envelope.params); return Promise.resolve(undefined);
-      case 'request': {
-        const pending = runRequest(envelope.id, envelope.method, envelope.params);
-        running.add(pending);
-        const forget = (): void => { running.delete(pending); };
-        pending.then(forget, forget);
-        return pending;
-      }
-      default:
-        return assertNever(envelope);
-    }
-  };
-
-  const handleBatch = async (batch: readonly unknown[]): Promise<unknown> => {
-    if (negotiated === null || !features.batching(negotiated)) return fail(null, rpcErrors.batchNotSupported());
-    if (batch.length === 0) return fail(null, rpcErrors.emptyBatch());
-    const responses = (await Promise.all(batch.map(handleOne))).filter((response) => response !== undefined);
-    return responses.length === 0 ? undefined : responses;
-  };
-
   return {
-    handle: (message) => (Array.isArray(message) ? handleBatch(message) : handleOne(message)),
-    async close() {
-      closing = true;
-      outbound?.close();
-      for (const entry of inFlight.values()) entry.controller.abort(ABORT_REASONS.closing);
-      if (running.size === 0) return;
-      let cancelTimer: () => void = () => {};
-      const timeout = new Promise<void>((resolve) => { cancelTimer = clock.setTimeout(resolve, options.closeSettleMs ?? CLOSE_SETTLE_MS); });
-      await Promise.race([Promise.allSettled([...running]), timeout]);
-      cancelTimer();
-    },
-    state: () => ({ protocolVersion: negotiated, closing, inFlight: inFlight.size }),
+    handle: (message) => (Array.isArray(message) ? handleBatch(s, message) : handleOne(s, message)),
+    close: () => closeSession(s),
+    state: () => ({ protocolVersion: s.negotiated, closing: s.closing, inFlight: s.inFlight.size }),
   };
+}
+
+const fail = (id: RequestId | null, error: RpcError): unknown => errorResponse(id, error.toObject());
+
+function handleOne(s: SessionCore, message: unknown): Promise<unknown> {
+  const envelope = classifyMessage(message);
+  switch (envelope.kind) {
+    case 'invalid':
+      // A malformed answer to one of our own requests (no result or error, or no jsonrpc) fails that request.
+      if (!hasMethod(message) && s.outbound?.onResponse(message) === true) return Promise.resolve(undefined);
+      return Promise.resolve(fail(envelope.id, envelope.idOutOfRange ? rpcErrors.idOutOfRange() : rpcErrors.invalidRequest()));
+    case 'invalid-notification':
+      s.options.log(`ignored an invalid notification${envelope.method === null ? '' : ` ${JSON.stringify(envelope.method.slice(0, 64))}`}`);
+      return Promise.resolve(undefined);
+    case 'response': s.outbound?.onResponse(message); return Promise.resolve(undefined);
+    case 'notification': onNotification(s, envelope.method, envelope.params); return Promise.resolve(undefined);
+    case 'request': {
+      const pending = runRequest(s, envelope.id, envelope.method, envelope.params);
+      s.running.add(pending);
+      const forget = (): void => { s.running.delete(pending); };
+      pending.then(forget, forget);
+      return pending;
+    }
+    default:
+      return assertNever(envelope);
+  }
+}
+
+async function handleBatch(s: SessionCore, batch: readonly unknown[]): Promise<unknown> {
+  if (s.negotiated === null || !features.batching(s.negotiated)) return fail(null, rpcErrors.batchNotSupported());
+  if (batch.length === 0) return fail(null, rpcErrors.emptyBatch());
+  const responses = (await Promise.all(batch.map((message) => handleOne(s, message)))).filter((response) => response !== undefined);
+  return responses.length === 0 ? undefined : responses;
+}
+
+function onNotification(s: SessionCore, method: string, params: Params): void {
+  if (method !== 'notifications/cancelled' || params === undefined || Array.isArray(params)) return;
+  const requestId = (params as Record<string, unknown>)['requestId'];
+  if (!isRequestId(requestId)) return;
+  const entry = s.inFlight.get(idKey(requestId));
+  // initialize cannot be cancelled (MCP lifecycle rule); unknown or finished ids are a tolerated race.
+  if (entry === undefined || entry.method === 'initialize') return;
+  entry.cancelled = true;
+  entry.stopProgress();
+  s.inFlight.delete(idKey(requestId));
+  entry.controller.abort(ABORT_REASONS.cancelled);
+}
+
+async function runRequest(s: SessionCore, id: RequestId, method: string, params: Params): Promise<unknown> {
+  if (s.closing) return fail(id, rpcErrors.closing());
+  const key = idKey(id);
+  if (s.inFlight.has(key)) return fail(id, rpcErrors.duplicateId());
+  // initialize is the legacy handshake whatever its _meta says; it never selects the modern era.
+  if (method !== 'initialize' && isModernRequest(params)) return runModern(s, id, key, method, params);
+  return runLegacy(s, id, key, method, params);
+}
+
+/** Returns a response, or the promise of one from the handler: no promise of its own, so no extra turn. */
+function runLegacy(s: SessionCore, id: RequestId, key: string, method: string, params: Params): unknown {
+  const legacyVersion = s.negotiated ?? LATEST_PROTOCOL_VERSION;
+  const handler = getRequestHandler(method, legacyVersion);
+  if (handler === undefined && method !== 'initialize') return fail(id, rpcErrors.methodNotFound());
+  if (s.negotiated === null && !METHODS_BEFORE_INITIALIZE.has(method)) return fail(id, rpcErrors.notInitialized());
+  if (Array.isArray(params)) return fail(id, rpcErrors.invalidParams('params must be an object'));
+  const args = (params ?? {}) as Record<string, unknown>;
+  if (method === 'initialize') return runInitialize(s, id, args);
+  if (handler === undefined) return fail(id, rpcErrors.methodNotFound());
+  // Only ping runs before initialize; it does not depend on the date.
+  return execute(s, { id, key, method, handler, args, version: legacyVersion, tasks: false, legacy: true });
+}
+
+function runInitialize(s: SessionCore, id: RequestId, args: Record<string, unknown>): unknown {
+  if (s.negotiated !== null) return fail(id, rpcErrors.alreadyInitialized());
+  const result = initialize(args, s.options.serverInfo);
+  s.negotiated = result.protocolVersion;
+  s.clientElicits = declaresFormElicitation(args['capabilities']);
+  return { jsonrpc: '2.0', id, result };
+}
+
+/** 2026-07-28: no handshake and no session state; the request's own _meta decides everything. */
+async function runModern(s: SessionCore, id: RequestId, key: string, method: string, params: Params): Promise<unknown> {
+  if (Array.isArray(params)) return fail(id, rpcErrors.invalidParams('params must be an object'));
+  const args = (params ?? {}) as Record<string, unknown>;
+  let meta: ModernRequestMeta;
+  try {
+    meta = readModernMeta(args);
+  } catch (error) {
+    if (isRpcError(error)) return fail(id, error);
+    throw error;
+  }
+  const handler = getRequestHandler(method, meta.version);
+  if (handler === undefined) return fail(id, rpcErrors.methodNotFound());
+  return execute(s, { id, key, method, handler, args, version: meta.version, tasks: meta.tasks, legacy: false });
+}
+
+async function execute(s: SessionCore, call: HandlerCall): Promise<unknown> {
+  const { id, key, method, args, version } = call;
+  const { toolHost, resourceHost, serverInfo, notify, log } = s.options;
+  const outbound = s.outbound;
+  const elicit = call.legacy && s.clientElicits && outbound !== null
+    ? (params: JsonObject, signal: AbortSignal): Promise<JsonObject> => outbound.request('elicitation/create', params, signal)
+    : undefined;
+  const progress = createProgressReporter(getProgressToken(args), version, notify);
+  const entry: InFlight = { method, controller: new AbortController(), stopProgress: progress.stop, cancelled: false };
+  s.inFlight.set(key, entry);
+  try {
+    const result = await call.handler(args, {
+      protocolVersion: version, toolHost, resourceHost, serverInfo, tasks: call.tasks,
+      signal: entry.controller.signal, progress: progress.report, log, elicit,
+    });
+    if (entry.cancelled) return undefined;
+    return { jsonrpc: '2.0', id, result: eraFeatures.resultType(version) ? withModernResultFields(result, serverInfo) : result };
+  } catch (error) {
+    if (entry.cancelled) return undefined;
+    if (isRpcError(error)) return fail(id, error);
+    log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return fail(id, rpcErrors.internal());
+  } finally {
+    progress.stop();
+    if (s.inFlight.get(key) === entry) s.inFlight.delete(key);
+  }
+}
+
+async function closeSession(s: SessionCore): Promise<void> {
+  s.closing = true;
+  s.outbound?.close();
+  for (const entry of s.inFlight.values()) entry.controller.abort(ABORT_REASONS.closing);
+  if (s.running.size === 0) return;
+  let cancelTimer: () => void = () => {};
+  const timeout = new Promise<void>((resolve) => { cancelTimer = s.options.clock.setTimeout(resolve, s.options.closeSettleMs ?? CLOSE_SETTLE_MS); });
+  await Promise.race([Promise.allSettled([...s.running]), timeout]);
+  cancelTimer();
 }
 
 /** `capabilities.elicitation` as an object: `{}` (form implied) or one that names `form`. */

@@ -16,7 +16,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
-import { createLineSplitter } from '../util/line-splitter.ts';
+import { createLineSplitter, type LineSplitter } from '../util/line-splitter.ts';
 import { FLUSH_STALL_MS, settleUnlessStalled } from './drain.ts';
 import { decodeFrame, oversizeFrameResponse } from './frame.ts';
 import { createMessageWriter, type MessageWriter } from './writer.ts';
@@ -64,162 +64,214 @@ export interface Connection {
 /** A frame's bytes, or the size of an oversize frame that was discarded (answered in its turn). */
 type QueuedFrame = Buffer | number;
 
+/**
+ * Everything one connection knows while it runs. The phases below (dispatch, pump, reading, shutdown)
+ * are functions of this state; the stream listeners only feed it.
+ */
+interface ConnectionState {
+  readonly input: Readable;
+  readonly output: Writable;
+  readonly adapter: ConnectionAdapter;
+  readonly log: (line: string) => void;
+  readonly clock: Clock;
+  readonly writer: MessageWriter;
+  readonly maxFrameBytes: number;
+  readonly maxQueuedBytes: number;
+  readonly maxInFlight: number;
+  readonly flushStallMs: number;
+  readonly closed: Promise<void>;
+  readonly resolveClosed: () => void;
+  /** Stops the adapter's notifications from reaching the writer. */
+  readonly unsubscribe: () => void;
+  /** Removes the stream listeners (set once they are attached). */
+  detach: () => void;
+  /** Frames split from the input and not yet dispatched: those before `head` are done. */
+  frames: QueuedFrame[];
+  head: number;
+  /** Requests being handled (a batch counts its entries). */
+  inFlight: number;
+  inputEnded: boolean;
+  closing: boolean;
+  waitingForRoom: boolean;
+  nextTurnScheduled: boolean;
+  loggedBackpressure: boolean;
+}
+
 export function serveConnection(options: ConnectionOptions): Connection {
+  const conn = createState(options);
+  const splitter = createLineSplitter({
+    maxLineBytes: conn.maxFrameBytes,
+    onLine(frame) { conn.frames.push(frame); },
+    onOversize(discardedBytes) { conn.frames.push(discardedBytes); },
+  });
+  conn.detach = listen(conn, splitter);
+  return { closed: conn.closed, close: () => closeConnection(conn), writer: conn.writer };
+}
+
+function createState(options: ConnectionOptions): ConnectionState {
   const { input, output, adapter, log, clock } = options;
-  const maxFrameBytes = options.maxFrameBytes ?? MAX_FRAME_BYTES;
-  const maxQueuedBytes = options.maxQueuedResponseBytes ?? MAX_QUEUED_RESPONSE_BYTES;
-  const maxInFlight = options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
-  const flushStallMs = options.flushStallMs ?? FLUSH_STALL_MS;
   const writer = createMessageWriter(
     output,
     options.maxQueuedProgressBytes === undefined ? {} : { maxQueuedProgressBytes: options.maxQueuedProgressBytes },
   );
-  const send = (message: unknown): void => {
-    writer.write(message).catch((error: unknown) => log(`output failed: ${String(error)}`));
-  };
-
   // Progress may be dropped under backpressure; a request to the client (it has an id) never is.
   const unsubscribe = adapter.onNotification((message) => {
     if (Object.hasOwn(message, 'id')) writer.write(message).catch((error: unknown) => log(`output failed: ${String(error)}`));
     else writer.writeDroppable(message);
   });
-
-  let frames: QueuedFrame[] = [];
-  let head = 0;
-  let inFlight = 0;
-  let inputEnded = false;
-  let closing = false;
-  let waitingForRoom = false;
-  let nextTurnScheduled = false;
-  let loggedBackpressure = false;
-
-  const dispatch = (frame: QueuedFrame): void => {
-    if (typeof frame === 'number') {
-      log(`discarded an inbound frame of ${frame} bytes (limit ${maxFrameBytes})`);
-      return send(oversizeFrameResponse(maxFrameBytes));
-    }
-    const decoded = decodeFrame(frame);
-    if (decoded.kind === 'blank') return;
-    if (decoded.kind === 'error') return send(decoded.response);
-    const weight = Array.isArray(decoded.value) ? Math.max(1, decoded.value.length) : 1;
-    inFlight += weight;
-    const settle = (): void => {
-      inFlight -= weight;
-      pump();
-    };
-    adapter.handle(decoded.value).then(
-      (response) => {
-        if (response !== undefined) send(response);
-        settle();
-      },
-      (error: unknown) => {
-        log(`handler chain failed: ${String(error)}`);
-        settle();
-      },
-    );
+  let resolveClosed: () => void = () => {};
+  const closed = new Promise<void>((resolve) => { resolveClosed = resolve; });
+  return {
+    input, output, adapter, log, clock, writer,
+    maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES,
+    maxQueuedBytes: options.maxQueuedResponseBytes ?? MAX_QUEUED_RESPONSE_BYTES,
+    maxInFlight: options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS,
+    flushStallMs: options.flushStallMs ?? FLUSH_STALL_MS,
+    closed, resolveClosed, unsubscribe, detach: () => {},
+    frames: [], head: 0, inFlight: 0,
+    inputEnded: false, closing: false, waitingForRoom: false, nextTurnScheduled: false, loggedBackpressure: false,
   };
+}
 
-  const outputBackedUp = (): boolean => writer.queuedBytes() > maxQueuedBytes;
-  const blocked = (): boolean => inFlight >= maxInFlight || outputBackedUp();
-
-  /** Dispatches queued frames while there is room, then pauses or resumes reading to match. */
-  const pump = (): void => {
-    if (closing) return;
-    // At EOF the rest is dispatched regardless (at most one input chunk) so that shutdown answers it.
-    for (let turn = 0; head < frames.length && (inputEnded || !blocked()); turn++) {
-      if (turn === MAX_DISPATCH_PER_TURN) {
-        if (!nextTurnScheduled) {
-          nextTurnScheduled = true;
-          setImmediate(() => {
-            nextTurnScheduled = false;
-            pump();
-          });
-        }
-        break;
-      }
-      const frame = frames[head] as QueuedFrame;
-      frames[head++] = 0;
-      dispatch(frame);
-    }
-    if (head === frames.length) {
-      frames = [];
-      head = 0;
-      if (inputEnded) {
-        void close();
-        return;
-      }
-      if (!blocked()) {
-        input.resume();
-        return;
-      }
-    }
-    input.pause();
-    if (outputBackedUp() && !waitingForRoom) {
-      waitingForRoom = true;
-      if (!loggedBackpressure) {
-        loggedBackpressure = true;
-        log(`output backed up (${writer.queuedBytes()} bytes queued): reading paused until the client reads`);
-      }
-      void writer.whenQueuedAtMost(maxQueuedBytes).then(() => {
-        waitingForRoom = false;
-        pump();
-      });
-    }
-  };
-
-  const splitter = createLineSplitter({
-    maxLineBytes: maxFrameBytes,
-    onLine(frame) { frames.push(frame); },
-    onOversize(discardedBytes) { frames.push(discardedBytes); },
-  });
-
+/** Feeds input into the splitter and the pump; EOF, an input error or a gone output close. Returns the detach. */
+function listen(conn: ConnectionState, splitter: LineSplitter): () => void {
+  const { input, output } = conn;
   const onData = (chunk: Buffer | string): void => {
     splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    pump();
+    pump(conn);
   };
   const onEnd = (): void => {
     splitter.end();
-    inputEnded = true;
-    pump();
+    conn.inputEnded = true;
+    pump(conn);
   };
-  const onInputError = (error: Error): void => { log(`input failed: ${error.message}`); void close(); };
-  const onOutputGone = (): void => { void close(); };
-
-  let resolveClosed: () => void = () => {};
-  const closed = new Promise<void>((resolve) => { resolveClosed = resolve; });
-  const close = (): Promise<void> => {
-    if (!closing) {
-      closing = true;
-      void shutdown().finally(resolveClosed);
-    }
-    return closed;
-  };
-  const shutdown = async (): Promise<void> => {
-    input.off('data', onData);
-    input.off('end', onEnd);
-    input.off('error', onInputError);
-    output.off('error', onOutputGone);
-    output.off('close', onOutputGone);
-    input.pause();
-    const unhandled = frames.length - head;
-    if (unhandled > 0) log(`closing: ${unhandled} received frames were not handled`);
-    frames = [];
-    head = 0;
-    try {
-      await adapter.close();
-    } catch (error) {
-      log(`close failed: ${String(error)}`);
-    }
-    unsubscribe();
-    const flushed = await settleUnlessStalled(writer.flush(), () => writer.stats().writtenBytes, clock, flushStallMs);
-    if (!flushed) log(`gave up on ${writer.queuedBytes()} undelivered output bytes: none drained for ${flushStallMs} ms`);
-  };
-
+  const onInputError = (error: Error): void => { conn.log(`input failed: ${error.message}`); void closeConnection(conn); };
+  const onOutputGone = (): void => { void closeConnection(conn); };
   input.on('data', onData);
   input.on('end', onEnd);
   input.on('error', onInputError);
   output.on('error', onOutputGone);
   output.on('close', onOutputGone);
+  return () => {
+    input.off('data', onData);
+    input.off('end', onEnd);
+    input.off('error', onInputError);
+    output.off('error', onOutputGone);
+    output.off('close', onOutputGone);
+  };
+}
 
-  return { closed, close, writer };
+function send(conn: ConnectionState, message: unknown): void {
+  conn.writer.write(message).catch((error: unknown) => conn.log(`output failed: ${String(error)}`));
+}
+
+const outputBackedUp = (conn: ConnectionState): boolean => conn.writer.queuedBytes() > conn.maxQueuedBytes;
+const blocked = (conn: ConnectionState): boolean => conn.inFlight >= conn.maxInFlight || outputBackedUp(conn);
+
+/** Dispatches queued frames while there is room, then pauses or resumes reading to match. */
+function pump(conn: ConnectionState): void {
+  if (conn.closing) return;
+  dispatchQueued(conn);
+  if (conn.head === conn.frames.length) {
+    conn.frames = [];
+    conn.head = 0;
+    if (conn.inputEnded) {
+      void closeConnection(conn);
+      return;
+    }
+    if (!blocked(conn)) {
+      conn.input.resume();
+      return;
+    }
+  }
+  conn.input.pause();
+  if (outputBackedUp(conn) && !conn.waitingForRoom) waitForRoom(conn);
+}
+
+/** At most MAX_DISPATCH_PER_TURN frames, then the rest in a later turn. */
+function dispatchQueued(conn: ConnectionState): void {
+  // At EOF the rest is dispatched regardless (at most one input chunk) so that shutdown answers it.
+  for (let turn = 0; conn.head < conn.frames.length && (conn.inputEnded || !blocked(conn)); turn++) {
+    if (turn === MAX_DISPATCH_PER_TURN) {
+      scheduleNextTurn(conn);
+      return;
+    }
+    const frame = conn.frames[conn.head] as QueuedFrame;
+    conn.frames[conn.head++] = 0;
+    dispatch(conn, frame);
+  }
+}
+
+function scheduleNextTurn(conn: ConnectionState): void {
+  if (conn.nextTurnScheduled) return;
+  conn.nextTurnScheduled = true;
+  setImmediate(() => {
+    conn.nextTurnScheduled = false;
+    pump(conn);
+  });
+}
+
+/** Reading stays paused until the writer's queue is back under the bound. */
+function waitForRoom(conn: ConnectionState): void {
+  conn.waitingForRoom = true;
+  if (!conn.loggedBackpressure) {
+    conn.loggedBackpressure = true;
+    conn.log(`output backed up (${conn.writer.queuedBytes()} bytes queued): reading paused until the client reads`);
+  }
+  void conn.writer.whenQueuedAtMost(conn.maxQueuedBytes).then(() => {
+    conn.waitingForRoom = false;
+    pump(conn);
+  });
+}
+
+function dispatch(conn: ConnectionState, frame: QueuedFrame): void {
+  if (typeof frame === 'number') {
+    conn.log(`discarded an inbound frame of ${frame} bytes (limit ${conn.maxFrameBytes})`);
+    return send(conn, oversizeFrameResponse(conn.maxFrameBytes));
+  }
+  const decoded = decodeFrame(frame);
+  if (decoded.kind === 'blank') return;
+  if (decoded.kind === 'error') return send(conn, decoded.response);
+  const weight = Array.isArray(decoded.value) ? Math.max(1, decoded.value.length) : 1;
+  conn.inFlight += weight;
+  const settle = (): void => {
+    conn.inFlight -= weight;
+    pump(conn);
+  };
+  conn.adapter.handle(decoded.value).then(
+    (response) => {
+      if (response !== undefined) send(conn, response);
+      settle();
+    },
+    (error: unknown) => {
+      conn.log(`handler chain failed: ${String(error)}`);
+      settle();
+    },
+  );
+}
+
+function closeConnection(conn: ConnectionState): Promise<void> {
+  if (!conn.closing) {
+    conn.closing = true;
+    void shutdown(conn).finally(conn.resolveClosed);
+  }
+  return conn.closed;
+}
+
+async function shutdown(conn: ConnectionState): Promise<void> {
+  const { writer, log } = conn;
+  conn.detach();
+  conn.input.pause();
+  const unhandled = conn.frames.length - conn.head;
+  if (unhandled > 0) log(`closing: ${unhandled} received frames were not handled`);
+  conn.frames = [];
+  conn.head = 0;
+  try {
+    await conn.adapter.close();
+  } catch (error) {
+    log(`close failed: ${String(error)}`);
+  }
+  conn.unsubscribe();
+  const flushed = await settleUnlessStalled(writer.flush(), () => writer.stats().writtenBytes, conn.clock, conn.flushStallMs);
+  if (!flushed) log(`gave up on ${writer.queuedBytes()} undelivered output bytes: none drained for ${conn.flushStallMs} ms`);
 }

@@ -58,149 +58,186 @@ interface RoomWaiter {
 const noop = (): void => {};
 const NEWLINE = 0x0a;
 
+/** Everything one writer knows; the phases below (enqueue, pump, write, settle waiters) work on it. */
+interface WriterState {
+  readonly output: Writable;
+  readonly maxQueuedProgressBytes: number;
+  readonly queue: Entry[];
+  /** Bytes queued here and not yet handed to the stream. */
+  ownQueuedBytes: number;
+  queuedProgressBytes: number;
+  droppedProgress: number;
+  writtenBytes: number;
+  pumping: boolean;
+  failure: Error | null;
+  idleWaiters: (() => void)[];
+  roomWaiters: RoomWaiter[];
+}
+
 export function createMessageWriter(output: Writable, options: MessageWriterOptions = {}): MessageWriter {
-  const maxQueuedProgressBytes = options.maxQueuedProgressBytes ?? MAX_QUEUED_PROGRESS_BYTES;
-  const queue: Entry[] = [];
-  let ownQueuedBytes = 0;
-  let queuedProgressBytes = 0;
-  let droppedProgress = 0;
-  let writtenBytes = 0;
-  let pumping = false;
-  let failure: Error | null = null;
-  let idleWaiters: (() => void)[] = [];
-  let roomWaiters: RoomWaiter[] = [];
-
-  const queuedBytes = (): number => ownQueuedBytes + output.writableLength;
-  const gone = (): boolean => failure !== null || output.destroyed || output.writableEnded;
-
-  const settleRoom = (): void => {
-    if (roomWaiters.length === 0) return;
-    const queued = queuedBytes();
-    const failed = gone();
-    const ready = roomWaiters.filter((waiter) => failed || queued <= waiter.bytes);
-    if (ready.length === 0) return;
-    roomWaiters = roomWaiters.filter((waiter) => !ready.includes(waiter));
-    for (const waiter of ready) waiter.resolve();
+  const w: WriterState = {
+    output,
+    maxQueuedProgressBytes: options.maxQueuedProgressBytes ?? MAX_QUEUED_PROGRESS_BYTES,
+    queue: [],
+    ownQueuedBytes: 0,
+    queuedProgressBytes: 0,
+    droppedProgress: 0,
+    writtenBytes: 0,
+    pumping: false,
+    failure: null,
+    idleWaiters: [],
+    roomWaiters: [],
   };
-
-  const onFailure = (error: Error): void => {
-    failure ??= error;
-    settleRoom();
+  output.on('error', (error: Error) => onFailure(w, error));
+  output.on('close', () => onFailure(w, new Error('output closed')));
+  return {
+    write: (message) => write(w, message),
+    writeDroppable: (message) => writeDroppable(w, message),
+    flush: () => flush(w),
+    queuedBytes: () => queuedBytes(w),
+    whenQueuedAtMost: (bytes) => whenQueuedAtMost(w, bytes),
+    stats: () => ({
+      droppedProgress: w.droppedProgress,
+      queuedProgressBytes: w.queuedProgressBytes,
+      queuedMessages: w.queue.length,
+      queuedBytes: queuedBytes(w),
+      writtenBytes: w.writtenBytes,
+    }),
   };
-  output.on('error', onFailure);
-  output.on('close', () => onFailure(new Error('output closed')));
+}
 
-  const waitForDrain = (): Promise<void> => new Promise((resolve) => {
+function write(w: WriterState, message: unknown): Promise<void> {
+  const json = JSON.stringify(message);
+  return new Promise<void>((resolve, reject) => {
+    enqueue(w, { json, droppable: false, bytes: Buffer.byteLength(json) + 1, resolve, reject });
+  });
+}
+
+function writeDroppable(w: WriterState, message: unknown): boolean {
+  const json = JSON.stringify(message);
+  const bytes = Buffer.byteLength(json) + 1;
+  if (w.failure !== null || w.queuedProgressBytes + bytes > w.maxQueuedProgressBytes) {
+    w.droppedProgress++;
+    return false;
+  }
+  w.queuedProgressBytes += bytes;
+  enqueue(w, { json, droppable: true, bytes, resolve: noop, reject: noop });
+  return true;
+}
+
+async function flush(w: WriterState): Promise<void> {
+  // Messages may be queued while we wait (late responses), so loop until both levels are empty.
+  while (w.pumping || (!gone(w) && w.output.writableLength > 0)) {
+    await idle(w);
+    if (!gone(w)) await drained(w.output);
+  }
+}
+
+function whenQueuedAtMost(w: WriterState, bytes: number): Promise<void> {
+  if (gone(w) || queuedBytes(w) <= bytes) return Promise.resolve();
+  return new Promise((resolve) => { w.roomWaiters.push({ bytes, resolve }); });
+}
+
+const queuedBytes = (w: WriterState): number => w.ownQueuedBytes + w.output.writableLength;
+const gone = (w: WriterState): boolean => w.failure !== null || w.output.destroyed || w.output.writableEnded;
+
+function enqueue(w: WriterState, entry: Entry): void {
+  w.queue.push(entry);
+  w.ownQueuedBytes += entry.bytes;
+  if (!w.pumping) void pump(w);
+}
+
+/** Hands queued entries to the stream one at a time, waiting for 'drain' whenever it asks. */
+async function pump(w: WriterState): Promise<void> {
+  w.pumping = true;
+  for (let entry = w.queue.shift(); entry !== undefined; entry = w.queue.shift()) {
+    if (entry.droppable) w.queuedProgressBytes -= entry.bytes;
+    if (gone(w)) {
+      w.ownQueuedBytes -= entry.bytes;
+      w.failure ??= new Error('output closed');
+      entry.reject(w.failure);
+      continue;
+    }
+    // A short line is written at once (no await: the loop stays synchronous while the stream takes it).
+    const ok = entry.bytes <= WRITE_SLICE_BYTES ? writeLine(w, entry) : await writeSlices(w, entry.json, entry.bytes);
+    entry.resolve();
+    if (!ok) await waitForDrain(w);
+    settleRoom(w);
+  }
+  w.pumping = false;
+  settleRoom(w);
+  settleIdle(w);
+}
+
+function writeLine(w: WriterState, entry: Entry): boolean {
+  w.ownQueuedBytes -= entry.bytes;
+  return w.output.write(`${entry.json}\n`, afterWrite(w, entry.bytes));
+}
+
+/**
+ * A line longer than one slice goes out slice by slice, each after the previous one drained, so
+ * every slice completes on its own and a reader working through a huge line visibly makes progress.
+ * Returns what the last write() returned.
+ */
+async function writeSlices(w: WriterState, json: string, bytes: number): Promise<boolean> {
+  // Encoded once, straight from the serialized string, into one buffer that is not pooled.
+  const buffer = Buffer.allocUnsafeSlow(bytes);
+  buffer.write(json, 0);
+  buffer[bytes - 1] = NEWLINE;
+  for (let at = 0; ; at += WRITE_SLICE_BYTES) {
+    const slice = buffer.subarray(at, at + WRITE_SLICE_BYTES);
+    w.ownQueuedBytes -= slice.length;
+    const ok = w.output.write(slice, afterWrite(w, slice.length));
+    if (at + WRITE_SLICE_BYTES >= buffer.length) return ok;
+    if (!ok) await waitForDrain(w);
+    if (gone(w)) {
+      w.ownQueuedBytes -= buffer.length - at - slice.length;
+      return true;
+    }
+  }
+}
+
+const afterWrite = (w: WriterState, bytes: number) => (error?: Error | null): void => {
+  if (error == null) w.writtenBytes += bytes;
+  settleRoom(w);
+};
+
+function waitForDrain(w: WriterState): Promise<void> {
+  const { output } = w;
+  return new Promise((resolve) => {
     const done = (): void => {
       output.off('drain', done);
       output.off('close', onClose);
       output.off('error', done);
       resolve();
     };
-    const onClose = (): void => { onFailure(new Error('output closed')); done(); };
+    const onClose = (): void => { onFailure(w, new Error('output closed')); done(); };
     output.on('drain', done);
     output.on('close', onClose);
     output.on('error', done);
   });
+}
 
-  const afterWrite = (bytes: number) => (error?: Error | null): void => {
-    if (error == null) writtenBytes += bytes;
-    settleRoom();
-  };
+function onFailure(w: WriterState, error: Error): void {
+  w.failure ??= error;
+  settleRoom(w);
+}
 
-  /**
-   * A line longer than one slice goes out slice by slice, each after the previous one drained, so
-   * every slice completes on its own and a reader working through a huge line visibly makes progress.
-   * Returns what the last write() returned.
-   */
-  const writeSlices = async (json: string, bytes: number): Promise<boolean> => {
-    // Encoded once, straight from the serialized string, into one buffer that is not pooled.
-    const buffer = Buffer.allocUnsafeSlow(bytes);
-    buffer.write(json, 0);
-    buffer[bytes - 1] = NEWLINE;
-    for (let at = 0; ; at += WRITE_SLICE_BYTES) {
-      const slice = buffer.subarray(at, at + WRITE_SLICE_BYTES);
-      ownQueuedBytes -= slice.length;
-      const ok = output.write(slice, afterWrite(slice.length));
-      if (at + WRITE_SLICE_BYTES >= buffer.length) return ok;
-      if (!ok) await waitForDrain();
-      if (gone()) {
-        ownQueuedBytes -= buffer.length - at - slice.length;
-        return true;
-      }
-    }
-  };
+function settleRoom(w: WriterState): void {
+  if (w.roomWaiters.length === 0) return;
+  const queued = queuedBytes(w);
+  const failed = gone(w);
+  const ready = w.roomWaiters.filter((waiter) => failed || queued <= waiter.bytes);
+  if (ready.length === 0) return;
+  w.roomWaiters = w.roomWaiters.filter((waiter) => !ready.includes(waiter));
+  for (const waiter of ready) waiter.resolve();
+}
 
-  const settleIdle = (): void => {
-    const waiters = idleWaiters;
-    idleWaiters = [];
-    for (const waiter of waiters) waiter();
-  };
+const idle = (w: WriterState): Promise<void> =>
+  (w.pumping ? new Promise((resolve) => { w.idleWaiters.push(resolve); }) : Promise.resolve());
 
-  const pump = async (): Promise<void> => {
-    pumping = true;
-    for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
-      if (entry.droppable) queuedProgressBytes -= entry.bytes;
-      if (gone()) {
-        ownQueuedBytes -= entry.bytes;
-        failure ??= new Error('output closed');
-        entry.reject(failure);
-        continue;
-      }
-      let ok: boolean;
-      if (entry.bytes <= WRITE_SLICE_BYTES) {
-        ownQueuedBytes -= entry.bytes;
-        ok = output.write(`${entry.json}\n`, afterWrite(entry.bytes));
-      } else {
-        ok = await writeSlices(entry.json, entry.bytes);
-      }
-      entry.resolve();
-      if (!ok) await waitForDrain();
-      settleRoom();
-    }
-    pumping = false;
-    settleRoom();
-    settleIdle();
-  };
-
-  const enqueue = (entry: Entry): void => {
-    queue.push(entry);
-    ownQueuedBytes += entry.bytes;
-    if (!pumping) void pump();
-  };
-
-  const idle = (): Promise<void> => (pumping ? new Promise((resolve) => { idleWaiters.push(resolve); }) : Promise.resolve());
-
-  return {
-    write(message) {
-      const json = JSON.stringify(message);
-      return new Promise<void>((resolve, reject) => {
-        enqueue({ json, droppable: false, bytes: Buffer.byteLength(json) + 1, resolve, reject });
-      });
-    },
-    writeDroppable(message) {
-      const json = JSON.stringify(message);
-      const bytes = Buffer.byteLength(json) + 1;
-      if (failure !== null || queuedProgressBytes + bytes > maxQueuedProgressBytes) {
-        droppedProgress++;
-        return false;
-      }
-      queuedProgressBytes += bytes;
-      enqueue({ json, droppable: true, bytes, resolve: noop, reject: noop });
-      return true;
-    },
-    async flush() {
-      // Messages may be queued while we wait (late responses), so loop until both levels are empty.
-      while (pumping || (!gone() && output.writableLength > 0)) {
-        await idle();
-        if (!gone()) await drained(output);
-      }
-    },
-    queuedBytes,
-    whenQueuedAtMost(bytes) {
-      if (gone() || queuedBytes() <= bytes) return Promise.resolve();
-      return new Promise((resolve) => { roomWaiters.push({ bytes, resolve }); });
-    },
-    stats: () => ({ droppedProgress, queuedProgressBytes, queuedMessages: queue.length, queuedBytes: queuedBytes(), writtenBytes }),
-  };
+function settleIdle(w: WriterState): void {
+  const waiters = w.idleWaiters;
+  w.idleWaiters = [];
+  for (const waiter of waiters) waiter();
 }

@@ -26,8 +26,7 @@ import { MAX_NATIVE_FRAME_BYTES } from '../native/events.ts';
 import type { ExecuteDeps, PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, describeCleanup, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
-import type { SupervisorCommand } from '../supervisor/parent/supervisor-command.ts';
-import { createSparePool } from '../supervisor/parent/spare.ts';
+import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
 import { readProcStat } from '../process/proc-table.ts';
 import { isLive, isSameProcess } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
@@ -36,20 +35,20 @@ import { buildCatalog } from './catalog.ts';
 import { fromWireName } from './declarations.ts';
 import { callTool } from './call-tool.ts';
 import { parseRunInput } from './run-input.ts';
-import { createRuntime } from './runtime.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
 import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
 import { privateDirPrefix } from '../permission/private-dir.ts';
 import { selfDirOwner, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskHost } from './tasks.ts';
-import { createBudgetLedger } from '../runs/budget.ts';
-import { BUDGET_OPTION_ARG, withBudget, type WithCap } from './budget-gate.ts';
+import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
+import { BUDGET_OPTION_ARG, withBudget } from './budget-gate.ts';
 import { createResourceHost } from './resources.ts';
-import { createGitRunner, createGitRunnerSync } from '../worktree/git.ts';
+import { createGitRunner, createGitRunnerSync, type GitRunner, type GitRunnerSync } from '../worktree/git.ts';
 import { checkWorktreeRequest } from '../worktree/worktree.ts';
 import { inspectWorktree } from '../worktree/changes.ts';
 import { removeWorktree } from '../worktree/remove.ts';
-import { countFileLines, describeGit } from '../worktree/fs-edge.ts';
+import { countFileLines, describeGit, type GitAvailability } from '../worktree/fs-edge.ts';
 
 export interface HostConfig {
   readonly claudeBin: string | null;
@@ -90,7 +89,54 @@ export interface ToolHosts extends HostBundle {
   readonly sparePid: () => number | null;
 }
 
+/**
+ * What the hosts of one process share: the configuration's derived parts, chosen once, and the few facts
+ * learnt while serving (the asserted version, git's availability, the first use, the instance id).
+ */
+interface HostParts {
+  readonly config: HostConfig;
+  readonly clock: Clock;
+  readonly tree: CliTree;
+  readonly nativeArgNames: ReturnType<typeof getNativeArgNames>;
+  readonly nativeEnv: Record<string, string>;
+  readonly recursive: boolean;
+  readonly versionTimeoutMs: number;
+  readonly cleanup: CleanupBackend;
+  readonly prepareWithin: PrepareFn;
+  readonly spares: SparePool | null;
+  readonly git: GitRunner;
+  readonly gitSync: GitRunnerSync;
+  readonly ledger: BudgetLedger | null;
+  /** The version the newest check asserted; null before the first. */
+  assertedVersion: string | null;
+  /** Asked once per process, at the first capabilities read. */
+  gitAvailability: GitAvailability | null;
+  /** The onFirstUse hook until it ran. */
+  firstUse: (() => void) | undefined;
+  instanceId: string | null;
+}
+
 export function createHosts(config: HostConfig): ToolHosts {
+  const h = createParts(config);
+  const runtime = createHostRuntime(h);
+  const budgeted = withBudget(runtime, h.ledger, (prepared, capUsd) => withCap(h, prepared, capUsd));
+  const prepare = (args: JsonObject): PreparedRun => prepareRun(h, runtime, args);
+  const toolHost = createToolHost(h, budgeted, prepare);
+  const resourceHost = createResourceHost({
+    work: createWorkSnapshotReader(runtime.registry, () => instanceId(h)),
+    capabilities: () => getCapabilities(h),
+  });
+  const { spares } = h;
+  return {
+    toolHost,
+    resourceHost,
+    close: async () => { await runtime.close(); await spares?.close(); },
+    stop: () => { runtime.stop(); spares?.stop(); },
+    sparePid: () => spares?.sparePid() ?? null,
+  };
+}
+
+function createParts(config: HostConfig): HostParts {
   const clock = config.clock ?? systemClock;
   // Off the path of the first request: directories of servers that were killed with a question pending.
   if (!isRecursiveLaunch(config.env)) setImmediate(() => sweepAtStart(config.log));
@@ -98,139 +144,156 @@ export function createHosts(config: HostConfig): ToolHosts {
   const nativeArgNames = getNativeArgNames(tree);
   const nativeEnv = getNativeEnv(config.env, ADAPTER_VERSION);
   const recursive = isRecursiveLaunch(config.env);
-  const resolveBin = (): string => resolveNativeBinary({ cliFlag: config.claudeBin ?? undefined, env: config.env, cwd: config.cwd });
-  let assertedVersion: string | null = null;
   const versionTimeoutMs = config.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
-  // Each spare checks the binary's version while it waits, so a run finds the answer ready (bound to the
-  // file's identity, lib/supervisor/parent/spare.ts). A copy started inside a run of its own runs nothing,
-  // so it keeps no spare either.
   // Chosen once, before any run: a forced backend that cannot be had fails here, not in the middle of a run.
   const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto');
-  const prepareWithin = (command?: SupervisorCommand): ReturnType<typeof prepareSupervisor> => prepareSupervisor(command, { cleanup });
-  const spares = config.spareSupervisor === true && !recursive
-    ? createSparePool(prepareWithin, {
-        ...(config.supervision?.supervisorCommand ? { command: config.supervision.supervisorCommand } : {}),
-        earlyProbe: () => ({ file: resolveBin(), args: tree.native.version_args, cwd: config.cwd, env: nativeEnv, timeoutMs: versionTimeoutMs, maxStdoutBytes: MAX_VERSION_STDOUT_BYTES }),
-      })
-    : null;
-
+  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup });
+  const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
-  const git = createGitRunner(gitOptions);
-  const gitSync = createGitRunnerSync(gitOptions);
-  let gitAvailability: ReturnType<typeof describeGit> | null = null;
-  const ledger = config.budgetUsd == null ? null : createBudgetLedger(config.budgetUsd);
-  const runtime = createRuntime({
-    clock,
+  return {
+    config, clock, tree, nativeArgNames, nativeEnv, recursive, versionTimeoutMs, cleanup, prepareWithin, spares,
+    git: createGitRunner(gitOptions),
+    gitSync: createGitRunnerSync(gitOptions),
+    ledger: config.budgetUsd == null ? null : createBudgetLedger(config.budgetUsd),
+    assertedVersion: null,
+    gitAvailability: null,
+    firstUse: config.onFirstUse,
+    instanceId: null,
+  };
+}
+
+/**
+ * Each spare checks the binary's version while it waits, so a run finds the answer ready (bound to the
+ * file's identity, lib/supervisor/parent/spare.ts). A copy started inside a run of its own runs nothing,
+ * so it keeps no spare either.
+ */
+function createSpares(
+  config: HostConfig, parts: Pick<HostParts, 'tree' | 'nativeEnv' | 'recursive' | 'versionTimeoutMs' | 'prepareWithin'>,
+): SparePool | null {
+  if (config.spareSupervisor !== true || parts.recursive) return null;
+  const { tree, nativeEnv, versionTimeoutMs } = parts;
+  return createSparePool(parts.prepareWithin, {
+    ...(config.supervision?.supervisorCommand ? { command: config.supervision.supervisorCommand } : {}),
+    earlyProbe: () => ({ file: resolveBin(config), args: tree.native.version_args, cwd: config.cwd, env: nativeEnv, timeoutMs: versionTimeoutMs, maxStdoutBytes: MAX_VERSION_STDOUT_BYTES }),
+  });
+}
+
+function resolveBin(config: HostConfig): string {
+  return resolveNativeBinary({ cliFlag: config.claudeBin ?? undefined, env: config.env, cwd: config.cwd });
+}
+
+function createHostRuntime(h: HostParts): Runtime {
+  const { config, tree, git } = h;
+  return createRuntime({
+    clock: h.clock,
     inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {
-      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: versionTimeoutMs, query });
-      assertedVersion = version;
+      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: h.versionTimeoutMs, query });
+      h.assertedVersion = version;
     },
-    prepareSupervisor: spares === null ? prepareWithin : spares.take,
+    prepareSupervisor: h.spares === null ? h.prepareWithin : h.spares.take,
     isGone: (identity) => {
       const stat = readProcStat(identity.pid);
       return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
     },
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
-    nativeEnv,
+    nativeEnv: h.nativeEnv,
     askHost: { separator: tree.prompt.separator, flags: tree.permission_prompt_tool, dirPrefix: brokerDirPrefix, ...bridgeCommandOption(config.supervision?.supervisorCommand) },
     ...(config.supervision ? { supervision: config.supervision } : {}),
   });
+}
 
-  // The natural mistake is passing a returned session_id back as session_id (which means "start a NEW
-  // conversation with this id"): refuse it before anything is spawned, naming the argument that resumes.
-  // Known: a saved conversation a retained run of this adapter reported, or a transcript in the run's cwd.
-  const refuseExistingSession = (sessionId: string, cwd: string): void => {
-    const projectDir = getProjectDir(config.env, cwd);
-    const saved = (run: { run_id: string; session_id: string | null }): boolean =>
-      run.session_id === sessionId && runtime.registry.get(run.run_id).live.request.nativeOptions['no_session_persistence'] !== true;
-    const known = runtime.list().some(saved) || (projectDir !== null && existsSync(join(projectDir, `${sessionId}.jsonl`)));
-    if (known) {
-      throw new ToolError('session_id_in_use', 'session_id names an existing conversation; to continue it, pass the same id as resume_session_id (session_id only starts a new conversation)', '/session_id');
-    }
-  };
-
-  const argvOf = (request: PreparedRun['request']): PreparedRun['argv'] =>
-    buildNativeArgv({ tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: config.promptViaStdin });
-  // The budget's grant replaces the caller's max_budget_usd (the grant is never above it).
-  const withCap: WithCap = (prepared, capUsd) => {
-    const request = { ...prepared.request, nativeOptions: { ...prepared.request.nativeOptions, [BUDGET_OPTION_ARG]: capUsd } };
-    return { ...prepared, request, argv: argvOf(request) };
-  };
-  const budgeted = withBudget(runtime, ledger, withCap);
-
-  const prepare = (args: JsonObject): PreparedRun => {
-    if (recursive) throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
-    const request = parseRunInput(args, { nativeArgNames, defaultCwd: config.cwd, isDirectory });
-    let cwd: string;
-    try {
-      cwd = realpathSync(request.cwd);
-    } catch {
-      throw new ToolError('invalid_arguments', 'cwd must name an existing directory', '/cwd');
-    }
-    if (request.session.kind === 'new') refuseExistingSession(request.session.sessionId, cwd);
-    const name = request.nativeOptions['worktree'];
-    const worktree = typeof name === 'string' ? checkWorktreeRequest(gitSync, cwd, name, existsSync) : null;
-    const argv = argvOf(request);
-    const bin = resolveBin();
-    return { request: { ...request, cwd, worktree }, bin, argv };
-  };
-
-  let firstUse = config.onFirstUse;
-  const used = (): void => {
-    const hook = firstUse;
-    firstUse = undefined;
-    hook?.();
-  };
-  const catalog = buildCatalog({ nativeProperties: getNativeOptionSchemas(tree), maxTimeoutSeconds: config.maxTimeoutSeconds, underscoreNames: config.underscoreNames });
-  const toolHost: ToolHost = {
+function createToolHost(h: HostParts, budgeted: Runtime, prepare: (args: JsonObject) => PreparedRun): ToolHost {
+  const { config, git, spares } = h;
+  const catalog = buildCatalog({ nativeProperties: getNativeOptionSchemas(h.tree), maxTimeoutSeconds: config.maxTimeoutSeconds, underscoreNames: config.underscoreNames });
+  return {
     // The first listing follows the handshake: the spare boots then, never in the way of `initialize`.
-    list: () => { used(); spares?.warm(); return catalog; },
+    list: () => { markUsed(h); spares?.warm(); return catalog; },
     call: (name: string, args: JsonObject, ctx: CallContext) => {
-      used();
+      markUsed(h);
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
       return callTool(tool, args, ctx, { runtime: budgeted, prepare, removeWorktree: (request) => removeWorktree(git, request) });
     },
-    tasks: createTaskHost({ runtime: budgeted, prepare, clock, underscoreNames: config.underscoreNames }),
+    tasks: createTaskHost({ runtime: budgeted, prepare, clock: h.clock, underscoreNames: config.underscoreNames }),
   };
+}
 
-  let instanceIdValue: string | null = null;
-  const instanceId = (): string => (instanceIdValue ??= process.getBuiltinModule('node:crypto').randomUUID());
-  const resourceHost = createResourceHost({
-    work: createWorkSnapshotReader(runtime.registry, instanceId),
-    capabilities: () => {
-      let binary: string | null = null;
-      let binaryError: string | null = null;
-      try { binary = resolveBin(); } catch (error) { binaryError = error instanceof ToolError ? error.code : 'native_not_found'; }
-      return {
-        adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId() },
-        native: { binary, binary_error: binaryError, asserted_version: assertedVersion, tested_version: tree.native.tested_version, authentication: 'not checked: a version answer says nothing about login or API access' },
-        protocol_versions: [...ALL_PROTOCOL_VERSIONS],
-        // CliTree is deeply readonly (readonly arrays), JsonObject is not: the one cast that stays.
-        cli_tree: tree as unknown as JsonObject,
-        limits: {
-          max_retained_runs: MAX_RETAINED_RUNS, max_active_runs: MAX_ACTIVE_RUNS, max_events_per_run: MAX_EVENTS, max_event_bytes_per_run: MAX_EVENT_BYTES,
-          max_final_event_bytes: MAX_FINAL_BYTES, max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES, max_timeout_seconds: config.maxTimeoutSeconds,
-          prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes, prompt_via_stdin: config.promptViaStdin, recursion_refused: recursive,
-        },
-        cleanup: describeCleanup(cleanup),
-        // Asked once per process, at the first read.
-        worktree: (gitAvailability ??= describeGit(gitSync, config.cwd)),
-        budget: ledger === null ? NO_BUDGET : { ...ledger.snapshot() },
-      };
-    },
-  });
+function markUsed(h: HostParts): void {
+  const hook = h.firstUse;
+  h.firstUse = undefined;
+  hook?.();
+}
 
+function prepareRun(h: HostParts, runtime: Runtime, args: JsonObject): PreparedRun {
+  const { config } = h;
+  if (h.recursive) throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
+  const request = parseRunInput(args, { nativeArgNames: h.nativeArgNames, defaultCwd: config.cwd, isDirectory });
+  let cwd: string;
+  try {
+    cwd = realpathSync(request.cwd);
+  } catch {
+    throw new ToolError('invalid_arguments', 'cwd must name an existing directory', '/cwd');
+  }
+  if (request.session.kind === 'new') refuseExistingSession(config, runtime, request.session.sessionId, cwd);
+  const name = request.nativeOptions['worktree'];
+  const worktree = typeof name === 'string' ? checkWorktreeRequest(h.gitSync, cwd, name, existsSync) : null;
+  const argv = argvOf(h, request);
+  const bin = resolveBin(config);
+  return { request: { ...request, cwd, worktree }, bin, argv };
+}
+
+/**
+ * The natural mistake is passing a returned session_id back as session_id (which means "start a NEW
+ * conversation with this id"): refuse it before anything is spawned, naming the argument that resumes.
+ * Known: a saved conversation a retained run of this adapter reported, or a transcript in the run's cwd.
+ */
+function refuseExistingSession(config: HostConfig, runtime: Runtime, sessionId: string, cwd: string): void {
+  const projectDir = getProjectDir(config.env, cwd);
+  const saved = (run: { run_id: string; session_id: string | null }): boolean =>
+    run.session_id === sessionId && runtime.registry.get(run.run_id).live.request.nativeOptions['no_session_persistence'] !== true;
+  const known = runtime.list().some(saved) || (projectDir !== null && existsSync(join(projectDir, `${sessionId}.jsonl`)));
+  if (known) {
+    throw new ToolError('session_id_in_use', 'session_id names an existing conversation; to continue it, pass the same id as resume_session_id (session_id only starts a new conversation)', '/session_id');
+  }
+}
+
+function argvOf(h: HostParts, request: PreparedRun['request']): PreparedRun['argv'] {
+  return buildNativeArgv({ tree: h.tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: h.config.promptViaStdin });
+}
+
+/** The budget's grant replaces the caller's max_budget_usd (the grant is never above it). */
+function withCap(h: HostParts, prepared: PreparedRun, capUsd: number): PreparedRun {
+  const request = { ...prepared.request, nativeOptions: { ...prepared.request.nativeOptions, [BUDGET_OPTION_ARG]: capUsd } };
+  return { ...prepared, request, argv: argvOf(h, request) };
+}
+
+function instanceId(h: HostParts): string {
+  return (h.instanceId ??= process.getBuiltinModule('node:crypto').randomUUID());
+}
+
+function getCapabilities(h: HostParts): JsonObject {
+  const { config, tree, ledger } = h;
+  let binary: string | null = null;
+  let binaryError: string | null = null;
+  try { binary = resolveBin(config); } catch (error) { binaryError = error instanceof ToolError ? error.code : 'native_not_found'; }
   return {
-    toolHost,
-    resourceHost,
-    close: async () => { await runtime.close(); await spares?.close(); },
-    stop: () => { runtime.stop(); spares?.stop(); },
-    sparePid: () => spares?.sparePid() ?? null,
+    adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId(h) },
+    native: { binary, binary_error: binaryError, asserted_version: h.assertedVersion, tested_version: tree.native.tested_version, authentication: 'not checked: a version answer says nothing about login or API access' },
+    protocol_versions: [...ALL_PROTOCOL_VERSIONS],
+    // CliTree is deeply readonly (readonly arrays), JsonObject is not: the one cast that stays.
+    cli_tree: tree as unknown as JsonObject,
+    limits: {
+      max_retained_runs: MAX_RETAINED_RUNS, max_active_runs: MAX_ACTIVE_RUNS, max_events_per_run: MAX_EVENTS, max_event_bytes_per_run: MAX_EVENT_BYTES,
+      max_final_event_bytes: MAX_FINAL_BYTES, max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES, max_timeout_seconds: config.maxTimeoutSeconds,
+      prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes, prompt_via_stdin: config.promptViaStdin, recursion_refused: h.recursive,
+    },
+    cleanup: describeCleanup(h.cleanup),
+    worktree: (h.gitAvailability ??= describeGit(h.gitSync, config.cwd)),
+    budget: ledger === null ? NO_BUDGET : { ...ledger.snapshot() },
   };
 }
 

@@ -62,128 +62,33 @@ export interface RuntimeDeps extends ExecuteDeps {
   readonly inspectWorktree?: (place: WorktreePlace) => Promise<WorktreeReport>;
 }
 
-export function createRuntime(deps: RuntimeDeps): Runtime {
-  const registry = createRunRegistry<LiveRun>({ clock: deps.clock, random: deps.random });
-
-  // A run that settled with survivors keeps its slot until they are proven gone: each read re-checks the
-  // exact identities the supervisor reported (pid + start time), so a later exit frees the slot honestly.
-  // Without a report (the supervisor itself was lost) nothing can be proven, and the run stays uncertain.
-  const recheck = (entry: RunEntry<LiveRun>): void => {
-    if (!entry.completed || entry.cleanup_confirmed) return;
-    const survivors = entry.live.execution?.survivors() ?? null;
-    if (survivors === null || survivors.length === 0 || entry.live.classification === null) return;
-    if (!survivors.every((identity) => deps.isGone(identity))) return;
-    registry.confirmCleanup(entry.run_id);
-    entry.live.classification = { ...entry.live.classification, cleanup_confirmed: true, cleanup_error: null };
-  };
-
+/** What the runtime keeps: its dependencies, the registry, and the worktrees its unsettled runs claimed. */
+interface RuntimeState {
+  readonly deps: RuntimeDeps;
+  readonly registry: RunRegistry<LiveRun>;
   // A worktree name is checked free before the spawn; until the run that asked for it settles, a second run
   // asking for the same one (the native would silently share it) is refused here.
-  const claimedWorktrees = new Set<string>();
-  const claimWorktree = (place: WorktreePlace | null): string | null => {
-    if (place === null) return null;
-    if (claimedWorktrees.has(place.path)) throw new ToolError('invalid_arguments', `worktree ${place.name} is being created by another run; choose another name`, '/worktree');
-    claimedWorktrees.add(place.path);
-    return place.path;
-  };
-  // The native's own cwd (system/init) is the truth: a resumed conversation runs again where it ran.
-  const readWorktree = async (live: LiveRun, initCwd: string | null): Promise<WorktreeReport | null> => {
-    const place = (initCwd === null ? null : worktreeFromCwd(initCwd)) ?? live.request.worktree ?? null;
-    if (place === null || deps.inspectWorktree === undefined) return null;
-    try {
-      return await deps.inspectWorktree(place);
-    } catch {
-      return null; // inspectWorktree reports its failures as data; this only guards the settle path.
-    }
-  };
+  readonly claimedWorktrees: Set<string>;
+}
 
-  const setState = (runId: string, state: Exclude<RunState, 'completed'>): void => {
-    const entry = registry.get(runId);
-    if (!entry.completed && entry.state !== state) registry.update(runId, { state });
-  };
+type StartOptions = Parameters<Runtime['start']>[1];
 
+export function createRuntime(deps: RuntimeDeps): Runtime {
+  const rt: RuntimeState = { deps, registry: createRunRegistry<LiveRun>({ clock: deps.clock, random: deps.random }), claimedWorktrees: new Set() };
+  const { registry } = rt;
   return {
     registry,
-    start(unwired, options) {
-      if (unwired.request.askHost && deps.askHost === undefined) throw new ToolError('invalid_arguments', 'ask_host is not available in this adapter', '/ask_host');
-      // The broker exists before the slot is reserved, and is closed again when the reservation fails.
-      const { prepared, broker } = deps.askHost === undefined
-        ? { prepared: unwired, broker: null }
-        : attachAskHost(unwired, { clock: deps.clock, random: deps.random, ...deps.askHost });
-      let entry: RunEntry<LiveRun>;
-      let worktreeKey: string | null = null;
-      try {
-        worktreeKey = claimWorktree(prepared.request.worktree ?? null);
-        entry = registry.reserve({
-          acquiredBy: options.acquiredBy,
-          sync: options.sync,
-          live: () => {
-            let markSettled = (): void => {};
-            const settled = new Promise<void>((resolve) => { markSettled = resolve; });
-            return { request: prepared.request, execution: null, broker, classification: null, worktree: null, settled, markSettled };
-          },
-        });
-      } catch (error) {
-        broker?.close();
-        if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
-        throw error;
-      }
-      const live = entry.live;
-      const runId = entry.run_id;
-      const execution = startRunExecution(deps, runId, prepared, {
-        onState: (state) => { if (state !== 'completed') setState(runId, state); },
-        onEvent: options.onEvent,
-      });
-      live.execution = execution;
-      // Whatever is still pending when the run ends is denied, and the private socket directory removed.
-      void execution.done.finally(() => broker?.close()).catch(() => {});
-      execution.done.then(
-        async (classification) => {
-          live.worktree = await readWorktree(live, execution.ingest.snapshot().init?.cwd ?? null);
-          if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
-          live.classification = classification;
-          registry.settle(runId, { cleanupConfirmed: classification.cleanup_confirmed, sessionId: classification.session_id });
-          live.markSettled();
-        },
-        (error: unknown) => {
-          // An engine bug: settle honestly as unconfirmed rather than leaving the slot active forever.
-          if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
-          live.classification = null;
-          registry.settle(runId, { cleanupConfirmed: false, sessionId: null });
-          live.markSettled();
-          process.emitWarning(`run ${runId} failed internally: ${error instanceof Error ? error.message : String(error)}`);
-        },
-      );
-      return entry;
-    },
-    list() {
-      for (const entry of registry.entries()) recheck(entry);
-      return registry.list().map((item) => {
-        if (item.session_id !== null || item.completed) return item;
-        const init = registry.get(item.run_id).live.execution?.ingest.snapshot().init;
-        return { ...item, session_id: init?.session_id ?? null };
-      });
-    },
+    start: (unwired, options) => startRun(rt, unwired, options),
+    list: () => listRuns(rt),
     resultOf(entry) {
-      recheck(entry);
+      recheck(rt, entry);
       return buildResult(entry);
     },
     release(runId) {
-      recheck(registry.get(runId));
+      recheck(rt, registry.get(runId));
       return registry.release(runId);
     },
-    async waitSettled(entry, ms, signal) {
-      if (entry.completed || ms <= 0 || signal.aborted) return;
-      let dispose = (): void => {};
-      let onAbort = (): void => {};
-      await Promise.race([
-        entry.live.settled,
-        new Promise<void>((resolve) => { dispose = deps.clock.setTimeout(resolve, ms); }),
-        new Promise<void>((resolve) => { onAbort = resolve; signal.addEventListener('abort', onAbort, { once: true }); }),
-      ]);
-      dispose();
-      signal.removeEventListener('abort', onAbort);
-    },
+    waitSettled: (entry, ms, signal) => waitSettled(deps.clock, entry, ms, signal),
     stop() {
       for (const entry of registry.entries()) {
         if (entry.completed) continue;
@@ -199,6 +104,134 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       await Promise.all(pending.map((e) => e.live.settled));
     },
   };
+}
+
+function startRun(rt: RuntimeState, unwired: PreparedRun, options: StartOptions): RunEntry<LiveRun> {
+  const { deps } = rt;
+  if (unwired.request.askHost && deps.askHost === undefined) throw new ToolError('invalid_arguments', 'ask_host is not available in this adapter', '/ask_host');
+  // The broker exists before the slot is reserved, and is closed again when the reservation fails.
+  const { prepared, broker } = deps.askHost === undefined
+    ? { prepared: unwired, broker: null }
+    : attachAskHost(unwired, { clock: deps.clock, random: deps.random, ...deps.askHost });
+  const { entry, worktreeKey } = reserveRun(rt, prepared, broker, options);
+  const runId = entry.run_id;
+  const execution = startRunExecution(deps, runId, prepared, {
+    onState: (state) => { if (state !== 'completed') setState(rt, runId, state); },
+    onEvent: options.onEvent,
+  });
+  entry.live.execution = execution;
+  settleWhenDone(rt, entry, execution, worktreeKey);
+  return entry;
+}
+
+/** Claims the run's worktree and its registry slot; on a refusal both are given back (and the broker closed). */
+function reserveRun(
+  rt: RuntimeState, prepared: PreparedRun, broker: PermissionBroker | null, options: StartOptions,
+): { entry: RunEntry<LiveRun>; worktreeKey: string | null } {
+  let worktreeKey: string | null = null;
+  try {
+    worktreeKey = claimWorktree(rt, prepared.request.worktree ?? null);
+    const entry = rt.registry.reserve({
+      acquiredBy: options.acquiredBy,
+      sync: options.sync,
+      live: () => newLiveRun(prepared.request, broker),
+    });
+    return { entry, worktreeKey };
+  } catch (error) {
+    broker?.close();
+    if (worktreeKey !== null) rt.claimedWorktrees.delete(worktreeKey);
+    throw error;
+  }
+}
+
+function newLiveRun(request: RunRequest, broker: PermissionBroker | null): LiveRun {
+  let markSettled = (): void => {};
+  const settled = new Promise<void>((resolve) => { markSettled = resolve; });
+  return { request, execution: null, broker, classification: null, worktree: null, settled, markSettled };
+}
+
+/** When the execution ends: the broker closes, the worktree is read and released, and the run settles. */
+function settleWhenDone(rt: RuntimeState, entry: RunEntry<LiveRun>, execution: RunExecution, worktreeKey: string | null): void {
+  const { registry, claimedWorktrees } = rt;
+  const live = entry.live;
+  const runId = entry.run_id;
+  // Whatever is still pending when the run ends is denied, and the private socket directory removed.
+  void execution.done.finally(() => live.broker?.close()).catch(() => {});
+  execution.done.then(
+    async (classification) => {
+      live.worktree = await readWorktree(rt, live, execution.ingest.snapshot().init?.cwd ?? null);
+      if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
+      live.classification = classification;
+      registry.settle(runId, { cleanupConfirmed: classification.cleanup_confirmed, sessionId: classification.session_id });
+      live.markSettled();
+    },
+    (error: unknown) => {
+      // An engine bug: settle honestly as unconfirmed rather than leaving the slot active forever.
+      if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
+      live.classification = null;
+      registry.settle(runId, { cleanupConfirmed: false, sessionId: null });
+      live.markSettled();
+      process.emitWarning(`run ${runId} failed internally: ${error instanceof Error ? error.message : String(error)}`);
+    },
+  );
+}
+
+function listRuns(rt: RuntimeState): RunListItem[] {
+  const { registry } = rt;
+  for (const entry of registry.entries()) recheck(rt, entry);
+  return registry.list().map((item) => {
+    if (item.session_id !== null || item.completed) return item;
+    const init = registry.get(item.run_id).live.execution?.ingest.snapshot().init;
+    return { ...item, session_id: init?.session_id ?? null };
+  });
+}
+
+async function waitSettled(clock: Clock, entry: RunEntry<LiveRun>, ms: number, signal: AbortSignal): Promise<void> {
+  if (entry.completed || ms <= 0 || signal.aborted) return;
+  let dispose = (): void => {};
+  let onAbort = (): void => {};
+  await Promise.race([
+    entry.live.settled,
+    new Promise<void>((resolve) => { dispose = clock.setTimeout(resolve, ms); }),
+    new Promise<void>((resolve) => { onAbort = resolve; signal.addEventListener('abort', onAbort, { once: true }); }),
+  ]);
+  dispose();
+  signal.removeEventListener('abort', onAbort);
+}
+
+// A run that settled with survivors keeps its slot until they are proven gone: each read re-checks the
+// exact identities the supervisor reported (pid + start time), so a later exit frees the slot honestly.
+// Without a report (the supervisor itself was lost) nothing can be proven, and the run stays uncertain.
+function recheck(rt: RuntimeState, entry: RunEntry<LiveRun>): void {
+  if (!entry.completed || entry.cleanup_confirmed) return;
+  const survivors = entry.live.execution?.survivors() ?? null;
+  if (survivors === null || survivors.length === 0 || entry.live.classification === null) return;
+  if (!survivors.every((identity) => rt.deps.isGone(identity))) return;
+  rt.registry.confirmCleanup(entry.run_id);
+  entry.live.classification = { ...entry.live.classification, cleanup_confirmed: true, cleanup_error: null };
+}
+
+function claimWorktree(rt: RuntimeState, place: WorktreePlace | null): string | null {
+  if (place === null) return null;
+  if (rt.claimedWorktrees.has(place.path)) throw new ToolError('invalid_arguments', `worktree ${place.name} is being created by another run; choose another name`, '/worktree');
+  rt.claimedWorktrees.add(place.path);
+  return place.path;
+}
+
+// The native's own cwd (system/init) is the truth: a resumed conversation runs again where it ran.
+async function readWorktree(rt: RuntimeState, live: LiveRun, initCwd: string | null): Promise<WorktreeReport | null> {
+  const place = (initCwd === null ? null : worktreeFromCwd(initCwd)) ?? live.request.worktree ?? null;
+  if (place === null || rt.deps.inspectWorktree === undefined) return null;
+  try {
+    return await rt.deps.inspectWorktree(place);
+  } catch {
+    return null; // inspectWorktree reports its failures as data; this only guards the settle path.
+  }
+}
+
+function setState(rt: RuntimeState, runId: string, state: Exclude<RunState, 'completed'>): void {
+  const entry = rt.registry.get(runId);
+  if (!entry.completed && entry.state !== state) rt.registry.update(runId, { state });
 }
 
 function buildResult(entry: RunEntry<LiveRun>): RunResult {

@@ -4,7 +4,7 @@
  * exactly like any run, and every answer is read from the run registry. This layer only remembers which
  * runs were started as tasks, under which tool name, and their newest native event for statusMessage.
  */
-import type { CallContext, TaskHost, TaskView, ToolOutcome } from '../mcp/types.ts';
+import type { CallContext, TaskHost, TaskStart, TaskView, ToolOutcome } from '../mcp/types.ts';
 import type { JsonObject } from '../util/json.ts';
 import type { Clock } from '../util/clock.ts';
 import type { EventKind } from '../native/events.ts';
@@ -41,106 +41,118 @@ interface TaskRecord {
   cancelRequested: boolean;
 }
 
-export function createTaskHost(deps: TaskHostDeps): TaskHost {
-  const { runtime, clock } = deps;
+/** What the task host keeps: its dependencies, and a record per run started as a task. */
+interface Tasks {
+  readonly deps: TaskHostDeps;
   // Bounded by the registry: entries whose run left it (released or evicted) are dropped on every start
   // and lookup, so at most MAX_RETAINED_RUNS records exist.
-  const records = new Map<string, TaskRecord>();
-  const iso = (): string => new Date(clock.wallNow()).toISOString();
+  readonly records: Map<string, TaskRecord>;
+}
 
-  const entryOf = (taskId: string): RunEntry<LiveRun> | null => {
-    if (!records.has(taskId)) return null;
-    try {
-      return runtime.registry.get(taskId);
-    } catch (error) {
-      if (!isToolError(error)) throw error;
-      records.delete(taskId);
-      return null;
-    }
-  };
-  const prune = (): void => {
-    for (const taskId of records.keys()) entryOf(taskId);
-  };
-
-  const view = (entry: RunEntry<LiveRun>, record: TaskRecord): TaskView => {
-    const base = {
-      taskId: entry.run_id,
-      toolName: record.toolName,
-      createdAt: entry.created_at,
-      lastUpdatedAt: entry.settled_at ?? record.lastEventAt ?? entry.created_at,
-      ttlMs: null,
-      pollIntervalMs: TASK_POLL_INTERVAL_MS,
-    };
-    if (!entry.completed) {
-      const asking = entry.live.broker?.pending() ?? [];
-      if (asking.length > 0) {
-        const first = asking[0]!;
-        return { ...base, status: 'input_required', statusMessage: statusLine(`waiting for a permission answer: ${first.tool_name}`), outcome: null, inputRequests: taskInputRequests(entry.run_id, asking) };
-      }
-      return { ...base, status: 'working', statusMessage: workingMessage(entry, record), outcome: null };
-    }
-    const outcome: ToolOutcome = settledRunOutcome(runtime, entry);
-    // The model-facing summary leaves the flag out; the run itself knows.
-    if (runtime.resultOf(entry).cancelled) return { ...base, status: 'cancelled', statusMessage: statusLine(outcome.summary), outcome: null };
-    return { ...base, status: 'completed', statusMessage: statusLine(outcome.summary), outcome };
-  };
-
+export function createTaskHost(deps: TaskHostDeps): TaskHost {
+  const t: Tasks = { deps, records: new Map() };
   return {
     supports: (name) => fromWireName(name, deps.underscoreNames) === 'claude.run',
-    start(name: string, args: JsonObject, ctx: CallContext) {
-      const tool = fromWireName(name, deps.underscoreNames);
-      if (tool !== 'claude.run') throw new Error(`tool ${name} does not run as a task`);
-      prune();
-      const record: TaskRecord = { toolName: name, lastEvent: null, lastEventAt: null, cancelRequested: false };
-      let entry: RunEntry<LiveRun>;
-      try {
-        // Detached from the request: the call is answered at once, so neither its signal nor its
-        // progress token outlives it. Only tasks/cancel and shutdown end the run early.
-        entry = runtime.start(deps.prepare(args), {
-          acquiredBy: ctx.workInvocation,
-          sync: false,
-          onEvent: (kind, event) => {
-            record.lastEvent = { kind, event };
-            record.lastEventAt = iso();
-          },
-        });
-      } catch (error) {
-        if (isToolError(error)) return { kind: 'outcome', outcome: toolErrorOutcome(tool, error) };
-        throw error;
-      }
-      records.set(entry.run_id, record);
-      return { kind: 'task', task: view(entry, record) };
-    },
+    start: (name, args, ctx) => startTask(t, name, args, ctx),
     get(taskId) {
-      const entry = entryOf(taskId);
-      const record = records.get(taskId);
-      return entry === null || record === undefined ? null : view(entry, record);
+      const entry = entryOf(t, taskId);
+      const record = t.records.get(taskId);
+      return entry === null || record === undefined ? null : view(t, entry, record);
     },
-    update(taskId, inputResponses) {
-      const entry = entryOf(taskId);
-      if (entry === null || !records.has(taskId)) return false;
-      const broker = entry.live.broker;
-      if (broker === null || entry.completed) return true;
-      const outstanding = new Set(broker.pending().map((q) => q.question_id));
-      for (const [key, response] of Object.entries(inputResponses)) {
-        if (!outstanding.has(key)) continue;
-        // Anything but an accepted, well-formed form is a deny (decline, cancel, malformed).
-        const answer = typeof response === 'object' && response !== null && !Array.isArray(response) ? readAnswer(response as JsonObject) : null;
-        broker.answer(key, answer ?? { behavior: 'deny', reason: 'the form was declined, cancelled or malformed' });
-      }
-      return true;
-    },
-    cancel(taskId) {
-      const entry = entryOf(taskId);
-      const record = records.get(taskId);
-      if (entry === null || record === undefined) return false;
-      if (!entry.completed) {
-        record.cancelRequested = true;
-        entry.live.execution?.cancel();
-      }
-      return true;
-    },
+    update: (taskId, inputResponses) => updateTask(t, taskId, inputResponses),
+    cancel: (taskId) => cancelTask(t, taskId),
   };
+}
+
+function startTask(t: Tasks, name: string, args: JsonObject, ctx: CallContext): TaskStart {
+  const { runtime, clock } = t.deps;
+  const tool = fromWireName(name, t.deps.underscoreNames);
+  if (tool !== 'claude.run') throw new Error(`tool ${name} does not run as a task`);
+  prune(t);
+  const record: TaskRecord = { toolName: name, lastEvent: null, lastEventAt: null, cancelRequested: false };
+  let entry: RunEntry<LiveRun>;
+  try {
+    // Detached from the request: the call is answered at once, so neither its signal nor its
+    // progress token outlives it. Only tasks/cancel and shutdown end the run early.
+    entry = runtime.start(t.deps.prepare(args), {
+      acquiredBy: ctx.workInvocation,
+      sync: false,
+      onEvent: (kind, event) => {
+        record.lastEvent = { kind, event };
+        record.lastEventAt = new Date(clock.wallNow()).toISOString();
+      },
+    });
+  } catch (error) {
+    if (isToolError(error)) return { kind: 'outcome', outcome: toolErrorOutcome(tool, error) };
+    throw error;
+  }
+  t.records.set(entry.run_id, record);
+  return { kind: 'task', task: view(t, entry, record) };
+}
+
+function updateTask(t: Tasks, taskId: string, inputResponses: JsonObject): boolean {
+  const entry = entryOf(t, taskId);
+  if (entry === null || !t.records.has(taskId)) return false;
+  const broker = entry.live.broker;
+  if (broker === null || entry.completed) return true;
+  const outstanding = new Set(broker.pending().map((q) => q.question_id));
+  for (const [key, response] of Object.entries(inputResponses)) {
+    if (!outstanding.has(key)) continue;
+    // Anything but an accepted, well-formed form is a deny (decline, cancel, malformed).
+    const answer = typeof response === 'object' && response !== null && !Array.isArray(response) ? readAnswer(response as JsonObject) : null;
+    broker.answer(key, answer ?? { behavior: 'deny', reason: 'the form was declined, cancelled or malformed' });
+  }
+  return true;
+}
+
+function cancelTask(t: Tasks, taskId: string): boolean {
+  const entry = entryOf(t, taskId);
+  const record = t.records.get(taskId);
+  if (entry === null || record === undefined) return false;
+  if (!entry.completed) {
+    record.cancelRequested = true;
+    entry.live.execution?.cancel();
+  }
+  return true;
+}
+
+function entryOf(t: Tasks, taskId: string): RunEntry<LiveRun> | null {
+  if (!t.records.has(taskId)) return null;
+  try {
+    return t.deps.runtime.registry.get(taskId);
+  } catch (error) {
+    if (!isToolError(error)) throw error;
+    t.records.delete(taskId);
+    return null;
+  }
+}
+
+function prune(t: Tasks): void {
+  for (const taskId of t.records.keys()) entryOf(t, taskId);
+}
+
+function view(t: Tasks, entry: RunEntry<LiveRun>, record: TaskRecord): TaskView {
+  const { runtime } = t.deps;
+  const base = {
+    taskId: entry.run_id,
+    toolName: record.toolName,
+    createdAt: entry.created_at,
+    lastUpdatedAt: entry.settled_at ?? record.lastEventAt ?? entry.created_at,
+    ttlMs: null,
+    pollIntervalMs: TASK_POLL_INTERVAL_MS,
+  };
+  if (!entry.completed) {
+    const asking = entry.live.broker?.pending() ?? [];
+    if (asking.length > 0) {
+      const first = asking[0]!;
+      return { ...base, status: 'input_required', statusMessage: statusLine(`waiting for a permission answer: ${first.tool_name}`), outcome: null, inputRequests: taskInputRequests(entry.run_id, asking) };
+    }
+    return { ...base, status: 'working', statusMessage: workingMessage(entry, record), outcome: null };
+  }
+  const outcome: ToolOutcome = settledRunOutcome(runtime, entry);
+  // The model-facing summary leaves the flag out; the run itself knows.
+  if (runtime.resultOf(entry).cancelled) return { ...base, status: 'cancelled', statusMessage: statusLine(outcome.summary), outcome: null };
+  return { ...base, status: 'completed', statusMessage: statusLine(outcome.summary), outcome };
 }
 
 /** The pending permission questions as the extension's inputRequests: key = question id, one form each. */
