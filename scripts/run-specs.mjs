@@ -52,7 +52,7 @@ const DEFAULT_CONCURRENCY = 2;
 /** Per file, as `--test-timeout=240000` was for the whole file under Node 20's `--test`. */
 const DEFAULT_FILE_TIMEOUT_SECONDS = 240;
 /** How long a passing file's processes may take to finish exiting after the file's own process has. */
-const LEAK_GRACE_MS = 3_000;
+const LEAK_GRACE_MS = 5_000;
 /** Bound on the SIGKILL loop for one file (a process that survives it is reported). */
 const REAP_DEADLINE_MS = 10_000;
 /** Bound on the wait for a file's output pipes to close once its processes are gone. */
@@ -132,11 +132,12 @@ function planJobs(files) {
  */
 async function beforeAllFiles(_jobs) {}
 
-/** State shared with the signal handlers: what is running, and every temp dir and session so far. */
-const run = { id: randomBytes(4).toString('hex'), running: new Map(), dirs: [], sessions: [], stopping: null };
+/** State shared with the signal handlers: what is running (by session id), every temp dir so far, a stop. */
+const run = { id: randomBytes(4).toString('hex'), running: new Map(), dirs: [], stopping: null };
 
+/** Only running files' sessions: an ended session's id is a free pid number that another process may take. */
 function runOwner() {
-  return { markerPrefix: `${run.id}-`, sessions: run.sessions, dirs: run.dirs };
+  return { markerPrefix: `${run.id}-`, sessions: [...run.running.keys()], dirs: run.dirs };
 }
 
 /** Starts one job in a new session with its own TMPDIR and marker; resolves once it ended and was reaped. */
@@ -152,10 +153,7 @@ async function runJob(job, options) {
   child.stdout.on('data', (chunk) => output.push(chunk));
   child.stderr.on('data', (chunk) => output.push(chunk));
   const pipesClosed = new Promise((resolve) => child.on('close', resolve));
-  if (child.pid !== undefined) {
-    run.sessions.push(child.pid);
-    run.running.set(child.pid, job);
-  }
+  if (child.pid !== undefined) run.running.set(child.pid, job);
   let timedOut = false;
   const timer = setTimeout(() => { timedOut = true; if (child.pid !== undefined) killGroup(child.pid); }, options.fileTimeoutMs);
   const exit = await new Promise((resolve) => {
