@@ -2,10 +2,11 @@
 // Lists spec/**/*.test.ts itself and runs them under tsx, a few files at a time, each file in its own process
 // with its own temp dir, and ends whatever a file leaves behind (scripts/spec-reap.mjs), however the file ended.
 // Usage: node scripts/run-specs.mjs [--unit | --fast] [--only <path-fragment>]... [--exclude <path-fragment>]...
-//          [--concurrency N] [--file-timeout-seconds S]
+//          [--concurrency N] [--file-timeout-seconds S] [--list]
 // --unit runs only the pure tiers (no process spawned, no network, no real CLI): seconds, for the edit loop.
 // --fast runs everything but the real-binary and real-host tiers: the unit tier plus the process tiers.
 // --only and --exclude may be repeated: a file runs when it matches any --only and no --exclude.
+// --list prints the processes the selection would start, one a line, and runs nothing.
 import { mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -62,7 +63,14 @@ const SLOWEST_SHOWN = 10;
 /** tsx keeps its transform cache at <tmpdir>/tsx-<euid>: each file's temp dir links to the shared one, so a private TMPDIR costs no cold compile. */
 const TSX_CACHE_NAME = `tsx-${process.geteuid?.() ?? 'user'}`;
 
+const VALUE_FLAGS = ['--only', '--exclude', '--concurrency', '--file-timeout-seconds'];
+const SWITCHES = ['--unit', '--fast', '--list'];
+
 function parseArgs(argv) {
+  for (let i = 0; i < argv.length; i++) {
+    if (VALUE_FLAGS.includes(argv[i]) && i + 1 < argv.length) i++;
+    else if (!SWITCHES.includes(argv[i])) usage(`unknown or incomplete argument: ${argv[i]}`);
+  }
   const all = (flag) => argv.flatMap((arg, i) => (arg === flag && i + 1 < argv.length ? [argv[i + 1]] : []));
   const one = (flag, fallback) => {
     const values = all(flag);
@@ -80,12 +88,13 @@ function parseArgs(argv) {
     exclude: all('--exclude'),
     concurrency: one('--concurrency', DEFAULT_CONCURRENCY),
     fileTimeoutMs: one('--file-timeout-seconds', DEFAULT_FILE_TIMEOUT_SECONDS) * 1000,
+    list: argv.includes('--list'),
   };
 }
 
 function usage(why) {
   console.error(`run-specs: ${why}`);
-  console.error('usage: node scripts/run-specs.mjs [--unit | --fast] [--only <fragment>]... [--exclude <fragment>]... [--concurrency N] [--file-timeout-seconds S]');
+  console.error('usage: node scripts/run-specs.mjs [--unit | --fast] [--only <fragment>]... [--exclude <fragment>]... [--concurrency N] [--file-timeout-seconds S] [--list]');
   process.exit(2);
 }
 
@@ -268,6 +277,10 @@ async function main() {
     process.exit(1);
   }
   const jobs = planJobs(files);
+  if (options.list) {
+    for (const job of jobs) process.stdout.write(`${job.label}${job.files.length > 1 ? `: ${job.files.join(' ')}` : ''}\n`);
+    return;
+  }
   onSignal('SIGINT', 130);
   onSignal('SIGTERM', 143);
   onSignal('SIGHUP', 129);
