@@ -1,18 +1,21 @@
 #!/usr/bin/env node
-// Lists spec/**/*.test.ts itself (Node 20's --test takes no globs) and runs them under tsx.
-// Usage: node scripts/run-specs.mjs [--unit] [--only <path-fragment>] [--exclude <path-fragment>]
+// Lists spec/**/*.test.ts itself and runs them under tsx, a few files at a time, each file in its own process
+// with its own temp dir, and ends whatever a file leaves behind (scripts/spec-reap.mjs), however the file ended.
+// Usage: node scripts/run-specs.mjs [--unit | --fast] [--only <path-fragment>]... [--exclude <path-fragment>]...
+//          [--concurrency N] [--file-timeout-seconds S] [--list]
 // --unit runs only the pure tiers (no process spawned, no network, no real CLI): seconds, for the edit loop.
-import { readdirSync, statSync } from 'node:fs';
+// --fast runs everything but the real-binary and real-host tiers: the unit tier plus the process tiers.
+// --only and --exclude may be repeated: a file runs when it matches any --only and no --exclude.
+// --list prints the processes the selection would start, one a line, and runs nothing.
+import { mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { SPEC_MARKER_ENV, findOwned, killGroup, killOwned, removeTempDir, waitGone } from './spec-reap.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const args = process.argv.slice(2);
-const pick = (flag) => { const i = args.indexOf(flag); return i >= 0 ? args[i + 1] : undefined; };
-const only = pick('--only');
-const exclude = pick('--exclude');
-const unit = args.includes('--unit');
 
 /** The pure tiers: whole folders, or single files of a mixed folder. A file here must not spawn processes. */
 const UNIT_TIERS = [
@@ -37,6 +40,64 @@ const UNIT_TIERS = [
   'spec/worktree/worktree-pure.test.ts',
 ];
 
+/** The tiers that run the real pinned `claude` binary or a real host (npm, mcpb, the TUI): left out by --fast. */
+const REAL_TIERS = [
+  'spec/native/',
+  'spec/ship/',
+  'spec/native-contract/help-drift.test.ts',
+  'spec/native-contract/real-argv.test.ts',
+  'spec/native-contract/version.test.ts',
+];
+
+const DEFAULT_CONCURRENCY = 2;
+/** Per file, as `--test-timeout=240000` was for the whole file under Node 20's `--test`. */
+const DEFAULT_FILE_TIMEOUT_SECONDS = 240;
+/** How long a passing file's processes may take to finish exiting after the file's own process has. */
+const LEAK_GRACE_MS = 5_000;
+/** Bound on the SIGKILL loop for one file (a process that survives it is reported). */
+const REAP_DEADLINE_MS = 10_000;
+/** Bound on the wait for a file's output pipes to close once its processes are gone. */
+const PIPES_CLOSE_TIMEOUT_MS = 5_000;
+const SLOWEST_SHOWN = 10;
+
+/** tsx keeps its transform cache at <tmpdir>/tsx-<euid>: each file's temp dir links to the shared one, so a private TMPDIR costs no cold compile. */
+const TSX_CACHE_NAME = `tsx-${process.geteuid?.() ?? 'user'}`;
+
+const VALUE_FLAGS = ['--only', '--exclude', '--concurrency', '--file-timeout-seconds'];
+const SWITCHES = ['--unit', '--fast', '--list'];
+
+function parseArgs(argv) {
+  for (let i = 0; i < argv.length; i++) {
+    if (VALUE_FLAGS.includes(argv[i]) && i + 1 < argv.length) i++;
+    else if (!SWITCHES.includes(argv[i])) usage(`unknown or incomplete argument: ${argv[i]}`);
+  }
+  const all = (flag) => argv.flatMap((arg, i) => (arg === flag && i + 1 < argv.length ? [argv[i + 1]] : []));
+  const one = (flag, fallback) => {
+    const values = all(flag);
+    if (values.length === 0) return fallback;
+    const n = Number(values.at(-1));
+    if (!Number.isInteger(n) || n < 1) usage(`${flag} takes a whole number of at least 1`);
+    return n;
+  };
+  const unit = argv.includes('--unit');
+  const fast = argv.includes('--fast');
+  if (unit && fast) usage('--unit and --fast exclude each other');
+  return {
+    tier: unit ? 'unit' : fast ? 'fast' : 'all',
+    only: all('--only'),
+    exclude: all('--exclude'),
+    concurrency: one('--concurrency', DEFAULT_CONCURRENCY),
+    fileTimeoutMs: one('--file-timeout-seconds', DEFAULT_FILE_TIMEOUT_SECONDS) * 1000,
+    list: argv.includes('--list'),
+  };
+}
+
+function usage(why) {
+  console.error(`run-specs: ${why}`);
+  console.error('usage: node scripts/run-specs.mjs [--unit | --fast] [--only <fragment>]... [--exclude <fragment>]... [--concurrency N] [--file-timeout-seconds S] [--list]');
+  process.exit(2);
+}
+
 function walk(dir) {
   const out = [];
   for (const name of readdirSync(dir).sort()) {
@@ -47,17 +108,190 @@ function walk(dir) {
   return out;
 }
 
-const files = walk(join(root, 'spec'))
-  .filter((f) => (unit ? UNIT_TIERS.some((t) => f.startsWith(t)) : true))
-  .filter((f) => (only ? f.includes(only) : true))
-  .filter((f) => (exclude ? !f.includes(exclude) : true));
-if (files.length === 0) {
-  console.error('run-specs: no spec files matched');
-  process.exit(1);
+const inTiers = (tiers, file) => tiers.some((t) => file.startsWith(t));
+
+function selectFiles(options) {
+  return walk(join(root, 'spec'))
+    .filter((f) => (options.tier === 'unit' ? inTiers(UNIT_TIERS, f) : true))
+    .filter((f) => (options.tier === 'fast' ? !inTiers(REAL_TIERS, f) : true))
+    .filter((f) => (options.only.length > 0 ? options.only.some((o) => f.includes(o)) : true))
+    .filter((f) => !options.exclude.some((e) => f.includes(e)));
 }
-// The pure tiers run in one process (a per-file process costs a tsx start each, most of their time).
-const argv = unit
-  ? ['--import', 'tsx', join(root, 'scripts', 'import-specs.mjs'), ...files]
-  : ['--import', 'tsx', '--test', '--test-timeout=240000', '--test-concurrency=2', ...files];
-const child = spawn(process.execPath, argv, { cwd: root, stdio: 'inherit' });
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+
+/**
+ * One job per process: the pure tiers share one (a per-file process costs a tsx start each, most of their
+ * time; they share no process-wide state), every other file gets its own. Files run directly, not under
+ * `--test`: Node 20's `--test-timeout` is a kill of the whole file that drops its output, and the runner's
+ * per-file deadline does the same with the output kept, one node start cheaper.
+ */
+function planJobs(files) {
+  const unitFiles = files.filter((f) => inTiers(UNIT_TIERS, f));
+  const jobs = [];
+  if (unitFiles.length > 0) {
+    jobs.push({ label: unitFiles.length === 1 ? unitFiles[0] : `unit tier (${unitFiles.length} files)`, files: unitFiles,
+      argv: ['--import', 'tsx', join(root, 'scripts', 'import-specs.mjs'), ...unitFiles] });
+  }
+  for (const file of files.filter((f) => !inTiers(UNIT_TIERS, f))) jobs.push({ label: file, files: [file], argv: ['--import', 'tsx', file] });
+  return jobs.map((job, index) => ({ ...job, index }));
+}
+
+/**
+ * Runs once before the first file starts: the place for a step every file shares (e.g. one build of the
+ * bundle that the process tiers start servers from). Throwing fails the run before any file starts.
+ */
+async function beforeAllFiles(_jobs) {}
+
+/** State shared with the signal handlers: what is running (by session id), every temp dir so far, a stop. */
+const run = { id: randomBytes(4).toString('hex'), running: new Map(), dirs: [], stopping: null };
+
+/** Only running files' sessions: an ended session's id is a free pid number that another process may take. */
+function runOwner() {
+  return { markerPrefix: `${run.id}-`, sessions: [...run.running.keys()], dirs: run.dirs };
+}
+
+/** Starts one job in a new session with its own TMPDIR and marker; resolves once it ended and was reaped. */
+async function runJob(job, options) {
+  const dir = mkdtempSync(join(tmpdir(), `crm-spec-${run.id}-${job.index}-`));
+  run.dirs.push(dir);
+  linkTsxCache(dir);
+  const marker = `${run.id}-${job.index}`;
+  const env = { ...process.env, TMPDIR: dir, TMUX_TMPDIR: dir, [SPEC_MARKER_ENV]: marker };
+  const started = Date.now();
+  const child = spawn(process.execPath, job.argv, { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = [];
+  child.stdout.on('data', (chunk) => output.push(chunk));
+  child.stderr.on('data', (chunk) => output.push(chunk));
+  const pipesClosed = new Promise((resolve) => child.on('close', resolve));
+  if (child.pid !== undefined) run.running.set(child.pid, job);
+  let timedOut = false;
+  const timer = setTimeout(() => { timedOut = true; if (child.pid !== undefined) killGroup(child.pid); }, options.fileTimeoutMs);
+  const exit = await new Promise((resolve) => {
+    child.on('error', (error) => resolve({ code: null, signal: null, error: error.message }));
+    child.on('exit', (code, signal) => resolve({ code, signal, error: null }));
+  });
+  clearTimeout(timer);
+  const seconds = (Date.now() - started) / 1000;
+  const stoppedBy = run.stopping?.signal ?? null;
+  const passedProcess = exit.code === 0 && !timedOut && stoppedBy === null;
+  const owner = { markerEquals: marker, sessions: child.pid === undefined ? [] : [child.pid], dirs: [dir] };
+  const lingering = passedProcess ? await waitGone(owner, LEAK_GRACE_MS) : findOwned(owner);
+  const { survivors } = await killOwned(owner, REAP_DEADLINE_MS);
+  await Promise.race([pipesClosed, new Promise((resolve) => setTimeout(resolve, PIPES_CLOSE_TIMEOUT_MS).unref())]);
+  if (child.pid !== undefined) run.running.delete(child.pid);
+  const leftEntries = removeTempDir(dir, [TSX_CACHE_NAME]);
+  const text = Buffer.concat(output).toString('utf8');
+  return { job, exit, timedOut, stoppedBy, seconds, text, counts: parseCounts(text), lingering, survivors, leftEntries, timeoutSeconds: options.fileTimeoutMs / 1000 };
+}
+
+function linkTsxCache(dir) {
+  const shared = join(tmpdir(), TSX_CACHE_NAME);
+  mkdirSync(shared, { recursive: true });
+  symlinkSync(shared, join(dir, TSX_CACHE_NAME));
+}
+
+/** The reporter's closing counts (`# pass N` under TAP); the last block wins. Null when the file printed none. */
+function parseCounts(text) {
+  const counts = {};
+  for (const match of text.matchAll(/^# (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[match[1]] = Number(match[2]);
+  return counts.tests === undefined ? null : counts;
+}
+
+function verdict(result) {
+  if (result.timedOut) return `killed at the ${result.timeoutSeconds} s file deadline`;
+  if (result.stoppedBy !== null) return `killed: the run was stopped by ${result.stoppedBy}`;
+  if (result.exit.error !== null) return `could not start: ${result.exit.error}`;
+  if (result.exit.signal !== null) return `ended by ${result.exit.signal}`;
+  if (result.exit.code !== 0) return `exit ${result.exit.code}`;
+  if (result.counts === null) return 'no test counts printed';
+  if (result.counts.fail > 0 || result.counts.cancelled > 0) return 'tests failed';
+  return 'ok';
+}
+
+function report(result) {
+  const counts = result.counts === null ? 'no counts' : `pass ${result.counts.pass}, fail ${result.counts.fail}${result.counts.cancelled ? `, cancelled ${result.counts.cancelled}` : ''}`;
+  process.stdout.write(`# ── ${result.job.label}: ${verdict(result)} in ${result.seconds.toFixed(1)} s (${counts})\n`);
+  process.stdout.write(result.text.endsWith('\n') || result.text === '' ? result.text : `${result.text}\n`);
+  for (const p of result.lingering) process.stderr.write(`run-specs: LEAK ${result.job.label}: process ${p.pid} outlived the file (by ${p.why}): ${p.cmdline}\n`);
+  for (const p of result.survivors) process.stderr.write(`run-specs: LEAK ${result.job.label}: process ${p.pid} survived SIGKILL for ${REAP_DEADLINE_MS} ms: ${p.cmdline}\n`);
+  if (result.leftEntries.length > 0) process.stderr.write(`run-specs: LEAK ${result.job.label}: left in its temp dir: ${result.leftEntries.join(', ')}\n`);
+}
+
+/** Runs the jobs `concurrency` at a time, reporting each as it ends. */
+async function schedule(jobs, options) {
+  const results = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length && run.stopping === null) {
+      const job = jobs[next++];
+      const result = await runJob(job, options);
+      report(result);
+      results.push(result);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, jobs.length) }, worker));
+  return results;
+}
+
+function summarize(results, files, seconds) {
+  const sum = (key) => results.reduce((total, r) => total + (r.counts?.[key] ?? 0), 0);
+  const failed = results.filter((r) => verdict(r) !== 'ok');
+  const leakedProcesses = results.reduce((n, r) => n + r.lingering.length + r.survivors.length, 0);
+  const leakedEntries = results.reduce((n, r) => n + r.leftEntries.length, 0);
+  // A file that failed may well leave things behind (the runner ended them); a passing one must not.
+  const leakedByPassing = results.filter((r) => verdict(r) === 'ok' && (r.lingering.length + r.survivors.length + r.leftEntries.length) > 0);
+  const lines = [
+    `# run-specs: ${files.length} files in ${results.length} processes, ${seconds.toFixed(1)} s`,
+    `# tests ${sum('tests')}: pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')}`,
+    `# leaks: ${leakedProcesses} processes, ${leakedEntries} temp entries${leakedByPassing.length > 0 ? ` (from passing files: ${leakedByPassing.map((r) => r.job.label).join(', ')})` : ''}`,
+    ...failed.map((r) => `# FAILED ${r.job.label}: ${verdict(r)}`),
+    `# slowest:`,
+    ...[...results].sort((a, b) => b.seconds - a.seconds).slice(0, SLOWEST_SHOWN).map((r) => `#   ${r.seconds.toFixed(1).padStart(6)} s  ${r.job.label}`),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return failed.length === 0 && leakedByPassing.length === 0;
+}
+
+/** Ends every file still running and whatever any file of this run left, then removes every temp dir. */
+async function reapRun() {
+  for (const pid of run.running.keys()) killGroup(pid);
+  const { killed, survivors } = await killOwned(runOwner(), REAP_DEADLINE_MS);
+  for (const dir of run.dirs) removeTempDir(dir, []);
+  return { killed, survivors };
+}
+
+/** A signal stops the run: no file starts, running files are killed and reaped as any file is, then the summary. */
+function onSignal(signal, exitCode) {
+  process.on(signal, () => {
+    if (run.stopping !== null) return;
+    run.stopping = { signal, exitCode };
+    process.stderr.write(`run-specs: ${signal}: stopping, ending every spec process of this run\n`);
+    for (const pid of run.running.keys()) killGroup(pid);
+  });
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const files = selectFiles(options);
+  if (files.length === 0) {
+    console.error('run-specs: no spec files matched');
+    process.exit(1);
+  }
+  const jobs = planJobs(files);
+  if (options.list) {
+    for (const job of jobs) process.stdout.write(`${job.label}${job.files.length > 1 ? `: ${job.files.join(' ')}` : ''}\n`);
+    return;
+  }
+  onSignal('SIGINT', 130);
+  onSignal('SIGTERM', 143);
+  onSignal('SIGHUP', 129);
+  const started = Date.now();
+  await beforeAllFiles(jobs);
+  const results = await schedule(jobs, options);
+  const { killed } = await reapRun();
+  for (const p of killed) process.stderr.write(`run-specs: LEAK after all files: process ${p.pid} (by ${p.why}): ${p.cmdline}\n`);
+  const ok = summarize(results, files, (Date.now() - started) / 1000);
+  if (run.stopping !== null) process.exit(run.stopping.exitCode);
+  process.exit(ok && killed.length === 0 ? 0 : 1);
+}
+
+await main();

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSdkServer, type SdkServer } from './sdk-server.ts';
@@ -46,7 +46,8 @@ function spawned(records: string): { runs: number; checksPerRun: number[]; other
 test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest settled run', async () => {
   // The one slow run below holds before its end until this file exists, so it settles after the run
   // created after it, whatever the machine's speed.
-  const gate = join(mkdtempSync(join(tmpdir(), 'crm-gate-')), 'open');
+  const gateDir = mkdtempSync(join(tmpdir(), 'crm-gate-'));
+  const gate = join(gateDir, 'open');
   const records = mkdtempSync(join(tmpdir(), 'crm-records-'));
   const server = await startSdkServer({ env: { FAKE_CLAUDE_SLOW_EVENTS: '6', FAKE_CLAUDE_DELAY_MS: '150', FAKE_CLAUDE_GATE_FILE: gate, FAKE_CLAUDE_RECORD_DIR: records } });
   const host = randomUUID();
@@ -116,6 +117,7 @@ test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest 
     assert.ok(!final.owners.some((o) => o.run_id === younger || o.run_id === older), 'eviction ends ownership');
   } finally {
     await server.close();
+    for (const dir of [gateDir, records]) rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -17,9 +17,15 @@ const S2 = '2b3c4d5e-6f7a-4b2c-9d3e-4f5a6b7c8d9e';
  * The slow fake, held before its last events while the gate file is absent: a run started with the gate
  * closed cannot end until the spec opens it, so two runs seen streaming then are certain to overlap.
  */
-function gated(): { readonly env: Record<string, string>; open(): void; close(): void } {
-  const file = join(mkdtempSync(join(tmpdir(), 'crm-gate-')), 'open');
-  return { env: { ...SLOW, FAKE_CLAUDE_GATE_FILE: file }, open: () => writeFileSync(file, ''), close: () => rmSync(file, { force: true }) };
+function gated(): { readonly env: Record<string, string>; open(): void; close(): void; dispose(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'crm-gate-'));
+  const file = join(dir, 'open');
+  return {
+    env: { ...SLOW, FAKE_CLAUDE_GATE_FILE: file },
+    open: () => writeFileSync(file, ''),
+    close: () => rmSync(file, { force: true }),
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 const overlaps = (a: { start: number; end: number }, b: { start: number; end: number }): boolean => a.start < b.end && b.start < a.end;
@@ -57,6 +63,7 @@ test('two resumes of one session are serialized; another session runs in paralle
     assert.ok(overlaps(a, c), 'R2 ran while R1a ran');
   } finally {
     await h.close();
+    gate.dispose();
   }
 });
 
@@ -90,6 +97,7 @@ test('continue is keyed by directory and by its newest conversation', async () =
     assert.ok(overlaps(h.span('CX1'), h.span('CY')), 'another directory continues in parallel');
   } finally {
     await h.close();
+    gate.dispose();
   }
 });
 
