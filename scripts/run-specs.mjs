@@ -6,6 +6,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { prepareSpecBundle } from './spec-bundle.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -59,5 +60,7 @@ if (files.length === 0) {
 const argv = unit
   ? ['--import', 'tsx', join(root, 'scripts', 'import-specs.mjs'), ...files]
   : ['--import', 'tsx', '--test', '--test-timeout=240000', '--test-concurrency=2', ...files];
-const child = spawn(process.execPath, argv, { cwd: root, stdio: 'inherit' });
+// One bundle for the whole run (the process tiers start servers and supervisors from it); the pure tiers need none.
+const env = unit ? process.env : { ...process.env, ...(await prepareSpecBundle()) };
+const child = spawn(process.execPath, argv, { cwd: root, stdio: 'inherit', env });
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
