@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { SPEC_MARKER_ENV, findOwned, killGroup, killOwned, removeTempDir, waitGone } from './spec-reap.mjs';
+import { prepareSpecBundle } from './spec-bundle.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -139,7 +140,11 @@ function planJobs(files) {
  * Runs once before the first file starts: the place for a step every file shares (e.g. one build of the
  * bundle that the process tiers start servers from). Throwing fails the run before any file starts.
  */
-async function beforeAllFiles(_jobs) {}
+async function beforeAllFiles(jobs) {
+  // One bundle for the whole run (the process tiers start servers and supervisors from it); the pure tiers need none.
+  if (jobs.every((job) => job.files.every((f) => inTiers(UNIT_TIERS, f)))) return;
+  Object.assign(process.env, await prepareSpecBundle());
+}
 
 /** State shared with the signal handlers: what is running (by session id), every temp dir so far, a stop. */
 const run = { id: randomBytes(4).toString('hex'), running: new Map(), dirs: [], stopping: null };

@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEADLINE_MS, MAIN, ROOT } from './server-process.ts';
+import { DEADLINE_MS, ROOT, SOURCE_MAIN } from './server-process.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { parseObj } from '../helpers/typed-results.ts';
 
@@ -55,9 +55,10 @@ describe('print into a slow pipe', () => {
       // what print wrote in the pipe until the reader starts.
       const readEnd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
       const writeEnd = openSync(fifo, constants.O_WRONLY);
+      // From source under tsx (its supervisor too): the e2e pass that keeps the source mode proven.
       const print = spawn(
         process.execPath,
-        [...MAIN, 'print', '--permission-mode', 'dontAsk', '--claude-bin', 'fixtures/fake-claude.mjs', '--', 'say hi'],
+        [...SOURCE_MAIN, 'print', '--permission-mode', 'dontAsk', '--claude-bin', 'fixtures/fake-claude.mjs', '--', 'say hi'],
         {
           cwd: ROOT,
           stdio: ['ignore', writeEnd, 'pipe'],

@@ -10,7 +10,7 @@ import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
-import { ROOT } from '../e2e/server-process.ts';
+import { MAIN, ROOT } from '../e2e/server-process.ts';
 import { aliveNaming, killPids } from './escape-helpers.ts';
 import { createLineSplitter } from '../../lib/util/line-splitter.ts';
 import { parseObj, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
@@ -30,7 +30,7 @@ async function trialOnce(trial: number): Promise<string> {
   const scratch = mkdtempSync(join(tmpdir(), 'crm-nondump-'));
   if (asRoot) chownSync(scratch, NOBODY, NOBODY);
   const ready = join(scratch, 'ready.jsonl');
-  const server = spawn(process.execPath, ['--import', 'tsx', 'lib/main.ts', '--claude-bin', FAKE_CLAUDE], {
+  const server = spawn(process.execPath, [...MAIN, '--claude-bin', FAKE_CLAUDE], {
     cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'],
     ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: scratch, TMPDIR: scratch, FAKE_CLAUDE_SCENARIO: 'escape', FAKE_CLAUDE_ESCAPE: 'ssh_agent', FAKE_CLAUDE_READY_FILE: ready },

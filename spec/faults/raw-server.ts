@@ -1,5 +1,5 @@
 /**
- * The real server process (`node --import tsx lib/main.ts`, fake native CLI) driven with raw bytes.
+ * The real server process (the spec bundle, or `node --import tsx lib/main.ts` run alone; fake native CLI) driven with raw bytes.
  * Every stdout line is parsed as it arrives; a line that is not JSON is recorded, never skipped.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { isJsonObject } from '../helpers/typed-results.ts';
+import { serverNodeArgs } from '../helpers/bundle.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const FAKE_CLAUDE = join(ROOT, 'fixtures', 'fake-claude.mjs');
@@ -53,7 +54,7 @@ export function nativeTestEnv(extra: Record<string, string> = {}): Record<string
 
 export function startRawServer(options: { args?: readonly string[]; env?: Record<string, string>; claudeBin?: string } = {}): RawServer {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-faults-')));
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(ROOT, 'lib', 'main.ts'), '--claude-bin', options.claudeBin ?? FAKE_CLAUDE, ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...serverNodeArgs(), '--claude-bin', options.claudeBin ?? FAKE_CLAUDE, ...(options.args ?? [])], {
     cwd: dir,
     env: { ...nativeTestEnv({ HOME: dir }), ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { readProcStat, readReadyLines, waitForGone, waitForReady } from '../helpers/proc.ts';
-import { ROOT } from '../e2e/server-process.ts';
+import { MAIN, ROOT } from '../e2e/server-process.ts';
 import { aliveNaming, errorCode, killPids, withTracedHarness } from './escape-helpers.ts';
 import { at } from '../helpers/typed-results.ts';
 
@@ -73,7 +73,7 @@ test('closing the server during a hanging version check does not wait for the ch
 test('kill -9 of the server during a hanging version check leaves nothing running', async () => {
   const scratch = mkdtempSync(join(tmpdir(), 'crm-version-'));
   const ready = join(scratch, 'ready.jsonl');
-  const server = spawn(process.execPath, ['--import', 'tsx', 'lib/main.ts', '--claude-bin', FAKE_CLAUDE], {
+  const server = spawn(process.execPath, [...MAIN, '--claude-bin', FAKE_CLAUDE], {
     cwd: ROOT, stdio: ['pipe', 'ignore', 'ignore'],
     env: { ...process.env, FAKE_CLAUDE_VERSION_MODE: 'hang', FAKE_CLAUDE_READY_FILE: ready },
   });

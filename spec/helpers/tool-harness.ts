@@ -7,6 +7,7 @@ import { createAdapter, type Adapter } from '../../lib/adapter.ts';
 import { createHosts, type HostConfig, type ToolHosts } from '../../lib/tools/host.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { pollUntil } from './poll.ts';
+import { specSupervision } from './bundle.ts';
 import { arr, firstText, isJsonObject, num, obj, objs, parseObj, rpcResult, str, toolBody } from './typed-results.ts';
 import { TOOL_ERROR_CODES, type ToolErrorCode, type ToolErrorData } from '../../lib/tool-errors.ts';
 
@@ -46,7 +47,8 @@ export async function createToolHarness(options: { env?: Record<string, string>;
     promptViaStdin: false,
     env,
     cwd: dir,
-    supervision: { interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50 },
+    // Supervisors from the run's spec bundle when there is one (they start in a third of the time).
+    supervision: { interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50, ...specSupervision() },
     ...options.config,
   });
   const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close });

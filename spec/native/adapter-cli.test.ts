@@ -3,14 +3,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { lastUserText, scenarioCustomHeader, startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
-import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '../helpers/native-env.ts';
+import { createNativeSandbox, pollUntilGone, realClaudeBin } from '../helpers/native-env.ts';
 import type { NativeSandbox } from '../helpers/native-env.ts';
 import { resultOf, runClaude } from './direct-claude.ts';
 import { describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
 import { at, parseObj } from '../helpers/typed-results.ts';
+import { serverNodeArgs } from '../helpers/bundle.ts';
 
 const REPLY = 'Hi from the fake, printed by the projection.';
 /** Far above a fake turn; only a hung process gets here, and then it is killed. */
@@ -22,10 +22,10 @@ interface RoleRun {
   readonly stderr: string;
 }
 
-/** Runs `node --import tsx lib/main.ts <args>` in the sandbox cwd with the sandbox env (plus `extraEnv`). */
+/** Runs the server (the spec bundle, or lib/main.ts under tsx) with `<args>` in the sandbox cwd with the sandbox env (plus `extraEnv`). */
 function runRole(sandbox: NativeSandbox, args: readonly string[], extraEnv: Record<string, string> = {}): Promise<RoleRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'lib', 'main.ts'), ...args], {
+    const child = spawn(process.execPath, [...serverNodeArgs(), ...args], {
       cwd: sandbox.cwd, env: { ...sandbox.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

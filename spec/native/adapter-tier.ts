@@ -1,6 +1,6 @@
 /**
- * The adapter-level native tier: one real adapter process (`node --import tsx lib/main.ts --claude-bin
- * <pinned claude>`) per test file, driven through the official MCP SDK client, running the real binary
+ * The adapter-level native tier: one real adapter process (the spec bundle, or lib/main.ts under tsx, with
+ * `--claude-bin <pinned claude>`) per test file, driven through the official MCP SDK client, running the real binary
  * against the loopback fake API. The adapter's environment is a native sandbox (own HOME and TMPDIR,
  * traffic off, no retries), so every run it starts is isolated the same way. Each test gets its own
  * working directory; runs pick their fake scenario with a prompt tag (one process = one environment).
@@ -16,11 +16,12 @@ import { scenarioByPromptTag, startFakeAnthropic } from '../../fixtures/fake-ant
 import type { FakeAnthropic, RecordedRequest, Scenario } from '../../fixtures/fake-anthropic/server.ts';
 import { readProcStat, readProcTable } from '../../lib/process/proc-table.ts';
 import { encodeProjectPath } from '../../lib/native/transcripts.ts';
-import { createNativeSandbox, pollUntilGone, realClaudeBin, REPO_ROOT } from '../helpers/native-env.ts';
+import { createNativeSandbox, pollUntilGone, realClaudeBin } from '../helpers/native-env.ts';
 import type { NativeSandbox, SandboxProcess } from '../helpers/native-env.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { isJsonObject, lookup } from '../helpers/typed-results.ts';
 import { toolErrorOf } from '../helpers/tool-harness.ts';
+import { serverNodeArgs } from '../helpers/bundle.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import type { ToolErrorData } from '../../lib/tool-errors.ts';
 
@@ -80,7 +81,7 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
   await mkdir(join(sandbox.root, 'cwds'));
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'lib', 'main.ts'), '--claude-bin', realClaudeBin(), ...(options.serverArgs ?? [])],
+    args: [...serverNodeArgs(), '--claude-bin', realClaudeBin(), ...(options.serverArgs ?? [])],
     cwd: sandbox.cwd,
     env: sandbox.env,
     stderr: 'pipe',

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastToolResult, promptTag, scenarioByPromptTag, startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import type { FakeAnthropic, RecordedRequest } from '../../fixtures/fake-anthropic/server.ts';
-import { buildBundle } from '../../scripts/build.ts';
+import { specBundle } from '../helpers/bundle.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin } from '../helpers/native-env.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { at, isJsonObject, objAt, toolResultOf } from '../helpers/typed-results.ts';
@@ -74,7 +74,7 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
 
   /** One interactive CLI in its own tmux server, its MCP server (the bundle) behind the tap. */
   async function startHost(label: string): Promise<HostSession> {
-    bundle ??= (await buildBundle(join(sandbox.root, 'dist'))).file;
+    bundle ??= await specBundle();
     const log = join(sandbox.root, `${label}-wire.jsonl`);
     const config = join(sandbox.root, `${label}-mcp.json`);
     await writeFile(config, JSON.stringify({ mcpServers: { crm: { type: 'stdio', command: process.execPath, args: [TAP, log, process.execPath, bundle, '--claude-bin', realClaudeBin()] } } }));

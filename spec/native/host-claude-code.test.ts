@@ -17,7 +17,7 @@ import { lastToolResult, promptTag, scenarioByPromptTag, startFakeAnthropic } fr
 import type { FakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import { createNativeSandbox, pollUntilGone, realClaudeBin } from '../helpers/native-env.ts';
 import type { NativeSandbox } from '../helpers/native-env.ts';
-import { buildBundle } from '../../scripts/build.ts';
+import { specBundle } from '../helpers/bundle.ts';
 import { resultOf, runClaude, STREAM_JSON_ARGS } from './direct-claude.ts';
 import { describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
 
@@ -42,7 +42,7 @@ describe('Claude Code 2.1.332 as the MCP client of this server', () => {
     sandbox = await createNativeSandbox({ baseUrl: fake.url });
     // The shipped single-file bundle: it answers the probe within ~100 ms of spawn. Claude Code gives
     // server/discover ~2 s before falling back to initialize, which `node --import tsx` can exceed on a busy machine.
-    bundle = (await buildBundle(join(sandbox.root, 'dist'))).file;
+    bundle = await specBundle();
   });
   after(async () => {
     try {

@@ -17,7 +17,7 @@ import { BRIDGE_ENV, BRIDGE_TOOL, bridgeCommandBeside, getBridgeCommand, withPer
 import { attachAskHost } from '../../lib/permission/attach.ts';
 import type { PreparedRun } from '../../lib/runs/execute.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
-import { buildBundle } from '../../scripts/build.ts';
+import { specBundle } from '../helpers/bundle.ts';
 import { MAX_QUESTION_INPUT_CHARS } from '../../lib/permission/wire.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { createManualClock } from '../helpers/manual-clock.ts';
@@ -279,12 +279,11 @@ describe('permission bridge and broker', () => {
   });
 
   it('the built bundle serves the bridge role; the compiled library finds it beside its supervisor command', async () => {
-    const dir = mkdtempSync(join(base, 'bundle-'));
-    const built = await buildBundle(dir);
-    const command = bridgeCommandBeside({ file: process.execPath, args: [built.file, SUPERVISOR_ARGV_FLAG] }, SUPERVISOR_ARGV_FLAG);
-    assert.deepEqual(command, { file: process.execPath, args: [built.file, '__permission-bridge'] });
+    const bundleFile = await specBundle();
+    const command = bridgeCommandBeside({ file: process.execPath, args: [bundleFile, SUPERVISOR_ARGV_FLAG] }, SUPERVISOR_ARGV_FLAG);
+    assert.deepEqual(command, { file: process.execPath, args: [bundleFile, '__permission-bridge'] });
     assert.equal(bridgeCommandBeside({ file: process.execPath, args: ['--import', 'tsx', 'lib/supervisor/child/main.ts'] }, SUPERVISOR_ARGV_FLAG), null, 'from source: the default command');
-    assert.deepEqual(getBridgeCommand(`file://${built.file}`).args, [built.file, '__permission-bridge']);
+    assert.deepEqual(getBridgeCommand(`file://${bundleFile}`).args, [bundleFile, '__permission-bridge']);
     const broker = newBroker();
     const bridge = startBridge(envFor(broker), command!);
     try {

@@ -10,7 +10,7 @@ import { createHosts } from '../../lib/tools/host.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { readProcStat, waitForGone, waitForReady } from '../helpers/proc.ts';
 import { identityOf } from '../../lib/process/proc-stat.ts';
-import { buildBundle } from '../../scripts/build.ts';
+import { specBundle } from '../helpers/bundle.ts';
 import { at, firstText, obj, objs, parseObj, rpcError, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
 
 type Json = Record<string, unknown>;
@@ -144,10 +144,10 @@ test('close() cancels a running detached run and resolves only after its process
 });
 
 test('supervisorCommand can point at the single-file bundle: its __supervisor role supervises the library\'s runs', async () => {
-  const bundleDir = mkdtempSync(join(tmpdir(), 'crm-lib-bundle-'));
+  const file = await specBundle();
+  const readyDir = mkdtempSync(join(tmpdir(), 'crm-lib-bundle-'));
   try {
-    const { file } = await buildBundle(bundleDir);
-    const readyFile = join(bundleDir, 'ready.jsonl');
+    const readyFile = join(readyDir, 'ready.jsonl');
     await withAdapter({ supervisorCommand: { file: process.execPath, args: [file, '__supervisor'] }, scenarioEnv: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_SLOW_EVENTS: '3', FAKE_CLAUDE_DELAY_MS: '100', FAKE_CLAUDE_READY_FILE: readyFile } }, async (_adapter, dir, rpc) => {
       await rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lib', version: '0' } });
       const pending = rpc('tools/call', { name: 'claude.run', arguments: { prompt: 'x', cwd: dir } });
@@ -160,7 +160,7 @@ test('supervisorCommand can point at the single-file bundle: its __supervisor ro
       assert.equal(result['cleanup_confirmed'], true);
     });
   } finally {
-    rmSync(bundleDir, { recursive: true, force: true });
+    rmSync(readyDir, { recursive: true, force: true });
   }
 });
 

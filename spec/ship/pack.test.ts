@@ -30,7 +30,7 @@ const REAL_CLAUDE = join(ROOT, 'node_modules', '.bin', 'claude');
 /** Hard deadline of each command this spec starts (npm pack includes a full build). */
 const COMMAND_DEADLINE_MS = 90_000;
 /** Top-level entries of the checkout that are not source: the copy leaves them out. */
-const NOT_SOURCE = new Set(['node_modules', 'dist', '.git', 'coverage', '.nyc_output']);
+const NOT_SOURCE = new Set(['node_modules', 'dist', '.git', 'coverage', '.nyc_output', '.cache']);
 const DEPENDENCY_KEYS = ['dependencies', 'optionalDependencies', 'peerDependencies', 'bundledDependencies', 'bundleDependencies'];
 
 

@@ -13,6 +13,7 @@ import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS, workingStatusMessage }
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../../lib/runs/registry.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { specSupervision } from '../helpers/bundle.ts';
 import { at, firstText, jsonLines, num, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolBody, toolResultOf } from '../helpers/typed-results.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { MAX_TASK_ID_CHARS } from '../../lib/handlers/tasks.ts';
@@ -58,7 +59,7 @@ function createRig(): Rig {
     promptViaStdin: false,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, FAKE_CLAUDE_READY_FILE: readyFile, FAKE_CLAUDE_SLOW_EVENTS: '400', FAKE_CLAUDE_DELAY_MS: '50' },
     cwd: dir,
-    supervision: { interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50 },
+    supervision: { interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50, ...specSupervision() },
   });
   const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close });
   const request = async (method: string, params: Json): Promise<Json> => obj(await adapter.handle({ jsonrpc: '2.0', id: nextId++, method, params }), `${method} response`);
