@@ -120,5 +120,7 @@ for (const backend of BACKENDS) test(`${backend.name}: a supervisor that stops a
       assert.equal(at(out.result, 'cleanup_error', 'code'), 'supervisor_failed');
     }
     await waitForGone([check], 10_000);
-  }, { versionTimeoutMs: 500, cleanupBackend: backend.option });
+  // The bound must outlast the fake's own start on a busy machine (a node start takes ~1 s at load 30), or the
+  // check is timed out before it can say it is ready and the spec waits for a line that never comes.
+  }, { versionTimeoutMs: 3000, cleanupBackend: backend.option });
 });
