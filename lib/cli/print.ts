@@ -6,7 +6,7 @@
  * `{"code","message"}` on stderr and exit 1 (2 for usage errors). A native result that exists is still
  * printed on failure, since it is the native program's own account of what happened.
  */
-import { DEFAULT_MAX_TIMEOUT_SECONDS } from './args.ts';
+import { DEFAULT_MAX_TIMEOUT_SECONDS } from './server-options.ts';
 import { isDirectory } from '../util/is-directory.ts';
 import { realpathSync } from 'node:fs';
 import { CLI_TREE, getNativeArgNames } from '../native/tree.ts';
