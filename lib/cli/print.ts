@@ -26,15 +26,9 @@ import { systemClock } from '../util/clock.ts';
 import type { JsonSchema } from '../mcp/types.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { getPrintUsage, parsePrintArgs, toFlagMessage, type PrintArgs } from './print-args.ts';
+import type { CommandIo } from './command-io.ts';
 
-export interface PrintIo {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly cwd: string;
-  readonly stdout: (bytes: Buffer) => void;
-  readonly stderr: (text: string) => void;
-}
-
-export async function runPrint(argv: readonly string[], io: PrintIo): Promise<number> {
+export async function runPrint(argv: readonly string[], io: CommandIo): Promise<number> {
   const fail = (code: string, message: string, exit = 1): number => {
     io.stderr(`${JSON.stringify({ code, message })}\n`);
     return exit;

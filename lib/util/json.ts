@@ -1,3 +1,5 @@
+import { escapePointerToken } from './json-pointer.ts';
+
 export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -34,7 +36,7 @@ function copyJson(value: unknown, path: string): JsonValue {
   if (isPlainObject(value) && [Object.prototype, null].includes(Object.getPrototypeOf(value))) {
     // fromEntries defines own properties, so a "__proto__" key stays a key.
     const entries = Object.entries(value).filter(([, item]) => item !== undefined);
-    return Object.fromEntries(entries.map(([key, item]) => [key, copyJson(item, `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`)]));
+    return Object.fromEntries(entries.map(([key, item]) => [key, copyJson(item, `${path}/${escapePointerToken(key)}`)]));
   }
   throw new TypeError(`${path || '/'}: not a JSON value`);
 }
