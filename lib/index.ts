@@ -2,7 +2,7 @@
  * Library exports. Most hosts need only createClaudeRunAdapter (the stdio server's tools, resources and
  * limits, in-process); createAdapter plus the host contracts let a host bring its own tools instead.
  */
-export { createClaudeRunAdapter, type ClaudeRunAdapterOptions } from './library.ts';
+export { createClaudeRunAdapter, type ClaudeRunAdapterOptions, type OptionError } from './library.ts';
 export { createAdapter, SERVER_INFO, type Adapter, type AdapterOptions } from './adapter.ts';
 export { serveConnection, MAX_FRAME_BYTES, type Connection, type ConnectionOptions } from './rpc/connection.ts';
 export { ALL_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS, negotiateVersion, type AnyProtocolVersion, type ProtocolVersion } from './rpc/negotiate.ts';

@@ -6,20 +6,18 @@
  */
 import { isAbsolute } from 'node:path';
 import { createAdapter, type Adapter } from './adapter.ts';
-import { DEFAULT_MAX_TIMEOUT_SECONDS, MAX_BUDGET_USD_LIMIT, MAX_TIMEOUT_SECONDS_LIMIT } from './cli/args.ts';
+import { checkLibraryOptions, type LibraryServerOptions } from './cli/server-options.ts';
 import type { SupervisorCommand } from './supervisor/parent/supervisor-command.ts';
-import { CLEANUP_BACKEND_OPTIONS, type CleanupBackendOption } from './supervisor/parent/cleanup-backend.ts';
 import { createHosts } from './tools/host.ts';
 
-export interface ClaudeRunAdapterOptions {
-  /** Claude Code binary; default: the CLAUDE_BIN variable of `env`, then `claude` on its PATH. */
-  readonly claudeBin?: string;
-  /** Largest timeout_seconds a call may ask for (1 to 86400; default 1800), as --max-timeout-seconds. */
-  readonly maxTimeoutSeconds?: number;
-  /** List tools as claude_run, claude_run_start, … (as --underscore-names). */
-  readonly underscoreNames?: boolean;
-  /** Always hand prompts to the native process on stdin, never in argv (as --prompt-via-stdin). */
-  readonly promptViaStdin?: boolean;
+/**
+ * The server options the library shares with `serve` (lib/cli/server-options.ts: claudeBin, maxTimeoutSeconds,
+ * underscoreNames, promptViaStdin, cleanupBackend, budgetUsd; the same defaults and rules), and its own.
+ * claudeBin defaults to the CLAUDE_BIN variable of `env`, then `claude` on its PATH. cleanupBackend 'cgroup'
+ * throws CleanupBackendUnavailable where no cgroup can be had. budgetUsd is over 0, up to 1000000, with at
+ * most 6 decimals: each run gets --max-budget-usd = what remains.
+ */
+export type ClaudeRunAdapterOptions = LibraryServerOptions & {
   /** The environment the native environment derives from; default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Absolute default working directory of runs (and base of a relative claudeBin); default process.cwd(). */
@@ -32,46 +30,22 @@ export interface ClaudeRunAdapterOptions {
    * SUPERVISOR_ARGV_FLAG to runSupervisor() or points this at `[node, dist/claude-run-mcp.cjs, '__supervisor']`.
    */
   readonly supervisorCommand?: SupervisorCommand;
-  /**
-   * How each run's cleanup is proven: 'auto' (default: a cgroup v2 of the run's own where one can be had, else
-   * /proc tracking), 'cgroup' (throws CleanupBackendUnavailable where none can be had), 'process_scan'.
-   */
-  readonly cleanupBackend?: CleanupBackendOption;
-  /**
-   * The operator's budget in dollars (as --budget-usd): the cap on the total reported cost of the runs this
-   * adapter starts; each run gets --max-budget-usd = what remains. Over 0, up to 1000000, at most 6 decimals.
-   */
-  readonly budgetUsd?: number;
-}
+};
 
-/** Validates the options, composes the hosts and returns the adapter; throws TypeError/RangeError on bad options. */
+/** A bad option: RangeError for a number out of range, TypeError otherwise; `code` and the JSON `path` name it. */
+export type OptionError = (RangeError | TypeError) & { readonly code: 'invalid_option_value'; readonly path: string };
+
+/** Validates the options, composes the hosts and returns the adapter; throws an OptionError on a bad option. */
 export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): Adapter {
-  const maxTimeoutSeconds = options.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS;
-  if (!Number.isInteger(maxTimeoutSeconds) || maxTimeoutSeconds < 1 || maxTimeoutSeconds > MAX_TIMEOUT_SECONDS_LIMIT) {
-    throw new RangeError(`maxTimeoutSeconds must be an integer from 1 to ${MAX_TIMEOUT_SECONDS_LIMIT}`);
-  }
-  if (options.claudeBin !== undefined && (typeof options.claudeBin !== 'string' || options.claudeBin === '' || options.claudeBin.includes('\0'))) {
-    throw new TypeError('claudeBin must be a non-empty path');
-  }
+  const checked = checkLibraryOptions(options);
+  if (checked.kind === 'error') throw optionError(checked.problem.key, checked.problem.expected, checked.problem.range);
   const cwd = options.cwd ?? process.cwd();
-  if (typeof cwd !== 'string' || !isAbsolute(cwd)) throw new TypeError('cwd must be an absolute path');
-  if (options.cleanupBackend !== undefined && !CLEANUP_BACKEND_OPTIONS.includes(options.cleanupBackend)) {
-    throw new TypeError(`cleanupBackend must be one of ${CLEANUP_BACKEND_OPTIONS.join(', ')}`);
-  }
-  const budgetUsd = options.budgetUsd;
-  if (budgetUsd !== undefined && !isBudgetUsd(budgetUsd)) {
-    throw new RangeError(`budgetUsd must be a number over 0 and up to ${MAX_BUDGET_USD_LIMIT}, with at most 6 decimals`);
-  }
+  if (typeof cwd !== 'string' || !isAbsolute(cwd)) throw optionError('cwd', 'an absolute path', false);
   const hosts = createHosts({
-    claudeBin: options.claudeBin ?? null,
-    maxTimeoutSeconds,
-    underscoreNames: options.underscoreNames === true,
-    promptViaStdin: options.promptViaStdin === true,
+    ...checked.config,
     env: options.env ?? process.env,
     cwd,
     ...(options.supervisorCommand === undefined ? {} : { supervision: { supervisorCommand: options.supervisorCommand } }),
-    ...(options.cleanupBackend === undefined ? {} : { cleanupBackend: options.cleanupBackend }),
-    budgetUsd: budgetUsd ?? null,
   });
   return createAdapter({
     toolHost: hosts.toolHost,
@@ -81,7 +55,7 @@ export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): A
   });
 }
 
-/** A budget the ledger keeps exactly: whole micro-dollars, within bounds. */
-function isBudgetUsd(value: unknown): value is number {
-  return typeof value === 'number' && value > 0 && value <= MAX_BUDGET_USD_LIMIT && Math.abs(value * 1e6 - Math.round(value * 1e6)) < 1e-6;
+function optionError(key: string, expected: string, range: boolean): OptionError {
+  const message = `${key} must be ${expected}`;
+  return Object.assign(range ? new RangeError(message) : new TypeError(message), { code: 'invalid_option_value', path: `/${key}` } as const);
 }

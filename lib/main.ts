@@ -5,25 +5,23 @@
  * when running from the single-file bundle. The bundle required as a module (not run) is the package's
  * library: it exports lib/npm-entry.ts and runs no role.
  */
+import type { CommandIo } from './cli/command-io.ts';
+
 type Role = (args: readonly string[]) => Promise<number>;
+
+/** The process's own environment and streams, for the one-shot commands. */
+const processIo = (): CommandIo => ({
+  env: process.env,
+  cwd: process.cwd(),
+  stdout: (chunk) => { process.stdout.write(chunk); },
+  stderr: (text) => { process.stderr.write(text); },
+});
 
 // Roles load lazily so each pays only for its own modules.
 const ROLES = {
   serve: async (args) => (await import('./cli/serve.ts')).runServe(args),
-  print: async (args) =>
-    (await import('./cli/print.ts')).runPrint(args, {
-      env: process.env,
-      cwd: process.cwd(),
-      stdout: (bytes) => { process.stdout.write(bytes); },
-      stderr: (text) => { process.stderr.write(text); },
-    }),
-  check: async (args) =>
-    (await import('./cli/check.ts')).runCheckCommand(args, {
-      env: process.env,
-      cwd: process.cwd(),
-      stdout: (text) => { process.stdout.write(text); },
-      stderr: (text) => { process.stderr.write(text); },
-    }),
+  print: async (args) => (await import('./cli/print.ts')).runPrint(args, processIo()),
+  check: async (args) => (await import('./cli/check.ts')).runCheckCommand(args, processIo()),
 } as const satisfies Record<string, Role>;
 
 /** Answers that need no role: the top-level help and the versions. */

@@ -33,6 +33,7 @@ const UNIT_TIERS = [
   'spec/native-contract/resolve-bin.test.ts',
   'spec/native-contract/transcripts.test.ts',
   'spec/cli/deferred-hosts.test.ts',
+  'spec/cli/server-options.test.ts',
   'spec/supervisor/protocol-pure.test.ts',
   'spec/process/cgroup-paths.test.ts',
   'spec/supervisor/ladder-pure.test.ts',

@@ -5,6 +5,7 @@
  * declared option drifted (undeclared native options are listed but do not fail the check).
  */
 import { assertNever } from '../util/assert-never.ts';
+import type { CommandIo } from './command-io.ts';
 import { getNativeEnv } from '../native/native-env.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { isToolError } from '../tool-errors.ts';
@@ -78,15 +79,8 @@ export interface CheckReport {
 
 const NOTE = 'Checks the binary, its version and its --help only; it says nothing about authentication or backend access.';
 
-export interface CheckCommandIo {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly cwd: string;
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-}
-
 /** `claude-run-mcp check [argv]`: help (exit 0), a usage error (exit 2), or the report (exit 0 or 1). */
-export async function runCheckCommand(argv: readonly string[], io: CheckCommandIo): Promise<number> {
+export async function runCheckCommand(argv: readonly string[], io: CommandIo): Promise<number> {
   const parsed = parseCheckArgs(argv);
   switch (parsed.kind) {
     case 'help':

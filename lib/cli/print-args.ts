@@ -4,7 +4,7 @@
  * --timeout-seconds and --claude-bin; the prompt is everything after `--`.
  */
 import { assertNever } from '../util/assert-never.ts';
-import { DEFAULT_MAX_TIMEOUT_SECONDS } from './args.ts';
+import { DEFAULT_MAX_TIMEOUT_SECONDS } from './server-options.ts';
 import { DEFAULT_TIMEOUT_SECONDS } from '../tools/run-input.ts';
 import { ToolError } from '../tool-errors.ts';
 import type { CliTree } from '../native/tree.ts';

@@ -6,7 +6,7 @@
  * `{"code","message"}` on stderr and exit 1 (2 for usage errors). A native result that exists is still
  * printed on failure, since it is the native program's own account of what happened.
  */
-import { DEFAULT_MAX_TIMEOUT_SECONDS } from './args.ts';
+import { DEFAULT_MAX_TIMEOUT_SECONDS } from './server-options.ts';
 import { isDirectory } from '../util/is-directory.ts';
 import { realpathSync } from 'node:fs';
 import { CLI_TREE, getNativeArgNames } from '../native/tree.ts';
@@ -26,15 +26,9 @@ import { systemClock } from '../util/clock.ts';
 import type { JsonSchema } from '../mcp/types.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { getPrintUsage, parsePrintArgs, toFlagMessage, type PrintArgs } from './print-args.ts';
+import type { CommandIo } from './command-io.ts';
 
-export interface PrintIo {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly cwd: string;
-  readonly stdout: (bytes: Buffer) => void;
-  readonly stderr: (text: string) => void;
-}
-
-export async function runPrint(argv: readonly string[], io: PrintIo): Promise<number> {
+export async function runPrint(argv: readonly string[], io: CommandIo): Promise<number> {
   const fail = (code: string, message: string, exit = 1): number => {
     io.stderr(`${JSON.stringify({ code, message })}\n`);
     return exit;

@@ -13,7 +13,8 @@ import type { HostBundle } from '../mcp/types.ts';
 import { createAdapter } from '../adapter.ts';
 import { serveConnection } from '../rpc/connection.ts';
 import { systemClock } from '../util/clock.ts';
-import { parseServeArgs, SERVE_USAGE, type ServeConfig } from './args.ts';
+import { parseServeArgs, SERVE_USAGE } from './args.ts';
+import type { ServeConfig } from './server-options.ts';
 import { deferHosts } from './deferred-hosts.ts';
 import { holdYoungGeneration } from './heap.ts';
 

@@ -13,7 +13,8 @@ import type { JsonSchema, ToolOutcome } from '../mcp/types.ts';
 import { rpcErrors } from '../rpc/errors.ts';
 import { eraFeatures, features } from '../rpc/negotiate.ts';
 import { toCreateTaskResult } from './task-result.ts';
-import { escapePointerToken, validate } from '../schema/validate.ts';
+import { validate } from '../schema/validate.ts';
+import { escapePointerToken } from '../util/json-pointer.ts';
 import type { HandlerContext } from './context.ts';
 import { toCallToolResult, type CallToolResult } from './tool-result.ts';
 

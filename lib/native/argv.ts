@@ -10,6 +10,7 @@ import { ToolError } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
 import type { CliOption, CliTree, OutputMode } from './tree.ts';
 import type { JsonValue } from '../util/json.ts';
+import { escapePointerToken } from '../util/json-pointer.ts';
 import type { PermissionMode } from './tree.ts';
 
 export interface NativeArgvInput {
@@ -29,9 +30,6 @@ export interface NativeArgv {
   /** The prompt to write to stdin and then end it; null means spawn with stdin ignored. */
   readonly stdin: string | null;
 }
-
-/** Undeclared keys are named in errors, cut to this length. */
-const MAX_POINTER_KEY_CHARS = 128;
 
 /** Builds the exact argv; throws ToolError('invalid_arguments', …, '/<arg>') for anything undeclared or malformed. */
 export function buildNativeArgv(input: NativeArgvInput): NativeArgv {
@@ -137,6 +135,5 @@ function invalid(path: string, message: string): ToolError {
 
 /** JSON Pointer of one top-level argument (RFC 6901 escaping). */
 function pointer(key: string): string {
-  const cut = key.length > MAX_POINTER_KEY_CHARS ? `${key.slice(0, MAX_POINTER_KEY_CHARS)}…` : key;
-  return `/${cut.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  return `/${escapePointerToken(key)}`;
 }

@@ -6,6 +6,7 @@
  * message names the keyword and the rule, never the submitted value. Pure.
  */
 import type { JsonValue } from '../util/json.ts';
+import { escapePointerToken } from '../util/json-pointer.ts';
 
 /** Nested schemas deeper than this are refused (a bound on the recursion, not a native rule). */
 export const MAX_SCHEMA_DEPTH = 32;
@@ -35,7 +36,7 @@ function check(schema: JsonValue, pointer: string, depth: number): SchemaProblem
   if (!isObject(schema)) return problem(pointer, 'must be a schema (an object or a boolean)');
   if (depth > MAX_SCHEMA_DEPTH) return problem(pointer, `nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
   for (const [key, value] of Object.entries(schema)) {
-    const at = `${pointer}/${escape(key)}`;
+    const at = `${pointer}/${escapePointerToken(key)}`;
     const found = checkKeyword(key, value, at, depth);
     if (found !== null) return found;
   }
@@ -54,7 +55,7 @@ function checkKeyword(key: string, value: JsonValue, at: string, depth: number):
   if (key === 'dependentRequired') {
     if (!isObject(value)) return problem(at, 'must be an object');
     for (const [name, list] of Object.entries(value)) {
-      if (!Array.isArray(list) || !list.every((item) => typeof item === 'string')) return problem(`${at}/${escape(name)}`, 'must be an array of strings');
+      if (!Array.isArray(list) || !list.every((item) => typeof item === 'string')) return problem(`${at}/${escapePointerToken(name)}`, 'must be an array of strings');
     }
     return null;
   }
@@ -73,7 +74,7 @@ function checkKeyword(key: string, value: JsonValue, at: string, depth: number):
   if (SCHEMA_MAP_KEYWORDS.includes(key)) {
     if (!isObject(value)) return problem(at, 'must be an object of schemas');
     for (const [name, sub] of Object.entries(value)) {
-      const found = check(sub, `${at}/${escape(name)}`, depth + 1);
+      const found = check(sub, `${at}/${escapePointerToken(name)}`, depth + 1);
       if (found !== null) return found;
     }
     return null;
@@ -115,10 +116,3 @@ function isObject(value: JsonValue | undefined): value is { [key: string]: JsonV
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Property names in pointers are cut like argument names in argv errors. */
-const MAX_POINTER_TOKEN_CHARS = 128;
-
-function escape(token: string): string {
-  const cut = token.length > MAX_POINTER_TOKEN_CHARS ? `${token.slice(0, MAX_POINTER_TOKEN_CHARS)}…` : token;
-  return cut.replaceAll('~', '~0').replaceAll('/', '~1');
-}

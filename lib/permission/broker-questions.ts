@@ -14,7 +14,7 @@ export const MAX_DECIDED_QUESTIONS = 64;
 export type DecisionSource = 'host' | 'timeout' | 'closed' | 'withdrawn' | 'overflow';
 
 /** A question as the person (and claude.run.result) sees it. */
-export interface PermissionQuestion {
+export type PermissionQuestion = {
   readonly question_id: string;
   readonly tool_name: string;
   readonly tool_use_id: string;
@@ -24,13 +24,13 @@ export interface PermissionQuestion {
   readonly input_truncated: boolean;
   readonly asked_at: string;
   readonly expires_at: string;
-}
+};
 
-export interface DecidedQuestion extends PermissionQuestion {
+export type DecidedQuestion = PermissionQuestion & {
   readonly behavior: 'allow' | 'deny';
   readonly decided_by: DecisionSource;
   readonly decided_at: string;
-}
+};
 
 export interface Waiting {
   readonly question: PermissionQuestion;

@@ -4,7 +4,7 @@
  * result carries. Pure: no state, no effects.
  */
 import { isPlainObject, type JsonObject } from '../util/json.ts';
-import { escapePointerToken } from '../schema/validate.ts';
+import { escapePointerToken } from '../util/json-pointer.ts';
 import { rpcErrors } from './errors.ts';
 import { ALL_PROTOCOL_VERSIONS, isModernVersion, type ModernProtocolVersion } from './negotiate.ts';
 

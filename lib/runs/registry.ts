@@ -42,7 +42,7 @@ export interface RunEntry<T> {
   readonly live: T;
 }
 
-export interface RunListItem {
+export type RunListItem = {
   run_id: string;
   state: RunState;
   completed: boolean;
@@ -51,7 +51,7 @@ export interface RunListItem {
   settled_at: string | null;
   session_id: string | null;
   acquired_by: string | null;
-}
+};
 
 export interface ReserveOptions<T> {
   readonly acquiredBy: string | null;

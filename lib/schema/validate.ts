@@ -7,11 +7,9 @@ import { isUuid } from '../util/uuid.ts';
 import type { JsonSchema } from '../mcp/types.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { isPlainObject } from '../util/json.ts';
+import { escapePointerToken } from '../util/json-pointer.ts';
 
 export type ValidationResult = { readonly ok: true } | { readonly ok: false; readonly path: string; readonly message: string };
-
-/** Longest property name kept verbatim in a path; longer ones are cut so errors stay small. */
-export const MAX_POINTER_TOKEN_CHARS = 128;
 
 const OK: ValidationResult = { ok: true };
 const compiled = new WeakMap<JsonSchema, RegExp>();
@@ -19,12 +17,6 @@ const compiled = new WeakMap<JsonSchema, RegExp>();
 /** Validates `value` against `schema`; the first failure wins (document order of the value). */
 export function validate(schema: JsonSchema, value: unknown): ValidationResult {
   return check(schema, value, '');
-}
-
-/** Escapes one JSON Pointer reference token (RFC 6901). */
-export function escapePointerToken(token: string): string {
-  const cut = token.length > MAX_POINTER_TOKEN_CHARS ? `${token.slice(0, MAX_POINTER_TOKEN_CHARS)}…` : token;
-  return cut.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 function fail(path: string, message: string): ValidationResult {

@@ -38,3 +38,8 @@ const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46]);
 
 /** A file identity on the wire: non-empty, short, no surprises. */
 export const FILE_ID_PATTERN = /^\d+:\d+:\d+:\d+:\d+$/;
+
+/** A file identity as the wire carries it, or null (unbound). */
+export function isFileIdOrNull(value: unknown): value is string | null {
+  return value === null || (typeof value === 'string' && FILE_ID_PATTERN.test(value));
+}

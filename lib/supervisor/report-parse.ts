@@ -1,11 +1,10 @@
 /** Pure validation of report lines (supervisor -> adapter). Unknown or malformed lines yield null. */
 import { CLEANUP_PROOFS, type ProbeOutcome, type ProcessIdentity, type RawProbeOutcome, type ReportMessage } from './protocol.ts';
-import { FILE_ID_PATTERN } from './file-id.ts';
+import { isFileIdOrNull } from './file-id.ts';
 import { isPlainObject, parseJsonObject } from '../util/json.ts';
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
 const isStr = (v: unknown): v is string => typeof v === 'string';
-const isFileIdOrNull = (v: unknown): v is string | null => v === null || (isStr(v) && FILE_ID_PATTERN.test(v));
 const isIdentity = (v: unknown): v is ProcessIdentity => isPlainObject(v) && isInt(v['pid']) && isStr(v['start']);
 
 export function parseReportLine(line: string): ReportMessage | null {

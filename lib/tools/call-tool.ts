@@ -3,7 +3,7 @@
  * and shape results; they never write to stdout. Run failures are outcomes with isError, not throws.
  */
 import type { CallContext, ToolOutcome } from '../mcp/types.ts';
-import type { JsonObject, JsonValue } from '../util/json.ts';
+import type { JsonObject } from '../util/json.ts';
 import type { RunResult } from '../runs/types.ts';
 import type { RunEntry } from '../runs/registry.ts';
 import { isToolError, ToolError } from '../tool-errors.ts';
@@ -102,7 +102,7 @@ function list(deps: HandlerDeps): ToolOutcome {
   return {
     ok: true,
     summary: `${runs.length} retained run(s), ${counts.active} active`,
-    result: { runs: runs as unknown as JsonValue[], retained: counts.retained, active: counts.active } as JsonObject,
+    result: { runs, retained: counts.retained, active: counts.active },
   };
 }
 
@@ -186,7 +186,7 @@ function answer(args: JsonObject, deps: HandlerDeps): ToolOutcome {
   return {
     ok: true,
     summary: `${decision === 'allow' ? 'allowed' : 'denied'} ${decided.tool_name} (${decided.question_id}) for ${entry.run_id}`,
-    result: { run_id: entry.run_id, question: decided as unknown as JsonObject },
+    result: { run_id: entry.run_id, question: decided },
   };
 }
 
@@ -198,8 +198,8 @@ function withQuestions(view: JsonObject, entry: RunEntry<LiveRun>): JsonObject {
   return {
     ...view,
     permission_questions: {
-      pending: broker.pending() as unknown as JsonValue[],
-      decided: decided.questions as unknown as JsonValue[],
+      pending: [...broker.pending()],
+      decided: [...decided.questions],
       decided_dropped: decided.dropped,
     },
   };

@@ -7,7 +7,7 @@ import { isDirectory } from '../util/is-directory.ts';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallContext, HostBundle, ToolHost } from '../mcp/types.ts';
-import type { JsonObject } from '../util/json.ts';
+import { copyJsonObject, type JsonObject } from '../util/json.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { CLI_TREE, getNativeArgNames, type CliTree } from '../native/tree.ts';
 import { getNativeOptionSchemas } from '../native/schema-gen.ts';
@@ -284,8 +284,8 @@ function getCapabilities(h: HostParts): JsonObject {
     adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId(h) },
     native: { binary, binary_error: binaryError, asserted_version: h.assertedVersion, tested_version: tree.native.tested_version, authentication: 'not checked: a version answer says nothing about login or API access' },
     protocol_versions: [...ALL_PROTOCOL_VERSIONS],
-    // CliTree is deeply readonly (readonly arrays), JsonObject is not: the one cast that stays.
-    cli_tree: tree as unknown as JsonObject,
+    // CliTree is deeply readonly (readonly arrays) and JsonObject is not: a copy, typed as it is built.
+    cli_tree: copyJsonObject(tree),
     limits: {
       max_retained_runs: MAX_RETAINED_RUNS, max_active_runs: MAX_ACTIVE_RUNS, max_events_per_run: MAX_EVENTS, max_event_bytes_per_run: MAX_EVENT_BYTES,
       max_final_event_bytes: MAX_FINAL_BYTES, max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES, max_timeout_seconds: config.maxTimeoutSeconds,

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { MAX_BUDGET_USD_LIMIT, MAX_FRAME_BYTES_LIMIT, MAX_TIMEOUT_SECONDS_LIMIT, MIN_FRAME_BYTES, parseServeArgs } from '../../lib/cli/args.ts';
+import { parseServeArgs } from '../../lib/cli/args.ts';
+import { MAX_BUDGET_USD_LIMIT, MAX_FRAME_BYTES_LIMIT, MAX_TIMEOUT_SECONDS_LIMIT, MIN_FRAME_BYTES } from '../../lib/cli/server-options.ts';
 import { parseCheckArgs } from '../../lib/cli/check.ts';
 import { getPrintUsage, parsePrintArgs, toFlagMessage } from '../../lib/cli/print-args.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonSchema } from '../../lib/mcp/types.ts';
-import { escapePointerToken, MAX_POINTER_TOKEN_CHARS, validate } from '../../lib/schema/validate.ts';
+import { validate } from '../../lib/schema/validate.ts';
+import { escapePointerToken, MAX_POINTER_TOKEN_CHARS } from '../../lib/util/json-pointer.ts';
 
 const RUN: JsonSchema = {
   type: 'object',

@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 import { getMcpConfigForManifest, hasRequiredConfigMissing, unpackExtension, vAny, type McpbManifestAny } from '@anthropic-ai/mcpb';
 import { BUNDLE_NAME, readCommittedHash, ROOT } from '../../scripts/build.ts';
 import { MCPB_CLI, packMcpb } from '../../scripts/pack-mcpb.ts';
-import { DEFAULT_MAX_TIMEOUT_SECONDS, MAX_BUDGET_USD_LIMIT, MAX_TIMEOUT_SECONDS_LIMIT, parseServeArgs } from '../../lib/cli/args.ts';
+import { parseServeArgs } from '../../lib/cli/args.ts';
+import { DEFAULT_MAX_TIMEOUT_SECONDS, MAX_BUDGET_USD_LIMIT, MAX_TIMEOUT_SECONDS_LIMIT, OPTION_KEYS, SERVER_OPTIONS, toUserConfigKey } from '../../lib/cli/server-options.ts';
 import { TOOL_NAMES } from '../../lib/tools/declarations.ts';
 import { startServer } from '../e2e/server-process.ts';
 import { at, objs, parseObj, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
@@ -41,7 +42,7 @@ describe('manifest.json', () => {
     assert.deepEqual(manifest.tools?.map((t) => t.name), TOOL_NAMES.map((n) => n.replaceAll('.', '_')));
     assert.equal(`>=${manifest.compatibility?.runtimes?.node?.replace(/^>=|\.0$/g, '')}`, at(pkg, 'engines', 'node'));
     const config = manifest.user_config ?? {};
-    assert.deepEqual(Object.keys(config), ['claude_bin', 'max_timeout_seconds', 'underscore_names', 'prompt_via_stdin', 'budget_usd']);
+    assert.deepEqual(Object.keys(config), OPTION_KEYS.filter((key) => SERVER_OPTIONS[key].published).map(toUserConfigKey));
     assert.equal(config['claude_bin']?.['type'], 'file');
     assert.equal(config['claude_bin']?.['required'], true);
     assert.deepEqual([config['max_timeout_seconds']?.['min'], config['max_timeout_seconds']?.['max'], config['max_timeout_seconds']?.['default']], [1, MAX_TIMEOUT_SECONDS_LIMIT, DEFAULT_MAX_TIMEOUT_SECONDS]);

@@ -2,12 +2,14 @@
 // (https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json, ServerDetail and Package
 // definitions) as restated here: the schema itself is not vendored and the specs run without network.
 // Beyond the schema: the npm ownership link (package.json mcpName) and that every declared argument,
-// rendered as the registry says (`--flag=value`), is accepted by the server's own parser.
+// rendered as the registry says (`--flag=value`), is accepted by the server's own parser (the drift of each
+// argument from the options table is spec/cli/server-options.test.ts's).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseServeArgs } from '../../lib/cli/args.ts';
+import { OPTION_KEYS, SERVER_OPTIONS } from '../../lib/cli/server-options.ts';
 import { ROOT } from '../../scripts/build.ts';
 import { at, isJsonObject, objAt, objs, parseObj, str } from '../helpers/typed-results.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
@@ -96,7 +98,7 @@ describe('server.json (MCP Registry)', () => {
       const parsed = parseServeArgs([`${name}=${value}`]);
       assert.equal(parsed.kind, 'config', `${name}=${value}`);
     }
-    assert.deepEqual(args.map((a) => a.name), ['--claude-bin', '--max-timeout-seconds', '--underscore-names', '--prompt-via-stdin', '--budget-usd']);
+    assert.deepEqual(args.map((a) => a.name), OPTION_KEYS.filter((key) => SERVER_OPTIONS[key].published).map((key) => SERVER_OPTIONS[key].flag));
     const parsed = parseServeArgs(args.map((a) => `${a.name}=${a.value}`));
     assert.deepEqual(parsed, { kind: 'config', config: { claudeBin: '/usr/local/bin/claude', maxTimeoutSeconds: 1800, underscoreNames: false, promptViaStdin: false, maxFrameBytes: 16 * 1024 * 1024, cleanupBackend: 'auto', budgetUsd: null } });
   });

@@ -1,7 +1,7 @@
 /** Pure validation of control lines (adapter -> supervisor). Anything malformed is rejected whole. */
 import { RUN_MARKER_PATTERN, TERMINATE_REASONS, type CommandSpec, type ControlMessage, type RunPlacement } from '../protocol.ts';
 import { isPlainObject, parseJsonObject } from '../../util/json.ts';
-import { FILE_ID_PATTERN } from '../file-id.ts';
+import { isFileIdOrNull } from '../file-id.ts';
 
 const MAX_GRACE_MS = 10 * 60 * 1000;
 /** A probe answers within minutes or not at all. */
@@ -43,10 +43,6 @@ export function parseControlLine(line: string): ControlMessage | null {
   const expectImageId = value['expectImageId'] ?? null;
   if (!isFileIdOrNull(expectFileId) || !isFileIdOrNull(expectImageId)) return null;
   return { type: 'spawn', ...command, stdin, interruptGraceMs, termGraceMs, killGraceMs, trackIntervalMs, expectFileId, expectImageId };
-}
-
-function isFileIdOrNull(value: unknown): value is string | null {
-  return value === null || (typeof value === 'string' && FILE_ID_PATTERN.test(value));
 }
 
 function parseCommand(value: Record<string, unknown>): Command | null {
