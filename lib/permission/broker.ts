@@ -46,6 +46,11 @@ export interface DecidedQuestion extends PermissionQuestion {
   readonly behavior: 'allow' | 'deny';
   readonly decided_by: DecisionSource;
   readonly decided_at: string;
+  /**
+   * The first answer that came after the question was decided without the person (a form left open past
+   * the bound, an answer to a run that ended): refused, never acted on, kept so the result can say so.
+   */
+  readonly late_answer?: { readonly behavior: 'allow' | 'deny'; readonly answered_at: string };
 }
 
 export interface HostAnswer {
@@ -63,7 +68,10 @@ export interface PermissionBroker {
   onQuestion(listener: (question: PermissionQuestion) => void): void;
   /** Called once per decided question, whoever decided it (to withdraw a question shown elsewhere). */
   onDecision(listener: (decided: DecidedQuestion) => void): void;
-  /** Answers a pending question; permission_question_not_pending when it is decided, withdrawn or unknown. */
+  /**
+   * Answers a pending question; permission_question_not_pending when it is decided, withdrawn or unknown.
+   * An answer to a question decided without the person is recorded as its late_answer before the refusal.
+   */
   answer(questionId: string, answer: HostAnswer): DecidedQuestion;
   /** Denies everything pending, closes the socket and removes the private directory. Idempotent. */
   close(): void;
@@ -117,6 +125,15 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     w.dispose();
     if (by !== 'withdrawn') send(w.socket, { t: 'decision', id: w.bridgeId, behavior, message });
     return record(w.question, behavior, by);
+  };
+
+  /** Why the question was decided without the person (null: unknown, or the person answered it already). */
+  const noteLateAnswer = (questionId: string, behavior: 'allow' | 'deny'): string | null => {
+    const index = decided.findIndex((d) => d.question_id === questionId);
+    const found = decided[index];
+    if (found === undefined || found.decided_by === 'host') return null;
+    if (found.late_answer === undefined) decided[index] = { ...found, late_answer: { behavior, answered_at: iso(deps.clock.wallNow()) } };
+    return LATE_REASONS[found.decided_by];
   };
 
   const onConnection = (socket: Socket): void => {
@@ -202,8 +219,11 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
       const reason = answer.reason === undefined ? '' : answer.reason.slice(0, MAX_DENY_REASON_CHARS);
       const message = answer.behavior === 'deny' ? (reason === '' ? 'The person at the MCP client denied this tool use.' : `The person at the MCP client denied this tool use: ${reason}`) : '';
       const entry = decide(questionId, answer.behavior, message, 'host');
-      if (entry === null) throw new ToolError('permission_question_not_pending', 'the question is not pending (already decided, withdrawn, expired or unknown for this run)', '/question_id');
-      return entry;
+      if (entry !== null) return entry;
+      const why = noteLateAnswer(questionId, answer.behavior);
+      throw new ToolError('permission_question_not_pending', why === null
+        ? 'the question is not pending (already answered, or unknown for this run)'
+        : `the question was already decided without an answer (${why}): denied, and this answer was not used`, '/question_id');
     },
     close() {
       if (closed) return;
@@ -216,6 +236,14 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     },
   };
 }
+
+/** Why a question was decided without the person, as a refused late answer explains it. */
+const LATE_REASONS: Readonly<Record<Exclude<DecisionSource, 'host'>, string>> = {
+  timeout: 'its time to answer ran out',
+  closed: 'the run ended or its bridge went away',
+  withdrawn: 'the nested Claude Code withdrew the call',
+  overflow: 'too many questions were waiting',
+};
 
 /** Private directories of brokers not closed yet: removed when the process exits by any path that runs code. */
 const openDirs = new Set<string>();

@@ -12,6 +12,8 @@ export interface WireEntry {
   readonly line?: string;
   readonly signal?: string | null;
   readonly exit?: number | null;
+  /** The tap's first entry: how long after its spawn it started counting t. */
+  readonly spawnLagMs?: number;
 }
 
 /** One JSON-RPC message on the tapped wire, with its direction and time (ms since the tap started). */
@@ -24,6 +26,7 @@ export interface WireMessage {
 function entryOf(raw: JsonObject, index: number): WireEntry {
   const what = `wire-tap entry ${index + 1}`;
   const { dir, line, signal, exit } = raw;
+  const lag = raw['spawn_lag_ms'];
   if (dir !== undefined && dir !== 'c2s' && dir !== 's2c') throw new Error(`${what}: dir ${JSON.stringify(dir)}`);
   if (signal !== undefined && signal !== null && typeof signal !== 'string') throw new Error(`${what}: signal ${JSON.stringify(signal)}`);
   if (exit !== undefined && exit !== null && typeof exit !== 'number') throw new Error(`${what}: exit ${JSON.stringify(exit)}`);
@@ -33,6 +36,7 @@ function entryOf(raw: JsonObject, index: number): WireEntry {
     ...(line === undefined ? {} : { line: str(line, `${what}: line`) }),
     ...(signal === undefined ? {} : { signal }),
     ...(exit === undefined ? {} : { exit }),
+    ...(lag === undefined ? {} : { spawnLagMs: num(lag, `${what}: spawn_lag_ms`) }),
   };
 }
 
