@@ -22,15 +22,28 @@ import { describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
 const TAP = fileURLToPath(new URL('../../fixtures/mcp-wire-tap.mjs', import.meta.url));
 const TASKS = 'io.modelcontextprotocol/tasks';
 const NESTED_REPLY = 'Nested reply delivered through an MCP task.';
-/** Each wait is for an event (a wire line, a model request, an exit); only a hang reaches this. */
+/**
+ * Each wait is for one event (a wire line, a model request, a screen hint, an exit) and names it; the
+ * bound is a liveness bound for one step on a loaded machine, never a guess at how long a chain takes.
+ */
 const STEP_DEADLINE_MS = 60_000;
+/** A nested real run (CLI start, the fake model's turn, cleanup) is the longest single step. */
+const RUN_DEADLINE_MS = 120_000;
+/** Keys typed before the prompt box is mounted are lost: each try waits this long for the echo. */
+const ECHO_DEADLINE_MS = 10_000;
+const PROMPT_TRIES = 3;
+/** How long a question of the stale-form case waits for an answer (the form must show before it runs out). */
+const ASK_BOUND_SECONDS = 10;
 
 type Message = WireMessage;
 
-const until = <T>(what: string | (() => string), probe: () => T | undefined | Promise<T | undefined>): Promise<T> =>
-  pollUntil(what, probe, { timeoutMs: STEP_DEADLINE_MS, intervalMs: 50 });
+const until = <T>(what: string | (() => string), probe: () => T | undefined | Promise<T | undefined>, timeoutMs = STEP_DEADLINE_MS): Promise<T> =>
+  pollUntil(what, probe, { timeoutMs, intervalMs: 50 });
 
 const answerTo = (all: Message[], id: unknown): Message | undefined => all.find((m) => m.dir === 's2c' && m.msg['id'] === id);
+/** The answer to a tasks/get that reported the task completed, once there is one. */
+const completedPoll = (all: Message[]): Message | undefined =>
+  all.filter((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get').map((poll) => answerTo(all, poll.msg['id'])).find((a) => at(a?.msg, 'result', 'status') === 'completed');
 
 describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task', () => {
   let fake: FakeAnthropic;
@@ -43,6 +56,8 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
       scenario: scenarioByPromptTag({
         host_call: { kind: 'tool_use', tool: 'mcp__crm__claude_run', input: { prompt: `say hi ${promptTag('nested')}` }, followUpText: 'Noted.' },
         host_call_long: { kind: 'tool_use', tool: 'mcp__crm__claude_run', input: { prompt: `stream a long time ${promptTag('nested_long')}` }, followUpText: 'Noted.' },
+        // The nested model asks for Bash, which the native default mode asks the person about.
+        host_ask: { kind: 'tool_use', tool: 'mcp__crm__claude_run', input: { prompt: `make a marker ${promptTag('tool_bash')}`, ask_host: true, ask_host_timeout_seconds: ASK_BOUND_SECONDS }, followUpText: 'Noted.' },
         // ~2.5 s of deltas: long enough for several polls while the task works.
         nested: { kind: 'text', text: NESTED_REPLY, chunkChars: 2, deltaDelayMs: 110 },
         // ~40 s: ended by the user long before.
@@ -68,7 +83,10 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     screen(): string;
     wire(): WireEntry[];
     messages(): Message[];
-    /** Types `text` and Enter once tools/list was answered (earlier, the model request would carry no MCP tool). */
+    /**
+     * Types `text` once tools/list was answered (earlier, the model request would carry no MCP tool), presses
+     * Enter once the prompt box shows it, and returns when the model got it.
+     */
     prompt(text: string): Promise<void>;
   }
 
@@ -104,8 +122,19 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
           const list = all.find((m) => m.dir === 'c2s' && m.msg['method'] === 'tools/list');
           return list && answerTo(all, list.msg['id']) ? true : undefined;
         });
-        tmux('send-keys', '-t', label, '-l', text);
+        const screen = (): string => { try { return tmux('capture-pane', '-p', '-t', label); } catch { return '(no pane)'; } };
+        const echo = text.slice(0, 24);
+        let echoed = false;
+        for (let attempt = 1; attempt <= PROMPT_TRIES && !echoed; attempt++) {
+          tmux('send-keys', '-t', label, '-l', text);
+          echoed = await until(() => `the prompt echoed in the box (try ${attempt})`, () => (screen().includes(echo) ? true : undefined), ECHO_DEADLINE_MS).catch(() => false);
+          // Lost keys, or half a line typed into a box that mounted meanwhile: clear it and type again.
+          if (!echoed) tmux('send-keys', '-t', label, 'C-u');
+        }
+        assert.ok(echoed, `the prompt box never showed the typed text (screen:\n${screen()})`);
         tmux('send-keys', '-t', label, 'Enter');
+        const tag = text.match(/\[fake:[a-z_]+\]/)?.[0] ?? text;
+        await until(() => `the prompt to reach the model (screen:\n${screen()})`, () => (fake.requests.some((r) => r.path === '/v1/messages' && JSON.stringify(r.body).includes(tag)) ? true : undefined));
       },
     };
   }
@@ -123,7 +152,10 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     // The wake-up is a new turn whose newest message carries the notification (the system prompt mentions the tag too).
     const newest = (r: RecordedRequest): string => JSON.stringify((isJsonObject(r.body) && Array.isArray(r.body['messages']) ? r.body['messages'] : []).at(-1) ?? null);
     const isWake = (r: RecordedRequest): boolean => r.path === '/v1/messages' && newest(r).includes('<task-notification>');
-    const wake = await until(() => `the model woken by the task (screen:\n${screen()})`, () => fake.requests.find(isWake));
+    // By the wire: the tools/call, the poll that sees the run completed, then the wake-up that follows it.
+    await until(() => `tools/call on the wire (screen:\n${screen()})`, () => (messages().some((m) => m.dir === 'c2s' && m.msg['method'] === 'tools/call') ? true : undefined));
+    await until(() => `a poll answered "completed" (screen:\n${screen()})`, () => completedPoll(messages()), RUN_DEADLINE_MS);
+    const wake = await until(() => `the model woken after the completed poll (screen:\n${screen()})`, () => fake.requests.find(isWake));
 
     const all = messages();
     const requests = all.filter((m) => m.dir === 'c2s' && typeof m.msg['method'] === 'string');
