@@ -6,6 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +42,8 @@ const until = <T>(what: string | (() => string), probe: () => T | undefined | Pr
   pollUntil(what, probe, { timeoutMs, intervalMs: 50 });
 
 const answerTo = (all: Message[], id: unknown): Message | undefined => all.find((m) => m.dir === 's2c' && m.msg['id'] === id);
+/** The newest message of a model request, as JSON text (a wake-up carries the task notification there). */
+const newestMessage = (r: RecordedRequest): string => JSON.stringify((isJsonObject(r.body) && Array.isArray(r.body['messages']) ? r.body['messages'] : []).at(-1) ?? null);
 /** The answer to a tasks/get that reported the task completed, once there is one. */
 const completedPoll = (all: Message[]): Message | undefined =>
   all.filter((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get').map((poll) => answerTo(all, poll.msg['id'])).find((a) => at(a?.msg, 'result', 'status') === 'completed');
@@ -211,6 +214,36 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     const exit = await until(() => `the server to exit (screen:\n${screen()})`, () => wire().find((e) => e.exit !== undefined));
     assert.deepEqual({ exit: exit.exit, signal: exit.signal }, { exit: 0, signal: null }, 'the server exited 0 on its own');
     assert.deepEqual(describeProcesses(await pollUntilGone(() => sandbox.processes(), LEAK_POLL_MS)), [], 'nothing left after /exit');
+  });
+
+  it('a question whose form outlives its bound: denied at the bound, the late answer refused (-32602), the model told', async (t) => {
+    const host = await startHost('stale');
+    const { screen } = host;
+    await host.prompt(`ask the person ${promptTag('host_ask')}`);
+    await until(() => `the permission form (screen:\n${screen()})`, () => (screen().includes('requests your input') ? true : undefined), RUN_DEADLINE_MS);
+    assert.match(screen(), /Answer within \d+ seconds?;/, 'the form says the time left in relative terms');
+    const shownAt = host.messages().filter((m) => m.dir === 's2c' && at(m.msg, 'result', 'status') === 'input_required').at(-1)!.t;
+    // The bound passes and the run ends (denied) while the form stays open; Claude Code does not poll meanwhile.
+    await until(() => `the nested run to end while the form is open (screen:\n${screen()})`, async () => ((await nestedRuns()).length === 0 ? true : undefined), RUN_DEADLINE_MS);
+    assert.ok(screen().includes('requests your input'), 'the form is still on screen: nothing on the wire can close it');
+    assert.equal(host.messages().some((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get' && m.t > shownAt), false, 'no poll while the form is open');
+    // Answer the stale form: to the buttons, then Decline.
+    for (const key of ['Down', 'Down', 'Right', 'Enter']) host.tmux('send-keys', '-t', 'stale', key);
+    const update = await until(() => `tasks/update on the wire (screen:\n${screen()})`, () => host.messages().find((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/update'));
+    const refused = await until('the answer to tasks/update', () => answerTo(host.messages(), update.msg['id']));
+    t.diagnostic(`tasks/update → ${JSON.stringify(refused.msg['error'] ?? refused.msg['result'])}`);
+    assert.equal(at(refused.msg, 'error', 'code'), -32602, 'the late answer is refused');
+    assert.equal(at(refused.msg, 'error', 'data', 'code'), 'permission_question_not_pending');
+    // Claude Code re-polls for the real state, finds the run completed and wakes the model with its result.
+    await until(() => `a poll answered "completed" (screen:\n${screen()})`, () => completedPoll(host.messages()));
+    const wake = await until(() => `the model woken with the result (screen:\n${screen()})`, () => fake.requests.find((r) => r.path === '/v1/messages' && newestMessage(r).includes('<task-notification>') && newestMessage(r).includes('late_answer')));
+    const told = newestMessage(wake);
+    for (const part of ['decided_by', 'timeout', 'late_answer']) assert.ok(told.includes(part), `the model reads ${part}`);
+    assert.equal(existsSync(join(sandbox.cwd, 'fake-tool-marker.txt')), false, 'the denied tool did not run');
+    host.tmux('send-keys', '-t', 'stale', '-l', '/exit');
+    host.tmux('send-keys', '-t', 'stale', 'Enter');
+    const exit = await until(() => `the server to exit (screen:\n${screen()})`, () => host.wire().find((e) => e.exit !== undefined));
+    assert.equal(exit.exit, 0);
   });
 
   /** Starts a long task and waits until the CLI polled it twice (it is backgrounded and being watched). */
