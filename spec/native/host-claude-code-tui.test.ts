@@ -46,7 +46,9 @@ const answerTo = (all: Message[], id: unknown): Message | undefined => all.find(
 const newestMessage = (r: RecordedRequest): string => JSON.stringify((isJsonObject(r.body) && Array.isArray(r.body['messages']) ? r.body['messages'] : []).at(-1) ?? null);
 /** The answer to a tasks/get that reported the task completed, once there is one. */
 const completedPoll = (all: Message[]): Message | undefined =>
-  all.filter((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get').map((poll) => answerTo(all, poll.msg['id'])).find((a) => at(a?.msg, 'result', 'status') === 'completed');
+  all.filter((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get').map((poll) => answerTo(all, poll.msg['id'])).find((a) => a !== undefined && statusOf(a) === 'completed');
+/** The task status a server message reports, if it is a task answer (an error answer has none). */
+const statusOf = (m: Message): unknown => (isJsonObject(m.msg['result']) ? m.msg['result']['status'] : undefined);
 
 describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task', () => {
   let fake: FakeAnthropic;
@@ -222,7 +224,7 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     await host.prompt(`ask the person ${promptTag('host_ask')}`);
     await until(() => `the permission form (screen:\n${screen()})`, () => (screen().includes('requests your input') ? true : undefined), RUN_DEADLINE_MS);
     assert.match(screen(), /Answer within \d+ seconds?;/, 'the form says the time left in relative terms');
-    const shownAt = host.messages().filter((m) => m.dir === 's2c' && at(m.msg, 'result', 'status') === 'input_required').at(-1)!.t;
+    const shownAt = host.messages().filter((m) => m.dir === 's2c' && statusOf(m) === 'input_required').at(-1)!.t;
     // The bound passes and the run ends (denied) while the form stays open; Claude Code does not poll meanwhile.
     await until(() => `the nested run to end while the form is open (screen:\n${screen()})`, async () => ((await nestedRuns()).length === 0 ? true : undefined), RUN_DEADLINE_MS);
     assert.ok(screen().includes('requests your input'), 'the form is still on screen: nothing on the wire can close it');

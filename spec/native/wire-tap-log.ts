@@ -40,9 +40,15 @@ function entryOf(raw: JsonObject, index: number): WireEntry {
   };
 }
 
-/** Every entry of the log so far (none when the tap has not written yet). */
+/**
+ * Every complete entry of the log so far (none when the tap has not written yet). A spec reads while the
+ * tap appends: a long line (tools/list is ~31 KB) can be caught half written, so only text up to the last
+ * newline is read; the rest is read on the next call.
+ */
 export function readWireLog(log: string): WireEntry[] {
-  return existsSync(log) ? jsonLines(readFileSync(log, 'utf8'), 'wire-tap line').map(entryOf) : [];
+  if (!existsSync(log)) return [];
+  const text = readFileSync(log, 'utf8');
+  return jsonLines(text.slice(0, text.lastIndexOf('\n') + 1), 'wire-tap line').map(entryOf);
 }
 
 /** The JSON-RPC messages among the entries, each line parsed as an object. */
