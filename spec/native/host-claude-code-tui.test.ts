@@ -127,6 +127,13 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
           const list = all.find((m) => m.dir === 'c2s' && m.msg['method'] === 'tools/list');
           return list && answerTo(all, list.msg['id']) ? true : undefined;
         });
+        // A discover answer later than the CLI's 3 s probe deadline makes the whole session legacy (no tasks):
+        // say so, rather than fail later waiting for a task that cannot come (docs/protocol.md).
+        const all = messages();
+        const discovered = all.find((m) => m.dir === 's2c' && m.msg['id'] === 'server-discover-probe-1');
+        const lag = wire().find((e) => e.spawnLagMs !== undefined)?.spawnLagMs ?? 0;
+        assert.equal(all.some((m) => m.dir === 'c2s' && m.msg['method'] === 'initialize'), false,
+          `the session went legacy: the discover answer came ${discovered === undefined ? 'never' : `${discovered.t + lag} ms after the tap's spawn`} (Claude Code waits 3,000 ms; load ${process.getBuiltinModule('node:os').loadavg()[0]!.toFixed(1)})`);
         const screen = (): string => { try { return tmux('capture-pane', '-p', '-t', label); } catch { return '(no pane)'; } };
         const echo = text.slice(0, 24);
         let echoed = false;
