@@ -56,7 +56,8 @@ export async function runServe(argv: readonly string[], loadHosts: HostFactory =
     loadFailed = true;
     setImmediate(() => { void connection.close(); });
     throw error;
-  }), log);
+    // createHosts always composes a task host: discover can say so before the load.
+  }), log, { withTasks: true });
   const { hosts } = deferred;
   const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close, log });
   const connection = serveConnection({

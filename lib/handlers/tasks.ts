@@ -9,6 +9,7 @@ import { requiredTasksCapability } from '../rpc/modern.ts';
 import { isPlainObject, type JsonObject } from '../util/json.ts';
 import type { HandlerContext } from './context.ts';
 import { toWireTask } from './task-result.ts';
+import { assertNever } from '../util/assert-never.ts';
 
 /** Longest taskId looked up; longer ones cannot be ours (the extension's bound is 1024 characters). */
 export const MAX_TASK_ID_CHARS = 1024;
@@ -29,15 +30,22 @@ export function tasksCancel(params: Record<string, unknown>, ctx: HandlerContext
 }
 
 /**
- * Answers the outstanding permission questions of an ask_host run (keys are question ids); keys that are
- * not outstanding are acknowledged and ignored, as the extension says.
+ * Answers the outstanding permission questions of an ask_host run (keys are question ids). An answer to a
+ * question that was decided without the person (the form outlived its bound) is refused with -32602 and
+ * data.code permission_question_not_pending, so the host re-polls for the task's real state instead of
+ * believing it was heard; other keys that are not outstanding are acknowledged and ignored, as the extension says.
  */
 export function tasksUpdate(params: Record<string, unknown>, ctx: HandlerContext): Record<string, never> {
   const { host, taskId } = taskRequest(params, ctx);
   const responses = params['inputResponses'];
   if (!isPlainObject(responses)) throw rpcErrors.invalidParams('/inputResponses must be an object', '/inputResponses');
-  if (!host.update(taskId, responses as JsonObject)) throw rpcErrors.taskNotFound();
-  return {};
+  const outcome = host.update(taskId, responses as JsonObject);
+  switch (outcome.kind) {
+    case 'applied': return {};
+    case 'not_found': throw rpcErrors.taskNotFound();
+    case 'late': throw rpcErrors.lateAnswer(outcome.questionId, outcome.message);
+    default: return assertNever(outcome);
+  }
 }
 
 function taskRequest(params: Record<string, unknown>, ctx: HandlerContext): { host: TaskHost; taskId: string } {

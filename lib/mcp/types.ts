@@ -108,9 +108,18 @@ export interface TaskHost {
   get(taskId: string): TaskView | null;
   /** Asks the run to stop; idempotent. false when no task has this id. */
   cancel(taskId: string): boolean;
-  /** Answers outstanding input requests by key (others are ignored, as the extension says). false when no task has this id. */
-  update(taskId: string, inputResponses: JsonObject): boolean;
+  /**
+   * Answers outstanding input requests by key. A key that names a question already decided without the
+   * person (its form outlived the bound) is refused; other keys are ignored, as the extension says.
+   */
+  update(taskId: string, inputResponses: JsonObject): TaskUpdate;
 }
+
+/** What a tasks/update did: nothing to update, answers applied, or answers that came too late (refused). */
+export type TaskUpdate =
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'applied' }
+  | { readonly kind: 'late'; readonly questionId: string; readonly message: string };
 
 export interface ResourceDescriptor {
   readonly uri: string;

@@ -30,6 +30,11 @@ export type DecidedQuestion = PermissionQuestion & {
   readonly behavior: 'allow' | 'deny';
   readonly decided_by: DecisionSource;
   readonly decided_at: string;
+  /**
+   * The first answer that came after the question was decided without the person (a form left open past
+   * the bound, an answer to a run that ended): refused, never acted on, kept so the result can say so.
+   */
+  readonly late_answer?: { readonly behavior: 'allow' | 'deny'; readonly answered_at: string };
 };
 
 export interface Waiting {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Clock } from '../util/clock.ts';
 import { ToolError } from '../tool-errors.ts';
 import { onConnection, type BrokerState } from './broker-connection.ts';
-import { createQuestionBook, decide, type DecidedQuestion, type PermissionQuestion, type QuestionBook } from './broker-questions.ts';
+import { createQuestionBook, decide, iso, type DecidedQuestion, type DecisionSource, type PermissionQuestion, type QuestionBook } from './broker-questions.ts';
 import { PRIVATE_DIR_PREFIX } from './private-dir.ts';
 import { MAX_DENY_REASON_CHARS } from './wire.ts';
 
@@ -34,7 +34,10 @@ export interface PermissionBroker {
   onQuestion(listener: (question: PermissionQuestion) => void): void;
   /** Called once per decided question, whoever decided it (to withdraw a question shown elsewhere). */
   onDecision(listener: (decided: DecidedQuestion) => void): void;
-  /** Answers a pending question; permission_question_not_pending when it is decided, withdrawn or unknown. */
+  /**
+   * Answers a pending question; permission_question_not_pending when it is decided, withdrawn or unknown.
+   * An answer to a question decided without the person is recorded as its late_answer before the refusal.
+   */
   answer(questionId: string, answer: HostAnswer): DecidedQuestion;
   /** Denies everything pending, closes the socket and removes the private directory. Idempotent. */
   close(): void;
@@ -90,9 +93,29 @@ function answerQuestion(book: QuestionBook, questionId: string, answer: HostAnsw
   const reason = answer.reason === undefined ? '' : answer.reason.slice(0, MAX_DENY_REASON_CHARS);
   const message = answer.behavior === 'deny' ? (reason === '' ? 'The person at the MCP client denied this tool use.' : `The person at the MCP client denied this tool use: ${reason}`) : '';
   const entry = decide(book, questionId, answer.behavior, message, 'host');
-  if (entry === null) throw new ToolError('permission_question_not_pending', 'the question is not pending (already decided, withdrawn, expired or unknown for this run)', '/question_id');
-  return entry;
+  if (entry !== null) return entry;
+  const why = noteLateAnswer(book, questionId, answer.behavior);
+  throw new ToolError('permission_question_not_pending', why === null
+    ? 'the question is not pending (already answered, or unknown for this run)'
+    : `the question was already decided without an answer (${why}): denied, and this answer was not used`, '/question_id');
 }
+
+/** Why the question was decided without the person (null: unknown, or the person answered it already). */
+function noteLateAnswer(book: QuestionBook, questionId: string, behavior: 'allow' | 'deny'): string | null {
+  const index = book.decided.findIndex((d) => d.question_id === questionId);
+  const found = book.decided[index];
+  if (found === undefined || found.decided_by === 'host') return null;
+  if (found.late_answer === undefined) book.decided[index] = { ...found, late_answer: { behavior, answered_at: iso(book.clock.wallNow()) } };
+  return LATE_REASONS[found.decided_by];
+}
+
+/** Why a question was decided without the person, as a refused late answer explains it. */
+const LATE_REASONS: Readonly<Record<Exclude<DecisionSource, 'host'>, string>> = {
+  timeout: 'its time to answer ran out',
+  closed: 'the run ended or its bridge went away',
+  withdrawn: 'the nested Claude Code withdrew the call',
+  overflow: 'too many questions were waiting',
+};
 
 /** Private directories of brokers not closed yet: removed when the process exits by any path that runs code. */
 const openDirs = new Set<string>();

@@ -22,10 +22,25 @@ export const QUESTION_SCHEMA: JsonObject = {
   required: ['decision'],
 };
 
-export function questionMessage(runId: string, q: PermissionQuestion): string {
+/**
+ * What the person reads. The time left is relative ("within 3 minutes"): a form is read on a screen whose
+ * clock and zone the server does not know. `leftMs` is counted when the form is built (a task's form is
+ * built at the poll that shows it); it is rounded down, so the form never promises more than there is.
+ */
+export function questionMessage(runId: string, q: PermissionQuestion, leftMs: number): string {
   const size = q.input_truncated ? ` (cut; the whole input is ${q.input_bytes} bytes)` : '';
   return `Claude Code run ${runId} asks for permission to use ${q.tool_name} with this input${size}:\n${q.input}\n` +
-    `Unanswered by ${q.expires_at} means deny.`;
+    `Answer within ${timeLeftText(leftMs)}; no answer by then means deny, and an answer after that is refused.`;
+}
+
+/** "3 minutes", "1 minute 30 seconds", "45 seconds": whole units, rounded down, at least "1 second". */
+export function timeLeftText(leftMs: number): string {
+  const seconds = Math.max(1, Math.floor(leftMs / 1000));
+  const plural = (n: number, unit: string): string => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (seconds < 60) return plural(seconds, 'second');
+  const minutes = Math.floor(seconds / 60);
+  const rest = seconds % 60;
+  return rest === 0 ? plural(minutes, 'minute') : `${plural(minutes, 'minute')} ${plural(rest, 'second')}`;
 }
 
 /** The decision a form answer carries, or null (a deny) for anything but an accepted, well-formed form. */
@@ -49,7 +64,7 @@ export function askThroughElicitation(broker: PermissionBroker, runId: string, e
   broker.onQuestion((question) => {
     const controller = new AbortController();
     open.set(question.question_id, controller);
-    const params: JsonObject = { mode: 'form', message: questionMessage(runId, question), requestedSchema: QUESTION_SCHEMA };
+    const params: JsonObject = { mode: 'form', message: questionMessage(runId, question, broker.boundMs), requestedSchema: QUESTION_SCHEMA };
     const answerWith = (answer: { behavior: 'allow' | 'deny'; reason?: string }): void => {
       if (controller.signal.aborted) return;
       try {

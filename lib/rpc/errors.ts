@@ -92,5 +92,8 @@ export const rpcErrors = {
     new RpcError(RPC_ERROR_CODES.UNSUPPORTED_PROTOCOL_VERSION, 'Unsupported protocol version', { supported: [...supported], requested }),
   missingCapability: (requiredCapabilities: JsonObject) =>
     new RpcError(RPC_ERROR_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY, 'Missing required client capability', { requiredCapabilities }),
+  /** tasks/update for a question decided without the person (its form outlived the bound); the message says why. */
+  lateAnswer: (questionId: string, message: string) =>
+    new RpcError(RPC_ERROR_CODES.INVALID_PARAMS, `Invalid params: ${message}`, { code: 'permission_question_not_pending', path: `/inputResponses/${questionId}` }),
   taskNotFound: () => new RpcError(RPC_ERROR_CODES.INVALID_PARAMS, 'Invalid params: task not found (unknown, evicted or released)', { path: '/taskId' }),
 } as const;

@@ -4,7 +4,7 @@
  * exactly like any run, and every answer is read from the run registry. This layer only remembers which
  * runs were started as tasks, under which tool name, and their newest native event for statusMessage.
  */
-import type { CallContext, TaskHost, TaskStart, TaskView, ToolOutcome } from '../mcp/types.ts';
+import type { CallContext, TaskHost, TaskStart, TaskUpdate, TaskView, ToolOutcome } from '../mcp/types.ts';
 import type { JsonObject } from '../util/json.ts';
 import type { Clock } from '../util/clock.ts';
 import type { EventKind } from '../native/events.ts';
@@ -90,19 +90,27 @@ function startTask(t: Tasks, name: string, args: JsonObject, ctx: CallContext): 
   return { kind: 'task', task: view(t, entry, record) };
 }
 
-function updateTask(t: Tasks, taskId: string, inputResponses: JsonObject): boolean {
+function updateTask(t: Tasks, taskId: string, inputResponses: JsonObject): TaskUpdate {
   const entry = entryOf(t, taskId);
-  if (entry === null || !t.records.has(taskId)) return false;
+  if (entry === null || !t.records.has(taskId)) return { kind: 'not_found' };
   const broker = entry.live.broker;
-  if (broker === null || entry.completed) return true;
-  const outstanding = new Set(broker.pending().map((q) => q.question_id));
+  if (broker === null) return { kind: 'applied' };
+  let late: TaskUpdate = { kind: 'applied' };
   for (const [key, response] of Object.entries(inputResponses)) {
-    if (!outstanding.has(key)) continue;
     // Anything but an accepted, well-formed form is a deny (decline, cancel, malformed).
     const answer = typeof response === 'object' && response !== null && !Array.isArray(response) ? readAnswer(response as JsonObject) : null;
-    broker.answer(key, answer ?? { behavior: 'deny', reason: 'the form was declined, cancelled or malformed' });
+    try {
+      broker.answer(key, answer ?? { behavior: 'deny', reason: 'the form was declined, cancelled or malformed' });
+    } catch (error) {
+      if (!isToolError(error)) throw error;
+      // A key of a question decided without the person: its form stayed open past the bound (Claude Code
+      // does not poll while a form is open, so it could not be withdrawn). Refused, and recorded.
+      if (late.kind === 'applied' && broker.decided().questions.some((q) => q.question_id === key && q.late_answer !== undefined)) {
+        late = { kind: 'late', questionId: key, message: error.message };
+      }
+    }
   }
-  return true;
+  return late;
 }
 
 function cancelTask(t: Tasks, taskId: string): boolean {
@@ -145,7 +153,7 @@ function view(t: Tasks, entry: RunEntry<LiveRun>, record: TaskRecord): TaskView 
     const asking = entry.live.broker?.pending() ?? [];
     if (asking.length > 0) {
       const first = asking[0]!;
-      return { ...base, status: 'input_required', statusMessage: statusLine(`waiting for a permission answer: ${first.tool_name}`), outcome: null, inputRequests: taskInputRequests(entry.run_id, asking) };
+      return { ...base, status: 'input_required', statusMessage: statusLine(`waiting for a permission answer: ${first.tool_name}`), outcome: null, inputRequests: taskInputRequests(entry.run_id, asking, t.deps.clock.wallNow()) };
     }
     return { ...base, status: 'working', statusMessage: workingMessage(entry, record), outcome: null };
   }
@@ -156,10 +164,11 @@ function view(t: Tasks, entry: RunEntry<LiveRun>, record: TaskRecord): TaskView 
 }
 
 /** The pending permission questions as the extension's inputRequests: key = question id, one form each. */
-function taskInputRequests(runId: string, questions: readonly PermissionQuestion[]): Record<string, JsonObject> {
+function taskInputRequests(runId: string, questions: readonly PermissionQuestion[], nowMs: number): Record<string, JsonObject> {
   const requests: Record<string, JsonObject> = {};
   for (const q of questions) {
-    requests[q.question_id] = { method: 'elicitation/create', params: { mode: 'form', message: questionMessage(runId, q), requestedSchema: QUESTION_SCHEMA } };
+    const leftMs = Date.parse(q.expires_at) - nowMs;
+    requests[q.question_id] = { method: 'elicitation/create', params: { mode: 'form', message: questionMessage(runId, q, leftMs), requestedSchema: QUESTION_SCHEMA } };
   }
   return requests;
 }

@@ -7,6 +7,8 @@
  * is ended (stdin EOF) once it answered. Then, in separate rounds that cannot disturb those (the bundle's
  * first tools/list also starts its spare supervisor), each server is asked for tools/list right after the
  * handshake: the bundle loads its tool hosts after the handshake, and this shows where that work went.
+ * The bundle is also asked server/discover as its first line, as Claude Code asks it: spawn → that answer
+ * is what a host's probe deadline (3 s in Claude Code 2.1.332) must cover.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -31,10 +33,22 @@ export interface ColdStartResult {
   /** Medians of the per-round ratios (each round starts all three back to back). */
   readonly bundleOverFloor: number;
   readonly bundleOverSdk: number;
+  /** Spawn → the answer to server/discover sent as Claude Code 2.1.332 sends it (the modern era's first line). */
+  readonly bundleDiscoverMs: number;
+  /** The slowest of those rounds: what a host's probe deadline must cover. */
+  readonly bundleDiscoverMaxMs: number;
   readonly samples: number;
 }
 
 const INIT_LINE = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INITIALIZE_PARAMS })}\n`;
+/** Claude Code 2.1.332's probe: written at spawn, answered or not within its deadline (docs/protocol.md). */
+const DISCOVER_LINE = `${JSON.stringify({
+  jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: { _meta: {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'claude-code', version: '2.1.332' },
+    'io.modelcontextprotocol/clientCapabilities': { roots: { listChanged: true }, elicitation: { form: {}, url: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  } },
+})}\n`;
 const LIST_LINES = `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`;
 
 interface Answered {
@@ -61,7 +75,7 @@ function timeFloor(env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
  * Spawn → first stdout line (the initialize response, written before the process could even read it), then
  * tools/list sent at once → its response.
  */
-function timeInitialize(script: string, env: NodeJS.ProcessEnv, cwd: string, list = false): Promise<Answered> {
+function timeInitialize(script: string, env: NodeJS.ProcessEnv, cwd: string, list = false, first = INIT_LINE): Promise<Answered> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, [script], { cwd, env, stdio: ['pipe', 'pipe', 'ignore'] });
@@ -86,7 +100,7 @@ function timeInitialize(script: string, env: NodeJS.ProcessEnv, cwd: string, lis
       }
     });
     child.once('exit', () => (Number.isNaN(initMs) || (list && Number.isNaN(listMs)) ? reject(new Error(`${script} exited without answering`)) : resolve({ initMs, listMs })));
-    child.stdin.write(INIT_LINE);
+    child.stdin.write(first);
   });
 }
 
@@ -99,6 +113,7 @@ export async function benchColdStart(options: { bundle: string; sdkServer: strin
   writeFileSync(parseOnlyFile, `${readFileSync(options.stdioFloor, 'utf8').replace(/^#!.*\n/, '')}\nfunction neverCalled() {\n${bundleCode}\n}\n`);
   const bundle: Answered[] = [];
   const sdk: Answered[] = [];
+  const discover: number[] = [];
   // One warm-up of each so the page cache holds every file.
   await timeFloor(options.env, options.cwd);
   await timeInitialize(options.stdioFloor, options.env, options.cwd);
@@ -111,6 +126,7 @@ export async function benchColdStart(options: { bundle: string; sdkServer: strin
     parseOnly.push((await timeInitialize(parseOnlyFile, options.env, options.cwd)).initMs);
     bundle.push(await timeInitialize(options.bundle, options.env, options.cwd));
     sdk.push(await timeInitialize(options.sdkServer, options.env, options.cwd));
+    discover.push((await timeInitialize(options.bundle, options.env, options.cwd, false, DISCOVER_LINE)).initMs);
   }
   const bundleList: number[] = [];
   const sdkList: number[] = [];
@@ -131,6 +147,8 @@ export async function benchColdStart(options: { bundle: string; sdkServer: strin
     sdkListMs: median(sdkList),
     bundleOverFloor: median(bundle.map((b, i) => b.initMs / (floor[i] as number))),
     bundleOverSdk: median(bundle.map((b, i) => b.initMs / (sdk[i] as (typeof sdk)[number]).initMs)),
+    bundleDiscoverMs: median(discover),
+    bundleDiscoverMaxMs: Math.max(...discover),
     samples: options.samples,
   };
 }

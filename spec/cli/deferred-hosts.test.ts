@@ -34,10 +34,10 @@ function manualLoad(): { load: () => Promise<HostBundle>; calls: () => number; r
 const request = (id: number, method: string): Record<string, unknown> => ({ jsonrpc: '2.0', id, method });
 const flush = (): Promise<void> => new Promise((resolve) => { setImmediate(resolve); });
 
-test('needsNoHosts: only a single initialize, notifications/initialized or ping', () => {
-  assert.deepEqual(METHODS_WITHOUT_HOSTS, ['initialize', 'notifications/initialized', 'ping']);
+test('needsNoHosts: only a single initialize, notifications/initialized, ping or server/discover', () => {
+  assert.deepEqual(METHODS_WITHOUT_HOSTS, ['initialize', 'notifications/initialized', 'ping', 'server/discover']);
   for (const method of METHODS_WITHOUT_HOSTS) assert.equal(needsNoHosts({ jsonrpc: '2.0', method }), true, method);
-  for (const message of [request(1, 'tools/list'), request(1, 'server/discover'), [request(1, 'ping')], { jsonrpc: '2.0', id: 1, result: {} }, { method: 7 }, null, 'ping']) {
+  for (const message of [request(1, 'tools/list'), request(1, 'tools/call'), request(1, 'tasks/get'), [request(1, 'server/discover')], { jsonrpc: '2.0', id: 1, result: {} }, { method: 7 }, null, 'ping']) {
     assert.equal(needsNoHosts(message), false, JSON.stringify(message));
   }
 });
@@ -123,4 +123,20 @@ test('a failed load is logged once and each waiting request fails on its own', a
   await assert.rejects(handle(request(3, 'tools/list')), /the tool hosts failed to load: boom/);
   assert.deepEqual(logs, ['the tool hosts failed to load: boom']);
   assert.throws(() => deferred.hosts.toolHost.tasks, /failed to load: boom/);
+});
+
+test('withTasks: the task host is there before the load (server/discover reads only that) and forwards after it', async () => {
+  const loader = manualLoad();
+  const deferred = deferHosts(loader.load, () => {}, { withTasks: true });
+  const tasks = deferred.hosts.toolHost.tasks;
+  assert.ok(tasks, 'present before the load');
+  assert.equal(loader.calls(), 0, 'asking loads nothing');
+  assert.throws(() => tasks.get('run_x'), /used before they were composed/);
+  const without = deferHosts(manualLoad().load, () => {});
+  assert.throws(() => without.hosts.toolHost.tasks, /used before they were composed/, 'without the declaration the question waits for the hosts');
+  deferred.start();
+  const rec = recorder();
+  loader.resolve(rec.hosts);
+  await flush();
+  assert.throws(() => tasks.get('run_x'), /declared to serve tasks and do not/, 'a loader that broke its declaration fails loudly');
 });

@@ -6,6 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,15 +23,32 @@ import { describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
 const TAP = fileURLToPath(new URL('../../fixtures/mcp-wire-tap.mjs', import.meta.url));
 const TASKS = 'io.modelcontextprotocol/tasks';
 const NESTED_REPLY = 'Nested reply delivered through an MCP task.';
-/** Each wait is for an event (a wire line, a model request, an exit); only a hang reaches this. */
+/**
+ * Each wait is for one event (a wire line, a model request, a screen hint, an exit) and names it; the
+ * bound is a liveness bound for one step on a loaded machine, never a guess at how long a chain takes.
+ */
 const STEP_DEADLINE_MS = 60_000;
+/** A nested real run (CLI start, the fake model's turn, cleanup) is the longest single step. */
+const RUN_DEADLINE_MS = 120_000;
+/** Keys typed before the prompt box is mounted are lost: each try waits this long for the echo. */
+const ECHO_DEADLINE_MS = 10_000;
+const PROMPT_TRIES = 3;
+/** How long a question of the stale-form case waits for an answer (the form must show before it runs out). */
+const ASK_BOUND_SECONDS = 10;
 
 type Message = WireMessage;
 
-const until = <T>(what: string | (() => string), probe: () => T | undefined | Promise<T | undefined>): Promise<T> =>
-  pollUntil(what, probe, { timeoutMs: STEP_DEADLINE_MS, intervalMs: 50 });
+const until = <T>(what: string | (() => string), probe: () => T | undefined | Promise<T | undefined>, timeoutMs = STEP_DEADLINE_MS): Promise<T> =>
+  pollUntil(what, probe, { timeoutMs, intervalMs: 50 });
 
 const answerTo = (all: Message[], id: unknown): Message | undefined => all.find((m) => m.dir === 's2c' && m.msg['id'] === id);
+/** The newest message of a model request, as JSON text (a wake-up carries the task notification there). */
+const newestMessage = (r: RecordedRequest): string => JSON.stringify((isJsonObject(r.body) && Array.isArray(r.body['messages']) ? r.body['messages'] : []).at(-1) ?? null);
+/** The answer to a tasks/get that reported the task completed, once there is one. */
+const completedPoll = (all: Message[]): Message | undefined =>
+  all.filter((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get').map((poll) => answerTo(all, poll.msg['id'])).find((a) => a !== undefined && statusOf(a) === 'completed');
+/** The task status a server message reports, if it is a task answer (an error answer has none). */
+const statusOf = (m: Message): unknown => (isJsonObject(m.msg['result']) ? m.msg['result']['status'] : undefined);
 
 describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task', () => {
   let fake: FakeAnthropic;
@@ -43,6 +61,8 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
       scenario: scenarioByPromptTag({
         host_call: { kind: 'tool_use', tool: 'mcp__crm__claude_run', input: { prompt: `say hi ${promptTag('nested')}` }, followUpText: 'Noted.' },
         host_call_long: { kind: 'tool_use', tool: 'mcp__crm__claude_run', input: { prompt: `stream a long time ${promptTag('nested_long')}` }, followUpText: 'Noted.' },
+        // The nested model asks for Bash, which the native default mode asks the person about.
+        host_ask: { kind: 'tool_use', tool: 'mcp__crm__claude_run', input: { prompt: `make a marker ${promptTag('tool_bash')}`, ask_host: true, ask_host_timeout_seconds: ASK_BOUND_SECONDS }, followUpText: 'Noted.' },
         // ~2.5 s of deltas: long enough for several polls while the task works.
         nested: { kind: 'text', text: NESTED_REPLY, chunkChars: 2, deltaDelayMs: 110 },
         // ~40 s: ended by the user long before.
@@ -68,7 +88,10 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     screen(): string;
     wire(): WireEntry[];
     messages(): Message[];
-    /** Types `text` and Enter once tools/list was answered (earlier, the model request would carry no MCP tool). */
+    /**
+     * Types `text` once tools/list was answered (earlier, the model request would carry no MCP tool), presses
+     * Enter once the prompt box shows it, and returns when the model got it.
+     */
     prompt(text: string): Promise<void>;
   }
 
@@ -104,8 +127,26 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
           const list = all.find((m) => m.dir === 'c2s' && m.msg['method'] === 'tools/list');
           return list && answerTo(all, list.msg['id']) ? true : undefined;
         });
-        tmux('send-keys', '-t', label, '-l', text);
+        // A discover answer later than the CLI's 3 s probe deadline makes the whole session legacy (no tasks):
+        // say so, rather than fail later waiting for a task that cannot come (docs/protocol.md).
+        const all = messages();
+        const discovered = all.find((m) => m.dir === 's2c' && m.msg['id'] === 'server-discover-probe-1');
+        const lag = wire().find((e) => e.spawnLagMs !== undefined)?.spawnLagMs ?? 0;
+        assert.equal(all.some((m) => m.dir === 'c2s' && m.msg['method'] === 'initialize'), false,
+          `the session went legacy: the discover answer came ${discovered === undefined ? 'never' : `${discovered.t + lag} ms after the tap's spawn`} (Claude Code waits 3,000 ms; load ${process.getBuiltinModule('node:os').loadavg()[0]!.toFixed(1)})`);
+        const screen = (): string => { try { return tmux('capture-pane', '-p', '-t', label); } catch { return '(no pane)'; } };
+        const echo = text.slice(0, 24);
+        let echoed = false;
+        for (let attempt = 1; attempt <= PROMPT_TRIES && !echoed; attempt++) {
+          tmux('send-keys', '-t', label, '-l', text);
+          echoed = await until(() => `the prompt echoed in the box (try ${attempt})`, () => (screen().includes(echo) ? true : undefined), ECHO_DEADLINE_MS).catch(() => false);
+          // Lost keys, or half a line typed into a box that mounted meanwhile: clear it and type again.
+          if (!echoed) tmux('send-keys', '-t', label, 'C-u');
+        }
+        assert.ok(echoed, `the prompt box never showed the typed text (screen:\n${screen()})`);
         tmux('send-keys', '-t', label, 'Enter');
+        const tag = text.match(/\[fake:[a-z_]+\]/)?.[0] ?? text;
+        await until(() => `the prompt to reach the model (screen:\n${screen()})`, () => (fake.requests.some((r) => r.path === '/v1/messages' && JSON.stringify(r.body).includes(tag)) ? true : undefined));
       },
     };
   }
@@ -123,7 +164,10 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     // The wake-up is a new turn whose newest message carries the notification (the system prompt mentions the tag too).
     const newest = (r: RecordedRequest): string => JSON.stringify((isJsonObject(r.body) && Array.isArray(r.body['messages']) ? r.body['messages'] : []).at(-1) ?? null);
     const isWake = (r: RecordedRequest): boolean => r.path === '/v1/messages' && newest(r).includes('<task-notification>');
-    const wake = await until(() => `the model woken by the task (screen:\n${screen()})`, () => fake.requests.find(isWake));
+    // By the wire: the tools/call, the poll that sees the run completed, then the wake-up that follows it.
+    await until(() => `tools/call on the wire (screen:\n${screen()})`, () => (messages().some((m) => m.dir === 'c2s' && m.msg['method'] === 'tools/call') ? true : undefined));
+    await until(() => `a poll answered "completed" (screen:\n${screen()})`, () => completedPoll(messages()), RUN_DEADLINE_MS);
+    const wake = await until(() => `the model woken after the completed poll (screen:\n${screen()})`, () => fake.requests.find(isWake));
 
     const all = messages();
     const requests = all.filter((m) => m.dir === 'c2s' && typeof m.msg['method'] === 'string');
@@ -179,6 +223,36 @@ describe('Claude Code 2.1.332 interactive (TUI) with claude.run as an MCP task',
     const exit = await until(() => `the server to exit (screen:\n${screen()})`, () => wire().find((e) => e.exit !== undefined));
     assert.deepEqual({ exit: exit.exit, signal: exit.signal }, { exit: 0, signal: null }, 'the server exited 0 on its own');
     assert.deepEqual(describeProcesses(await pollUntilGone(() => sandbox.processes(), LEAK_POLL_MS)), [], 'nothing left after /exit');
+  });
+
+  it('a question whose form outlives its bound: denied at the bound, the late answer refused (-32602), the model told', async (t) => {
+    const host = await startHost('stale');
+    const { screen } = host;
+    await host.prompt(`ask the person ${promptTag('host_ask')}`);
+    await until(() => `the permission form (screen:\n${screen()})`, () => (screen().includes('requests your input') ? true : undefined), RUN_DEADLINE_MS);
+    assert.match(screen(), /Answer within \d+ seconds?;/, 'the form says the time left in relative terms');
+    const shownAt = host.messages().filter((m) => m.dir === 's2c' && statusOf(m) === 'input_required').at(-1)!.t;
+    // The bound passes and the run ends (denied) while the form stays open; Claude Code does not poll meanwhile.
+    await until(() => `the nested run to end while the form is open (screen:\n${screen()})`, async () => ((await nestedRuns()).length === 0 ? true : undefined), RUN_DEADLINE_MS);
+    assert.ok(screen().includes('requests your input'), 'the form is still on screen: nothing on the wire can close it');
+    assert.equal(host.messages().some((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/get' && m.t > shownAt), false, 'no poll while the form is open');
+    // Answer the stale form: to the buttons, then Decline.
+    for (const key of ['Down', 'Down', 'Right', 'Enter']) host.tmux('send-keys', '-t', 'stale', key);
+    const update = await until(() => `tasks/update on the wire (screen:\n${screen()})`, () => host.messages().find((m) => m.dir === 'c2s' && m.msg['method'] === 'tasks/update'));
+    const refused = await until('the answer to tasks/update', () => answerTo(host.messages(), update.msg['id']));
+    t.diagnostic(`tasks/update → ${JSON.stringify(refused.msg['error'] ?? refused.msg['result'])}`);
+    assert.equal(at(refused.msg, 'error', 'code'), -32602, 'the late answer is refused');
+    assert.equal(at(refused.msg, 'error', 'data', 'code'), 'permission_question_not_pending');
+    // Claude Code re-polls for the real state, finds the run completed and wakes the model with its result.
+    await until(() => `a poll answered "completed" (screen:\n${screen()})`, () => completedPoll(host.messages()));
+    const wake = await until(() => `the model woken with the result (screen:\n${screen()})`, () => fake.requests.find((r) => r.path === '/v1/messages' && newestMessage(r).includes('<task-notification>') && newestMessage(r).includes('late_answer')));
+    const told = newestMessage(wake);
+    for (const part of ['decided_by', 'timeout', 'late_answer']) assert.ok(told.includes(part), `the model reads ${part}`);
+    assert.equal(existsSync(join(sandbox.cwd, 'fake-tool-marker.txt')), false, 'the denied tool did not run');
+    host.tmux('send-keys', '-t', 'stale', '-l', '/exit');
+    host.tmux('send-keys', '-t', 'stale', 'Enter');
+    const exit = await until(() => `the server to exit (screen:\n${screen()})`, () => host.wire().find((e) => e.exit !== undefined));
+    assert.equal(exit.exit, 0);
   });
 
   /** Starts a long task and waits until the CLI polled it twice (it is backgrounded and being watched). */

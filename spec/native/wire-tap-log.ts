@@ -12,6 +12,8 @@ export interface WireEntry {
   readonly line?: string;
   readonly signal?: string | null;
   readonly exit?: number | null;
+  /** The tap's first entry: how long after its spawn it started counting t. */
+  readonly spawnLagMs?: number;
 }
 
 /** One JSON-RPC message on the tapped wire, with its direction and time (ms since the tap started). */
@@ -24,6 +26,7 @@ export interface WireMessage {
 function entryOf(raw: JsonObject, index: number): WireEntry {
   const what = `wire-tap entry ${index + 1}`;
   const { dir, line, signal, exit } = raw;
+  const lag = raw['spawn_lag_ms'];
   if (dir !== undefined && dir !== 'c2s' && dir !== 's2c') throw new Error(`${what}: dir ${JSON.stringify(dir)}`);
   if (signal !== undefined && signal !== null && typeof signal !== 'string') throw new Error(`${what}: signal ${JSON.stringify(signal)}`);
   if (exit !== undefined && exit !== null && typeof exit !== 'number') throw new Error(`${what}: exit ${JSON.stringify(exit)}`);
@@ -33,12 +36,19 @@ function entryOf(raw: JsonObject, index: number): WireEntry {
     ...(line === undefined ? {} : { line: str(line, `${what}: line`) }),
     ...(signal === undefined ? {} : { signal }),
     ...(exit === undefined ? {} : { exit }),
+    ...(lag === undefined ? {} : { spawnLagMs: num(lag, `${what}: spawn_lag_ms`) }),
   };
 }
 
-/** Every entry of the log so far (none when the tap has not written yet). */
+/**
+ * Every complete entry of the log so far (none when the tap has not written yet). A spec reads while the
+ * tap appends: a long line (tools/list is ~31 KB) can be caught half written, so only text up to the last
+ * newline is read; the rest is read on the next call.
+ */
 export function readWireLog(log: string): WireEntry[] {
-  return existsSync(log) ? jsonLines(readFileSync(log, 'utf8'), 'wire-tap line').map(entryOf) : [];
+  if (!existsSync(log)) return [];
+  const text = readFileSync(log, 'utf8');
+  return jsonLines(text.slice(0, text.lastIndexOf('\n') + 1), 'wire-tap line').map(entryOf);
 }
 
 /** The JSON-RPC messages among the entries, each line parsed as an object. */

@@ -121,7 +121,8 @@ describe('permission bridge and broker', () => {
       broker.answer(q.question_id, { behavior: 'allow' });
       assert.deepEqual(decisionOf(await response), { behavior: 'allow', updatedInput: INPUT });
       assert.deepEqual(broker.pending(), []);
-      assert.throws(() => broker.answer(q.question_id, { behavior: 'allow' }), { code: 'permission_question_not_pending' });
+      assert.throws(() => broker.answer(q.question_id, { behavior: 'allow' }), { code: 'permission_question_not_pending', message: /already answered/ });
+      assert.equal(broker.decided().questions[0]?.late_answer, undefined, 'a second answer from the person is not a late one');
     } finally {
       await bridge.close();
       broker.close();
@@ -214,7 +215,9 @@ describe('permission bridge and broker', () => {
       bridge.notify('notifications/cancelled', { requestId: 7, reason: 'SdkError: Request timed out' });
       await pollUntil('the question to be withdrawn', () => broker.pending().length === 0, { timeoutMs: 10_000, intervalMs: 1 });
       assert.equal(broker.decided().questions[0]?.decided_by, 'withdrawn');
-      assert.throws(() => broker.answer(q.question_id, { behavior: 'allow' }), { code: 'permission_question_not_pending' });
+      assert.throws(() => broker.answer(q.question_id, { behavior: 'allow' }), { code: 'permission_question_not_pending', message: /withdrew the call.*not used/ });
+      assert.throws(() => broker.answer(q.question_id, { behavior: 'deny' }), { code: 'permission_question_not_pending' });
+      assert.deepEqual(broker.decided().questions[0]?.late_answer?.behavior, 'allow', 'the first late answer is kept for the result, never acted on');
     } finally {
       await bridge.close();
       broker.close();

@@ -291,6 +291,46 @@ describe('ask_host: a task and a synchronous claude.run report the same result',
   });
 });
 
+describe('ask_host: a form left open past its bound (Claude Code does not poll while a form is open)', () => {
+  it('the deny stands, the run completes, a late Allow is refused (-32602, permission_question_not_pending) and the result records it', async () => {
+    const rig = createRig();
+    try {
+      const args = { prompt: '[fake:ask_permission] touch a marker', cwd: rig.dir, ask_host: true, ask_host_timeout_seconds: 1 };
+      const created = resultOf(await rig.request('tools/call', { name: 'claude.run', arguments: args, _meta: meta(true) }));
+      const taskId = String(created['taskId']);
+      const asking = await pollUntil('the task to ask', async () => {
+        const task = resultOf(await rig.get(taskId));
+        return task['status'] === 'input_required' && task;
+      }, { timeoutMs: WAIT_MS, intervalMs: CLIENT_POLL_MS });
+      const [key] = Object.keys(objAt(asking, 'inputRequests'));
+      assert.match(String(at(asking, 'inputRequests', key!, 'params', 'message')), /Answer within 1 second; no answer by then means deny/);
+      // The form stays open: no tasks/get until the run has ended (read through the run, as the host cannot).
+      await pollUntil('the run to end while the form is open', async () => {
+        const read = toolResultOf(resultOf(await rig.request('tools/call', { name: 'claude.run.result', arguments: { run_id: taskId }, _meta: meta(false) })));
+        return read['completed'] === true;
+      }, { timeoutMs: WAIT_MS, intervalMs: CLIENT_POLL_MS });
+      const late = rpcError(await rig.request('tasks/update', { taskId, inputResponses: { [key!]: { action: 'accept', content: { decision: 'allow' } } }, _meta: meta(true) }));
+      assert.equal(late['code'], -32602);
+      assert.deepEqual(late['data'], { code: 'permission_question_not_pending', path: `/inputResponses/${key!}` });
+      assert.match(String(late['message']), /its time to answer ran out.*this answer was not used/);
+      // Keys that name nothing of this run are still acknowledged and ignored.
+      assert.deepEqual(Object.keys(resultOf(await rig.request('tasks/update', { taskId, inputResponses: { 'pq_unknown': { action: 'decline' } }, _meta: meta(true) }))).filter((k) => k !== '_meta'), ['resultType']);
+      const { final } = await pollUntilTerminal(rig, taskId);
+      assert.equal(final['status'], 'completed', JSON.stringify(final));
+      const decided = questionsOf(toolResultOf(objAt(final, 'result'))['permission_questions']).decided;
+      assert.equal(decided.length, 1);
+      assert.deepEqual([decided[0]!['behavior'], decided[0]!['decided_by'], at(decided[0], 'late_answer', 'behavior')], ['deny', 'timeout', 'allow'], 'the model reads that the person allowed too late');
+      assert.equal(existsSync(join(rig.dir, 'fake-tool-marker.txt')), false, 'the late allow ran nothing');
+      // A second late answer changes nothing: the first is what the result keeps.
+      rpcError(await rig.request('tasks/update', { taskId, inputResponses: { [key!]: { action: 'decline' } }, _meta: meta(true) }));
+      const again = questionsOf(toolResultOf(objAt(resultOf(await rig.get(taskId)), 'result'))['permission_questions']).decided;
+      assert.equal(at(again[0], 'late_answer', 'behavior'), 'allow');
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
 describe('ask_host on a synchronous claude.run that cannot ask', () => {
   it('2026-07-28 without the tasks extension (Claude Code -p): refused for the era, naming a task-capable client and claude.run.start + claude.run.answer', async () => {
     const rig = createRig();
