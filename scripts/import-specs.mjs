@@ -1,5 +1,5 @@
 // Imports every spec file named in argv into this one process, so node:test runs them all here: one tsx
-// start instead of one per file. Only for the pure tiers (scripts/run-specs.mjs --unit), whose files share
+// start instead of one per file. Only for the unit tier (scripts/run-specs.mjs --unit), whose files share
 // no process-wide state; a failing test sets the exit code as under --test.
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';

@@ -18,38 +18,16 @@ import { prepareSpecBundle } from './spec-bundle.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** The pure tiers: whole folders, or single files of a mixed folder. A file here must not spawn processes. */
-const UNIT_TIERS = [
-  'spec/architecture/',
-  'spec/util/',
-  'spec/schema/',
-  'spec/rpc/',
-  'spec/handlers/',
-  'spec/registry/',
-  'spec/ingest/',
-  'spec/native-contract/argv.test.ts',
-  'spec/native-contract/schema-argv.test.ts',
-  'spec/native-contract/tree.test.ts',
-  'spec/native-contract/resolve-bin.test.ts',
-  'spec/native-contract/transcripts.test.ts',
-  'spec/cli/deferred-hosts.test.ts',
-  'spec/cli/server-options.test.ts',
-  'spec/supervisor/protocol-pure.test.ts',
-  'spec/process/cgroup-paths.test.ts',
-  'spec/supervisor/ladder-pure.test.ts',
-  'spec/supervisor/sliced-reader.test.ts',
-  'spec/tools/run-input.test.ts',
-  'spec/worktree/worktree-pure.test.ts',
-];
+/**
+ * A spec's tier is the last part of its name before `.test.ts` (spec/README.md): none is the pure unit tier
+ * (no process spawned, no socket, no real binary; --unit runs these in one process), `.process` starts
+ * processes, `.native` runs the real claude binary, `.host` runs the real Claude Code as this server's host.
+ */
+const TIERS = ['process', 'native', 'host'];
+const tierOf = (file) => TIERS.find((tier) => file.endsWith(`.${tier}.test.ts`)) ?? 'unit';
 
-/** The tiers that run the real pinned `claude` binary or a real host (npm, mcpb, the TUI): left out by --fast. */
-const REAL_TIERS = [
-  'spec/native/',
-  'spec/ship/',
-  'spec/native-contract/help-drift.test.ts',
-  'spec/native-contract/real-argv.test.ts',
-  'spec/native-contract/version.test.ts',
-];
+/** What --fast leaves out: the real binary, the real host, and the packaged artefacts (npm pack, .mcpb). */
+const isRealTier = (file) => tierOf(file) === 'native' || tierOf(file) === 'host' || file.startsWith('spec/ship/');
 
 const DEFAULT_CONCURRENCY = 2;
 /** Per file, as `--test-timeout=240000` was for the whole file under Node 20's `--test`. */
@@ -110,12 +88,11 @@ function walk(dir) {
   return out;
 }
 
-const inTiers = (tiers, file) => tiers.some((t) => file.startsWith(t));
 
 function selectFiles(options) {
   return walk(join(root, 'spec'))
-    .filter((f) => (options.tier === 'unit' ? inTiers(UNIT_TIERS, f) : true))
-    .filter((f) => (options.tier === 'fast' ? !inTiers(REAL_TIERS, f) : true))
+    .filter((f) => (options.tier === 'unit' ? tierOf(f) === 'unit' : true))
+    .filter((f) => (options.tier === 'fast' ? !isRealTier(f) : true))
     .filter((f) => (options.only.length > 0 ? options.only.some((o) => f.includes(o)) : true))
     .filter((f) => !options.exclude.some((e) => f.includes(e)));
 }
@@ -127,13 +104,13 @@ function selectFiles(options) {
  * per-file deadline does the same with the output kept, one node start cheaper.
  */
 function planJobs(files) {
-  const unitFiles = files.filter((f) => inTiers(UNIT_TIERS, f));
+  const unitFiles = files.filter((f) => tierOf(f) === 'unit');
   const jobs = [];
   if (unitFiles.length > 0) {
     jobs.push({ label: unitFiles.length === 1 ? unitFiles[0] : `unit tier (${unitFiles.length} files)`, files: unitFiles,
       argv: ['--import', 'tsx', join(root, 'scripts', 'import-specs.mjs'), ...unitFiles] });
   }
-  for (const file of files.filter((f) => !inTiers(UNIT_TIERS, f))) jobs.push({ label: file, files: [file], argv: ['--import', 'tsx', file] });
+  for (const file of files.filter((f) => tierOf(f) !== 'unit')) jobs.push({ label: file, files: [file], argv: ['--import', 'tsx', file] });
   return jobs.map((job, index) => ({ ...job, index }));
 }
 
@@ -143,7 +120,7 @@ function planJobs(files) {
  */
 async function beforeAllFiles(jobs) {
   // One bundle for the whole run (the process tiers start servers and supervisors from it); the pure tiers need none.
-  if (jobs.every((job) => job.files.every((f) => inTiers(UNIT_TIERS, f)))) return;
+  if (jobs.every((job) => job.files.every((f) => tierOf(f) === 'unit'))) return;
   Object.assign(process.env, await prepareSpecBundle());
 }
 

@@ -110,7 +110,7 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
   V8 doubles the semi-spaces (1 → 16 MiB) whenever the bytes that survived scavenges since the last growth
   exceed their size, and a server that retains 32 runs accumulates such survivals by design. V8 reads
   \`--semi-space-growth-factor\` each time it grows and Node 20 leaves flags writable after startup, so after
-  each collection the factor is 1 at the cap and 2 below it (\`spec/e2e/heap.test.ts\` proves the cap on
+  each collection the factor is 1 at the cap and 2 below it (\`spec/e2e/heap.process.test.ts\` proves the cap on
   the running Node). Held at 1 MiB instead, four floods peaked at +38–44 MiB again (pipe chunks survived
   two scavenges and waited for a full collection), hence the cap one doubling up.
 - **The line splitter hands out frames lying whole in one chunk as views**, without its two copies.

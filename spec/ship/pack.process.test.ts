@@ -19,7 +19,7 @@ import { startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import { createNativeSandbox, pollUntilGone } from '../helpers/native-env.ts';
 import { arr, at, jsonLines, objAt, objs, parseObj, str } from '../helpers/typed-results.ts';
 
-/** The ES module face is a list of names (spec/ship/one-file.test.ts): far below any code. */
+/** The ES module face is a list of names (spec/ship/one-file.process.test.ts): far below any code. */
 const MAX_FACE_BYTES = 2048;
 /** How long the server started by Claude Code may take to go after Claude Code exited (it signals, then kills). */
 const SERVER_GONE_MS = 5_000;

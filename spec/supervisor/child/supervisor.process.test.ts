@@ -6,12 +6,12 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getSupervisorCommand } from '../../lib/supervisor/parent/supervisor-command.ts';
-import { parseReportLine } from '../../lib/supervisor/report-parse.ts';
-import type { ControlMessage, ReportMessage } from '../../lib/supervisor/protocol.ts';
-import { isRunning, waitForReady } from '../helpers/proc.ts';
-import { baseEnv, FAKE_CLAUDE } from './harness.ts';
-import { readFakeRecord } from '../helpers/tool-harness.ts';
+import { getSupervisorCommand } from '../../../lib/supervisor/parent/supervisor-command.ts';
+import { parseReportLine } from '../../../lib/supervisor/report-parse.ts';
+import type { ControlMessage, ReportMessage } from '../../../lib/supervisor/protocol.ts';
+import { isRunning, waitForReady } from '../../helpers/proc.ts';
+import { baseEnv, FAKE_CLAUDE } from '../harness.ts';
+import { readFakeRecord } from '../../helpers/tool-harness.ts';
 
 interface Direct {
   send(message: ControlMessage | string): void;
@@ -147,7 +147,7 @@ test('group-wide SIGTERM/SIGINT/SIGHUP do not kill the supervisor: it still repo
 
 test('importing lib/supervisor/child/main.ts does not start a supervisor', async () => {
   const before = process.listenerCount('SIGTERM');
-  const mod = await import('../../lib/supervisor/child/main.ts');
+  const mod = await import('../../../lib/supervisor/child/main.ts');
   assert.equal(typeof mod.runSupervisor, 'function');
   assert.equal(process.listenerCount('SIGTERM'), before);
 });

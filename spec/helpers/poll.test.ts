@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pollUntil, PollTimeoutError } from '../helpers/poll.ts';
+import { pollUntil, PollTimeoutError } from './poll.ts';
 
 test('pollUntil resolves with the first value the probe gives, sync or async', async () => {
   let calls = 0;

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EVENT_KINDS, getArray, getBoolean, getNumber, getObject, getString, parseNativeEvent } from '../../lib/native/events.ts';
 import type { EventKind } from '../../lib/native/events.ts';
-import { lines } from './capture.ts';
+import { lines } from '../runs/capture.ts';
 
 function kinds(name: string): EventKind[] {
   return lines(name).map((line) => {

@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
-import { identify, killIfRunning, sessionMembers, waitFor, waitForGone, waitForReady } from '../helpers/proc.ts';
-import { num, parseObj } from '../helpers/typed-results.ts';
+import type { ProcessIdentity } from '../../../lib/supervisor/protocol.ts';
+import { identify, killIfRunning, sessionMembers, waitFor, waitForGone, waitForReady } from '../../helpers/proc.ts';
+import { num, parseObj } from '../../helpers/typed-results.ts';
 
-const PARENT = fileURLToPath(new URL('../../fixtures/supervisor-parent.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const PARENT = fileURLToPath(new URL('../../../fixtures/supervisor-parent.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 // [scenario, readiness line of the process that must die too]; default ladder timings throughout.
 const CASES: readonly [string, string][] = [

@@ -1,5 +1,5 @@
 // What a model reads of a run. Claude Code 2.1.332 hands its model exactly
-// JSON.stringify(structuredContent) when a result has one (spec/native/host-claude-code.test.ts checks it), so that must be compact, hold the answer once, and say how to
+// JSON.stringify(structuredContent) when a result has one (spec/e2e/claude-code.host.test.ts checks it), so that must be compact, hold the answer once, and say how to
 // continue; the text content is a human line plus the answer; the full native result is one request away.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,10 +1,10 @@
 /** runLadder over a scripted process table: what it proves, and how many /proc scans a clean end costs. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PROOF_RETRY_MS, runLadder } from '../../lib/supervisor/child/ladder.ts';
-import { createRunTracker } from '../../lib/supervisor/child/tracker.ts';
-import type { ProcStat } from '../../lib/process/proc-stat.ts';
-import type { ProcScan } from '../../lib/process/proc-table.ts';
+import { PROOF_RETRY_MS, runLadder } from '../../../lib/supervisor/child/ladder.ts';
+import { createRunTracker } from '../../../lib/supervisor/child/tracker.ts';
+import type { ProcStat } from '../../../lib/process/proc-stat.ts';
+import type { ProcScan } from '../../../lib/process/proc-table.ts';
 
 const SELF: ProcStat = { pid: 100, state: 'S', ppid: 1, pgid: 100, sid: 100, start: '10' };
 const OPTIONS = { interrupt: false, interruptGraceMs: 0, termGraceMs: 0, killGraceMs: 0, pollMs: 1 };

@@ -2,9 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { STDERR_TAIL_MAX_BYTES, REPORT_MAX_BYTES } from '../../lib/supervisor/protocol.ts';
-import { baseEnv, FAKE_CLAUDE, startFake, stdoutEvents } from './harness.ts';
-import { at, lookup, str } from '../helpers/typed-results.ts';
+import { STDERR_TAIL_MAX_BYTES, REPORT_MAX_BYTES } from '../../../lib/supervisor/protocol.ts';
+import { baseEnv, FAKE_CLAUDE, startFake, stdoutEvents } from '../harness.ts';
+import { at, lookup, str } from '../../helpers/typed-results.ts';
 
 const HUGE_LINE_BYTES = 2 * 1024 * 1024;
 

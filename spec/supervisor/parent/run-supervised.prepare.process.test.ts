@@ -1,10 +1,10 @@
 /** prepareSupervisor(): an idle supervisor that either gets its run (start) or exits unused (dispose). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { prepareSupervisor } from '../../lib/supervisor/parent/run-supervised.ts';
-import { getSupervisorEnv } from '../../lib/supervisor/parent/supervisor-command.ts';
-import { identify, isRunning, waitForGone } from '../helpers/proc.ts';
-import { baseEnv, FAKE_CLAUDE, stdoutEvents } from './harness.ts';
+import { prepareSupervisor } from '../../../lib/supervisor/parent/run-supervised.ts';
+import { getSupervisorEnv } from '../../../lib/supervisor/parent/supervisor-command.ts';
+import { identify, isRunning, waitForGone } from '../../helpers/proc.ts';
+import { baseEnv, FAKE_CLAUDE, stdoutEvents } from '../harness.ts';
 
 test('dispose before start: the supervisor exits having spawned nothing', async () => {
   const supervisor = prepareSupervisor();

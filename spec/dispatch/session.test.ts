@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createAdapter } from '../../lib/adapter.ts';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { createManualClock } from '../helpers/manual-clock.ts';
-import { createHarness, errorOf, initializedHarness, resultOf } from './harness.ts';
+import { createHarness, errorOf, initializedHarness, resultOf } from '../rpc/harness.ts';
 import { at } from '../helpers/typed-results.ts';
 import { createFakeResourceHost } from '../../fixtures/hosts/fake-hosts.ts';
 

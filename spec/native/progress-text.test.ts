@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_PROGRESS_BYTES, progressText, truncateUtf8 } from '../../lib/native/progress-text.ts';
 import { parseNativeEvent } from '../../lib/native/events.ts';
-import { lines } from './capture.ts';
+import { lines } from '../runs/capture.ts';
 
 function texts(name: string): string[] {
   return lines(name).map((line) => {

@@ -1,11 +1,11 @@
 /** createSparePool(): one warm idle supervisor, handed to exactly one run, refilled after it, ended on close. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { prepareSupervisor, type PreparedSupervisor } from '../../lib/supervisor/parent/run-supervised.ts';
-import { createSparePool } from '../../lib/supervisor/parent/spare.ts';
-import { getSupervisorCommand } from '../../lib/supervisor/parent/supervisor-command.ts';
-import { identify, isRunning, waitFor, waitForGone } from '../helpers/proc.ts';
-import { baseEnv, FAKE_CLAUDE, stdoutEvents } from './harness.ts';
+import { prepareSupervisor, type PreparedSupervisor } from '../../../lib/supervisor/parent/run-supervised.ts';
+import { createSparePool } from '../../../lib/supervisor/parent/spare.ts';
+import { getSupervisorCommand } from '../../../lib/supervisor/parent/supervisor-command.ts';
+import { identify, isRunning, waitFor, waitForGone } from '../../helpers/proc.ts';
+import { baseEnv, FAKE_CLAUDE, stdoutEvents } from '../harness.ts';
 
 const RUN_ARGS = ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hi'];
 

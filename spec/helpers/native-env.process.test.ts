@@ -5,7 +5,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import {
   MINIMAL_PATH, REPO_ROOT, SANDBOX_TAG_VAR, TRAFFIC_OFF_ENV, createNativeSandbox, pollUntilGone, realClaudeBin,
-} from '../helpers/native-env.ts';
+} from './native-env.ts';
 
 const GONE_WITHIN_MS = 5_000;
 

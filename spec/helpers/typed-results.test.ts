@@ -2,7 +2,7 @@
 // they replace casts, so a reader that let a wrong shape through would hide what a cast used to hide.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { arr, at, lookup, callToolResultOf, eventPageOf, jsonLines, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolBody, toolResultOf } from '../helpers/typed-results.ts';
+import { arr, at, lookup, callToolResultOf, eventPageOf, jsonLines, obj, objAt, objs, parseObj, questionsOf, rpcError, rpcResult, toolBody, toolResultOf } from './typed-results.ts';
 
 test('at walks objects and arrays; a missing last member is undefined, a broken step throws naming the path', () => {
   assert.equal(at({ a: [{ b: 1 }] }, 'a', 0, 'b'), 1);

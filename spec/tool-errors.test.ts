@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isToolError, ToolError } from '../../lib/tool-errors.ts';
+import { isToolError, ToolError } from '../lib/tool-errors.ts';
 
 test('isToolError: a ToolError is one, an Error that only carries a tool error code is not', () => {
   const real = new ToolError('invalid_arguments', 'bad', '/prompt');

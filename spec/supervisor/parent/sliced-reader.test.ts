@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { readInSlices } from '../../lib/supervisor/parent/sliced-reader.ts';
+import { readInSlices } from '../../../lib/supervisor/parent/sliced-reader.ts';
 
 const LINES = 40_000;
 

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFake } from './harness.ts';
+import { startFake } from '../harness.ts';
 
 const FLOODS = 4;
 const LINES = 25_000;

@@ -144,7 +144,7 @@ describe('adapter over the real binary: the host ends it with SIGINT while four 
     const exitMs = performance.now() - signalled;
     t.diagnostic(`SIGINT to adapter exit with ${MAX_ACTIVE_RUNS} real runs streaming: ${exitMs.toFixed(1)} ms`);
     // A hang guard, not a speed promise (a busy machine stretches any figure): the proof that the server does
-    // not wait for its runs is spec/e2e/signal-shutdown.test.ts, where the natives ignore signals.
+    // not wait for its runs is spec/e2e/signal-shutdown.process.test.ts, where the natives ignore signals.
     assert.ok(exitMs < 4000, `took ${exitMs} ms`);
     const left = await pollUntilGone(() => tier.strays(), 15_000);
     assert.deepEqual(left.map((p) => `${p.pid} ${p.cmdline.join(' ').slice(0, 120)}`), [], 'every run process ended after the adapter');

@@ -9,14 +9,14 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileS
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { prepareSupervisor, type ProbeSpec } from '../../lib/supervisor/parent/run-supervised.ts';
-import { createSparePool, type SparePool } from '../../lib/supervisor/parent/spare.ts';
-import { fileIdentity } from '../../lib/supervisor/file-id.ts';
-import { SPAWN_ERROR_FILE_CHANGED } from '../../lib/supervisor/protocol.ts';
-import { pollUntil } from '../helpers/poll.ts';
-import { readFakeRecord } from '../helpers/tool-harness.ts';
-import { baseEnv, FAKE_CLAUDE, stdoutEvents } from './harness.ts';
-import { counting } from '../helpers/counting-supervisors.ts';
+import { prepareSupervisor, type ProbeSpec } from '../../../lib/supervisor/parent/run-supervised.ts';
+import { createSparePool, type SparePool } from '../../../lib/supervisor/parent/spare.ts';
+import { fileIdentity } from '../../../lib/supervisor/file-id.ts';
+import { SPAWN_ERROR_FILE_CHANGED } from '../../../lib/supervisor/protocol.ts';
+import { pollUntil } from '../../helpers/poll.ts';
+import { readFakeRecord } from '../../helpers/tool-harness.ts';
+import { baseEnv, FAKE_CLAUDE, stdoutEvents } from '../harness.ts';
+import { counting } from '../../helpers/counting-supervisors.ts';
 
 const RUN_ARGS = ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hi'];
 

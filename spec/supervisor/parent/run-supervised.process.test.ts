@@ -1,11 +1,11 @@
 /** startSupervised + supervisor against the real process table, driven by fixtures/fake-claude.mjs. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { identify, isRunning, killIfRunning, waitForGone, waitForReady } from '../helpers/proc.ts';
-import { startFake, stdoutEvents } from './harness.ts';
-import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
-import { BACKENDS, PROCESS_SCAN } from '../helpers/backends.ts';
-import { cgroupMembers, runCgroupDir } from '../../lib/process/cgroup.ts';
+import { identify, isRunning, killIfRunning, waitForGone, waitForReady } from '../../helpers/proc.ts';
+import { startFake, stdoutEvents } from '../harness.ts';
+import type { ProcessIdentity } from '../../../lib/supervisor/protocol.ts';
+import { BACKENDS, PROCESS_SCAN } from '../../helpers/backends.ts';
+import { cgroupMembers, runCgroupDir } from '../../../lib/process/cgroup.ts';
 import { existsSync } from 'node:fs';
 
 const FAST = { interruptGraceMs: 1500, termGraceMs: 800, killGraceMs: 800, trackIntervalMs: 50 };
@@ -174,7 +174,7 @@ test('a stdin prompt is delivered and closed: no 3 s wait', async () => {
 });
 
 test('a missing native binary is a spawn_error with confirmed (empty) cleanup', async () => {
-  const { startSupervised } = await import('../../lib/supervisor/parent/run-supervised.ts');
+  const { startSupervised } = await import('../../../lib/supervisor/parent/run-supervised.ts');
   const run = startSupervised({ file: '/nonexistent/claude', args: [], cwd: '/', env: {}, stdin: null }, { onStdout: () => {} });
   const outcome = await run.done;
   assert.equal(outcome.spawned, null);
