@@ -2,9 +2,9 @@
  * The library face: the whole MCP protocol core without stdio. Feed it parsed JSON-RPC messages,
  * write what it returns, and forward what it emits through onNotification (progress; advisory).
  */
-import type { ResourceHost, ToolHost } from './mcp/types.ts';
+import type { ResourceProvider, ToolProvider } from './contracts/providers.ts';
 import type { ServerInfo } from './handlers/initialize.ts';
-import { createSession, type SessionState } from './dispatch/session.ts';
+import { createDispatcher, type DispatcherState } from './dispatch/dispatcher.ts';
 import { systemClock, type Clock } from './util/clock.ts';
 import type { JsonObject } from './util/json.ts';
 import { ADAPTER_VERSION } from './version.ts';
@@ -12,8 +12,8 @@ import { ADAPTER_VERSION } from './version.ts';
 export const SERVER_INFO: ServerInfo = { name: 'claude-run-mcp', version: ADAPTER_VERSION };
 
 export interface AdapterOptions {
-  readonly toolHost: ToolHost;
-  readonly resourceHost: ResourceHost;
+  readonly toolProvider: ToolProvider;
+  readonly resourceProvider: ResourceProvider;
   /** Cleanup of everything the hosts own; awaited by close() after in-flight requests settled. */
   readonly onClose?: () => Promise<void>;
   /** Diagnostics (stderr in the server); defaults to discarding them. */
@@ -23,6 +23,15 @@ export interface AdapterOptions {
   readonly closeSettleMs?: number;
   readonly serverInfo?: ServerInfo;
 }
+
+/**
+ * The option names of 0.1.0, when the providers were called hosts (`toolHost`, `resourceHost`): still
+ * accepted, so a host that vendored the library keeps working.
+ */
+export type LegacyAdapterOptions = Omit<AdapterOptions, 'toolProvider' | 'resourceProvider'> & {
+  readonly toolHost: ToolProvider;
+  readonly resourceHost: ResourceProvider;
+};
 
 export interface Adapter {
   /** A parsed JSON-RPC message (or batch array) in; the response (or array) out; undefined when none is due. */
@@ -34,10 +43,10 @@ export interface Adapter {
   onNotification(listener: (notification: JsonObject) => void): () => void;
   /** Idempotent: refuses new requests, aborts in-flight ones, waits (bounded), then runs onClose. */
   close(): Promise<void>;
-  state(): SessionState;
+  state(): DispatcherState;
 }
 
-export function createAdapter(options: AdapterOptions): Adapter {
+export function createAdapter(options: AdapterOptions | LegacyAdapterOptions): Adapter {
   const log = options.log ?? (() => {});
   const listeners = new Set<(notification: JsonObject) => void>();
   const emit = (message: JsonObject): void => {
@@ -49,9 +58,9 @@ export function createAdapter(options: AdapterOptions): Adapter {
       }
     }
   };
-  const session = createSession({
-    toolHost: options.toolHost,
-    resourceHost: options.resourceHost,
+  const dispatcher = createDispatcher({
+    toolProvider: 'toolProvider' in options ? options.toolProvider : options.toolHost,
+    resourceProvider: 'resourceProvider' in options ? options.resourceProvider : options.resourceHost,
     serverInfo: options.serverInfo ?? SERVER_INFO,
     notify: emit,
     // Requests to the client go to the same listeners; a transport tells them apart by their id.
@@ -63,7 +72,7 @@ export function createAdapter(options: AdapterOptions): Adapter {
 
   let closing: Promise<void> | null = null;
   const shutdown = async (): Promise<void> => {
-    await session.close();
+    await dispatcher.close();
     try {
       await options.onClose?.();
     } catch (error) {
@@ -72,7 +81,7 @@ export function createAdapter(options: AdapterOptions): Adapter {
   };
 
   return {
-    handle: (message) => session.handle(message),
+    handle: (message) => dispatcher.handle(message),
     onNotification(listener) {
       listeners.add(listener);
       return () => { listeners.delete(listener); };
@@ -81,6 +90,6 @@ export function createAdapter(options: AdapterOptions): Adapter {
       closing ??= shutdown();
       return closing;
     },
-    state: () => session.state(),
+    state: () => dispatcher.state(),
   };
 }

@@ -8,7 +8,7 @@ import { isAbsolute } from 'node:path';
 import { createAdapter, type Adapter } from './adapter.ts';
 import { checkLibraryOptions, type LibraryServerOptions } from './cli/server-options.ts';
 import type { SupervisorCommand } from './supervisor/parent/supervisor-command.ts';
-import { createHosts } from './tools/host.ts';
+import { createProviders } from './tools/providers.ts';
 
 /**
  * The server options the library shares with `serve` (lib/cli/server-options.ts: claudeBin, maxTimeoutSeconds,
@@ -35,22 +35,22 @@ export type ClaudeRunAdapterOptions = LibraryServerOptions & {
 /** A bad option: RangeError for a number out of range, TypeError otherwise; `code` and the JSON `path` name it. */
 export type OptionError = (RangeError | TypeError) & { readonly code: 'invalid_option_value'; readonly path: string };
 
-/** Validates the options, composes the hosts and returns the adapter; throws an OptionError on a bad option. */
+/** Validates the options, composes the providers and returns the adapter; throws an OptionError on a bad option. */
 export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): Adapter {
   const checked = checkLibraryOptions(options);
   if (checked.kind === 'error') throw optionError(checked.problem.key, checked.problem.expected, checked.problem.range);
   const cwd = options.cwd ?? process.cwd();
   if (typeof cwd !== 'string' || !isAbsolute(cwd)) throw optionError('cwd', 'an absolute path', false);
-  const hosts = createHosts({
+  const providers = createProviders({
     ...checked.config,
     env: options.env ?? process.env,
     cwd,
     ...(options.supervisorCommand === undefined ? {} : { supervision: { supervisorCommand: options.supervisorCommand } }),
   });
   return createAdapter({
-    toolHost: hosts.toolHost,
-    resourceHost: hosts.resourceHost,
-    onClose: hosts.close,
+    toolProvider: providers.toolProvider,
+    resourceProvider: providers.resourceProvider,
+    onClose: providers.close,
     ...(options.log === undefined ? {} : { log: options.log }),
   });
 }

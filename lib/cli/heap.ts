@@ -12,7 +12,7 @@
  * cap and back to V8's 2 below it (V8 also shrinks the young generation when allocation is slow). V8 reads
  * --semi-space-growth-factor each time it grows, and Node 20 leaves V8 flags writable after startup
  * (--no-freeze-flags-after-init): spec/e2e/heap.process.test.ts proves the cap on the running Node. Loading
- * node:v8 costs milliseconds, so this runs after the handshake (tools/host.ts onFirstUse). A launcher that
+ * node:v8 costs milliseconds, so this runs after the handshake (tools/providers.ts onFirstUse). A launcher that
  * chose its own semi-space flags keeps them.
  */
 

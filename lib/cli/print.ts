@@ -23,7 +23,7 @@ import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { parseRunInput } from '../tools/run-input.ts';
 import { isToolError, ToolError } from '../tool-errors.ts';
 import { systemClock } from '../util/clock.ts';
-import type { JsonSchema } from '../mcp/types.ts';
+import type { JsonSchema } from '../contracts/providers.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { getPrintUsage, parsePrintArgs, toFlagMessage, type PrintArgs } from './print-args.ts';
 import type { CommandIo } from './command-io.ts';

@@ -6,16 +6,16 @@
  * Stdin EOF takes the orderly path: adapter.close() (cleanup of everything the server owns, each run's
  * cleanup report awaited), flush, exit 0. SIGINT and SIGTERM start the same path after starting the end
  * of every run at once, and exit 0 after at most SIGNAL_CLOSE_GRACE_MS (the host is leaving). The tool
- * hosts load right after the handshake could be answered (lib/cli/deferred-hosts.ts); if they fail to load,
+ * providers load right after the handshake could be answered (lib/cli/deferred-providers.ts); if they fail to load,
  * the server takes the orderly path too and exits 1.
  */
-import type { HostBundle } from '../mcp/types.ts';
+import type { Providers } from '../contracts/providers.ts';
 import { createAdapter } from '../adapter.ts';
 import { serveConnection } from '../rpc/connection.ts';
 import { systemClock } from '../util/clock.ts';
 import { parseServeArgs, SERVE_USAGE } from './args.ts';
 import type { ServeConfig } from './server-options.ts';
-import { deferHosts } from './deferred-hosts.ts';
+import { deferProviders } from './deferred-providers.ts';
 import { holdYoungGeneration } from './heap.ts';
 
 /**
@@ -26,19 +26,19 @@ import { holdYoungGeneration } from './heap.ts';
  */
 export const SIGNAL_CLOSE_GRACE_MS = 5;
 
-export type HostFactory = (config: ServeConfig, log: (line: string) => void) => Promise<HostBundle>;
+export type ProviderFactory = (config: ServeConfig, log: (line: string) => void) => Promise<Providers>;
 
 /**
- * The real hosts: the run tools and resources over the native CLI, configured from the command line. Imported
- * when first needed, after the handshake has been answered (lib/cli/deferred-hosts.ts).
+ * The real providers: the run tools and resources over the native CLI, configured from the command line. Imported
+ * when first needed, after the handshake has been answered (lib/cli/deferred-providers.ts).
  */
-export const loadDefaultHosts: HostFactory = async (config, log) =>
-  (await import('../tools/host.ts')).createHosts({ ...config, log, env: process.env, cwd: process.cwd(), spareSupervisor: true, onFirstUse: () => holdYoungGeneration(process.execArgv, process.env) });
+export const loadDefaultProviders: ProviderFactory = async (config, log) =>
+  (await import('../tools/providers.ts')).createProviders({ ...config, log, env: process.env, cwd: process.cwd(), spareSupervisor: true, onFirstUse: () => holdYoungGeneration(process.execArgv, process.env) });
 
 const log = (line: string): void => { process.stderr.write(`claude-run-mcp: ${line}\n`); };
 
 /** Runs the stdio server until stdin EOF or a termination signal; resolves with the exit code. */
-export async function runServe(argv: readonly string[], loadHosts: HostFactory = loadDefaultHosts): Promise<number> {
+export async function runServe(argv: readonly string[], loadProviders: ProviderFactory = loadDefaultProviders): Promise<number> {
   const parsed = parseServeArgs(argv);
   if (parsed.kind === 'help') {
     process.stdout.write(`${SERVE_USAGE}\n`);
@@ -50,16 +50,16 @@ export async function runServe(argv: readonly string[], loadHosts: HostFactory =
   }
   const { config } = parsed;
   let loadFailed = false;
-  const deferred = deferHosts(() => loadHosts(config, log).catch((error: unknown) => {
+  const deferred = deferProviders(() => loadProviders(config, log).catch((error: unknown) => {
     // As fatal as it was before the load was deferred (an embedded cli-tree that fails its check, a broken
     // build): the requests that waited get their errors first, then the server closes and exits 1.
     loadFailed = true;
     setImmediate(() => { void connection.close(); });
     throw error;
-    // createHosts always composes a task host: discover can say so before the load.
+    // createProviders always composes a task provider: discover can say so before the load.
   }), log, { withTasks: true });
-  const { hosts } = deferred;
-  const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close, log });
+  const { providers } = deferred;
+  const adapter = createAdapter({ toolProvider: providers.toolProvider, resourceProvider: providers.resourceProvider, onClose: providers.close, log });
   const connection = serveConnection({
     input: process.stdin,
     output: process.stdout,
@@ -72,14 +72,14 @@ export async function runServe(argv: readonly string[], loadHosts: HostFactory =
   const gaveUp = new Promise<void>((resolve) => { signalled = () => { setTimeout(resolve, SIGNAL_CLOSE_GRACE_MS); }; });
   const onSignal = (signal: NodeJS.Signals): void => {
     log(`${signal}: closing`);
-    hosts.stop();
+    providers.stop();
     signalled();
     void connection.close();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   // After the first poll of stdin: an `initialize` already waiting there is answered before the readiness
-  // line (opening stderr costs a start time too) and before the hosts load.
+  // line (opening stderr costs a start time too) and before the providers load.
   setImmediate(() => {
     log('serving MCP on stdio');
     deferred.start();

@@ -1,13 +1,13 @@
 /** What every request handler receives besides its params. Handlers never touch stdio or process.*. */
-import type { ResourceHost, ToolHost } from '../mcp/types.ts';
+import type { ResourceProvider, ToolProvider } from '../contracts/providers.ts';
 import type { AnyProtocolVersion } from '../rpc/negotiate.ts';
 import type { JsonObject } from '../util/json.ts';
 
 export interface HandlerContext {
   /** The negotiated legacy date, or the modern date this very request named. */
   readonly protocolVersion: AnyProtocolVersion;
-  readonly toolHost: ToolHost;
-  readonly resourceHost: ResourceHost;
+  readonly toolProvider: ToolProvider;
+  readonly resourceProvider: ResourceProvider;
   readonly serverInfo: { readonly name: string; readonly version: string };
   /** This request declared the tasks extension in its own _meta (modern era only; never inferred from earlier requests). */
   readonly tasks: boolean;

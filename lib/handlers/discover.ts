@@ -10,7 +10,7 @@ import { SERVER_CAPABILITIES, SERVER_INSTRUCTIONS } from './initialize.ts';
 
 export function discover(_params: Record<string, unknown>, ctx: HandlerContext): Record<string, unknown> {
   const capabilities: Record<string, unknown> = { tools: { ...SERVER_CAPABILITIES.tools }, resources: { ...SERVER_CAPABILITIES.resources } };
-  if (ctx.toolHost.tasks !== undefined) capabilities['extensions'] = { [TASKS_EXTENSION]: {} };
+  if (ctx.toolProvider.tasks !== undefined) capabilities['extensions'] = { [TASKS_EXTENSION]: {} };
   return {
     supportedVersions: [...ALL_PROTOCOL_VERSIONS],
     capabilities,

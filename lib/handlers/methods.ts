@@ -1,6 +1,6 @@
 /**
- * The request methods this server answers, besides `initialize` (which changes session state and is
- * therefore handled by the session itself), with the dates each exists in (from the features table).
+ * The request methods this server answers, besides `initialize` (which changes connection state and is
+ * therefore handled by the dispatcher itself), with the dates each exists in (from the features table).
  * A method missing here, or not available under the request's date, is -32601.
  */
 import { eraFeatures, type AnyProtocolVersion } from '../rpc/negotiate.ts';

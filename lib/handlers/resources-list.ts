@@ -1,11 +1,11 @@
-/** resources/list: the host's resources, shaped for the negotiated date. */
-import type { ResourceDescriptor } from '../mcp/types.ts';
+/** resources/list: the provider's resources, shaped for the negotiated date. */
+import type { ResourceDescriptor } from '../contracts/providers.ts';
 import { eraFeatures, features, type AnyProtocolVersion } from '../rpc/negotiate.ts';
 import { CACHE_HINTS } from '../rpc/modern.ts';
 import type { HandlerContext } from './context.ts';
 
 export function resourcesList(_params: Record<string, unknown>, ctx: HandlerContext): { resources: Record<string, unknown>[] } {
-  const resources = ctx.resourceHost.list().map((resource) => toWireResource(resource, ctx.protocolVersion));
+  const resources = ctx.resourceProvider.list().map((resource) => toWireResource(resource, ctx.protocolVersion));
   return eraFeatures.cacheableResults(ctx.protocolVersion) ? { resources, ...CACHE_HINTS } : { resources };
 }
 

@@ -14,11 +14,11 @@ export interface ReadResourceResult {
 export function resourcesRead(params: Record<string, unknown>, ctx: HandlerContext): ReadResourceResult {
   const uri = params['uri'];
   if (typeof uri !== 'string') throw rpcErrors.invalidParams('/uri must be a string', '/uri');
-  const resource = ctx.resourceHost.list().find((candidate) => candidate.uri === uri);
+  const resource = ctx.resourceProvider.list().find((candidate) => candidate.uri === uri);
   if (resource === undefined) throw eraFeatures.resourceNotFoundIsInvalidParams(ctx.protocolVersion) ? rpcErrors.resourceNotFoundInvalidParams() : rpcErrors.resourceNotFound();
   let text: string;
   try {
-    text = ctx.resourceHost.read(uri);
+    text = ctx.resourceProvider.read(uri);
   } catch (error) {
     if (isResourceError(error)) throw rpcErrors.resourceUnavailable(error.code, error.message);
     throw error;

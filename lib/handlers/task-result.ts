@@ -3,7 +3,7 @@
  * and the DetailedTask of tasks/get. A completed task inlines the CallToolResult built by
  * toCallToolResult, the same function the synchronous tools/call uses, so both paths return one result.
  */
-import type { JsonSchema, TaskView } from '../mcp/types.ts';
+import type { JsonSchema, TaskView } from '../contracts/providers.ts';
 import { RPC_ERROR_CODES } from '../rpc/errors.ts';
 import type { AnyProtocolVersion } from '../rpc/negotiate.ts';
 import { assertNever } from '../util/assert-never.ts';

@@ -9,7 +9,7 @@
  *   as the official SDK validate it even when isError is set); otherwise the text alone carries it;
  * - isError: true marks a failed operation (a protocol problem is a JSON-RPC error instead).
  */
-import type { JsonSchema, ToolOutcome } from '../mcp/types.ts';
+import type { JsonSchema, ToolOutcome } from '../contracts/providers.ts';
 import { validate } from '../schema/validate.ts';
 import { features, type AnyProtocolVersion } from '../rpc/negotiate.ts';
 import type { ToolErrorData } from '../tool-errors.ts';

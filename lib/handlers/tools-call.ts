@@ -1,15 +1,15 @@
 /**
  * tools/call: look the tool up, validate arguments against its advertised inputSchema, read the
- * work-invocation metadata, then hand the call to the tool host.
+ * work-invocation metadata, then hand the call to the tool provider.
  * Invalid arguments: under 2025-11-25 a tool execution error (isError, code invalid_arguments, path);
  * under older dates a -32602 protocol error with data.path. Unknown tool: -32602 "Unknown tool".
- * Tasks: only when this very request declared the tasks extension (modern era) and the host makes this
+ * Tasks: only when this very request declared the tasks extension (modern era) and the provider makes this
  * tool a task does the call return a task at once; every other call is answered synchronously.
  */
 import { isUuid } from '../util/uuid.ts';
 import { isPlainObject, type JsonObject } from '../util/json.ts';
 import { isToolError, type ToolErrorData } from '../tool-errors.ts';
-import type { JsonSchema, ToolOutcome } from '../mcp/types.ts';
+import type { JsonSchema, ToolOutcome } from '../contracts/providers.ts';
 import { rpcErrors } from '../rpc/errors.ts';
 import { eraFeatures, features } from '../rpc/negotiate.ts';
 import { toCreateTaskResult } from './task-result.ts';
@@ -24,7 +24,7 @@ const WORK_INVOCATION_PATH = `/_meta/${escapePointerToken(WORK_INVOCATION_META_K
 export async function toolsCall(params: Record<string, unknown>, ctx: HandlerContext): Promise<CallToolResult | Record<string, unknown>> {
   const name = params['name'];
   if (typeof name !== 'string') throw rpcErrors.invalidParams('/name must be a string', '/name');
-  const tool = ctx.toolHost.list().find((candidate) => candidate.name === name);
+  const tool = ctx.toolProvider.list().find((candidate) => candidate.name === name);
   if (tool === undefined) throw rpcErrors.unknownTool();
 
   const args = params['arguments'] === undefined ? {} : params['arguments'];
@@ -36,9 +36,9 @@ export async function toolsCall(params: Record<string, unknown>, ctx: HandlerCon
   const invocation = getWorkInvocation(params['_meta']);
   if (invocation === 'invalid') return invalid(WORK_INVOCATION_PATH, `${WORK_INVOCATION_PATH} must be a UUID`);
 
-  const taskHost = ctx.toolHost.tasks;
-  if (ctx.tasks && eraFeatures.tasksExtension(ctx.protocolVersion) && taskHost !== undefined && taskHost.supports(name)) {
-    const started = taskHost.start(name, args as JsonObject, { signal: ctx.signal, progress: undefined, workInvocation: invocation, protocolVersion: ctx.protocolVersion });
+  const taskProvider = ctx.toolProvider.tasks;
+  if (ctx.tasks && eraFeatures.tasksExtension(ctx.protocolVersion) && taskProvider !== undefined && taskProvider.supports(name)) {
+    const started = taskProvider.start(name, args as JsonObject, { signal: ctx.signal, progress: undefined, workInvocation: invocation, protocolVersion: ctx.protocolVersion });
     return started.kind === 'task'
       ? toCreateTaskResult(started.task, ctx.protocolVersion, tool.outputSchema)
       : toCallToolResult(started.outcome, ctx.protocolVersion, tool.outputSchema);
@@ -46,7 +46,7 @@ export async function toolsCall(params: Record<string, unknown>, ctx: HandlerCon
 
   let outcome: ToolOutcome;
   try {
-    outcome = await ctx.toolHost.call(name, args as JsonObject, {
+    outcome = await ctx.toolProvider.call(name, args as JsonObject, {
       signal: ctx.signal,
       progress: ctx.progress,
       workInvocation: invocation,

@@ -1,11 +1,11 @@
-/** tools/list: the host's tools in the host's (deterministic) order, shaped for the request's date. */
-import type { ToolDefinition } from '../mcp/types.ts';
+/** tools/list: the provider's tools in the provider's (deterministic) order, shaped for the request's date. */
+import type { ToolDefinition } from '../contracts/providers.ts';
 import { eraFeatures, features, type AnyProtocolVersion } from '../rpc/negotiate.ts';
 import { CACHE_HINTS } from '../rpc/modern.ts';
 import type { HandlerContext } from './context.ts';
 
 export function toolsList(_params: Record<string, unknown>, ctx: HandlerContext): { tools: Record<string, unknown>[] } {
-  const tools = ctx.toolHost.list().map((tool) => toWireTool(tool, ctx.protocolVersion));
+  const tools = ctx.toolProvider.list().map((tool) => toWireTool(tool, ctx.protocolVersion));
   return eraFeatures.cacheableResults(ctx.protocolVersion) ? { tools, ...CACHE_HINTS } : { tools };
 }
 

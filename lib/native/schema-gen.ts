@@ -8,7 +8,7 @@
 import { assertNever } from '../util/assert-never.ts';
 import { UUID_PATTERN } from './tree.ts';
 import type { CliOption, CliTree } from './tree.ts';
-import type { JsonSchema } from '../mcp/types.ts';
+import type { JsonSchema } from '../contracts/providers.ts';
 
 /** Non-empty, no leading '-' (it would parse as a flag), no NUL. */
 export const OPTION_TEXT_PATTERN = '^[^-\\u0000][^\\u0000]*$';

@@ -1,8 +1,8 @@
 /**
  * The pinned native contract (cli-tree.json at the package root), typed and structurally validated
  * once at load. The JSON is imported so the bundle embeds it; a malformed tree fails when this module loads:
- * at startup for print and check, and in the stdio server when its tool hosts load, right after the
- * handshake could be answered (lib/cli/deferred-hosts.ts): the server then exits 1.
+ * at startup for print and check, and in the stdio server when its tool providers load, right after the
+ * handshake could be answered (lib/cli/deferred-providers.ts): the server then exits 1.
  */
 import { UUID_PATTERN } from '../util/uuid.ts';
 import treeJson from '../../cli-tree.json' with { type: 'json' };

@@ -4,7 +4,7 @@
  * never echo the submitted value (a property name may appear in the path, bounded in length).
  */
 import { isUuid } from '../util/uuid.ts';
-import type { JsonSchema } from '../mcp/types.ts';
+import type { JsonSchema } from '../contracts/providers.ts';
 import { assertNever } from '../util/assert-never.ts';
 import { isPlainObject } from '../util/json.ts';
 import { escapePointerToken } from '../util/json-pointer.ts';

@@ -2,7 +2,7 @@
  * One handler per tool: (args, ctx) → outcome. Handlers validate what a schema cannot, ask the runtime,
  * and shape results; they never write to stdout. Run failures are outcomes with isError, not throws.
  */
-import type { CallContext, ToolOutcome } from '../mcp/types.ts';
+import type { CallContext, ToolOutcome } from '../contracts/providers.ts';
 import type { JsonObject } from '../util/json.ts';
 import type { RunResult } from '../runs/types.ts';
 import type { RunEntry } from '../runs/registry.ts';

@@ -1,5 +1,5 @@
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../runs/event-ring.ts';
-import type { JsonSchema, ToolDefinition } from '../mcp/types.ts';
+import type { JsonSchema, ToolDefinition } from '../contracts/providers.ts';
 import type { JsonObject } from '../util/json.ts';
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
 import { toolAnnotations, toolMeta, toWireName, type ToolName } from './declarations.ts';

@@ -8,7 +8,7 @@
  * unscoped listing carry no continuation: they claim no existing owner.
  */
 import type { JsonObject } from '../util/json.ts';
-import type { ToolAnnotations } from '../mcp/types.ts';
+import type { ToolAnnotations } from '../contracts/providers.ts';
 import { WORK_FORMAT_VERSION, WORK_URI } from '../runs/work-snapshot.ts';
 
 export const TOOL_NAMES = [

@@ -1,4 +1,4 @@
-import { ResourceError, type ResourceDescriptor, type ResourceHost } from '../mcp/types.ts';
+import { ResourceError, type ResourceDescriptor, type ResourceProvider } from '../contracts/providers.ts';
 import type { JsonObject } from '../util/json.ts';
 import { WORK_URI, type WorkSnapshotReader } from '../runs/work-snapshot.ts';
 
@@ -26,7 +26,7 @@ export interface ResourceDeps {
   readonly work: WorkSnapshotReader;
 }
 
-export function createResourceHost(deps: ResourceDeps): ResourceHost {
+export function createResourceProvider(deps: ResourceDeps): ResourceProvider {
   return {
     list: () => RESOURCES,
     read(uri) {

@@ -6,7 +6,7 @@
  * claude.run.result; the final event is also the last of claude.run.events. Pure.
  */
 import type { JsonObject, JsonValue } from '../util/json.ts';
-import type { JsonSchema } from '../mcp/types.ts';
+import type { JsonSchema } from '../contracts/providers.ts';
 import type { RunResult } from '../runs/types.ts';
 
 export const RESULT_DETAILS = ['summary', 'full'] as const;

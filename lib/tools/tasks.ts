@@ -4,7 +4,7 @@
  * exactly like any run, and every answer is read from the run registry. This layer only remembers which
  * runs were started as tasks, under which tool name, and their newest native event for statusMessage.
  */
-import type { CallContext, TaskHost, TaskStart, TaskUpdate, TaskView, ToolOutcome } from '../mcp/types.ts';
+import type { CallContext, TaskProvider, TaskStart, TaskUpdate, TaskView, ToolOutcome } from '../contracts/providers.ts';
 import type { JsonObject } from '../util/json.ts';
 import type { Clock } from '../util/clock.ts';
 import type { EventKind } from '../native/events.ts';
@@ -27,7 +27,7 @@ export const TASK_POLL_INTERVAL_MS = 1000;
 /** statusMessage is cut (with an ellipsis) to this many UTF-8 bytes: a status line, not a transcript. */
 export const MAX_STATUS_MESSAGE_BYTES = 256;
 
-export interface TaskHostDeps {
+export interface TaskProviderDeps {
   readonly runtime: Runtime;
   readonly prepare: (args: JsonObject) => PreparedRun;
   readonly clock: Clock;
@@ -41,15 +41,15 @@ interface TaskRecord {
   cancelRequested: boolean;
 }
 
-/** What the task host keeps: its dependencies, and a record per run started as a task. */
+/** What the task provider keeps: its dependencies, and a record per run started as a task. */
 interface Tasks {
-  readonly deps: TaskHostDeps;
+  readonly deps: TaskProviderDeps;
   // Bounded by the registry: entries whose run left it (released or evicted) are dropped on every start
   // and lookup, so at most MAX_RETAINED_RUNS records exist.
   readonly records: Map<string, TaskRecord>;
 }
 
-export function createTaskHost(deps: TaskHostDeps): TaskHost {
+export function createTaskProvider(deps: TaskProviderDeps): TaskProvider {
   const t: Tasks = { deps, records: new Map() };
   return {
     supports: (name) => fromWireName(name, deps.underscoreNames) === 'claude.run',

@@ -1,4 +1,4 @@
-/** The file-system and probe edges of worktree reading, wired by the composition (lib/tools/host.ts). */
+/** The file-system and probe edges of worktree reading, wired by the composition (lib/tools/providers.ts). */
 import { open } from 'node:fs/promises';
 import type { GitRunnerSync } from './git.ts';
 

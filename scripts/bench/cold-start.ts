@@ -6,7 +6,7 @@
  * costs, apart from running any of it); each server
  * is ended (stdin EOF) once it answered. Then, in separate rounds that cannot disturb those (the bundle's
  * first tools/list also starts its spare supervisor), each server is asked for tools/list right after the
- * handshake: the bundle loads its tool hosts after the handshake, and this shows where that work went.
+ * handshake: the bundle loads its tool providers after the handshake, and this shows where that work went.
  * The bundle is also asked server/discover as its first line, as Claude Code asks it: spawn → that answer
  * is what a host's probe deadline (3 s in Claude Code 2.1.332) must cover.
  */

@@ -14,7 +14,7 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
    function it never calls (V8 reads and parses the code; none of it runs). All start in turn, each round;
    the figure is the median of the per-round ratios. Then, in 5 separate rounds, each server is also sent
    \`notifications/initialized\` and \`tools/list\` once it answered; the detail gives spawn → that answer (the
-   bundle loads its tool hosts only after the handshake, so this is where that work shows).
+   bundle loads its tool providers only after the handshake, so this is where that work shows).
 2. **Per-run overhead.** \`claude.run\` through the bundled server against \`fixtures/fake-claude.mjs\`
    (scenario ok), against the same file spawned directly with the argv, environment and cwd the adapter
    used (recorded by the fake), \`--version\` first. Overhead = round trip − (direct \`--version\` + direct
@@ -74,9 +74,9 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
   translators. The bundle reads \`import.meta.url\` through a getter in its banner (docs/AUDIT.md), so
   \`node:url\` is not loaded either before \`initialize\` is answered. Measured side by side (21 interleaved
   rounds of this benchmark's method, one run, \`node -e 0\` at 36.6 ms): the ESM bundle before this change
-  1.94×, the CommonJS one 1.47×, the CommonJS one with the deferred hosts below 1.38× (a 3-line \`.cjs\`
+  1.94×, the CommonJS one 1.47×, the CommonJS one with the deferred providers below 1.38× (a 3-line \`.cjs\`
   answering one line from stdin: 1.04×).
-- **The tool hosts load after the handshake** (\`lib/cli/deferred-hosts.ts\`). The tool layer (tools/, runs/,
+- **The tool providers load after the handshake** (\`lib/cli/deferred-providers.ts\`). The tool layer (tools/, runs/,
   native/, supervisor/parent/, permission/, the cli-tree check: 48 of the server's 83 modules) is imported
   and composed in the first \`setImmediate\` after the server starts reading stdin, so an \`initialize\`
   already waiting is answered first; \`initialize\`, \`notifications/initialized\` and \`ping\` never wait,

@@ -55,7 +55,7 @@ test('a launcher that froze V8\'s flags keeps its process alive: the setting sta
   assert.equal(frozen.held, false);
 });
 
-test('the tool hosts call onFirstUse once, at the first tools/list or tools/call, never at the handshake; the server passes the heap setting there', async () => {
+test('the tool providers call onFirstUse once, at the first tools/list or tools/call, never at the handshake; the server passes the heap setting there', async () => {
   const { createToolHarness } = await import('../helpers/tool-harness.ts');
   for (const first of ['list', 'call'] as const) {
     let calls = 0;

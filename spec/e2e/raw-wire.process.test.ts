@@ -65,7 +65,7 @@ describe('raw wire: the real server', () => {
   });
 });
 
-describe('raw wire: serve composed with fake hosts', () => {
+describe('raw wire: serve composed with fake providers', () => {
   let server: ServerProcess;
   before(async () => {
     server = startServer(FAKE);

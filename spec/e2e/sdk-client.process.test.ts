@@ -52,7 +52,7 @@ describe('official SDK client over stdio, every supported date', () => {
       }
     });
 
-    it(`${date}: tools/call results and errors as the SDK parses them (fake hosts)`, async () => {
+    it(`${date}: tools/call results and errors as the SDK parses them (fake providers)`, async () => {
       const { client } = await connect(date, FAKE);
       try {
         const tools = (await client.listTools()).tools;

@@ -10,7 +10,7 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const MAIN = serverNodeArgs();
 /** The server from source under tsx, for the specs that keep that mode proven. */
 export const SOURCE_MAIN = ['--import', 'tsx', 'lib/main.ts'];
-export const FAKE = ['--import', 'tsx', 'fixtures/hosts/serve-fake.ts'];
+export const FAKE = ['--import', 'tsx', 'fixtures/providers/serve-fake.ts'];
 export const DEADLINE_MS = 20_000;
 
 export interface ServerProcess {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolHarness, type ToolHarness } from '../helpers/tool-harness.ts';
-import type { HostConfig } from '../../lib/tools/host.ts';
+import type { ProviderConfig } from '../../lib/tools/providers.ts';
 import { cmdlineOf } from './proc-helpers.ts';
 import { isLive } from '../../lib/process/proc-stat.ts';
 import { readProcTable } from '../../lib/process/proc-table.ts';
@@ -29,7 +29,7 @@ export function errorCode(result: Record<string, unknown> | null): unknown {
 }
 
 /** Runs `use` with a harness whose fake CLI gets `env` plus a private ready file; leaves nothing behind. */
-export async function withTracedHarness<T>(prefix: string, env: Record<string, string>, use: (h: ToolHarness, ready: string) => Promise<T>, config: Partial<HostConfig> = {}): Promise<T> {
+export async function withTracedHarness<T>(prefix: string, env: Record<string, string>, use: (h: ToolHarness, ready: string) => Promise<T>, config: Partial<ProviderConfig> = {}): Promise<T> {
   const scratch = mkdtempSync(join(tmpdir(), prefix));
   const ready = join(scratch, 'ready.jsonl');
   const h = await createToolHarness({ env: { ...env, FAKE_CLAUDE_READY_FILE: ready }, config });

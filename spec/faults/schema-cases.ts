@@ -2,7 +2,7 @@
  * Generates invalid tool arguments from an advertised input schema, each with the JSON Pointer path the
  * validator must name. Every value that could be echoed carries a unique marker string.
  */
-import type { JsonSchema } from '../../lib/mcp/types.ts';
+import type { JsonSchema } from '../../lib/contracts/providers.ts';
 
 export interface InvalidCase {
   readonly label: string;

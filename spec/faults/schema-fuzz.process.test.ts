@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JsonSchema } from '../../lib/mcp/types.ts';
+import type { JsonSchema } from '../../lib/contracts/providers.ts';
 import { WORK_INVOCATION_META_KEY } from '../../lib/handlers/tools-call.ts';
 import { createToolHarness, toolErrorOf, type ToolHarness } from '../helpers/tool-harness.ts';
 import { at, callToolResultOf, obj, objs, parseObj, rpcError, rpcResult, str, toolBody } from '../helpers/typed-results.ts';
@@ -76,7 +76,7 @@ for (const version of ['2025-11-25', '2025-06-18', '2024-11-05']) {
     let checked = 0;
     try {
       // The host's own definitions, typed; tools/list advertises exactly these schemas (checked first).
-      const tools = h.hosts.toolHost.list();
+      const tools = h.providers.toolProvider.list();
       assert.equal(tools.length, 9);
       const advertised = objs(rpcResult(await h.request('tools/list'))['tools'], 'tools');
       assert.deepEqual(advertised.map((t) => [t['name'], t['inputSchema']]), tools.map((t) => [t.name, t.inputSchema]));

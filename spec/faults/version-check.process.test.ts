@@ -61,7 +61,7 @@ test('closing the server during a hanging version check does not wait for the ch
   await withTracedHarness('crm-version-', { FAKE_CLAUDE_VERSION_MODE: 'hang' }, async (h, ready) => {
     const pending = h.call('claude.run', { prompt: 'x', cwd: h.dir });
     const check = await waitForReady(ready, 'version');
-    await h.hosts.close();
+    await h.providers.close();
     const out = await pending;
     assert.equal((await h.full(out.result?.['run_id']))['cancelled'], true);
     assert.equal(errorCode(out.result), 'cancelled');

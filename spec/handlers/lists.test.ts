@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { errorOf, initializedHarness, resultOf } from '../rpc/harness.ts';
-import { WORK_URI } from '../../fixtures/hosts/fake-hosts.ts';
+import { WORK_URI } from '../../fixtures/providers/fake-providers.ts';
 import { objs } from '../helpers/typed-results.ts';
 
 describe('tools/list by date', () => {

@@ -1,10 +1,10 @@
-// An in-process adapter over the real tool hosts, driving the fake native CLI through real supervisors.
+// An in-process adapter over the real tool providers, driving the fake native CLI through real supervisors.
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAdapter, type Adapter } from '../../lib/adapter.ts';
-import { createHosts, type HostConfig, type ToolHosts } from '../../lib/tools/host.ts';
+import { createProviders, type ProviderConfig, type ToolProviders } from '../../lib/tools/providers.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { pollUntil } from './poll.ts';
 import { specSupervision } from './bundle.ts';
@@ -15,7 +15,7 @@ export const FAKE_CLAUDE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs
 
 export interface ToolHarness {
   readonly adapter: Adapter;
-  readonly hosts: ToolHosts;
+  readonly providers: ToolProviders;
   readonly dir: string;
   readonly notifications: JsonObject[];
   call(name: string, args: JsonObject, meta?: JsonObject, id?: number): Promise<ToolCallResult>;
@@ -37,10 +37,10 @@ export interface ToolCallResult {
 
 let nextId = 1;
 
-export async function createToolHarness(options: { env?: Record<string, string>; config?: Partial<HostConfig>; protocolVersion?: string } = {}): Promise<ToolHarness> {
+export async function createToolHarness(options: { env?: Record<string, string>; config?: Partial<ProviderConfig>; protocolVersion?: string } = {}): Promise<ToolHarness> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-tools-')));
   const env: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, ...options.env };
-  const hosts = createHosts({
+  const providers = createProviders({
     claudeBin: FAKE_CLAUDE,
     maxTimeoutSeconds: 1800,
     underscoreNames: false,
@@ -51,7 +51,7 @@ export async function createToolHarness(options: { env?: Record<string, string>;
     supervision: { interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50, ...specSupervision() },
     ...options.config,
   });
-  const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close });
+  const adapter = createAdapter({ toolProvider: providers.toolProvider, resourceProvider: providers.resourceProvider, onClose: providers.close });
   const notifications: JsonObject[] = [];
   adapter.onNotification((n) => notifications.push(n));
   const request = async (method: string, params?: JsonObject): Promise<JsonObject> => {
@@ -62,7 +62,7 @@ export async function createToolHarness(options: { env?: Record<string, string>;
   await adapter.handle({ jsonrpc: '2.0', method: 'notifications/initialized' });
   const harness: ToolHarness = {
     adapter,
-    hosts,
+    providers,
     dir,
     notifications,
     request,

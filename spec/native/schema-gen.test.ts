@@ -5,7 +5,7 @@ import { getNativeOptionSchemas } from '../../lib/native/schema-gen.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { validate } from '../../lib/schema/validate.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
-import type { JsonSchema } from '../../lib/mcp/types.ts';
+import type { JsonSchema } from '../../lib/contracts/providers.ts';
 import type { JsonValue } from '../../lib/util/json.ts';
 import type { PermissionMode } from '../../lib/runs/types.ts';
 

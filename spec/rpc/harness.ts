@@ -1,21 +1,21 @@
-// Builds an adapter over the fake hosts and offers terse request helpers.
+// Builds an adapter over the fake providers and offers terse request helpers.
 import { createAdapter, type Adapter, type AdapterOptions } from '../../lib/adapter.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
-import { createFakeResourceHost, createFakeToolHost, type FakeToolHost } from '../../fixtures/hosts/fake-hosts.ts';
+import { createFakeResourceProvider, createFakeToolProvider, type FakeToolProvider } from '../../fixtures/providers/fake-providers.ts';
 
 export interface Harness {
   readonly adapter: Adapter;
-  readonly tools: FakeToolHost;
+  readonly tools: FakeToolProvider;
   readonly notifications: JsonObject[];
   readonly logs: string[];
   request(id: number | string, method: string, params?: unknown): Promise<unknown>;
 }
 
 export function createHarness(overrides: Partial<AdapterOptions> = {}): Harness {
-  const tools = createFakeToolHost();
+  const tools = createFakeToolProvider();
   const logs: string[] = [];
   const notifications: JsonObject[] = [];
-  const adapter = createAdapter({ toolHost: tools, resourceHost: createFakeResourceHost(), log: (line) => logs.push(line), ...overrides });
+  const adapter = createAdapter({ toolProvider: tools, resourceProvider: createFakeResourceProvider(), log: (line) => logs.push(line), ...overrides });
   adapter.onNotification((n) => notifications.push(n));
   return {
     adapter,

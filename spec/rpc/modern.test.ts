@@ -1,4 +1,4 @@
-// The 2026-07-28 era beside the legacy dates on one process (protocol core over the fake hosts):
+// The 2026-07-28 era beside the legacy dates on one process (protocol core over the fake providers):
 // server/discover without pinning, per-request _meta validation, modern result fields, removed methods.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,7 +25,7 @@ describe('server/discover', () => {
     assert.deepEqual(result['supportedVersions'], [...ALL_PROTOCOL_VERSIONS]);
     assert.ok(arr(result['supportedVersions']).includes('2026-07-28'));
     assert.ok(arr(result['supportedVersions']).includes('2025-11-25'), 'a legacy fallback is always named');
-    assert.deepEqual(result['capabilities'], { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } }, 'the fake host has no tasks: no extension advertised');
+    assert.deepEqual(result['capabilities'], { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } }, 'the fake provider has no tasks: no extension advertised');
     assert.equal(result['ttlMs'], 0);
     assert.equal(result['cacheScope'], 'private');
     assert.equal(typeof result['instructions'], 'string');
@@ -172,7 +172,7 @@ describe('per-request _meta validation', () => {
   it('capabilities are read per request: nothing is inferred from an earlier one', async () => {
     const h = createHarness();
     const tasks = meta({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } });
-    // The fake host has no tasks, so an unknown task either way; the capability check comes first.
+    // The fake provider has no tasks, so an unknown task either way; the capability check comes first.
     assert.equal(errorOf(await h.request(1, 'tasks/get', { taskId: 'run_x', _meta: tasks })).code, -32602);
     const error = errorOf(await h.request(2, 'tasks/get', { taskId: 'run_x', _meta: meta() }));
     assert.equal(error.code, -32021);

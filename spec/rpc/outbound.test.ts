@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHarness, type Harness } from './harness.ts';
 import { at } from '../helpers/typed-results.ts';
 import { createOutbound, MAX_OUTBOUND_REQUESTS, OutboundError } from '../../lib/rpc/outbound.ts';
-import type { CallContext } from '../../lib/mcp/types.ts';
+import type { CallContext } from '../../lib/contracts/providers.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

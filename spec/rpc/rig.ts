@@ -1,9 +1,9 @@
-// A connection over in-memory streams and the fake hosts, with terse helpers.
+// A connection over in-memory streams and the fake providers, with terse helpers.
 import { PassThrough } from 'node:stream';
 import { createAdapter } from '../../lib/adapter.ts';
 import { serveConnection, type Connection, type ConnectionOptions } from '../../lib/rpc/connection.ts';
 import { systemClock } from '../../lib/util/clock.ts';
-import { createFakeResourceHost, createFakeToolHost, type FakeToolHost } from '../../fixtures/hosts/fake-hosts.ts';
+import { createFakeResourceProvider, createFakeToolProvider, type FakeToolProvider } from '../../fixtures/providers/fake-providers.ts';
 import { createGatedSink, waitFor, type GatedSink } from './streams.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 
@@ -11,7 +11,7 @@ export interface Rig {
   readonly input: PassThrough;
   readonly sink: GatedSink;
   readonly connection: Connection;
-  readonly tools: FakeToolHost;
+  readonly tools: FakeToolProvider;
   readonly logs: string[];
   readonly cleanups: () => number;
   /** How many parsed messages reached the adapter. */
@@ -31,11 +31,11 @@ export function createRig(options: RigOptions = {}): Rig {
   const { gated, sinkHighWaterMark, ...rest } = options;
   const input = new PassThrough();
   const sink = createGatedSink(gated ?? false, sinkHighWaterMark ?? 1);
-  const tools = createFakeToolHost();
+  const tools = createFakeToolProvider();
   const logs: string[] = [];
   let cleanups = 0;
   let handled = 0;
-  const inner = createAdapter({ toolHost: tools, resourceHost: createFakeResourceHost(), onClose: async () => { cleanups++; } });
+  const inner = createAdapter({ toolProvider: tools, resourceProvider: createFakeResourceProvider(), onClose: async () => { cleanups++; } });
   const adapter = {
     handle(message: unknown) { handled++; return inner.handle(message); },
     onNotification: inner.onNotification,

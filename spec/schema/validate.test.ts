@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JsonSchema } from '../../lib/mcp/types.ts';
+import type { JsonSchema } from '../../lib/contracts/providers.ts';
 import { validate } from '../../lib/schema/validate.ts';
 import { escapePointerToken, MAX_POINTER_TOKEN_CHARS } from '../../lib/util/json-pointer.ts';
 

@@ -1,4 +1,4 @@
-import type { HostConfig } from '../../lib/tools/host.ts';
+import type { ProviderConfig } from '../../lib/tools/providers.ts';
 // Shared by the session specs: an in-process adapter whose fake CLI writes timestamped ready lines, and
 // readers for those lines and for the native transcript folder of a directory.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -56,7 +56,7 @@ export interface SessionHarness extends ToolHarness {
   settled(runId: string): ReturnType<ToolHarness['settled']>;
 }
 
-export async function createSessionHarness(env: Record<string, string> = {}, config: Partial<HostConfig> = {}): Promise<SessionHarness> {
+export async function createSessionHarness(env: Record<string, string> = {}, config: Partial<ProviderConfig> = {}): Promise<SessionHarness> {
   const side = mkdtempSync(join(tmpdir(), 'crm-sess-side-'));
   const readyFile = join(side, 'ready.jsonl');
   const recordFile = join(side, 'record.json');

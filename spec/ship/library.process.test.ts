@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClaudeRunAdapter, createAdapter, TOOL_NAMES, type Adapter, type ClaudeRunAdapterOptions } from '../../lib/index.ts';
 import { parseServeArgs } from '../../lib/cli/args.ts';
-import { createHosts } from '../../lib/tools/host.ts';
+import { createProviders } from '../../lib/tools/providers.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { readProcStat, waitForGone, waitForReady } from '../helpers/proc.ts';
 import { identityOf } from '../../lib/process/proc-stat.ts';
@@ -62,8 +62,8 @@ test('with default options the library lists exactly what the stdio server lists
   const parsed = parseServeArgs([]);
   assert.equal(parsed.kind, 'config');
   if (parsed.kind !== 'config') return;
-  const serverHosts = createHosts({ ...parsed.config, env, cwd: dir });
-  const server = createAdapter({ toolHost: serverHosts.toolHost, resourceHost: serverHosts.resourceHost, onClose: serverHosts.close });
+  const serverHosts = createProviders({ ...parsed.config, env, cwd: dir });
+  const server = createAdapter({ toolProvider: serverHosts.toolProvider, resourceProvider: serverHosts.resourceProvider, onClose: serverHosts.close });
   const library = createClaudeRunAdapter({ env, cwd: dir });
   try {
     const lists: unknown[] = [];

@@ -180,7 +180,7 @@ test('recursion sentinel: such a server keeps no warm spare either (it would che
     const h = await createToolHarness({ env, config: { spareSupervisor: true } });
     try {
       await h.request('tools/list');
-      assert.equal(h.hosts.sparePid() !== null, spare, JSON.stringify(env));
+      assert.equal(h.providers.sparePid() !== null, spare, JSON.stringify(env));
     } finally {
       await h.close();
     }

@@ -1,4 +1,4 @@
-// claude.run as an MCP task (2026-07-28 tasks extension) over the real tool hosts, real supervisors and
+// claude.run as an MCP task (2026-07-28 tasks extension) over the real tool providers, real supervisors and
 // the fake native CLI, replaying what Claude Code 2.1.332 (interactive) was captured doing on the wire:
 // an immediate first tasks/get, polls at pollIntervalMs, two identical
 // tasks/cancel at the same millisecond, shutdown with a task in flight.
@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdapter, type Adapter } from '../../lib/adapter.ts';
-import { createHosts, type HostBundle } from '../../lib/tools/host.ts';
+import { createProviders, type Providers } from '../../lib/tools/providers.ts';
 import { MAX_STATUS_MESSAGE_BYTES, TASK_POLL_INTERVAL_MS, workingStatusMessage } from '../../lib/tools/tasks.ts';
 import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../../lib/runs/registry.ts';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
@@ -34,7 +34,7 @@ const CLIENT_POLL_MS = 100;
 
 interface Rig {
   readonly adapter: Adapter;
-  readonly hosts: HostBundle;
+  readonly providers: Providers;
   readonly dir: string;
   readonly readyFile: string;
   request(method: string, params: Json): Promise<Json>;
@@ -52,7 +52,7 @@ let nextId = 0;
 function createRig(): Rig {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-tasks-')));
   const readyFile = join(dir, 'ready.jsonl');
-  const hosts = createHosts({
+  const providers = createProviders({
     claudeBin: FAKE_CLAUDE,
     maxTimeoutSeconds: 1800,
     underscoreNames: false,
@@ -61,11 +61,11 @@ function createRig(): Rig {
     cwd: dir,
     supervision: { interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50, ...specSupervision() },
   });
-  const adapter = createAdapter({ toolHost: hosts.toolHost, resourceHost: hosts.resourceHost, onClose: hosts.close });
+  const adapter = createAdapter({ toolProvider: providers.toolProvider, resourceProvider: providers.resourceProvider, onClose: providers.close });
   const request = async (method: string, params: Json): Promise<Json> => obj(await adapter.handle({ jsonrpc: '2.0', id: nextId++, method, params }), `${method} response`);
   const readyCount = (what: string): number => (existsSync(readyFile) ? readFileSync(readyFile, 'utf8').split('\n').filter((line) => line.includes(`"ready":"${what}"`)).length : 0);
   return {
-    adapter, hosts, dir, readyFile, request, readyCount,
+    adapter, providers, dir, readyFile, request, readyCount,
     run: (prompt, tasks, extraMeta = {}) => request('tools/call', { name: 'claude.run', arguments: { prompt, cwd: dir }, _meta: { ...meta(tasks), progressToken: 1, 'claudecode/toolUseId': 'toolu_x', ...extraMeta } }),
     get: (taskId) => request('tasks/get', { taskId, _meta: meta(true) }),
     async waitReady(what, count = 1) {
@@ -277,7 +277,7 @@ describe('ask_host: a task and a synchronous claude.run report the same result',
 
       // The synchronous path (legacy era: the question goes out as elicitation/create) for the same scenario.
       const asked: JsonObject[] = [];
-      const sync = await rig.hosts.toolHost.call('claude.run', { ...args, prompt: '[fake:ask_permission] touch a marker again' }, {
+      const sync = await rig.providers.toolProvider.call('claude.run', { ...args, prompt: '[fake:ask_permission] touch a marker again' }, {
         signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2025-11-25',
         elicit: async (params) => { asked.push(params); return allowForm; },
       });
@@ -347,7 +347,7 @@ describe('ask_host on a synchronous claude.run that cannot ask', () => {
       assert.match(message, /claude\.run\.start/);
       assert.match(message, /claude\.run\.answer/);
       assert.doesNotMatch(message, /initialize/, 'the declaration is not what is missing');
-      const legacy = await rig.hosts.toolHost.call('claude.run', { prompt: 'hi', cwd: rig.dir, ask_host: true }, { signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2025-11-25' });
+      const legacy = await rig.providers.toolProvider.call('claude.run', { prompt: 'hi', cwd: rig.dir, ask_host: true }, { signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2025-11-25' });
       assert.equal(legacy.ok, false);
       assert.match(legacy.ok ? '' : legacy.error.message, /did not declare form elicitation at initialize.*claude\.run\.start/);
       assert.deepEqual(objs(toolResultOf(resultOf(await rig.request('tools/call', { name: 'claude.run.list', arguments: {}, _meta: meta(false) })))['runs'], 'runs'), [], 'nothing started');
@@ -427,8 +427,8 @@ describe('shutdown with a task in flight', () => {
       await rig.waitReady('streaming');
       const nativePid = num(jsonLines(readFileSync(rig.readyFile, 'utf8')).find((line) => line['ready'] === 'streaming')?.['pid'], 'pid of the streaming line');
       await rig.adapter.close();
-      assert.equal(rig.hosts.toolHost.tasks!.get(taskId)?.status, 'cancelled');
-      const read = await rig.hosts.toolHost.call('claude.run.result', { run_id: taskId, detail: 'full' }, { signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2026-07-28' });
+      assert.equal(rig.providers.toolProvider.tasks!.get(taskId)?.status, 'cancelled');
+      const read = await rig.providers.toolProvider.call('claude.run.result', { run_id: taskId, detail: 'full' }, { signal: new AbortController().signal, progress: undefined, workInvocation: null, protocolVersion: '2026-07-28' });
       assert.equal(read.result?.['cancelled'], true);
       assert.equal(read.result?.['cleanup_confirmed'], true, 'close() returned only after the supervisor proved cleanup');
       assert.throws(() => process.kill(nativePid, 0), /ESRCH/, 'the native process is gone');

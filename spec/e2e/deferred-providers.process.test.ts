@@ -1,5 +1,5 @@
 /**
- * The real stdio server answers the handshake before its tool hosts are loaded (lib/cli/deferred-hosts.ts),
+ * The real stdio server answers the handshake before its tool providers are loaded (lib/cli/deferred-providers.ts),
  * and a client that pipelines everything in one write still gets each answer, in the order it asked.
  */
 import { test } from 'node:test';
@@ -33,7 +33,7 @@ test('initialize, tools/list, ping and resources/list in one write: answered in 
   }
 });
 
-test('hosts that fail to load: the handshake is answered, each waiting request fails, the server exits 1', async () => {
+test('providers that fail to load: the handshake is answered, each waiting request fails, the server exits 1', async () => {
   const server = startServer(FAKE, [], { env: { ...process.env, SERVE_FAKE_LOAD_FAILS: '1' } });
   try {
     server.sendRaw([
@@ -47,7 +47,7 @@ test('hosts that fail to load: the handshake is answered, each waiting request f
     assert.deepEqual((await server.response(3))['result'], {}, 'the ping queued behind it is answered too');
     const exit = await server.exited();
     assert.equal(exit.code, 1);
-    assert.match(server.stderr(), /the tool hosts failed to load: invalid cli-tree\.json: \(simulated\)/);
+    assert.match(server.stderr(), /the tool providers failed to load: invalid cli-tree\.json: \(simulated\)/);
   } finally {
     server.kill();
   }

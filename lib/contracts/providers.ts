@@ -62,15 +62,15 @@ export type ToolOutcome =
   | { readonly ok: true; readonly summary: string; readonly result: JsonObject; readonly text?: string }
   | { readonly ok: false; readonly summary: string; readonly error: ToolErrorData; readonly result: JsonObject | null; readonly text?: string };
 
-export interface ToolHost {
+export interface ToolProvider {
   list(): readonly ToolDefinition[];
   /** Arguments are already validated against the tool's inputSchema. Never throws a ToolError: returns it. */
   call(name: string, args: JsonObject, ctx: CallContext): Promise<ToolOutcome>;
   /**
-   * Optional: the tasks extension. A host without it answers every call synchronously. `| undefined` lets a
-   * forwarding host (lib/cli/deferred-hosts.ts) answer through a getter.
+   * Optional: the tasks extension. A provider without it answers every call synchronously. `| undefined` lets a
+   * forwarding provider (lib/cli/deferred-providers.ts) answer through a getter.
    */
-  readonly tasks?: TaskHost | undefined;
+  readonly tasks?: TaskProvider | undefined;
 }
 
 /** Extension task statuses this server produces (input_required only for a run with ask_host that is asking). */
@@ -99,7 +99,7 @@ export type TaskStart =
   | { readonly kind: 'task'; readonly task: TaskView }
   | { readonly kind: 'outcome'; readonly outcome: ToolOutcome };
 
-export interface TaskHost {
+export interface TaskProvider {
   /** Whether calls of this tool become tasks when the request declares the extension. */
   supports(name: string): boolean;
   /** Arguments are already validated. Returns once the task is retrievable by get(). */
@@ -129,7 +129,7 @@ export interface ResourceDescriptor {
   readonly mimeType: string;
 }
 
-export interface ResourceHost {
+export interface ResourceProvider {
   list(): readonly ResourceDescriptor[];
   /** Returns the text body (JSON) or throws a ResourceError. */
   read(uri: string): string;
@@ -145,10 +145,10 @@ export class ResourceError extends Error {
   }
 }
 
-/** The hosts the protocol core serves, and the end of everything they own (cli/serve, tools/host). */
-export interface HostBundle {
-  readonly toolHost: ToolHost;
-  readonly resourceHost: ResourceHost;
+/** The providers the protocol core serves, and the end of everything they own (cli/serve, tools/providers). */
+export interface Providers {
+  readonly toolProvider: ToolProvider;
+  readonly resourceProvider: ResourceProvider;
   /** Cancels every unsettled run and waits for its cleanup. */
   readonly close: () => Promise<void>;
   /** Starts the end of every unsettled run without waiting (signal shutdown: the supervisors finish it). */

@@ -1,12 +1,12 @@
 /**
- * Composes the tool and resource hosts of one adapter process from its configuration: the cli-tree
+ * Composes the tool and resource providers of one adapter process from its configuration: the cli-tree
  * contract, the run runtime, the tool catalog and the resources. Effects (spawn, fs, clock, randomness)
  * are wired here and nowhere deeper.
  */
 import { isDirectory } from '../util/is-directory.ts';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CallContext, HostBundle, ToolHost } from '../mcp/types.ts';
+import type { CallContext, Providers, ToolProvider } from '../contracts/providers.ts';
 import { copyJsonObject, type JsonObject } from '../util/json.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { CLI_TREE, getNativeArgNames, type CliTree } from '../native/tree.ts';
@@ -40,17 +40,17 @@ import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
 import { privateDirPrefix } from '../permission/private-dir.ts';
 import { selfDirOwner, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
-import { createTaskHost } from './tasks.ts';
+import { createTaskProvider } from './tasks.ts';
 import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
 import { BUDGET_OPTION_ARG, withBudget } from './budget-gate.ts';
-import { createResourceHost } from './resources.ts';
+import { createResourceProvider } from './resources.ts';
 import { createGitRunner, createGitRunnerSync, type GitRunner, type GitRunnerSync } from '../worktree/git.ts';
 import { checkWorktreeRequest } from '../worktree/worktree.ts';
 import { inspectWorktree } from '../worktree/changes.ts';
 import { removeWorktree } from '../worktree/remove.ts';
 import { countFileLines, describeGit, type GitAvailability } from '../worktree/fs-edge.ts';
 
-export interface HostConfig {
+export interface ProviderConfig {
   readonly claudeBin: string | null;
   readonly maxTimeoutSeconds: number;
   readonly underscoreNames: boolean;
@@ -65,7 +65,7 @@ export interface HostConfig {
   readonly supervision?: ExecuteDeps['supervision'];
   /**
    * How cleanup is proven: 'auto' (a cgroup of each run's own where one can be had, else /proc tracking),
-   * 'cgroup' (refuse to start without it: createHosts throws CleanupBackendUnavailable), 'process_scan'.
+   * 'cgroup' (refuse to start without it: createProviders throws CleanupBackendUnavailable), 'process_scan'.
    */
   readonly cleanupBackend?: CleanupBackendOption;
   /** The operator's budget in dollars: the cap on the total reported cost of the runs started; null: none. */
@@ -81,20 +81,20 @@ export interface HostConfig {
   readonly onFirstUse?: () => void;
 }
 
-export type { HostBundle };
+export type { Providers };
 
-/** The tool hosts, and what only they know: the idle spare supervisor's pid (accounting, the bench). */
-export interface ToolHosts extends HostBundle {
+/** The tool providers, and what only they know: the idle spare supervisor's pid (accounting, the bench). */
+export interface ToolProviders extends Providers {
   /** The idle spare supervisor's pid, or null (none, or spareSupervisor is off). */
   readonly sparePid: () => number | null;
 }
 
 /**
- * What the hosts of one process share: the configuration's derived parts, chosen once, and the few facts
+ * What the providers of one process share: the configuration's derived parts, chosen once, and the few facts
  * learnt while serving (the asserted version, git's availability, the first use, the instance id).
  */
 interface HostParts {
-  readonly config: HostConfig;
+  readonly config: ProviderConfig;
   readonly clock: Clock;
   readonly tree: CliTree;
   readonly nativeArgNames: ReturnType<typeof getNativeArgNames>;
@@ -116,27 +116,27 @@ interface HostParts {
   instanceId: string | null;
 }
 
-export function createHosts(config: HostConfig): ToolHosts {
+export function createProviders(config: ProviderConfig): ToolProviders {
   const h = createParts(config);
   const runtime = createHostRuntime(h);
   const budgeted = withBudget(runtime, h.ledger, (prepared, capUsd) => withCap(h, prepared, capUsd));
   const prepare = (args: JsonObject): PreparedRun => prepareRun(h, runtime, args);
-  const toolHost = createToolHost(h, budgeted, prepare);
-  const resourceHost = createResourceHost({
+  const toolProvider = createToolHost(h, budgeted, prepare);
+  const resourceProvider = createResourceProvider({
     work: createWorkSnapshotReader(runtime.registry, () => instanceId(h)),
     capabilities: () => getCapabilities(h),
   });
   const { spares } = h;
   return {
-    toolHost,
-    resourceHost,
+    toolProvider,
+    resourceProvider,
     close: async () => { await runtime.close(); await spares?.close(); },
     stop: () => { runtime.stop(); spares?.stop(); },
     sparePid: () => spares?.sparePid() ?? null,
   };
 }
 
-function createParts(config: HostConfig): HostParts {
+function createParts(config: ProviderConfig): HostParts {
   const clock = config.clock ?? systemClock;
   // Off the path of the first request: directories of servers that were killed with a question pending.
   if (!isRecursiveLaunch(config.env)) setImmediate(() => sweepAtStart(config.log));
@@ -168,7 +168,7 @@ function createParts(config: HostConfig): HostParts {
  * so it keeps no spare either.
  */
 function createSpares(
-  config: HostConfig, parts: Pick<HostParts, 'tree' | 'nativeEnv' | 'recursive' | 'versionTimeoutMs' | 'prepareWithin'>,
+  config: ProviderConfig, parts: Pick<HostParts, 'tree' | 'nativeEnv' | 'recursive' | 'versionTimeoutMs' | 'prepareWithin'>,
 ): SparePool | null {
   if (config.spareSupervisor !== true || parts.recursive) return null;
   const { tree, nativeEnv, versionTimeoutMs } = parts;
@@ -178,7 +178,7 @@ function createSpares(
   });
 }
 
-function resolveBin(config: HostConfig): string {
+function resolveBin(config: ProviderConfig): string {
   return resolveNativeBinary({ cliFlag: config.claudeBin ?? undefined, env: config.env, cwd: config.cwd });
 }
 
@@ -206,7 +206,7 @@ function createHostRuntime(h: HostParts): Runtime {
   });
 }
 
-function createToolHost(h: HostParts, budgeted: Runtime, prepare: (args: JsonObject) => PreparedRun): ToolHost {
+function createToolHost(h: HostParts, budgeted: Runtime, prepare: (args: JsonObject) => PreparedRun): ToolProvider {
   const { config, git, spares } = h;
   const catalog = buildCatalog({ nativeProperties: getNativeOptionSchemas(h.tree), maxTimeoutSeconds: config.maxTimeoutSeconds, underscoreNames: config.underscoreNames });
   return {
@@ -218,7 +218,7 @@ function createToolHost(h: HostParts, budgeted: Runtime, prepare: (args: JsonObj
       if (tool === null) return Promise.reject(new Error('unknown tool'));
       return callTool(tool, args, ctx, { runtime: budgeted, prepare, removeWorktree: (request) => removeWorktree(git, request) });
     },
-    tasks: createTaskHost({ runtime: budgeted, prepare, clock: h.clock, underscoreNames: config.underscoreNames }),
+    tasks: createTaskProvider({ runtime: budgeted, prepare, clock: h.clock, underscoreNames: config.underscoreNames }),
   };
 }
 
@@ -251,7 +251,7 @@ function prepareRun(h: HostParts, runtime: Runtime, args: JsonObject): PreparedR
  * conversation with this id"): refuse it before anything is spawned, naming the argument that resumes.
  * Known: a saved conversation a retained run of this adapter reported, or a transcript in the run's cwd.
  */
-function refuseExistingSession(config: HostConfig, runtime: Runtime, sessionId: string, cwd: string): void {
+function refuseExistingSession(config: ProviderConfig, runtime: Runtime, sessionId: string, cwd: string): void {
   const projectDir = getProjectDir(config.env, cwd);
   const saved = (run: { run_id: string; session_id: string | null }): boolean =>
     run.session_id === sessionId && runtime.registry.get(run.run_id).live.request.nativeOptions['no_session_persistence'] !== true;

@@ -5,7 +5,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/rpc/negotiate.ts';
 import { createManualClock } from '../helpers/manual-clock.ts';
 import { createHarness, errorOf, initializedHarness, resultOf } from '../rpc/harness.ts';
 import { at } from '../helpers/typed-results.ts';
-import { createFakeResourceHost } from '../../fixtures/hosts/fake-hosts.ts';
+import { createFakeResourceProvider } from '../../fixtures/providers/fake-providers.ts';
 
 describe('lifecycle', () => {
   it('answers ping before initialize and refuses other requests', async () => {
@@ -195,11 +195,11 @@ describe('close', () => {
     const clock = createManualClock();
     let cleaned = false;
     const adapter = createAdapter({
-      toolHost: {
+      toolProvider: {
         list: () => [{ name: 'hang', title: 'hang', description: 'hang', inputSchema: { type: 'object' }, annotations: {}, _meta: {} }],
         call: () => new Promise(() => {}),
       },
-      resourceHost: createFakeResourceHost(),
+      resourceProvider: createFakeResourceProvider(),
       clock,
       closeSettleMs: 500,
       onClose: async () => { cleaned = true; },
@@ -220,5 +220,18 @@ describe('close', () => {
     const h = await initializedHarness('2025-11-25', { onClose: () => Promise.reject(new Error('boom')) });
     await h.adapter.close();
     assert.ok(h.logs.some((line) => line.includes('boom')));
+  });
+});
+
+describe('the option names of 0.1.0', () => {
+  it('toolHost and resourceHost still serve: tools/list answers from the provider given under the old name', async () => {
+    const adapter = createAdapter({
+      toolHost: { list: () => [{ name: 'legacy', title: 'legacy', description: 'legacy', inputSchema: { type: 'object' }, annotations: {}, _meta: {} }], call: async () => ({ ok: true as const, summary: 'ok', result: {} }) },
+      resourceHost: createFakeResourceProvider(),
+    });
+    await adapter.handle({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25' } });
+    const listed = await adapter.handle({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    assert.deepEqual((at(listed, 'result', 'tools') as Array<{ name: string }>).map((t) => t.name), ['legacy']);
+    await adapter.close();
   });
 });

@@ -11,7 +11,7 @@
  * still in flight) is answered -32600 with that id and the original request continues. A cancelled
  * request gets no response at all. Responses from the client are ignored: this server never sends requests.
  */
-import type { ResourceHost, ToolHost } from '../mcp/types.ts';
+import type { ResourceProvider, ToolProvider } from '../contracts/providers.ts';
 import { assertNever } from '../util/assert-never.ts';
 import type { Clock } from '../util/clock.ts';
 import type { JsonObject } from '../util/json.ts';
@@ -28,9 +28,9 @@ import { createProgressReporter, getProgressToken } from '../rpc/progress.ts';
 /** close() waits at most this long for aborted in-flight requests to settle. */
 export const CLOSE_SETTLE_MS = 2000;
 
-export interface SessionOptions {
-  readonly toolHost: ToolHost;
-  readonly resourceHost: ResourceHost;
+export interface DispatcherOptions {
+  readonly toolProvider: ToolProvider;
+  readonly resourceProvider: ResourceProvider;
   readonly serverInfo: ServerInfo;
   /** Advisory notifications (progress); the transport may drop them. */
   readonly notify: (notification: JsonObject) => void;
@@ -41,18 +41,18 @@ export interface SessionOptions {
   readonly send?: (message: JsonObject) => void;
 }
 
-export interface SessionState {
+export interface DispatcherState {
   readonly protocolVersion: ProtocolVersion | null;
   readonly closing: boolean;
   readonly inFlight: number;
 }
 
-export interface Session {
+export interface Dispatcher {
   /** One parsed message (or batch) in; the response (or array of responses) out, undefined when none. */
   handle(message: unknown): Promise<unknown>;
   /** Refuses new requests, aborts in-flight ones and waits (bounded) for them to settle. */
   close(): Promise<void>;
-  state(): SessionState;
+  state(): DispatcherState;
 }
 
 interface InFlight {
@@ -64,7 +64,7 @@ interface InFlight {
 
 /** Everything one session knows; the phases below (route, legacy, modern, execute, close) work on it. */
 interface SessionCore {
-  readonly options: SessionOptions;
+  readonly options: DispatcherOptions;
   readonly inFlight: Map<string, InFlight>;
   /** Every request not yet answered, also one no longer in inFlight (cancelled): close() waits for these. */
   readonly running: Set<Promise<unknown>>;
@@ -87,7 +87,7 @@ interface HandlerCall {
   readonly legacy: boolean;
 }
 
-export function createSession(options: SessionOptions): Session {
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const s: SessionCore = {
     options,
     inFlight: new Map(),
@@ -181,7 +181,7 @@ function runInitialize(s: SessionCore, id: RequestId, args: Record<string, unkno
   return { jsonrpc: '2.0', id, result };
 }
 
-/** 2026-07-28: no handshake and no session state; the request's own _meta decides everything. */
+/** 2026-07-28: no handshake and no connection state; the request's own _meta decides everything. */
 async function runModern(s: SessionCore, id: RequestId, key: string, method: string, params: Params): Promise<unknown> {
   if (Array.isArray(params)) return fail(id, rpcErrors.invalidParams('params must be an object'));
   const args = (params ?? {}) as Record<string, unknown>;
@@ -199,7 +199,7 @@ async function runModern(s: SessionCore, id: RequestId, key: string, method: str
 
 async function execute(s: SessionCore, call: HandlerCall): Promise<unknown> {
   const { id, key, method, args, version } = call;
-  const { toolHost, resourceHost, serverInfo, notify, log } = s.options;
+  const { toolProvider, resourceProvider, serverInfo, notify, log } = s.options;
   const outbound = s.outbound;
   const elicit = call.legacy && s.clientElicits && outbound !== null
     ? (params: JsonObject, signal: AbortSignal): Promise<JsonObject> => outbound.request('elicitation/create', params, signal)
@@ -209,7 +209,7 @@ async function execute(s: SessionCore, call: HandlerCall): Promise<unknown> {
   s.inFlight.set(key, entry);
   try {
     const result = await call.handler(args, {
-      protocolVersion: version, toolHost, resourceHost, serverInfo, tasks: call.tasks,
+      protocolVersion: version, toolProvider, resourceProvider, serverInfo, tasks: call.tasks,
       signal: entry.controller.signal, progress: progress.report, log, elicit,
     });
     if (entry.cancelled) return undefined;
