@@ -7,7 +7,7 @@
 // --fast runs everything but the real-binary and real-host tiers: the unit tier plus the process tiers.
 // --only and --exclude may be repeated: a file runs when it matches any --only and no --exclude.
 // --list prints the processes the selection would start, one a line, and runs nothing.
-import { mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -135,6 +135,8 @@ function runOwner() {
 /** Starts one job in a new session with its own TMPDIR and marker; resolves once it ended and was reaped. */
 async function runJob(job, options) {
   const dir = mkdtempSync(join(tmpdir(), `crm-spec-${run.id}-${job.index}-`));
+  // The file's /tmp: as open as /tmp itself (sticky, world-writable), for specs that run a server as another uid.
+  chmodSync(dir, 0o1777);
   run.dirs.push(dir);
   linkTsxCache(dir);
   const marker = `${run.id}-${job.index}`;
