@@ -84,7 +84,9 @@ export function createAdapter(options: AdapterOptions | LegacyAdapterOptions): A
     handle: (message) => dispatcher.handle(message),
     onNotification(listener) {
       listeners.add(listener);
-      return () => { listeners.delete(listener); };
+      return () => {
+        listeners.delete(listener);
+      };
     },
     close() {
       closing ??= shutdown();

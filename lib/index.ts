@@ -5,7 +5,14 @@
 export { createClaudeRunAdapter, type ClaudeRunAdapterOptions, type OptionError } from './library.ts';
 export { createAdapter, SERVER_INFO, type Adapter, type AdapterOptions, type LegacyAdapterOptions } from './adapter.ts';
 export { serveConnection, MAX_FRAME_BYTES, type Connection, type ConnectionOptions } from './rpc/connection.ts';
-export { ALL_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS, negotiateVersion, type AnyProtocolVersion, type ProtocolVersion } from './rpc/negotiate.ts';
+export {
+  ALL_PROTOCOL_VERSIONS,
+  MODERN_PROTOCOL_VERSIONS,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  negotiateVersion,
+  type AnyProtocolVersion,
+  type ProtocolVersion,
+} from './rpc/negotiate.ts';
 export { RPC_ERROR_CODES, type RpcErrorCode } from './rpc/errors.ts';
 export { validate, type ValidationResult } from './schema/validate.ts';
 export { ResourceError } from './contracts/providers.ts';

@@ -57,5 +57,8 @@ export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): A
 
 function optionError(key: string, expected: string, range: boolean): OptionError {
   const message = `${key} must be ${expected}`;
-  return Object.assign(range ? new RangeError(message) : new TypeError(message), { code: 'invalid_option_value', path: `/${key}` } as const);
+  return Object.assign(range ? new RangeError(message) : new TypeError(message), {
+    code: 'invalid_option_value',
+    path: `/${key}`,
+  } as const);
 }

@@ -13,8 +13,12 @@ type Role = (args: readonly string[]) => Promise<number>;
 const processIo = (): CommandIo => ({
   env: process.env,
   cwd: process.cwd(),
-  stdout: (chunk) => { process.stdout.write(chunk); },
-  stderr: (text) => { process.stderr.write(text); },
+  stdout: (chunk) => {
+    process.stdout.write(chunk);
+  },
+  stderr: (text) => {
+    process.stderr.write(text);
+  },
 });
 
 // Roles load lazily so each pays only for its own modules.
@@ -71,13 +75,17 @@ if (isRequiredBundle()) {
     if (flushed) process.exit(code);
     const { flushOutput } = await import('./rpc/drain.ts');
     const { systemClock } = await import('./util/clock.ts');
-    if (!flushed && !(await flushOutput(process.stdout, systemClock))) process.stderr.write('claude-run-mcp: gave up on stdout: the reader stopped reading\n');
+    if (!flushed && !(await flushOutput(process.stdout, systemClock)))
+      process.stderr.write('claude-run-mcp: gave up on stdout: the reader stopped reading\n');
     process.exit(code);
   };
-  main(argv).then((code) => exit(code, flushedByRole), (error: unknown) => {
-    process.stderr.write(`claude-run-mcp: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    return exit(1, false);
-  });
+  main(argv).then(
+    (code) => exit(code, flushedByRole),
+    (error: unknown) => {
+      process.stderr.write(`claude-run-mcp: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      return exit(1, false);
+    },
+  );
 }
 
 /**

@@ -15,17 +15,21 @@ export const TOOL_ERROR_CODES = {
   native_version_timeout: '`claude --version` did not answer within its bound.',
   // registry and retention
   capacity_exhausted: 'Every retained run (32 by default) is active or unconfirmed, so none could be evicted; nothing was started.',
-  active_limit_reached: 'The active-run limit (4 by default) is reached: that many runs have active work or unconfirmed cleanup; nothing was started.',
+  active_limit_reached:
+    'The active-run limit (4 by default) is reached: that many runs have active work or unconfirmed cleanup; nothing was started.',
   run_not_found: 'No retained run has this run_id (unknown, evicted or released).',
   run_active: 'The run is still active; cancel it or wait for it to settle first.',
   cleanup_unconfirmed: 'Process cleanup of the run was not confirmed; the handle stays retained.',
-  permission_question_not_pending: 'The permission question is not pending on this run (already decided, expired, withdrawn or unknown); nothing was answered.',
+  permission_question_not_pending:
+    'The permission question is not pending on this run (already decided, expired, withdrawn or unknown); nothing was answered.',
   session_busy: 'Too many runs are already waiting for this conversation; nothing was started.',
   server_budget_exhausted: 'The server budget (--budget-usd) is spent; nothing was started.',
-  server_budget_reserved: 'What remains of the server budget is reserved by runs that have not reported their cost yet; nothing was started (retry once they settle).',
+  server_budget_reserved:
+    'What remains of the server budget is reserved by runs that have not reported their cost yet; nothing was started (retry once they settle).',
   // worktrees (claude.worktree.remove)
   worktree_not_found: 'The repository has no worktree of that name under .claude/worktrees; nothing was removed.',
-  worktree_has_work: 'The worktree holds uncommitted changes or commits no other branch reaches; nothing was removed (force: true discards them).',
+  worktree_has_work:
+    'The worktree holds uncommitted changes or commits no other branch reaches; nothing was removed (force: true discards them).',
   git_failed: 'A git command failed, timed out or printed more than its bound.',
   // supervision and process
   spawn_failed: 'The native process could not be started.',
@@ -36,7 +40,8 @@ export const TOOL_ERROR_CODES = {
   cancelled: 'The run was cancelled (notifications/cancelled or claude.run.cancel).',
   // native output
   native_frame_too_large: 'A native stdout line exceeded the native frame bound (max_native_frame_bytes, 1 MiB); the run was stopped.',
-  final_event_too_large: 'The native final result event exceeded its bound (max_final_event_bytes, 128 KiB by default); no truncated success is reported.',
+  final_event_too_large:
+    'The native final result event exceeded its bound (max_final_event_bytes, 128 KiB by default); no truncated success is reported.',
   missing_final_event: 'The native process ended without a result event.',
   duplicate_final_event: 'The native process emitted more than one result event.',
   malformed_final_event: 'The native result event lacked required fields (subtype, session id or textual result).',
@@ -77,7 +82,9 @@ export class ToolError extends Error {
     this.path = path;
   }
   toData(): ToolErrorData {
-    return this.path === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, path: this.path };
+    return this.path === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, path: this.path };
   }
 }
 

@@ -39,7 +39,9 @@ async function main(): Promise<void> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-bench-')));
   const loadAtStart = loadavg()[0] ?? 0;
   try {
-    const log = (line: string): void => { process.stderr.write(`bench: ${line}\n`); };
+    const log = (line: string): void => {
+      process.stderr.write(`bench: ${line}\n`);
+    };
     const bundle = await ensureBundle(dir, log);
     // One clean environment for every process: machine-specific startup work (NODE_OPTIONS preloads,
     // NODE_EXTRA_CA_CERTS) would otherwise blur the comparisons.
@@ -51,13 +53,55 @@ async function main(): Promise<void> {
       log('cold start');
       const r = await benchColdStart({ bundle, sdkServer: SDK_SERVER, stdioFloor: STDIO_FLOOR, env, cwd: dir, samples: rounds(21) });
       rows.push(
-        { bench: '1 cold start → initialize', measure: 'bundle / node -e 0', value: r.bundleOverFloor, target: 1.3, unit: 'ratio', detail: `bundle ${r.bundleMs.toFixed(1)} ms, floor ${r.floorMs.toFixed(1)} ms; tools/list answered at ${r.bundleListMs.toFixed(1)} ms` },
-        { bench: '1 cold start → initialize', measure: 'stdio floor / node -e 0', value: r.stdioOverFloor, target: null, unit: 'ratio', detail: `one fixed answer through process.stdin and process.stdout: ${r.stdioFloorMs.toFixed(1)} ms` },
-        { bench: '1 cold start → initialize', measure: 'bundle / stdio floor', value: r.bundleOverStdioFloor, target: null, unit: 'ratio', detail: `what the bundle adds to the least stdio server: +${(r.bundleMs - r.stdioFloorMs).toFixed(1)} ms (medians)` },
-        { bench: '1 cold start → initialize', measure: 'stdio floor + the bundle\'s code never run / stdio floor', value: r.parseOnlyOverStdioFloor, target: null, unit: 'ratio', detail: `${r.parseOnlyMs.toFixed(1)} ms: +${(r.parseOnlyMs - r.stdioFloorMs).toFixed(1)} ms for reading and parsing the code alone` },
-        { bench: '1 cold start → initialize', measure: 'bundle / SDK server', value: r.bundleOverSdk, target: 0.5, unit: 'ratio', detail: `SDK server ${r.sdkMs.toFixed(1)} ms; tools/list answered at ${r.sdkListMs.toFixed(1)} ms` },
+        {
+          bench: '1 cold start → initialize',
+          measure: 'bundle / node -e 0',
+          value: r.bundleOverFloor,
+          target: 1.3,
+          unit: 'ratio',
+          detail: `bundle ${r.bundleMs.toFixed(1)} ms, floor ${r.floorMs.toFixed(1)} ms; tools/list answered at ${r.bundleListMs.toFixed(1)} ms`,
+        },
+        {
+          bench: '1 cold start → initialize',
+          measure: 'stdio floor / node -e 0',
+          value: r.stdioOverFloor,
+          target: null,
+          unit: 'ratio',
+          detail: `one fixed answer through process.stdin and process.stdout: ${r.stdioFloorMs.toFixed(1)} ms`,
+        },
+        {
+          bench: '1 cold start → initialize',
+          measure: 'bundle / stdio floor',
+          value: r.bundleOverStdioFloor,
+          target: null,
+          unit: 'ratio',
+          detail: `what the bundle adds to the least stdio server: +${(r.bundleMs - r.stdioFloorMs).toFixed(1)} ms (medians)`,
+        },
+        {
+          bench: '1 cold start → initialize',
+          measure: "stdio floor + the bundle's code never run / stdio floor",
+          value: r.parseOnlyOverStdioFloor,
+          target: null,
+          unit: 'ratio',
+          detail: `${r.parseOnlyMs.toFixed(1)} ms: +${(r.parseOnlyMs - r.stdioFloorMs).toFixed(1)} ms for reading and parsing the code alone`,
+        },
+        {
+          bench: '1 cold start → initialize',
+          measure: 'bundle / SDK server',
+          value: r.bundleOverSdk,
+          target: 0.5,
+          unit: 'ratio',
+          detail: `SDK server ${r.sdkMs.toFixed(1)} ms; tools/list answered at ${r.sdkListMs.toFixed(1)} ms`,
+        },
         // Claude Code gives the probe 3 s, then treats the server as legacy for the whole session (no tasks).
-        { bench: '1 cold start → server/discover', measure: 'bundle spawn → discover answer / Claude Code\'s 3,000 ms probe deadline', value: r.bundleDiscoverMs / CLAUDE_CODE_PROBE_DEADLINE_MS, target: 0.1, unit: 'ratio', detail: `median ${r.bundleDiscoverMs.toFixed(1)} ms, slowest ${r.bundleDiscoverMaxMs.toFixed(1)} ms of ${r.samples}` },
+        {
+          bench: '1 cold start → server/discover',
+          measure: "bundle spawn → discover answer / Claude Code's 3,000 ms probe deadline",
+          value: r.bundleDiscoverMs / CLAUDE_CODE_PROBE_DEADLINE_MS,
+          target: 0.1,
+          unit: 'ratio',
+          detail: `median ${r.bundleDiscoverMs.toFixed(1)} ms, slowest ${r.bundleDiscoverMaxMs.toFixed(1)} ms of ${r.samples}`,
+        },
       );
     }
     if (wanted('overhead')) {
@@ -66,17 +110,19 @@ async function main(): Promise<void> {
       rows.push({
         bench: '2 per-run overhead',
         measure: 'claude.run − (native --version + native run)',
-        value: r.overheadMs, target: 30, unit: 'ms',
+        value: r.overheadMs,
+        target: 30,
+        unit: 'ms',
         detail: `claude.run ${r.adapterMs.toFixed(1)} ms; native --version ${r.nativeVersionMs.toFixed(1)} + run ${r.nativeRunMs.toFixed(1)} ms`,
       });
       notes.push(
         `Split of one run (in-process timeline, bundled supervisor, medians), sequential → overlapped: ` +
-        `version check ${r.sequential.versionMs.toFixed(1)} → ${r.overlapped.versionMs.toFixed(1)} ms; ` +
-        `supervisor start after the check ${r.sequential.supervisorWaitMs.toFixed(1)} → ${r.overlapped.supervisorWaitMs.toFixed(1)} ms; ` +
-        `native run ${r.sequential.nativeMs.toFixed(1)} → ${r.overlapped.nativeMs.toFixed(1)} ms; ` +
-        `cleanup ${r.sequential.cleanupMs.toFixed(1)} → ${r.overlapped.cleanupMs.toFixed(1)} ms; ` +
-        `total ${r.sequential.totalMs.toFixed(1)} → ${r.overlapped.totalMs.toFixed(1)} ms. ` +
-        `An idle bundled supervisor boots and exits in ${r.supervisorBootMs.toFixed(1)} ms; the supervisor bundled alone in ${r.supervisorOnlyBootMs.toFixed(1)} ms; node -e 0 in ${r.nodeFloorMs.toFixed(1)} ms.`,
+          `version check ${r.sequential.versionMs.toFixed(1)} → ${r.overlapped.versionMs.toFixed(1)} ms; ` +
+          `supervisor start after the check ${r.sequential.supervisorWaitMs.toFixed(1)} → ${r.overlapped.supervisorWaitMs.toFixed(1)} ms; ` +
+          `native run ${r.sequential.nativeMs.toFixed(1)} → ${r.overlapped.nativeMs.toFixed(1)} ms; ` +
+          `cleanup ${r.sequential.cleanupMs.toFixed(1)} → ${r.overlapped.cleanupMs.toFixed(1)} ms; ` +
+          `total ${r.sequential.totalMs.toFixed(1)} → ${r.overlapped.totalMs.toFixed(1)} ms. ` +
+          `An idle bundled supervisor boots and exits in ${r.supervisorBootMs.toFixed(1)} ms; the supervisor bundled alone in ${r.supervisorOnlyBootMs.toFixed(1)} ms; node -e 0 in ${r.nodeFloorMs.toFixed(1)} ms.`,
       );
     }
     if (wanted('real')) {
@@ -86,39 +132,111 @@ async function main(): Promise<void> {
       rows.push({
         bench: '2 real-binary turn',
         measure: 'claude.run / bare claude -p',
-        value: r.ratio, target: 1.05, unit: 'ratio',
+        value: r.ratio,
+        target: 1.05,
+        unit: 'ratio',
         detail: `claude.run ${r.adapterMs.toFixed(1)} ms, bare ${r.bareMs.toFixed(1)} ms (median added ${r.addedMs.toFixed(1)} ms: ${r.addedBeforeApiMs.toFixed(0)} ms before the first API request, ${r.addedAfterApiMs.toFixed(0)} ms after the last); claude --version ${r.versionMs.toFixed(1)} ms; spare ready in ${r.spareRounds}/${r.samples} rounds; idle spare RSS ${mem(r.spareRssBytes)}, PSS ${mem(r.sparePssBytes)}`,
       });
     }
     if (wanted('ingest')) {
       log('stream ingestion');
-      const r = await benchIngest({ bundle, native: BENCH_NATIVE, env, dir, bytes: quick ? 16 * 1024 * 1024 : 48 * 1024 * 1024, samples: rounds(9) });
-      rows.push({ bench: '3 stream ingestion', measure: 'adapter / bare splitter + JSON.parse', value: r.ratio, target: 0.7, unit: 'ratio-min', detail: `${r.adapterMiBs.toFixed(0)} vs ${r.bareMiBs.toFixed(0)} MiB/s over ${(r.bytes / 1048576).toFixed(0)} MiB (${r.events} events)` });
+      const r = await benchIngest({
+        bundle,
+        native: BENCH_NATIVE,
+        env,
+        dir,
+        bytes: quick ? 16 * 1024 * 1024 : 48 * 1024 * 1024,
+        samples: rounds(9),
+      });
+      rows.push({
+        bench: '3 stream ingestion',
+        measure: 'adapter / bare splitter + JSON.parse',
+        value: r.ratio,
+        target: 0.7,
+        unit: 'ratio-min',
+        detail: `${r.adapterMiBs.toFixed(0)} vs ${r.bareMiBs.toFixed(0)} MiB/s over ${(r.bytes / 1048576).toFixed(0)} MiB (${r.events} events)`,
+      });
     }
     if (wanted('memory')) {
       log('memory');
       const r = await benchMemory({ bundle, native: BENCH_NATIVE, env, dir, samples: rounds(3) });
       rows.push(
-        { bench: '4 memory', measure: 'peak RSS delta / 32 × (256 KiB + 128 KiB)', value: r.ratio, target: 1.5, unit: 'ratio', detail: `peak delta ${(r.peakDeltaBytes / 1048576).toFixed(1)} MiB over idle ${(r.idleBytes / 1048576).toFixed(1)} MiB; RSS after ${(r.retainedDeltaBytes / 1048576).toFixed(1)} MiB over idle` },
-        { bench: '4 memory', measure: 'the same with empty outputs: peak RSS delta / theory', value: r.emptyRatio, target: null, unit: 'ratio', detail: `peak delta ${(r.emptyPeakDeltaBytes / 1048576).toFixed(1)} MiB; the data's own share (full − empty) ${r.dataRatio.toFixed(2)}×` },
-        { bench: '4 memory', measure: 'live heap after GC, 32 full runs / theory', value: r.liveRatio, target: 1.2, unit: 'ratio', detail: `${(r.liveRetainedBytes / 1048576).toFixed(1)} MiB retained of ${(r.theoreticalBytes / 1048576).toFixed(1)} MiB theoretical` },
+        {
+          bench: '4 memory',
+          measure: 'peak RSS delta / 32 × (256 KiB + 128 KiB)',
+          value: r.ratio,
+          target: 1.5,
+          unit: 'ratio',
+          detail: `peak delta ${(r.peakDeltaBytes / 1048576).toFixed(1)} MiB over idle ${(r.idleBytes / 1048576).toFixed(1)} MiB; RSS after ${(r.retainedDeltaBytes / 1048576).toFixed(1)} MiB over idle`,
+        },
+        {
+          bench: '4 memory',
+          measure: 'the same with empty outputs: peak RSS delta / theory',
+          value: r.emptyRatio,
+          target: null,
+          unit: 'ratio',
+          detail: `peak delta ${(r.emptyPeakDeltaBytes / 1048576).toFixed(1)} MiB; the data's own share (full − empty) ${r.dataRatio.toFixed(2)}×`,
+        },
+        {
+          bench: '4 memory',
+          measure: 'live heap after GC, 32 full runs / theory',
+          value: r.liveRatio,
+          target: 1.2,
+          unit: 'ratio',
+          detail: `${(r.liveRetainedBytes / 1048576).toFixed(1)} MiB retained of ${(r.theoreticalBytes / 1048576).toFixed(1)} MiB theoretical`,
+        },
       );
     }
     if (wanted('responsive')) {
       log('responsiveness');
       const r = await runIsolated('responsive', { bundle, native: BENCH_NATIVE, env, dir, floodMs: quick ? 2000 : 5000 });
       rows.push(
-        { bench: '5 responsiveness (4 floods)', measure: 'p99 events/result poll', value: r.pollP99Ms, target: 10, unit: 'ms', detail: `p50 ${r.pollP50Ms.toFixed(2)} ms over ${r.polls} polls` },
-        { bench: '5 responsiveness (4 floods)', measure: 'p99 ping', value: r.pingP99Ms, target: 10, unit: 'ms', detail: `p50 ${r.pingP50Ms.toFixed(2)} ms over ${r.pings} pings` },
-        { bench: '5 responsiveness (4 floods)', measure: 'p99 tasks/get', value: r.taskGetP99Ms, target: 10, unit: 'ms', detail: `p50 ${r.taskGetP50Ms.toFixed(2)} ms over ${r.taskGets} polls of the four task runs` },
+        {
+          bench: '5 responsiveness (4 floods)',
+          measure: 'p99 events/result poll',
+          value: r.pollP99Ms,
+          target: 10,
+          unit: 'ms',
+          detail: `p50 ${r.pollP50Ms.toFixed(2)} ms over ${r.polls} polls`,
+        },
+        {
+          bench: '5 responsiveness (4 floods)',
+          measure: 'p99 ping',
+          value: r.pingP99Ms,
+          target: 10,
+          unit: 'ms',
+          detail: `p50 ${r.pingP50Ms.toFixed(2)} ms over ${r.pings} pings`,
+        },
+        {
+          bench: '5 responsiveness (4 floods)',
+          measure: 'p99 tasks/get',
+          value: r.taskGetP99Ms,
+          target: 10,
+          unit: 'ms',
+          detail: `p50 ${r.taskGetP50Ms.toFixed(2)} ms over ${r.taskGets} polls of the four task runs`,
+        },
       );
     }
     if (wanted('progress')) {
       log('progress latency');
       const r = await runIsolated('progress', { bundle, native: BENCH_NATIVE, env, dir, events: quick ? 100 : 400 });
       rows.push(
-        { bench: '6 progress latency', measure: 'native write → notifications/progress p50', value: r.p50Ms, target: null, unit: 'ms', detail: `${r.events} events, 1 every ${r.intervalMs} ms` },
-        { bench: '6 progress latency', measure: 'native write → notifications/progress p99', value: r.p99Ms, target: null, unit: 'ms', detail: `max ${r.maxMs.toFixed(2)} ms` },
+        {
+          bench: '6 progress latency',
+          measure: 'native write → notifications/progress p50',
+          value: r.p50Ms,
+          target: null,
+          unit: 'ms',
+          detail: `${r.events} events, 1 every ${r.intervalMs} ms`,
+        },
+        {
+          bench: '6 progress latency',
+          measure: 'native write → notifications/progress p99',
+          value: r.p99Ms,
+          target: null,
+          unit: 'ms',
+          detail: `max ${r.maxMs.toFixed(2)} ms`,
+        },
       );
     }
     if (wanted('scan')) {
@@ -127,13 +245,17 @@ async function main(): Promise<void> {
       for (const r of await benchSupervisorScan({ sizes: [100, 600, 1600], activeMs: quick ? 3000 : 6000 })) {
         const cgroup = r.backend === 'cgroup';
         rows.push({
-          bench: cgroup ? '7 supervisor, cgroup backend' : '7 supervisor, /proc tracking', measure: `CPU per second of an active run, ${r.processes} processes on the machine`,
-          value: r.cpuMsPerSecond, target: r.processes >= 1500 ? (cgroup ? 10 : 50) : null, unit: 'ms',
+          bench: cgroup ? '7 supervisor, cgroup backend' : '7 supervisor, /proc tracking',
+          measure: `CPU per second of an active run, ${r.processes} processes on the machine`,
+          value: r.cpuMsPerSecond,
+          target: r.processes >= 1500 ? (cgroup ? 10 : 50) : null,
+          unit: 'ms',
           detail: `one run with a setsid child, ${r.activeMs} ms active (source supervisor); ${cgroup ? '10 ms per s is 1 %' : '50 ms per s is 5 %'} of one core${r.confirmed ? '' : '; cleanup honestly unconfirmed (processes vanished mid-scan)'}`,
         });
       }
     }
-    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${quick ? 'quick' : 'full'} run, ` +
+    const machine =
+      `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${quick ? 'quick' : 'full'} run, ` +
       `1-minute load average ${loadAtStart.toFixed(1)} at the start and ${(loadavg()[0] ?? 0).toFixed(1)} at the end`;
     const report = renderReport(rows, notes, machine);
     process.stdout.write(`${report.table}\n`);

@@ -78,9 +78,16 @@ export async function buildBundle(outdir: string): Promise<BuiltBundle> {
 /** The names lib/npm-entry.ts exports, as esbuild reads them (an ES module build kept in memory). */
 export async function getLibraryExportNames(): Promise<string[]> {
   const { banner: _banner, define: _define, ...options } = BUILD_OPTIONS;
-  const result = await build({ ...options, format: 'esm', entryPoints: ['lib/npm-entry.ts'], outfile: join(ROOT, 'dist', LIBRARY_NAME), write: false });
+  const result = await build({
+    ...options,
+    format: 'esm',
+    entryPoints: ['lib/npm-entry.ts'],
+    outfile: join(ROOT, 'dist', LIBRARY_NAME),
+    write: false,
+  });
   const outputs = Object.values(result.metafile.outputs);
-  if (outputs.length !== 1 || outputs[0] === undefined) throw new Error(`build: expected one output for the library entry, got ${outputs.length}`);
+  if (outputs.length !== 1 || outputs[0] === undefined)
+    throw new Error(`build: expected one output for the library entry, got ${outputs.length}`);
   return [...outputs[0].exports].sort();
 }
 
@@ -113,7 +120,11 @@ export function buildDeclarations(outdir: string): string {
   const typesDir = join(outdir, TYPES_DIR);
   rmSync(typesDir, { recursive: true, force: true });
   // No shell: node runs TypeScript's own launcher with an argument vector.
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.types.json'), '--outDir', typesDir], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.types.json'), '--outDir', typesDir],
+    { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] },
+  );
   return typesDir;
 }
 

@@ -33,7 +33,9 @@ const BAR_WIDTH = 30;
 const RUN_TIMEOUT_SECONDS = 300;
 const POLL_MS = 100;
 
-const out = (line = ''): void => { process.stdout.write(`${line}\n`); };
+const out = (line = ''): void => {
+  process.stdout.write(`${line}\n`);
+};
 const bold = (text: string): string => (tty ? `\x1b[1m${text}\x1b[0m` : text);
 const dim = (text: string): string => (tty ? `\x1b[2m${text}\x1b[0m` : text);
 const structured = (r: CallToolResult): Json => ((r.structuredContent as Json | undefined)?.['result'] as Json | undefined) ?? {};
@@ -56,7 +58,9 @@ if (!real) serverArgs.push('--claude-bin', join(ROOT, 'fixtures', 'fake-claude.m
 
 const transport = new StdioClientTransport({ command: process.execPath, args: serverArgs, env, stderr: 'pipe', cwd: ROOT });
 let serverLog = '';
-transport.stderr?.on('data', (chunk: Buffer) => { serverLog = (serverLog + chunk.toString('utf8')).slice(-4000); });
+transport.stderr?.on('data', (chunk: Buffer) => {
+  serverLog = (serverLog + chunk.toString('utf8')).slice(-4000);
+});
 const client = new Client({ name: 'claude-run-mcp-demo', version: '1.0.0' });
 const problems: string[] = [];
 
@@ -65,8 +69,13 @@ try {
   const serverPid = transport.pid;
   const info = client.getServerVersion();
   const { tools } = await client.listTools();
-  const caps = JSON.parse(((await client.readResource({ uri: 'claude-run://capabilities' })).contents[0] as { text: string }).text) as { native: Json };
-  out(bold(`claude-run-mcp demo`) + dim(` (${real ? 'real claude on PATH: needs an account' : 'bundled fake CLI: no Claude Code or account needed'})`));
+  const caps = JSON.parse(((await client.readResource({ uri: 'claude-run://capabilities' })).contents[0] as { text: string }).text) as {
+    native: Json;
+  };
+  out(
+    bold(`claude-run-mcp demo`) +
+      dim(` (${real ? 'real claude on PATH: needs an account' : 'bundled fake CLI: no Claude Code or account needed'})`),
+  );
   out(`server   ${info?.name} ${info?.version} over stdio, ${fromBundle ? 'dist bundle' : 'from lib/'}, pid ${serverPid ?? '?'}`);
   out(`native   ${String(caps.native['binary'] ?? caps.native['binary_error'])} (tested version ${String(caps.native['tested_version'])})`);
   out(`tools    ${tools.map((t) => t.name).join(', ')}`);
@@ -122,8 +131,11 @@ try {
   if (!real) {
     const pids = nativePids();
     const alive = pids.filter((pid) => existsSync(`/proc/${pid}`));
-    out(`   process table: ${pids.length} native process(es) started, ${alive.length} still running${alive.length > 0 ? ` (${alive.join(', ')})` : ''}`);
-    if (pids.length !== 3 || alive.length > 0) problems.push(`expected 3 native processes, all gone (started ${pids.length}, alive ${alive.length})`);
+    out(
+      `   process table: ${pids.length} native process(es) started, ${alive.length} still running${alive.length > 0 ? ` (${alive.join(', ')})` : ''}`,
+    );
+    if (pids.length !== 3 || alive.length > 0)
+      problems.push(`expected 3 native processes, all gone (started ${pids.length}, alive ${alive.length})`);
   }
 } catch (error) {
   problems.push(error instanceof Error ? error.message : String(error));
@@ -146,14 +158,23 @@ async function detachedActs(): Promise<void> {
   // 2. Detached run: stream the answer by paging the run's events.
   out();
   out(bold('2. claude.run.start + claude.run.events') + dim('  detached; the answer streams from the event pages'));
-  const detachedRun = structured((await client.callTool({ name: 'claude.run.start', arguments: { prompt: 'Count to five.', cwd: work, timeout_seconds: RUN_TIMEOUT_SECONDS } })) as CallToolResult);
+  const detachedRun = structured(
+    (await client.callTool({
+      name: 'claude.run.start',
+      arguments: { prompt: 'Count to five.', cwd: work, timeout_seconds: RUN_TIMEOUT_SECONDS },
+    })) as CallToolResult,
+  );
   const runId = String(detachedRun['run_id']);
   out(`   run_id ${runId} (${String(detachedRun['state'])})`);
   process.stdout.write('   > ');
   const pages = await streamEvents(runId);
   out();
   out(dim(`   ${pages.pages} event page(s), ${pages.events} events, missed ${pages.missed}`));
-  const settled = (await client.callTool({ name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: 30 } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
+  const settled = (await client.callTool(
+    { name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: 30 } },
+    CallToolResultSchema,
+    { timeout: 60_000 },
+  )) as CallToolResult;
   showResult(structured(settled), settled.isError === true);
   const listed = structured((await client.callTool({ name: 'claude.run.list', arguments: {} })) as CallToolResult);
   out(`   claude.run.list: ${String(listed['retained'])} retained, ${String(listed['active'])} active`);
@@ -163,11 +184,22 @@ async function detachedActs(): Promise<void> {
   // 3. Cancellation mid-stream.
   out();
   out(bold('3. claude.run.cancel') + dim('  mid-stream; the supervisor sends SIGINT, then SIGTERM/SIGKILL if needed'));
-  const victim = String(structured((await client.callTool({ name: 'claude.run.start', arguments: { prompt: 'Write a long story.', cwd: work, timeout_seconds: RUN_TIMEOUT_SECONDS } })) as CallToolResult)['run_id']);
+  const victim = String(
+    structured(
+      (await client.callTool({
+        name: 'claude.run.start',
+        arguments: { prompt: 'Write a long story.', cwd: work, timeout_seconds: RUN_TIMEOUT_SECONDS },
+      })) as CallToolResult,
+    )['run_id'],
+  );
   const seen = await waitForEvents(victim, 3);
   const cancel = structured((await client.callTool({ name: 'claude.run.cancel', arguments: { run_id: victim } })) as CallToolResult);
   out(`   cancel after ${seen} events: ${cancel['cancel_requested'] === true ? 'requested' : 'the run had already completed'}`);
-  const cancelled = (await client.callTool({ name: 'claude.run.result', arguments: { run_id: victim, wait_seconds: 30 } }, CallToolResultSchema, { timeout: 60_000 })) as CallToolResult;
+  const cancelled = (await client.callTool(
+    { name: 'claude.run.result', arguments: { run_id: victim, wait_seconds: 30 } },
+    CallToolResultSchema,
+    { timeout: 60_000 },
+  )) as CallToolResult;
   const cancelledRun = structured(cancelled);
   showResult(cancelledRun, cancelled.isError === true);
   if (cancelledRun['completed'] !== true) problems.push('the cancelled run did not settle within 30 s');
@@ -178,7 +210,11 @@ function showResult(r: Json, isError: boolean): void {
   out(`   state ${String(r['state'])}  ${isError ? `ERROR ${error?.code ?? '?'}: ${String(error?.message ?? '').slice(0, 120)}` : 'ok'}`);
   if (typeof r['result'] === 'string') out(`   result: ${(r['result'] as string).replace(/\s+/g, ' ').slice(0, 160)}`);
   const resume = r['resume'] as { resume_session_id?: string } | null;
-  out(dim(`   session ${String(r['session_id'])}  model ${String(r['model'])}  turns ${String(r['num_turns'])}  cost $${String(r['total_cost_usd'])} (conversation)${resume ? '  continue with resume_session_id' : ''}`));
+  out(
+    dim(
+      `   session ${String(r['session_id'])}  model ${String(r['model'])}  turns ${String(r['num_turns'])}  cost $${String(r['total_cost_usd'])} (conversation)${resume ? '  continue with resume_session_id' : ''}`,
+    ),
+  );
   out(`   cleanup_confirmed: ${String(r['cleanup_confirmed'])}${r['cleanup_error'] ? ` (${JSON.stringify(r['cleanup_error'])})` : ''}`);
   if (r['cleanup_confirmed'] !== true) problems.push(`run ${String(r['run_id'])}: cleanup not confirmed`);
   if (error?.code !== 'cancelled' && isError) problems.push(`run ${String(r['run_id'])} failed: ${error?.code ?? 'unknown'}`);
@@ -190,14 +226,20 @@ async function streamEvents(runId: string): Promise<{ pages: number; events: num
   const totals = { pages: 0, events: 0, missed: 0 };
   const deadline = performance.now() + RUN_TIMEOUT_SECONDS * 1000;
   while (performance.now() < deadline) {
-    const page = structured((await client.callTool({ name: 'claude.run.events', arguments: { run_id: runId, limit: 100, ...(cursor ? { cursor } : {}) } })) as CallToolResult);
+    const page = structured(
+      (await client.callTool({
+        name: 'claude.run.events',
+        arguments: { run_id: runId, limit: 100, ...(cursor ? { cursor } : {}) },
+      })) as CallToolResult,
+    );
     const list = (page['events'] as Array<{ event: Json }> | undefined) ?? [];
     totals.pages += 1;
     totals.events += list.length;
     totals.missed += Number(page['missed_events'] ?? 0);
     for (const { event } of list) {
       const delta = (event['event'] as Json | undefined)?.['delta'] as Json | undefined;
-      if (event['type'] === 'stream_event' && delta?.['type'] === 'text_delta') process.stdout.write(String(delta['text']).replace(/\n/g, '\n     '));
+      if (event['type'] === 'stream_event' && delta?.['type'] === 'text_delta')
+        process.stdout.write(String(delta['text']).replace(/\n/g, '\n     '));
     }
     cursor = typeof page['next_cursor'] === 'string' ? page['next_cursor'] : cursor;
     if (page['has_more'] === true) continue;
@@ -212,7 +254,9 @@ async function streamEvents(runId: string): Promise<{ pages: number; events: num
 async function waitForEvents(runId: string, count: number): Promise<number> {
   const deadline = performance.now() + RUN_TIMEOUT_SECONDS * 1000;
   for (;;) {
-    const page = structured((await client.callTool({ name: 'claude.run.events', arguments: { run_id: runId, limit: 1 } })) as CallToolResult);
+    const page = structured(
+      (await client.callTool({ name: 'claude.run.events', arguments: { run_id: runId, limit: 1 } })) as CallToolResult,
+    );
     const total = Number(page['events_total'] ?? 0);
     if (total >= count || page['completed'] === true || performance.now() > deadline) return total;
     await sleep(20);
@@ -222,10 +266,17 @@ async function waitForEvents(runId: string, count: number): Promise<number> {
 function nativePids(): number[] {
   if (!existsSync(readyFile)) return [];
   const lines = readFileSync(readyFile, 'utf8').split('\n').slice(0, -1);
-  return [...new Set(lines.map((l) => JSON.parse(l) as { ready?: string; pid?: number }).filter((l) => l.ready === 'native' && typeof l.pid === 'number').map((l) => l.pid as number))];
+  return [
+    ...new Set(
+      lines
+        .map((l) => JSON.parse(l) as { ready?: string; pid?: number })
+        .filter((l) => l.ready === 'native' && typeof l.pid === 'number')
+        .map((l) => l.pid as number),
+    ),
+  ];
 }
 
 function firstLine(r: CallToolResult): string {
   const first = r.content[0];
-  return first?.type === 'text' ? first.text.split('\n')[0] ?? '' : '';
+  return first?.type === 'text' ? (first.text.split('\n')[0] ?? '') : '';
 }

@@ -25,8 +25,11 @@ const command = argv.slice(dashes + 1);
 
 /** Interface names this process sees; /proc/net is per network namespace (unlike /sys/class/net). */
 function interfaces() {
-  return readFileSync('/proc/net/dev', 'utf8').split('\n').slice(2)
-    .map((line) => line.split(':')[0]?.trim() ?? '').filter((name) => name !== '');
+  return readFileSync('/proc/net/dev', 'utf8')
+    .split('\n')
+    .slice(2)
+    .map((line) => line.split(':')[0]?.trim() ?? '')
+    .filter((name) => name !== '');
 }
 
 function findIp() {
@@ -66,18 +69,26 @@ if (flags.includes('--inner')) {
   // Root can unshare directly; otherwise a user namespace may grant it (unprivileged userns).
   const attempts = [['--net'], ['--net', '--map-root-user']];
   let why = ip === undefined ? 'no ip command' : 'unshare refused';
-  const works = ip === undefined ? undefined : attempts.find((prefix) => {
-    const probe = spawnSync('unshare', [...prefix, '--', ip, 'link', 'set', 'lo', 'up'], { stdio: 'ignore', timeout: PROBE_TIMEOUT_MS });
-    if (probe.error?.code === 'ENOENT') why = 'no unshare command';
-    return probe.status === 0;
-  });
+  const works =
+    ip === undefined
+      ? undefined
+      : attempts.find((prefix) => {
+          const probe = spawnSync('unshare', [...prefix, '--', ip, 'link', 'set', 'lo', 'up'], {
+            stdio: 'ignore',
+            timeout: PROBE_TIMEOUT_MS,
+          });
+          if (probe.error?.code === 'ENOENT') why = 'no unshare command';
+          return probe.status === 0;
+        });
   if (works) {
     run('unshare', [...works, '--', process.execPath, self, '--inner', '--', ...command], process.env);
   } else if (flags.includes('--require')) {
     console.error(`netns-run: no network namespace available (${why}) and --require was given`);
     process.exit(2);
   } else {
-    console.error(`netns-run: no network namespace available (${why}); running WITHOUT network isolation (the fake API is loopback-only and the CLI's non-essential traffic is disabled)`);
+    console.error(
+      `netns-run: no network namespace available (${why}); running WITHOUT network isolation (the fake API is loopback-only and the CLI's non-essential traffic is disabled)`,
+    );
     run(command[0], command.slice(1), { ...process.env, [NETNS_ENV_VAR]: '0' });
   }
 }

@@ -31,7 +31,9 @@ export async function packMcpb(outFile: string): Promise<PackedMcpb> {
     rmSync(join(stage, 'dist', METAFILE_NAME));
     const committed = readCommittedHash();
     if (built.sha256 !== committed) {
-      throw new Error(`the fresh bundle (${built.sha256}) differs from bundle.sha256 (${committed ?? 'missing'}): run \`npm run build\` and commit bundle.sha256 first`);
+      throw new Error(
+        `the fresh bundle (${built.sha256}) differs from bundle.sha256 (${committed ?? 'missing'}): run \`npm run build\` and commit bundle.sha256 first`,
+      );
     }
     // No shell: node runs the mcpb CLI with an argument vector.
     execFileSync(process.execPath, [MCPB_CLI, 'pack', stage, outFile], { stdio: ['ignore', 'ignore', 'inherit'] });

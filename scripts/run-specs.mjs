@@ -74,7 +74,9 @@ function parseArgs(argv) {
 
 function usage(why) {
   console.error(`run-specs: ${why}`);
-  console.error('usage: node scripts/run-specs.mjs [--unit | --fast] [--only <fragment>]... [--exclude <fragment>]... [--concurrency N] [--file-timeout-seconds S] [--list]');
+  console.error(
+    'usage: node scripts/run-specs.mjs [--unit | --fast] [--only <fragment>]... [--exclude <fragment>]... [--concurrency N] [--file-timeout-seconds S] [--list]',
+  );
   process.exit(2);
 }
 
@@ -87,7 +89,6 @@ function walk(dir) {
   }
   return out;
 }
-
 
 function selectFiles(options) {
   return walk(join(root, 'spec'))
@@ -107,8 +108,11 @@ function planJobs(files) {
   const unitFiles = files.filter((f) => tierOf(f) === 'unit');
   const jobs = [];
   if (unitFiles.length > 0) {
-    jobs.push({ label: unitFiles.length === 1 ? unitFiles[0] : `unit tier (${unitFiles.length} files)`, files: unitFiles,
-      argv: ['--import', 'tsx', join(root, 'scripts', 'import-specs.mjs'), ...unitFiles] });
+    jobs.push({
+      label: unitFiles.length === 1 ? unitFiles[0] : `unit tier (${unitFiles.length} files)`,
+      files: unitFiles,
+      argv: ['--import', 'tsx', join(root, 'scripts', 'import-specs.mjs'), ...unitFiles],
+    });
   }
   for (const file of files.filter((f) => tierOf(f) !== 'unit')) jobs.push({ label: file, files: [file], argv: ['--import', 'tsx', file] });
   return jobs.map((job, index) => ({ ...job, index }));
@@ -149,7 +153,10 @@ async function runJob(job, options) {
   const pipesClosed = new Promise((resolve) => child.on('close', resolve));
   if (child.pid !== undefined) run.running.set(child.pid, job);
   let timedOut = false;
-  const timer = setTimeout(() => { timedOut = true; if (child.pid !== undefined) killGroup(child.pid); }, options.fileTimeoutMs);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (child.pid !== undefined) killGroup(child.pid);
+  }, options.fileTimeoutMs);
   const exit = await new Promise((resolve) => {
     child.on('error', (error) => resolve({ code: null, signal: null, error: error.message }));
     child.on('exit', (code, signal) => resolve({ code, signal, error: null }));
@@ -165,7 +172,19 @@ async function runJob(job, options) {
   if (child.pid !== undefined) run.running.delete(child.pid);
   const leftEntries = removeTempDir(dir, [TSX_CACHE_NAME]);
   const text = Buffer.concat(output).toString('utf8');
-  return { job, exit, timedOut, stoppedBy, seconds, text, counts: parseCounts(text), lingering, survivors, leftEntries, timeoutSeconds: options.fileTimeoutMs / 1000 };
+  return {
+    job,
+    exit,
+    timedOut,
+    stoppedBy,
+    seconds,
+    text,
+    counts: parseCounts(text),
+    lingering,
+    survivors,
+    leftEntries,
+    timeoutSeconds: options.fileTimeoutMs / 1000,
+  };
 }
 
 function linkTsxCache(dir) {
@@ -193,12 +212,20 @@ function verdict(result) {
 }
 
 function report(result) {
-  const counts = result.counts === null ? 'no counts' : `pass ${result.counts.pass}, fail ${result.counts.fail}${result.counts.cancelled ? `, cancelled ${result.counts.cancelled}` : ''}`;
+  const counts =
+    result.counts === null
+      ? 'no counts'
+      : `pass ${result.counts.pass}, fail ${result.counts.fail}${result.counts.cancelled ? `, cancelled ${result.counts.cancelled}` : ''}`;
   process.stdout.write(`# ── ${result.job.label}: ${verdict(result)} in ${result.seconds.toFixed(1)} s (${counts})\n`);
   process.stdout.write(result.text.endsWith('\n') || result.text === '' ? result.text : `${result.text}\n`);
-  for (const p of result.lingering) process.stderr.write(`run-specs: LEAK ${result.job.label}: process ${p.pid} outlived the file (by ${p.why}): ${p.cmdline}\n`);
-  for (const p of result.survivors) process.stderr.write(`run-specs: LEAK ${result.job.label}: process ${p.pid} survived SIGKILL for ${REAP_DEADLINE_MS} ms: ${p.cmdline}\n`);
-  if (result.leftEntries.length > 0) process.stderr.write(`run-specs: LEAK ${result.job.label}: left in its temp dir: ${result.leftEntries.join(', ')}\n`);
+  for (const p of result.lingering)
+    process.stderr.write(`run-specs: LEAK ${result.job.label}: process ${p.pid} outlived the file (by ${p.why}): ${p.cmdline}\n`);
+  for (const p of result.survivors)
+    process.stderr.write(
+      `run-specs: LEAK ${result.job.label}: process ${p.pid} survived SIGKILL for ${REAP_DEADLINE_MS} ms: ${p.cmdline}\n`,
+    );
+  if (result.leftEntries.length > 0)
+    process.stderr.write(`run-specs: LEAK ${result.job.label}: left in its temp dir: ${result.leftEntries.join(', ')}\n`);
 }
 
 /** Runs the jobs `concurrency` at a time, reporting each as it ends. */
@@ -223,14 +250,17 @@ function summarize(results, files, seconds) {
   const leakedProcesses = results.reduce((n, r) => n + r.lingering.length + r.survivors.length, 0);
   const leakedEntries = results.reduce((n, r) => n + r.leftEntries.length, 0);
   // A file that failed may well leave things behind (the runner ended them); a passing one must not.
-  const leakedByPassing = results.filter((r) => verdict(r) === 'ok' && (r.lingering.length + r.survivors.length + r.leftEntries.length) > 0);
+  const leakedByPassing = results.filter((r) => verdict(r) === 'ok' && r.lingering.length + r.survivors.length + r.leftEntries.length > 0);
   const lines = [
     `# run-specs: ${files.length} files in ${results.length} processes, ${seconds.toFixed(1)} s`,
     `# tests ${sum('tests')}: pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')}`,
     `# leaks: ${leakedProcesses} processes, ${leakedEntries} temp entries${leakedByPassing.length > 0 ? ` (from passing files: ${leakedByPassing.map((r) => r.job.label).join(', ')})` : ''}`,
     ...failed.map((r) => `# FAILED ${r.job.label}: ${verdict(r)}`),
     `# slowest:`,
-    ...[...results].sort((a, b) => b.seconds - a.seconds).slice(0, SLOWEST_SHOWN).map((r) => `#   ${r.seconds.toFixed(1).padStart(6)} s  ${r.job.label}`),
+    ...[...results]
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, SLOWEST_SHOWN)
+      .map((r) => `#   ${r.seconds.toFixed(1).padStart(6)} s  ${r.job.label}`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   return failed.length === 0 && leakedByPassing.length === 0;

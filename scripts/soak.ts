@@ -39,18 +39,28 @@ interface Sample {
   readonly children: number;
 }
 
-const log = (line: string): void => { process.stdout.write(`${line}\n`); };
+const log = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
 const fdCount = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
 const childrenOf = (pid: number): number => {
   const root = readProcStat(pid);
   return root === null ? 0 : collectDescendants(readProcTable(), [identityOf(root)]).filter(isLive).length;
 };
 const cmdline = (pid: number): string => {
-  try { return readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' '); } catch { return ''; }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
 };
 /** True when the process carries this soak's HOME (the server's, inherited by supervisors and the fake CLI). */
 const fromSoak = (pid: number, home: string): boolean => {
-  try { return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`HOME=${home}`); } catch { return false; }
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`HOME=${home}`);
+  } catch {
+    return false;
+  }
 };
 
 function sample(server: RpcServer, runs: number): Sample {
@@ -75,7 +85,9 @@ async function main(): Promise<number> {
     const latencies: number[] = [];
     for (let i = 0; i < WARMUP_RUNS; i++) await runOnce(server, [], failures);
     const baseline = sample(server, 0);
-    log(`baseline after ${WARMUP_RUNS} warm-up runs: ${baseline.fds} fds, RSS ${(baseline.rssBytes / 1048576).toFixed(1)} MiB, ${baseline.children} children`);
+    log(
+      `baseline after ${WARMUP_RUNS} warm-up runs: ${baseline.fds} fds, RSS ${(baseline.rssBytes / 1048576).toFixed(1)} MiB, ${baseline.children} children`,
+    );
     const samples: Sample[] = [baseline];
     const started = performance.now();
     for (let i = 1; i <= SEQUENTIAL; i++) {
@@ -83,7 +95,9 @@ async function main(): Promise<number> {
       if (i % 250 === 0 || i === SEQUENTIAL) {
         samples.push(sample(server, i));
         const s = samples.at(-1) as Sample;
-        log(`sequential ${i}: ${s.fds} fds, RSS ${(s.rssBytes / 1048576).toFixed(1)} MiB, ${s.children} children, ${failures.length} failures`);
+        log(
+          `sequential ${i}: ${s.fds} fds, RSS ${(s.rssBytes / 1048576).toFixed(1)} MiB, ${s.children} children, ${failures.length} failures`,
+        );
       }
     }
     const sequentialSeconds = (performance.now() - started) / 1000;
@@ -99,7 +113,9 @@ async function main(): Promise<number> {
         await runOnce(server as RpcServer, concurrentLatencies, failures);
       }
     };
-    const watcher = setInterval(() => { peakChildren = Math.max(peakChildren, childrenOf((server as RpcServer).pid)); }, 200);
+    const watcher = setInterval(() => {
+      peakChildren = Math.max(peakChildren, childrenOf((server as RpcServer).pid));
+    }, 200);
     await Promise.all(Array.from({ length: MAX_ACTIVE_RUNS }, worker));
     clearInterval(watcher);
     const concurrentSeconds = (performance.now() - concurrentStarted) / 1000;
@@ -109,21 +125,47 @@ async function main(): Promise<number> {
     while (childrenOf(server.pid) > 0 && performance.now() < settleBy) await new Promise((resolve) => setTimeout(resolve, 20));
     const end = sample(server, SEQUENTIAL + CONCURRENT);
     samples.push(end);
-    log(`concurrent ${CONCURRENT}: ${end.fds} fds, RSS ${(end.rssBytes / 1048576).toFixed(1)} MiB, ${end.children} children, peak ${peakChildren} processes below the server`);
+    log(
+      `concurrent ${CONCURRENT}: ${end.fds} fds, RSS ${(end.rssBytes / 1048576).toFixed(1)} MiB, ${end.children} children, peak ${peakChildren} processes below the server`,
+    );
 
     // Anything this soak started (fake CLIs, supervisors) that is still alive anywhere is a leak.
     const leaked = readProcTable().filter((s) => isLive(s) && s.pid !== server?.pid && fromSoak(s.pid, dir));
     const checks: [string, boolean, string][] = [
-      ['every run succeeded with confirmed cleanup', failures.length === 0, `${failures.length} failed${failures.length > 0 ? `: ${failures.slice(0, 3).join(' | ')}` : ''}`],
+      [
+        'every run succeeded with confirmed cleanup',
+        failures.length === 0,
+        `${failures.length} failed${failures.length > 0 ? `: ${failures.slice(0, 3).join(' | ')}` : ''}`,
+      ],
       ['no process left below the server', end.children === 0, `${end.children}`],
-      ['no fake CLI or supervisor of the soak alive anywhere', leaked.length === 0, leaked.map((s) => `${s.pid} ${cmdline(s.pid).slice(0, 60)}`).join(', ') || 'none'],
-      ['descriptors back at baseline', end.fds <= baseline.fds, `${baseline.fds} → ${end.fds} (max seen ${Math.max(...samples.map((s) => s.fds))})`],
-      ['RSS growth within bound', end.rssBytes - baseline.rssBytes <= RSS_GROWTH_BOUND_BYTES, `${((end.rssBytes - baseline.rssBytes) / 1048576).toFixed(1)} MiB (bound ${(RSS_GROWTH_BOUND_BYTES / 1048576).toFixed(0)} MiB; max seen ${(Math.max(...samples.map((s) => s.rssBytes - baseline.rssBytes)) / 1048576).toFixed(1)} MiB)`],
-      ['registry at its retention bound', listed['retained'] === MAX_RETAINED_RUNS && listed['active'] === 0, `retained ${String(listed['retained'])}, active ${String(listed['active'])}`],
+      [
+        'no fake CLI or supervisor of the soak alive anywhere',
+        leaked.length === 0,
+        leaked.map((s) => `${s.pid} ${cmdline(s.pid).slice(0, 60)}`).join(', ') || 'none',
+      ],
+      [
+        'descriptors back at baseline',
+        end.fds <= baseline.fds,
+        `${baseline.fds} → ${end.fds} (max seen ${Math.max(...samples.map((s) => s.fds))})`,
+      ],
+      [
+        'RSS growth within bound',
+        end.rssBytes - baseline.rssBytes <= RSS_GROWTH_BOUND_BYTES,
+        `${((end.rssBytes - baseline.rssBytes) / 1048576).toFixed(1)} MiB (bound ${(RSS_GROWTH_BOUND_BYTES / 1048576).toFixed(0)} MiB; max seen ${(Math.max(...samples.map((s) => s.rssBytes - baseline.rssBytes)) / 1048576).toFixed(1)} MiB)`,
+      ],
+      [
+        'registry at its retention bound',
+        listed['retained'] === MAX_RETAINED_RUNS && listed['active'] === 0,
+        `retained ${String(listed['retained'])}, active ${String(listed['active'])}`,
+      ],
     ];
     log('');
-    log(`sequential: ${SEQUENTIAL} runs in ${sequentialSeconds.toFixed(1)} s (${(SEQUENTIAL / sequentialSeconds).toFixed(1)} runs/s), claude.run p50 ${seqLatency.p50.toFixed(1)} ms, p99 ${seqLatency.p99.toFixed(1)} ms`);
-    log(`concurrent: ${CONCURRENT} runs, ${MAX_ACTIVE_RUNS} at a time, in ${concurrentSeconds.toFixed(1)} s (${(CONCURRENT / concurrentSeconds).toFixed(1)} runs/s), claude.run p50 ${percentile(concurrentLatencies, 50).toFixed(1)} ms, p99 ${percentile(concurrentLatencies, 99).toFixed(1)} ms`);
+    log(
+      `sequential: ${SEQUENTIAL} runs in ${sequentialSeconds.toFixed(1)} s (${(SEQUENTIAL / sequentialSeconds).toFixed(1)} runs/s), claude.run p50 ${seqLatency.p50.toFixed(1)} ms, p99 ${seqLatency.p99.toFixed(1)} ms`,
+    );
+    log(
+      `concurrent: ${CONCURRENT} runs, ${MAX_ACTIVE_RUNS} at a time, in ${concurrentSeconds.toFixed(1)} s (${(CONCURRENT / concurrentSeconds).toFixed(1)} runs/s), claude.run p50 ${percentile(concurrentLatencies, 50).toFixed(1)} ms, p99 ${percentile(concurrentLatencies, 99).toFixed(1)} ms`,
+    );
     for (const [name, ok, detail] of checks) log(`${ok ? 'PASS' : 'FAIL'}  ${name}: ${detail}`);
     return checks.every(([, ok]) => ok) ? 0 : 1;
   } finally {

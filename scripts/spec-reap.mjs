@@ -40,7 +40,10 @@ export function findOwned(owner, selfPid = process.pid) {
     if (state === 'Z' || state === 'X') continue;
     const why = ownership(owner, pid, sid);
     if (why === null) continue;
-    const cmdline = (readOrNull(`/proc/${pid}/cmdline`) ?? '').split('\0').filter((p) => p !== '').join(' ');
+    const cmdline = (readOrNull(`/proc/${pid}/cmdline`) ?? '')
+      .split('\0')
+      .filter((p) => p !== '')
+      .join(' ');
     found.push({ pid, sid, why, cmdline: cmdline.length > CMDLINE_SHOWN_CHARS ? `${cmdline.slice(0, CMDLINE_SHOWN_CHARS)}…` : cmdline });
   }
   return found;
@@ -86,7 +89,11 @@ export async function killOwned(owner, deadlineMs) {
     for (const p of left) if (!seen.has(p.pid)) seen.set(p.pid, p);
     if (left.length === 0 || Date.now() >= deadline) return { killed: [...seen.values()], survivors: left };
     for (const p of left) {
-      try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone between the scan and the kill */ }
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        /* gone between the scan and the kill */
+      }
     }
     await sleep(POLL_INTERVAL_MS);
   }
@@ -94,15 +101,23 @@ export async function killOwned(owner, deadlineMs) {
 
 /** SIGKILLs a file's whole process group (its root was started detached: group id = its pid). */
 export function killGroup(pid) {
-  try { process.kill(-pid, 'SIGKILL'); } catch { /* already gone */ }
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
 }
 
 /** Names left in a file's temp dir (minus what the runner put there itself), then removes the dir. */
 export function removeTempDir(dir, ownEntries) {
   let left = [];
   try {
-    left = readdirSync(dir).filter((name) => !ownEntries.includes(name)).sort();
-  } catch { /* already removed */ }
+    left = readdirSync(dir)
+      .filter((name) => !ownEntries.includes(name))
+      .sort();
+  } catch {
+    /* already removed */
+  }
   rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   return left;
 }

@@ -32,17 +32,29 @@ export function auditBuild(built: BuiltBundle, packageJson: Record<string, unkno
   const inputs = Object.keys(built.metafile.inputs);
   // cli-tree.json is the one input outside lib/: lib/native/tree.ts imports it as JSON (the pinned contract).
   const foreign = inputs.filter((p) => !(p.startsWith('lib/') && p.endsWith('.ts')) && p !== 'cli-tree.json');
-  checks.push({ ok: foreign.length === 0 && inputs.includes('lib/main.ts'), what: `every input is lib/**/*.ts or cli-tree.json (${inputs.length} inputs${foreign.length > 0 ? `; foreign: ${foreign.join(', ')}` : ''})` });
+  checks.push({
+    ok: foreign.length === 0 && inputs.includes('lib/main.ts'),
+    what: `every input is lib/**/*.ts or cli-tree.json (${inputs.length} inputs${foreign.length > 0 ? `; foreign: ${foreign.join(', ')}` : ''})`,
+  });
   const imports = Object.values(built.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path));
   const nonBuiltin = [...new Set(imports.filter((p) => !p.startsWith('node:')))];
-  checks.push({ ok: nonBuiltin.length === 0, what: `every import is node:* (${new Set(imports).size} distinct${nonBuiltin.length > 0 ? `; others: ${nonBuiltin.join(', ')}` : ''})` });
+  checks.push({
+    ok: nonBuiltin.length === 0,
+    what: `every import is node:* (${new Set(imports).size} distinct${nonBuiltin.length > 0 ? `; others: ${nonBuiltin.join(', ')}` : ''})`,
+  });
   const present = DEPENDENCY_KEYS.filter((k) => k in packageJson);
-  checks.push({ ok: present.length === 0, what: `package.json has no dependency keys${present.length > 0 ? ` (found ${present.join(', ')})` : ''}` });
+  checks.push({
+    ok: present.length === 0,
+    what: `package.json has no dependency keys${present.length > 0 ? ` (found ${present.join(', ')})` : ''}`,
+  });
   const text = readFileSync(built.file, 'utf8');
   checks.push({ ok: text.startsWith(`${SHEBANG}\n`), what: 'bundle starts with a node shebang' });
   const regions = [...text.matchAll(/^\/\/ (lib\/\S+\.ts|cli-tree\.json)$/gm)].map((m) => m[1]);
   const missing = inputs.filter((p) => !regions.includes(p));
-  checks.push({ ok: missing.length === 0, what: `every input has a // region comment (${regions.length} regions${missing.length > 0 ? `; missing: ${missing.join(', ')}` : ''})` });
+  checks.push({
+    ok: missing.length === 0,
+    what: `every input has a // region comment (${regions.length} regions${missing.length > 0 ? `; missing: ${missing.join(', ')}` : ''})`,
+  });
   return checks;
 }
 
@@ -61,7 +73,9 @@ export async function smokeTest(bundle: string): Promise<Check[]> {
   };
   // Executed directly: this also proves the shebang and the executable bit.
   const child = spawn(bundle, ['--claude-bin', FAKE_CLAUDE], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((resolve) => { child.once('exit', (code) => resolve(code)); });
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+  });
   const messages: Record<string, unknown>[] = [];
   let pending = '';
   let stderr = '';
@@ -72,25 +86,50 @@ export async function smokeTest(bundle: string): Promise<Check[]> {
     while ((newline = pending.indexOf('\n')) >= 0) {
       const line = pending.slice(0, newline);
       pending = pending.slice(newline + 1);
-      try { messages.push(JSON.parse(line) as Record<string, unknown>); } catch { nonJson++; }
+      try {
+        messages.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        nonJson++;
+      }
     }
   });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-4000); });
-  const send = (message: unknown): void => { child.stdin.write(`${JSON.stringify(message)}\n`); };
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  const send = (message: unknown): void => {
+    child.stdin.write(`${JSON.stringify(message)}\n`);
+  };
   const response = (id: number): Promise<Record<string, unknown>> =>
     waitFor(() => messages.find((m) => m['id'] === id), `response ${id} (stderr: ${stderr.slice(-500)})`);
 
   try {
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'verify-bundle', version: '0' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'verify-bundle', version: '0' } },
+    });
     const init = await response(1);
     const initResult = init['result'] as Record<string, unknown> | undefined;
-    checks.push({ ok: initResult?.['protocolVersion'] === '2025-06-18', what: 'bundle answers initialize with the requested supported date' });
+    checks.push({
+      ok: initResult?.['protocolVersion'] === '2025-06-18',
+      what: 'bundle answers initialize with the requested supported date',
+    });
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
-    const tools = (((await response(2))['result'] as Record<string, unknown> | undefined)?.['tools'] as Array<{ name: string }> | undefined) ?? [];
-    checks.push({ ok: tools.length === TOOL_NAMES.length && tools.every((t, i) => t.name === TOOL_NAMES[i]), what: `bundle lists the ${TOOL_NAMES.length} tools (${tools.map((t) => t.name).join(', ')})` });
+    const tools =
+      (((await response(2))['result'] as Record<string, unknown> | undefined)?.['tools'] as Array<{ name: string }> | undefined) ?? [];
+    checks.push({
+      ok: tools.length === TOOL_NAMES.length && tools.every((t, i) => t.name === TOOL_NAMES[i]),
+      what: `bundle lists the ${TOOL_NAMES.length} tools (${tools.map((t) => t.name).join(', ')})`,
+    });
 
-    send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'say hi', cwd: dir }, _meta: { progressToken: 'p' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'claude.run', arguments: { prompt: 'say hi', cwd: dir }, _meta: { progressToken: 'p' } },
+    });
     const native = await waitFor(() => readReady(readyFile, 'native'), 'the fake CLI to start');
     const supervisorPid = readPpid(native.pid);
     const supervisorArgv = supervisorPid === null ? [] : readCmdline(supervisorPid);
@@ -99,8 +138,13 @@ export async function smokeTest(bundle: string): Promise<Check[]> {
       what: `the native process's parent is the bundle as supervisor (argv: ${JSON.stringify(supervisorArgv.slice(1))})`,
     });
     const run = await response(3);
-    const structured = ((run['result'] as Record<string, unknown> | undefined)?.['structuredContent'] as Record<string, unknown> | undefined)?.['result'] as Record<string, unknown> | undefined;
-    checks.push({ ok: structured?.['is_error'] === false && structured['state'] === 'completed', what: `bundle runs claude.run against the fake CLI (is_error ${String(structured?.['is_error'])}, error ${JSON.stringify(structured?.['error'] ?? null)})` });
+    const structured = (
+      (run['result'] as Record<string, unknown> | undefined)?.['structuredContent'] as Record<string, unknown> | undefined
+    )?.['result'] as Record<string, unknown> | undefined;
+    checks.push({
+      ok: structured?.['is_error'] === false && structured['state'] === 'completed',
+      what: `bundle runs claude.run against the fake CLI (is_error ${String(structured?.['is_error'])}, error ${JSON.stringify(structured?.['error'] ?? null)})`,
+    });
     checks.push({ ok: structured?.['cleanup_confirmed'] === true, what: 'the supervisor reported confirmed cleanup' });
     const progress = messages.filter((m) => m['method'] === 'notifications/progress').length;
     checks.push({ ok: progress > 0, what: `progress notifications arrived (${progress})` });
@@ -113,7 +157,10 @@ export async function smokeTest(bundle: string): Promise<Check[]> {
     const started = performance.now();
     child.stdin.end();
     const code = await Promise.race([exited, sleep(EXIT_ON_EOF_MS).then(() => 'hung' as const)]);
-    checks.push({ ok: code === 0, what: `bundle exits 0 on stdin EOF (${code === 'hung' ? `did not exit within ${EXIT_ON_EOF_MS} ms` : `code ${String(code)} after ${Math.round(performance.now() - started)} ms`})` });
+    checks.push({
+      ok: code === 0,
+      what: `bundle exits 0 on stdin EOF (${code === 'hung' ? `did not exit within ${EXIT_ON_EOF_MS} ms` : `code ${String(code)} after ${Math.round(performance.now() - started)} ms`})`,
+    });
     checks.push({ ok: nonJson === 0, what: 'nothing but JSON-RPC reached stdout' });
   } catch (error) {
     checks.push({ ok: false, what: `smoke test: ${error instanceof Error ? error.message : String(error)}` });
@@ -138,7 +185,9 @@ async function waitFor<T>(probe: () => T | undefined | null, what: string): Prom
 }
 
 function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => { setTimeout(resolve, ms).unref(); });
+  return new Promise((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
 }
 
 function readReady(file: string, what: string): { pid: number } | undefined {
@@ -163,7 +212,9 @@ function readPpid(pid: number): number | null {
 
 function readCmdline(pid: number): string[] {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((part) => part !== '');
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((part) => part !== '');
   } catch {
     return [];
   }
@@ -184,12 +235,23 @@ async function main(): Promise<number> {
     const b = await buildBundle(dirB);
     const committed = readCommittedHash();
     report([
-      { ok: readFileSync(a.file).equals(readFileSync(b.file)), what: `two builds are byte-identical (${a.bytes} bytes, esbuild ${ESBUILD_VERSION}, node ${process.version})` },
-      { ok: committed === a.sha256, what: `sha256 ${a.sha256} equals bundle.sha256 (${committed ?? 'missing or malformed'}); after a lib/ change run \`npm run build\` and commit bundle.sha256` },
+      {
+        ok: readFileSync(a.file).equals(readFileSync(b.file)),
+        what: `two builds are byte-identical (${a.bytes} bytes, esbuild ${ESBUILD_VERSION}, node ${process.version})`,
+      },
+      {
+        ok: committed === a.sha256,
+        what: `sha256 ${a.sha256} equals bundle.sha256 (${committed ?? 'missing or malformed'}); after a lib/ change run \`npm run build\` and commit bundle.sha256`,
+      },
     ]);
     const distFile = join(ROOT, 'dist', BUNDLE_NAME);
     if (existsSync(distFile)) {
-      report([{ ok: readFileSync(distFile).equals(readFileSync(a.file)), what: `dist/${BUNDLE_NAME} equals the fresh build (else run \`npm run build\`)` }]);
+      report([
+        {
+          ok: readFileSync(distFile).equals(readFileSync(a.file)),
+          what: `dist/${BUNDLE_NAME} equals the fresh build (else run \`npm run build\`)`,
+        },
+      ]);
     }
     report(auditBuild(a, JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>));
     report(await smokeTest(a.file));

@@ -4,8 +4,14 @@
  */
 import { assertNever } from '../util/assert-never.ts';
 import {
-  checkServerOptions, describeRule, meetsRule, OPTION_KEYS, SERVER_OPTIONS,
-  type OptionKey, type OptionRule, type ServeConfig,
+  checkServerOptions,
+  describeRule,
+  meetsRule,
+  OPTION_KEYS,
+  SERVER_OPTIONS,
+  type OptionKey,
+  type OptionRule,
+  type ServeConfig,
 } from './server-options.ts';
 
 /** Where the help's descriptions start. */
@@ -49,7 +55,11 @@ export function parseServeArgs(argv: readonly string[]): ParseResult {
     if (key === undefined) {
       return arg.startsWith('-')
         ? { kind: 'error', code: 'unknown_option', message: `unknown option: ${truncate(arg)}` }
-        : { kind: 'error', code: 'unknown_argument', message: `unknown command or argument: ${truncate(arg)} (commands: serve, print, check)` };
+        : {
+            kind: 'error',
+            code: 'unknown_argument',
+            message: `unknown command or argument: ${truncate(arg)} (commands: serve, print, check)`,
+          };
     }
     const takeValue = (): string | null => {
       if (inline !== undefined) return inline;
@@ -105,8 +115,10 @@ function invalid(key: OptionKey): ParseResult {
 /** The usage error of a flag: what it needs, never what it was given. */
 function flagMessage(flag: string, rule: OptionRule): string {
   switch (rule.kind) {
-    case 'switch': return `${flag} takes no value (or exactly =true, =false)`;
-    case 'dollars': return `${flag} needs dollars from 0 to ${rule.max} with at most 6 decimals (0: no budget)`;
+    case 'switch':
+      return `${flag} takes no value (or exactly =true, =false)`;
+    case 'dollars':
+      return `${flag} needs dollars from 0 to ${rule.max} with at most 6 decimals (0: no budget)`;
     case 'path':
     case 'integer':
     case 'choice':

@@ -45,7 +45,8 @@ export function parseCheckArgs(argv: readonly string[]): CheckArgs {
     if (arg === '--help' || arg === '-h') return { kind: 'help' };
     if (arg === '--claude-bin' || arg.startsWith('--claude-bin=')) {
       const value = arg === '--claude-bin' ? argv[++i] : arg.slice('--claude-bin='.length);
-      if (value === undefined || value === '' || value.startsWith('--')) return { kind: 'error', message: '--claude-bin needs a path to the Claude Code binary' };
+      if (value === undefined || value === '' || value.startsWith('--'))
+        return { kind: 'error', message: '--claude-bin needs a path to the Claude Code binary' };
       cliFlag = value;
       continue;
     }
@@ -113,11 +114,21 @@ export async function getCheckReport(input: CheckInput): Promise<CheckReport> {
   try {
     bin = resolveNativeBinary({ cliFlag: input.cliFlag, env: input.env, cwd: input.cwd });
   } catch (error) {
-    return { ok: false, binary: null, tested_version: tree.native.tested_version, version: { ok: false, error: errorData(error) }, help: null, cleanup_confirmed: true, cleanup: describeCleanup(cleanupBackend), note: NOTE };
+    return {
+      ok: false,
+      binary: null,
+      tested_version: tree.native.tested_version,
+      version: { ok: false, error: errorData(error) },
+      help: null,
+      cleanup_confirmed: true,
+      cleanup: describeCleanup(cleanupBackend),
+      note: NOTE,
+    };
   }
   const supervisor = prepareSupervisor(undefined, { cleanup: cleanupBackend });
   const cwd = input.cwd ?? process.cwd();
-  const query: NativeQueryFn = (q) => supervisor.probe({ file: bin, args: q.args, cwd, env, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
+  const query: NativeQueryFn = (q) =>
+    supervisor.probe({ file: bin, args: q.args, cwd, env, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
   let version: CheckReport['version'];
   let help: NonNullable<CheckReport['help']>;
   let cleanupConfirmed = false;
@@ -131,7 +142,16 @@ export async function getCheckReport(input: CheckInput): Promise<CheckReport> {
   } finally {
     cleanupConfirmed = (await supervisor.dispose()).cleanup?.confirmed ?? false;
   }
-  return { ok: version.ok && help.ok && cleanupConfirmed, binary: bin, tested_version: tree.native.tested_version, version, help, cleanup_confirmed: cleanupConfirmed, cleanup: describeCleanup(cleanupBackend), note: NOTE };
+  return {
+    ok: version.ok && help.ok && cleanupConfirmed,
+    binary: bin,
+    tested_version: tree.native.tested_version,
+    version,
+    help,
+    cleanup_confirmed: cleanupConfirmed,
+    cleanup: describeCleanup(cleanupBackend),
+    note: NOTE,
+  };
 }
 
 async function getHelpDrift(query: NativeQueryFn, tree: CliTree, timeoutMs: number): Promise<NonNullable<CheckReport['help']>> {

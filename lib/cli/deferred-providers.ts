@@ -39,7 +39,11 @@ export interface DeferOptions {
   readonly withTasks: boolean;
 }
 
-export function deferProviders(load: () => Promise<Providers>, log: (line: string) => void, options: DeferOptions = { withTasks: false }): DeferredProviders {
+export function deferProviders(
+  load: () => Promise<Providers>,
+  log: (line: string) => void,
+  options: DeferOptions = { withTasks: false },
+): DeferredProviders {
   let composed: Providers | null = null;
   let failure: string | null = null;
   let loading: Promise<void> | null = null;
@@ -64,7 +68,9 @@ export function deferProviders(load: () => Promise<Providers>, log: (line: strin
 
   const current = (): Providers => {
     if (composed !== null) return composed;
-    throw new Error(failure === null ? 'the tool providers are used before they were composed' : `the tool providers failed to load: ${failure}`);
+    throw new Error(
+      failure === null ? 'the tool providers are used before they were composed' : `the tool providers failed to load: ${failure}`,
+    );
   };
 
   const composedTasks = (): TaskProvider => {
@@ -83,7 +89,9 @@ export function deferProviders(load: () => Promise<Providers>, log: (line: strin
   const toolProvider: ToolProvider = {
     list: () => current().toolProvider.list(),
     call: (name, args, ctx) => current().toolProvider.call(name, args, ctx),
-    get tasks() { return options.withTasks ? taskForwarder : current().toolProvider.tasks; },
+    get tasks() {
+      return options.withTasks ? taskForwarder : current().toolProvider.tasks;
+    },
   };
 
   return {
@@ -108,6 +116,8 @@ export function deferProviders(load: () => Promise<Providers>, log: (line: strin
       queued = true;
       return start().then(() => handle(message));
     },
-    start: () => { void start(); },
+    start: () => {
+      void start();
+    },
   };
 }

@@ -23,11 +23,21 @@ const MAX_QUOTED_FLAG_CHARS = 64;
 export function getPrintUsage(tree: CliTree): string {
   const rows: [string, string][] = [];
   for (const option of tree.options) {
-    const value = option.value === 'enum' ? ` ${option.choices.join('|')}` : option.value === 'none' ? '' : option.value === 'list' ? ' VALUE (repeatable)' : ` ${option.value.toUpperCase()}`;
+    const value =
+      option.value === 'enum'
+        ? ` ${option.choices.join('|')}`
+        : option.value === 'none'
+          ? ''
+          : option.value === 'list'
+            ? ' VALUE (repeatable)'
+            : ` ${option.value.toUpperCase()}`;
     rows.push([`${option.flag}${value}`, `${option.arg === 'permission_mode' ? '(required) ' : ''}${option.description}`]);
   }
   rows.push(['--cwd DIR', 'working directory of the run (default: the current directory)']);
-  rows.push(['--timeout-seconds N', `wall-clock bound of the run, 1 to ${DEFAULT_MAX_TIMEOUT_SECONDS} (default ${DEFAULT_TIMEOUT_SECONDS})`]);
+  rows.push([
+    '--timeout-seconds N',
+    `wall-clock bound of the run, 1 to ${DEFAULT_MAX_TIMEOUT_SECONDS} (default ${DEFAULT_TIMEOUT_SECONDS})`,
+  ]);
   rows.push(['--claude-bin PATH', 'Claude Code binary (default: CLAUDE_BIN, then claude on PATH)']);
   rows.push(['-h, --help', 'print this help']);
   const width = Math.max(...rows.map(([left]) => left.length)) + 2;
@@ -68,13 +78,25 @@ export function parsePrintArgs(argv: readonly string[], tree: CliTree): PrintArg
       }
       const next = argv[i];
       // `--` starts the prompt and a declared flag starts the next option: neither is ever a value.
-      if (next === undefined || next === '--' || knownFlags.has(next)) throw usage(`${flag} needs ${what}${next === undefined ? '' : ` before ${next === '--' ? 'the -- that starts the prompt' : next}`}`);
+      if (next === undefined || next === '--' || knownFlags.has(next))
+        throw usage(
+          `${flag} needs ${what}${next === undefined ? '' : ` before ${next === '--' ? 'the -- that starts the prompt' : next}`}`,
+        );
       i += 1;
       return next;
     };
-    if (flag === OWN_FLAGS.cwd) { args['cwd'] = value('a directory'); continue; }
-    if (flag === '--claude-bin') { claudeBin = value('a path'); continue; }
-    if (flag === OWN_FLAGS.timeout_seconds) { args['timeout_seconds'] = toNumber(value('a number of seconds'), flag); continue; }
+    if (flag === OWN_FLAGS.cwd) {
+      args['cwd'] = value('a directory');
+      continue;
+    }
+    if (flag === '--claude-bin') {
+      claudeBin = value('a path');
+      continue;
+    }
+    if (flag === OWN_FLAGS.timeout_seconds) {
+      args['timeout_seconds'] = toNumber(value('a number of seconds'), flag);
+      continue;
+    }
     const option = tree.options.find((o) => o.flag === flag);
     if (option === undefined) throw usage(`unknown option ${quoteFlag(flag)} (${HELP_HINT})`);
     switch (option.value) {
@@ -88,19 +110,34 @@ export function parsePrintArgs(argv: readonly string[], tree: CliTree): PrintArg
         args[option.arg] = list;
         break;
       }
-      case 'number': case 'integer': args[option.arg] = toNumber(value('a number'), flag); break;
-      case 'uuid': args[option.arg] = value('a session UUID'); break;
-      case 'enum': args[option.arg] = value(`one of ${option.choices.join(', ')}`); break;
-      case 'string': args[option.arg] = value('a value'); break;
-      case 'json_schema': args[option.arg] = toJson(value('a JSON Schema object'), flag); break;
-      default: assertNever(option);
+      case 'number':
+      case 'integer':
+        args[option.arg] = toNumber(value('a number'), flag);
+        break;
+      case 'uuid':
+        args[option.arg] = value('a session UUID');
+        break;
+      case 'enum':
+        args[option.arg] = value(`one of ${option.choices.join(', ')}`);
+        break;
+      case 'string':
+        args[option.arg] = value('a value');
+        break;
+      case 'json_schema':
+        args[option.arg] = toJson(value('a JSON Schema object'), flag);
+        break;
+      default:
+        assertNever(option);
     }
   }
   if (typeof args['permission_mode'] !== 'string') {
     const modes = tree.options.find((o) => o.arg === 'permission_mode');
-    throw usage(`--permission-mode is required for print (no default here): ${modes?.value === 'enum' ? modes.choices.join(', ') : 'see print --help'}`);
+    throw usage(
+      `--permission-mode is required for print (no default here): ${modes?.value === 'enum' ? modes.choices.join(', ') : 'see print --help'}`,
+    );
   }
-  if (typeof args['prompt'] !== 'string' || args['prompt'] === '') throw usage('a prompt is required after --: claude-run-mcp print [options] -- PROMPT');
+  if (typeof args['prompt'] !== 'string' || args['prompt'] === '')
+    throw usage('a prompt is required after --: claude-run-mcp print [options] -- PROMPT');
   return { kind: 'run', args, claudeBin };
 }
 

@@ -45,11 +45,25 @@ export async function runPrint(argv: readonly string[], io: CommandIo): Promise<
     return 0;
   }
   try {
-    const schema: JsonSchema = { type: 'object', additionalProperties: true, properties: { ...getNativeOptionSchemas(CLI_TREE), timeout_seconds: { type: 'integer', minimum: 1, maximum: DEFAULT_MAX_TIMEOUT_SECONDS } } };
+    const schema: JsonSchema = {
+      type: 'object',
+      additionalProperties: true,
+      properties: {
+        ...getNativeOptionSchemas(CLI_TREE),
+        timeout_seconds: { type: 'integer', minimum: 1, maximum: DEFAULT_MAX_TIMEOUT_SECONDS },
+      },
+    };
     const checked = validate(schema, parsed.args);
     if (!checked.ok) throw new ToolError('invalid_arguments', checked.message, checked.path);
     const request = parseRunInput(parsed.args, { nativeArgNames: getNativeArgNames(CLI_TREE), defaultCwd: io.cwd, isDirectory });
-    const argvOut = buildNativeArgv({ tree: CLI_TREE, outputMode: 'json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: false });
+    const argvOut = buildNativeArgv({
+      tree: CLI_TREE,
+      outputMode: 'json',
+      permissionMode: request.permissionMode,
+      options: request.nativeOptions,
+      prompt: request.prompt,
+      promptViaStdin: false,
+    });
     const bin = resolveNativeBinary({ cliFlag: parsed.claudeBin ?? undefined, env: io.env, cwd: io.cwd });
     const nativeEnv = getNativeEnv(io.env, ADAPTER_VERSION);
     const chunks: Buffer[] = [];
@@ -57,7 +71,9 @@ export async function runPrint(argv: readonly string[], io: CommandIo): Promise<
     const execution = startRunExecution(
       {
         clock: systemClock,
-        checkVersion: async (checked, query) => { await assertNativeVersion({ bin: checked, tree: CLI_TREE, timeoutMs: VERSION_TIMEOUT_MS, query }); },
+        checkVersion: async (checked, query) => {
+          await assertNativeVersion({ bin: checked, tree: CLI_TREE, timeoutMs: VERSION_TIMEOUT_MS, query });
+        },
         prepareSupervisor,
         sessionLock: createSessionLock(),
         listSessionIds: () => [],
@@ -69,7 +85,10 @@ export async function runPrint(argv: readonly string[], io: CommandIo): Promise<
         onState: () => {},
         onStdout: (chunk) => {
           // The json mode prints one line; keep at most the final-event bound (plus its newline).
-          if (kept + chunk.length <= MAX_FINAL_BYTES + 1) { chunks.push(chunk); kept += chunk.length; }
+          if (kept + chunk.length <= MAX_FINAL_BYTES + 1) {
+            chunks.push(chunk);
+            kept += chunk.length;
+          }
         },
       },
     );
@@ -86,7 +105,12 @@ export async function runPrint(argv: readonly string[], io: CommandIo): Promise<
   } catch (error) {
     // Arguments that fail validation are usage errors (exit 2); anything else refused a well-formed request
     // (exit 1). A refusal about an argument (it has a path) speaks of flags, not of tool argument names.
-    if (isToolError(error)) return fail(error.code, error.path === undefined ? error.message : toFlagMessage(error.message, error.path, CLI_TREE), error.code === 'invalid_arguments' ? 2 : 1);
+    if (isToolError(error))
+      return fail(
+        error.code,
+        error.path === undefined ? error.message : toFlagMessage(error.message, error.path, CLI_TREE),
+        error.code === 'invalid_arguments' ? 2 : 1,
+      );
     throw error;
   }
 }

@@ -33,9 +33,18 @@ export type ProviderFactory = (config: ServeConfig, log: (line: string) => void)
  * when first needed, after the handshake has been answered (lib/cli/deferred-providers.ts).
  */
 export const loadDefaultProviders: ProviderFactory = async (config, log) =>
-  (await import('../tools/providers.ts')).createProviders({ ...config, log, env: process.env, cwd: process.cwd(), spareSupervisor: true, onFirstUse: () => holdYoungGeneration(process.execArgv, process.env) });
+  (await import('../tools/providers.ts')).createProviders({
+    ...config,
+    log,
+    env: process.env,
+    cwd: process.cwd(),
+    spareSupervisor: true,
+    onFirstUse: () => holdYoungGeneration(process.execArgv, process.env),
+  });
 
-const log = (line: string): void => { process.stderr.write(`claude-run-mcp: ${line}\n`); };
+const log = (line: string): void => {
+  process.stderr.write(`claude-run-mcp: ${line}\n`);
+};
 
 /** Runs the stdio server until stdin EOF or a termination signal; resolves with the exit code. */
 export async function runServe(argv: readonly string[], loadProviders: ProviderFactory = loadDefaultProviders): Promise<number> {
@@ -50,16 +59,28 @@ export async function runServe(argv: readonly string[], loadProviders: ProviderF
   }
   const { config } = parsed;
   let loadFailed = false;
-  const deferred = deferProviders(() => loadProviders(config, log).catch((error: unknown) => {
-    // As fatal as it was before the load was deferred (an embedded cli-tree that fails its check, a broken
-    // build): the requests that waited get their errors first, then the server closes and exits 1.
-    loadFailed = true;
-    setImmediate(() => { void connection.close(); });
-    throw error;
-    // createProviders always composes a task provider: discover can say so before the load.
-  }), log, { withTasks: true });
+  const deferred = deferProviders(
+    () =>
+      loadProviders(config, log).catch((error: unknown) => {
+        // As fatal as it was before the load was deferred (an embedded cli-tree that fails its check, a broken
+        // build): the requests that waited get their errors first, then the server closes and exits 1.
+        loadFailed = true;
+        setImmediate(() => {
+          void connection.close();
+        });
+        throw error;
+        // createProviders always composes a task provider: discover can say so before the load.
+      }),
+    log,
+    { withTasks: true },
+  );
   const { providers } = deferred;
-  const adapter = createAdapter({ toolProvider: providers.toolProvider, resourceProvider: providers.resourceProvider, onClose: providers.close, log });
+  const adapter = createAdapter({
+    toolProvider: providers.toolProvider,
+    resourceProvider: providers.resourceProvider,
+    onClose: providers.close,
+    log,
+  });
   const connection = serveConnection({
     input: process.stdin,
     output: process.stdout,
@@ -69,7 +90,11 @@ export async function runServe(argv: readonly string[], loadProviders: ProviderF
     maxFrameBytes: config.maxFrameBytes,
   });
   let signalled = (): void => {};
-  const gaveUp = new Promise<void>((resolve) => { signalled = () => { setTimeout(resolve, SIGNAL_CLOSE_GRACE_MS); }; });
+  const gaveUp = new Promise<void>((resolve) => {
+    signalled = () => {
+      setTimeout(resolve, SIGNAL_CLOSE_GRACE_MS);
+    };
+  });
   const onSignal = (signal: NodeJS.Signals): void => {
     log(`${signal}: closing`);
     providers.stop();

@@ -134,12 +134,17 @@ function isOptionKey(key: string): key is OptionKey {
   return Object.hasOwn(SERVER_OPTIONS, key);
 }
 
-type ValueOf<R> = R extends { readonly kind: 'path' } ? string | null
-  : R extends { readonly kind: 'integer' } ? number
-  : R extends { readonly kind: 'switch' } ? boolean
-  : R extends { readonly kind: 'choice'; readonly choices: readonly (infer C)[] } ? C
-  : R extends { readonly kind: 'dollars' } ? number | null
-  : never;
+type ValueOf<R> = R extends { readonly kind: 'path' }
+  ? string | null
+  : R extends { readonly kind: 'integer' }
+    ? number
+    : R extends { readonly kind: 'switch' }
+      ? boolean
+      : R extends { readonly kind: 'choice'; readonly choices: readonly (infer C)[] }
+        ? C
+        : R extends { readonly kind: 'dollars' }
+          ? number | null
+          : never;
 
 /** Every option with its value (its default where none was given): what `serve` runs with. */
 export type ServeConfig = { readonly [K in OptionKey]: ValueOf<Options[K]['rule']> };
@@ -162,8 +167,7 @@ export interface OptionProblem {
 }
 
 export type OptionsCheck =
-  | { readonly kind: 'config'; readonly config: ServeConfig }
-  | { readonly kind: 'error'; readonly problem: OptionProblem };
+  { readonly kind: 'config'; readonly config: ServeConfig } | { readonly kind: 'error'; readonly problem: OptionProblem };
 
 /** The one validator: every given value against its rule, in the table's order; undefined means not given. */
 export function checkServerOptions(given: Readonly<Partial<Record<OptionKey, unknown>>>): OptionsCheck {
@@ -194,30 +198,48 @@ export function checkLibraryOptions(options: LibraryServerOptions): OptionsCheck
 /** Whether a value meets an option's rule. */
 export function meetsRule(rule: OptionRule, value: unknown): boolean {
   switch (rule.kind) {
-    case 'path': return isString(value) && value !== '' && !value.includes('\0');
-    case 'integer': return isNumber(value) && Number.isInteger(value) && value >= rule.min && value <= rule.max;
-    case 'switch': return isBoolean(value);
-    case 'choice': return isOneOf(rule.choices)(value);
-    case 'dollars': return isNumber(value) && value > 0 && value <= rule.max && isWholeMicroDollars(value);
-    default: return assertNever(rule);
+    case 'path':
+      return isString(value) && value !== '' && !value.includes('\0');
+    case 'integer':
+      return isNumber(value) && Number.isInteger(value) && value >= rule.min && value <= rule.max;
+    case 'switch':
+      return isBoolean(value);
+    case 'choice':
+      return isOneOf(rule.choices)(value);
+    case 'dollars':
+      return isNumber(value) && value > 0 && value <= rule.max && isWholeMicroDollars(value);
+    default:
+      return assertNever(rule);
   }
 }
 
 /** What a valid value of a rule is, in words. */
 export function describeRule(rule: OptionRule): string {
   switch (rule.kind) {
-    case 'path': return `a path to ${rule.of}`;
-    case 'integer': return `an integer from ${rule.min} to ${rule.max}`;
-    case 'switch': return 'true or false';
-    case 'choice': return `one of ${rule.choices.join(', ')}`;
-    case 'dollars': return `a number over 0 and up to ${rule.max}, with at most 6 decimals`;
-    default: return assertNever(rule);
+    case 'path':
+      return `a path to ${rule.of}`;
+    case 'integer':
+      return `an integer from ${rule.min} to ${rule.max}`;
+    case 'switch':
+      return 'true or false';
+    case 'choice':
+      return `one of ${rule.choices.join(', ')}`;
+    case 'dollars':
+      return `a number over 0 and up to ${rule.max}, with at most 6 decimals`;
+    default:
+      return assertNever(rule);
   }
 }
 
 export function problemOf(key: OptionKey): OptionProblem {
   const rule: OptionRule = SERVER_OPTIONS[key].rule;
-  return { code: 'invalid_option_value', key, path: `/${key}`, expected: describeRule(rule), range: rule.kind === 'integer' || rule.kind === 'dollars' };
+  return {
+    code: 'invalid_option_value',
+    key,
+    path: `/${key}`,
+    expected: describeRule(rule),
+    range: rule.kind === 'integer' || rule.kind === 'dollars',
+  };
 }
 
 /** The manifest.json user_config key of an option: its library key in snake_case. */
@@ -232,5 +254,8 @@ function isWholeMicroDollars(value: number): boolean {
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isNumber = (value: unknown): value is number => typeof value === 'number';
 const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
-const isOneOf = <C extends string>(choices: readonly C[]) => (value: unknown): value is C => choices.some((choice) => choice === value);
+const isOneOf =
+  <C extends string>(choices: readonly C[]) =>
+  (value: unknown): value is C =>
+    choices.some((choice) => choice === value);
 const valueOr = <T, D>(value: unknown, guard: (value: unknown) => value is T, fallback: D): T | D => (guard(value) ? value : fallback);

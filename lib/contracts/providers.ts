@@ -60,7 +60,13 @@ export interface CallContext {
  */
 export type ToolOutcome =
   | { readonly ok: true; readonly summary: string; readonly result: JsonObject; readonly text?: string }
-  | { readonly ok: false; readonly summary: string; readonly error: ToolErrorData; readonly result: JsonObject | null; readonly text?: string };
+  | {
+      readonly ok: false;
+      readonly summary: string;
+      readonly error: ToolErrorData;
+      readonly result: JsonObject | null;
+      readonly text?: string;
+    };
 
 export interface ToolProvider {
   list(): readonly ToolDefinition[];
@@ -95,9 +101,7 @@ export interface TaskView {
 }
 
 /** Starting a task either yields one, or an outcome when nothing could start (the call's ordinary error result). */
-export type TaskStart =
-  | { readonly kind: 'task'; readonly task: TaskView }
-  | { readonly kind: 'outcome'; readonly outcome: ToolOutcome };
+export type TaskStart = { readonly kind: 'task'; readonly task: TaskView } | { readonly kind: 'outcome'; readonly outcome: ToolOutcome };
 
 export interface TaskProvider {
   /** Whether calls of this tool become tasks when the request declares the extension. */

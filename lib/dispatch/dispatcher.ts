@@ -116,12 +116,18 @@ function handleOne(s: SessionCore, message: unknown): Promise<unknown> {
     case 'invalid-notification':
       s.options.log(`ignored an invalid notification${envelope.method === null ? '' : ` ${JSON.stringify(envelope.method.slice(0, 64))}`}`);
       return Promise.resolve(undefined);
-    case 'response': s.outbound?.onResponse(message); return Promise.resolve(undefined);
-    case 'notification': onNotification(s, envelope.method, envelope.params); return Promise.resolve(undefined);
+    case 'response':
+      s.outbound?.onResponse(message);
+      return Promise.resolve(undefined);
+    case 'notification':
+      onNotification(s, envelope.method, envelope.params);
+      return Promise.resolve(undefined);
     case 'request': {
       const pending = runRequest(s, envelope.id, envelope.method, envelope.params);
       s.running.add(pending);
-      const forget = (): void => { s.running.delete(pending); };
+      const forget = (): void => {
+        s.running.delete(pending);
+      };
       pending.then(forget, forget);
       return pending;
     }
@@ -201,16 +207,24 @@ async function execute(s: SessionCore, call: HandlerCall): Promise<unknown> {
   const { id, key, method, args, version } = call;
   const { toolProvider, resourceProvider, serverInfo, notify, log } = s.options;
   const outbound = s.outbound;
-  const elicit = call.legacy && s.clientElicits && outbound !== null
-    ? (params: JsonObject, signal: AbortSignal): Promise<JsonObject> => outbound.request('elicitation/create', params, signal)
-    : undefined;
+  const elicit =
+    call.legacy && s.clientElicits && outbound !== null
+      ? (params: JsonObject, signal: AbortSignal): Promise<JsonObject> => outbound.request('elicitation/create', params, signal)
+      : undefined;
   const progress = createProgressReporter(getProgressToken(args), version, notify);
   const entry: InFlight = { method, controller: new AbortController(), stopProgress: progress.stop, cancelled: false };
   s.inFlight.set(key, entry);
   try {
     const result = await call.handler(args, {
-      protocolVersion: version, toolProvider, resourceProvider, serverInfo, tasks: call.tasks,
-      signal: entry.controller.signal, progress: progress.report, log, elicit,
+      protocolVersion: version,
+      toolProvider,
+      resourceProvider,
+      serverInfo,
+      tasks: call.tasks,
+      signal: entry.controller.signal,
+      progress: progress.report,
+      log,
+      elicit,
     });
     if (entry.cancelled) return undefined;
     return { jsonrpc: '2.0', id, result: eraFeatures.resultType(version) ? withModernResultFields(result, serverInfo) : result };
@@ -231,7 +245,9 @@ async function closeSession(s: SessionCore): Promise<void> {
   for (const entry of s.inFlight.values()) entry.controller.abort(ABORT_REASONS.closing);
   if (s.running.size === 0) return;
   let cancelTimer: () => void = () => {};
-  const timeout = new Promise<void>((resolve) => { cancelTimer = s.options.clock.setTimeout(resolve, s.options.closeSettleMs ?? CLOSE_SETTLE_MS); });
+  const timeout = new Promise<void>((resolve) => {
+    cancelTimer = s.options.clock.setTimeout(resolve, s.options.closeSettleMs ?? CLOSE_SETTLE_MS);
+  });
   await Promise.race([Promise.allSettled([...s.running]), timeout]);
   cancelTimer();
 }

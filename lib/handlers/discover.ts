@@ -9,7 +9,10 @@ import type { HandlerContext } from './context.ts';
 import { SERVER_CAPABILITIES, SERVER_INSTRUCTIONS } from './initialize.ts';
 
 export function discover(_params: Record<string, unknown>, ctx: HandlerContext): Record<string, unknown> {
-  const capabilities: Record<string, unknown> = { tools: { ...SERVER_CAPABILITIES.tools }, resources: { ...SERVER_CAPABILITIES.resources } };
+  const capabilities: Record<string, unknown> = {
+    tools: { ...SERVER_CAPABILITIES.tools },
+    resources: { ...SERVER_CAPABILITIES.resources },
+  };
   if (ctx.toolProvider.tasks !== undefined) capabilities['extensions'] = { [TASKS_EXTENSION]: {} };
   return {
     supportedVersions: [...ALL_PROTOCOL_VERSIONS],

@@ -16,7 +16,7 @@ import { toolsList } from './tools-list.ts';
 const always = (): boolean => true;
 
 export const REQUEST_HANDLERS = {
-  ping: { handler: ping, available: eraFeatures.ping },
+  'ping': { handler: ping, available: eraFeatures.ping },
   'server/discover': { handler: discover, available: eraFeatures.perRequestMeta },
   'tools/list': { handler: toolsList, available: always },
   'tools/call': { handler: toolsCall, available: always },

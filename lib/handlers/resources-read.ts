@@ -15,7 +15,10 @@ export function resourcesRead(params: Record<string, unknown>, ctx: HandlerConte
   const uri = params['uri'];
   if (typeof uri !== 'string') throw rpcErrors.invalidParams('/uri must be a string', '/uri');
   const resource = ctx.resourceProvider.list().find((candidate) => candidate.uri === uri);
-  if (resource === undefined) throw eraFeatures.resourceNotFoundIsInvalidParams(ctx.protocolVersion) ? rpcErrors.resourceNotFoundInvalidParams() : rpcErrors.resourceNotFound();
+  if (resource === undefined)
+    throw eraFeatures.resourceNotFoundIsInvalidParams(ctx.protocolVersion)
+      ? rpcErrors.resourceNotFoundInvalidParams()
+      : rpcErrors.resourceNotFound();
   let text: string;
   try {
     text = ctx.resourceProvider.read(uri);

@@ -37,7 +37,11 @@ export function toWireTask(task: TaskView, version: AnyProtocolVersion, outputSc
 }
 
 /** tools/call's answer when it started a task: resultType "task" plus the task itself. */
-export function toCreateTaskResult(task: TaskView, version: AnyProtocolVersion, outputSchema: JsonSchema | undefined): Record<string, unknown> {
+export function toCreateTaskResult(
+  task: TaskView,
+  version: AnyProtocolVersion,
+  outputSchema: JsonSchema | undefined,
+): Record<string, unknown> {
   return { resultType: 'task', ...toWireTask(task, version, outputSchema) };
 }
 

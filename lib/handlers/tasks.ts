@@ -41,10 +41,14 @@ export function tasksUpdate(params: Record<string, unknown>, ctx: HandlerContext
   if (!isPlainObject(responses)) throw rpcErrors.invalidParams('/inputResponses must be an object', '/inputResponses');
   const outcome = provider.update(taskId, responses as JsonObject);
   switch (outcome.kind) {
-    case 'applied': return {};
-    case 'not_found': throw rpcErrors.taskNotFound();
-    case 'late': throw rpcErrors.lateAnswer(outcome.questionId, outcome.message);
-    default: return assertNever(outcome);
+    case 'applied':
+      return {};
+    case 'not_found':
+      throw rpcErrors.taskNotFound();
+    case 'late':
+      throw rpcErrors.lateAnswer(outcome.questionId, outcome.message);
+    default:
+      return assertNever(outcome);
   }
 }
 

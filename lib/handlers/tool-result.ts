@@ -26,15 +26,16 @@ export interface CallToolResult {
 
 export function toCallToolResult(outcome: ToolOutcome, version: AnyProtocolVersion, outputSchema?: JsonSchema): CallToolResult {
   const summary = oneLine(outcome.summary);
-  const structured: JsonObject = outcome.ok
-    ? { result: outcome.result }
-    : { result: outcome.result, error: errorObject(outcome.error) };
-  const withStructured = features.structuredContent(version) && (outcome.ok || outputSchema === undefined || validate(outputSchema, structured).ok);
+  const structured: JsonObject = outcome.ok ? { result: outcome.result } : { result: outcome.result, error: errorObject(outcome.error) };
+  const withStructured =
+    features.structuredContent(version) && (outcome.ok || outputSchema === undefined || validate(outputSchema, structured).ok);
   // With structuredContent carrying the data, a human text (a run's answer) replaces the serialized copy.
   const human = withStructured && outcome.text !== undefined;
   // Serialized only when the text carries the data: a large result is otherwise copied for nothing.
   const text = human
-    ? (outcome.text === '' ? summary : `${summary}\n\n${outcome.text}`)
+    ? outcome.text === ''
+      ? summary
+      : `${summary}\n\n${outcome.text}`
     : `${summary}\n${JSON.stringify(outcome.ok ? outcome.result : { error: structured['error'] ?? null, result: outcome.result })}`;
   const content = [{ type: 'text', text }] as const;
   return withStructured ? { content, structuredContent: structured, isError: !outcome.ok } : { content, isError: !outcome.ok };

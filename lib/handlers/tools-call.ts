@@ -38,7 +38,12 @@ export async function toolsCall(params: Record<string, unknown>, ctx: HandlerCon
 
   const taskProvider = ctx.toolProvider.tasks;
   if (ctx.tasks && eraFeatures.tasksExtension(ctx.protocolVersion) && taskProvider !== undefined && taskProvider.supports(name)) {
-    const started = taskProvider.start(name, args as JsonObject, { signal: ctx.signal, progress: undefined, workInvocation: invocation, protocolVersion: ctx.protocolVersion });
+    const started = taskProvider.start(name, args as JsonObject, {
+      signal: ctx.signal,
+      progress: undefined,
+      workInvocation: invocation,
+      protocolVersion: ctx.protocolVersion,
+    });
     return started.kind === 'task'
       ? toCreateTaskResult(started.task, ctx.protocolVersion, tool.outputSchema)
       : toCallToolResult(started.outcome, ctx.protocolVersion, tool.outputSchema);

@@ -36,7 +36,8 @@ export function buildNativeArgv(input: NativeArgvInput): NativeArgv {
   const { tree } = input;
   checkPrompt(input.prompt);
   for (const key of Object.keys(input.options)) {
-    if (!tree.options.some((o) => o.arg === key)) throw new ToolError('invalid_arguments', `${key} is not a declared native option`, pointer(key));
+    if (!tree.options.some((o) => o.arg === key))
+      throw new ToolError('invalid_arguments', `${key} is not a declared native option`, pointer(key));
   }
   const optionArgs: string[] = [];
   for (const option of tree.options) {
@@ -90,7 +91,8 @@ function emitOption(tree: CliTree, option: CliOption, value: JsonValue): string[
       if (option.value === 'integer' && !Number.isSafeInteger(value)) throw invalid(path, `must be at most ${Number.MAX_SAFE_INTEGER}`);
       if (option.maximum !== undefined && value > option.maximum) throw invalid(path, `must be at most ${option.maximum}`);
       if (option.minimum !== undefined && value < option.minimum) throw invalid(path, `must be at least ${option.minimum}`);
-      if (option.exclusive_minimum !== undefined && value <= option.exclusive_minimum) throw invalid(path, `must be greater than ${option.exclusive_minimum}`);
+      if (option.exclusive_minimum !== undefined && value <= option.exclusive_minimum)
+        throw invalid(path, `must be greater than ${option.exclusive_minimum}`);
       return [option.flag, String(value)];
     }
     case 'json_schema': {
@@ -98,7 +100,8 @@ function emitOption(tree: CliTree, option: CliOption, value: JsonValue): string[
       if (found !== null) throw invalid(`${path}${found.pointer}`, found.message);
       // Serialized it is one argv element: bounded like a string option, in code points.
       const text = JSON.stringify(value);
-      if (codePoints(text, tree.limits.max_string_chars) > tree.limits.max_string_chars) throw invalid(path, `must serialize to at most ${tree.limits.max_string_chars} characters of JSON`);
+      if (codePoints(text, tree.limits.max_string_chars) > tree.limits.max_string_chars)
+        throw invalid(path, `must serialize to at most ${tree.limits.max_string_chars} characters of JSON`);
       return [option.flag, text];
     }
     case 'list': {

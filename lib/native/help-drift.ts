@@ -60,14 +60,16 @@ export function parseHelpOptions(help: string): HelpOption[] {
     const placeholder = match[2] ?? null;
     const text = [match[3] ?? '', ...description].join(' ').trim();
     const inner = placeholder === null ? null : placeholder.slice(1, -1);
-    return [{
-      names: match[1].split(', '),
-      valueName: inner,
-      valueOptional: placeholder?.startsWith('[') ?? false,
-      variadic: inner?.endsWith('...') ?? false,
-      choices: parseChoices(text),
-      description: text,
-    }];
+    return [
+      {
+        names: match[1].split(', '),
+        valueName: inner,
+        valueOptional: placeholder?.startsWith('[') ?? false,
+        variadic: inner?.endsWith('...') ?? false,
+        choices: parseChoices(text),
+        description: text,
+      },
+    ];
   });
 }
 
@@ -105,15 +107,28 @@ export function compareHelpWithTree(help: readonly HelpOption[], tree: CliTree):
     if (option.source === 'verified-hidden') hiddenNowListed.push(option.flag);
     const takesValue = option.value !== 'none';
     if (takesValue !== (found.valueName !== null)) {
-      changed.push({ flag: option.flag, what: 'value', expected: takesValue ? 'a value' : 'no value', actual: found.valueName ?? 'no value' });
+      changed.push({
+        flag: option.flag,
+        what: 'value',
+        expected: takesValue ? 'a value' : 'no value',
+        actual: found.valueName ?? 'no value',
+      });
     } else if ((option.value === 'list') !== found.variadic) {
       changed.push({ flag: option.flag, what: 'variadic', expected: String(option.value === 'list'), actual: String(found.variadic) });
     }
     if (option.value === 'enum') {
       // The tree may declare a subset (permission modes); every declared choice must still exist.
       // Without commander choices (e.g. --effort), the choices must still be named in the description.
-      const missing = option.choices.filter((choice) => (found.choices !== null ? !found.choices.includes(choice) : !new RegExp(`\\b${escapeRegExp(choice)}\\b`).test(found.description)));
-      if (missing.length > 0) changed.push({ flag: option.flag, what: 'choices', expected: option.choices.join(','), actual: (found.choices ?? ['(description)']).join(',') });
+      const missing = option.choices.filter((choice) =>
+        found.choices !== null ? !found.choices.includes(choice) : !new RegExp(`\\b${escapeRegExp(choice)}\\b`).test(found.description),
+      );
+      if (missing.length > 0)
+        changed.push({
+          flag: option.flag,
+          what: 'choices',
+          expected: option.choices.join(','),
+          actual: (found.choices ?? ['(description)']).join(','),
+        });
     }
   }
   checkFixedFlags(tree, byName, declared, removed, changed);
@@ -130,7 +145,13 @@ export function compareHelpWithTree(help: readonly HelpOption[], tree: CliTree):
 }
 
 /** Print-mode, output-mode and version flags: each must exist, and a value after a choices flag must be a choice. */
-function checkFixedFlags(tree: CliTree, byName: Map<string, HelpOption>, declared: Set<HelpOption>, removed: string[], changed: DriftChange[]): void {
+function checkFixedFlags(
+  tree: CliTree,
+  byName: Map<string, HelpOption>,
+  declared: Set<HelpOption>,
+  removed: string[],
+  changed: DriftChange[],
+): void {
   const sequences = [tree.print_mode, ...Object.values(tree.output_modes), tree.native.version_args, tree.native.help_args];
   const seen = new Set<string>();
   for (const sequence of sequences) {

@@ -12,12 +12,35 @@ import { escapePointerToken } from '../util/json-pointer.ts';
 export const MAX_SCHEMA_DEPTH = 32;
 
 const TYPE_NAMES: ReadonlySet<string> = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
-const SCHEMA_KEYWORDS = ['additionalProperties', 'items', 'additionalItems', 'contains', 'propertyNames', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties'];
+const SCHEMA_KEYWORDS = [
+  'additionalProperties',
+  'items',
+  'additionalItems',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+];
 const SCHEMA_MAP_KEYWORDS = ['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas'];
 const SCHEMA_LIST_KEYWORDS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const COUNT_KEYWORDS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'minContains', 'maxContains'];
 const NUMBER_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'];
-const STRING_KEYWORDS = ['$id', '$schema', '$ref', '$comment', 'title', 'description', 'pattern', 'format', 'contentEncoding', 'contentMediaType'];
+const STRING_KEYWORDS = [
+  '$id',
+  '$schema',
+  '$ref',
+  '$comment',
+  'title',
+  'description',
+  'pattern',
+  'format',
+  'contentEncoding',
+  'contentMediaType',
+];
 
 export interface SchemaProblem {
   /** JSON Pointer inside the schema ('' is the schema itself). */
@@ -55,11 +78,13 @@ function checkKeyword(key: string, value: JsonValue, at: string, depth: number):
   if (key === 'dependentRequired') {
     if (!isObject(value)) return problem(at, 'must be an object');
     for (const [name, list] of Object.entries(value)) {
-      if (!Array.isArray(list) || !list.every((item) => typeof item === 'string')) return problem(`${at}/${escapePointerToken(name)}`, 'must be an array of strings');
+      if (!Array.isArray(list) || !list.every((item) => typeof item === 'string'))
+        return problem(`${at}/${escapePointerToken(name)}`, 'must be an array of strings');
     }
     return null;
   }
-  if (COUNT_KEYWORDS.includes(key)) return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? null : problem(at, 'must be a non-negative integer');
+  if (COUNT_KEYWORDS.includes(key))
+    return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? null : problem(at, 'must be a non-negative integer');
   if (NUMBER_KEYWORDS.includes(key)) return typeof value === 'number' ? null : problem(at, 'must be a number');
   if (STRING_KEYWORDS.includes(key)) return typeof value === 'string' ? checkPattern(key, value, at) : problem(at, 'must be a string');
   if (SCHEMA_KEYWORDS.includes(key)) {
@@ -84,7 +109,8 @@ function checkKeyword(key: string, value: JsonValue, at: string, depth: number):
 
 function checkType(value: JsonValue, at: string): SchemaProblem | null {
   const names = Array.isArray(value) ? value : [value];
-  if (Array.isArray(value) && (value.length === 0 || new Set(value).size !== value.length)) return problem(at, 'must be a non-empty array of distinct type names');
+  if (Array.isArray(value) && (value.length === 0 || new Set(value).size !== value.length))
+    return problem(at, 'must be a non-empty array of distinct type names');
   return names.every((name) => typeof name === 'string' && TYPE_NAMES.has(name))
     ? null
     : problem(at, `must be one of ${[...TYPE_NAMES].join(', ')} (or an array of them)`);
@@ -115,4 +141,3 @@ function problem(pointer: string, message: string): SchemaProblem {
 function isObject(value: JsonValue | undefined): value is { [key: string]: JsonValue } {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
-

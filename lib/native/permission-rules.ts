@@ -9,28 +9,32 @@ import { ToolError } from '../tool-errors.ts';
 export function checkPermissionRules(allowed: readonly string[], disallowed: readonly string[]): void {
   // The native CLI splits one list item on commas and whitespace outside parentheses ("Bash Write").
   const allowRules = allowed.flatMap(splitRules);
-  for (const [di, item] of disallowed.entries()) for (const deny of splitRules(item)) {
-    const denyRule = parseRule(deny);
-    if (!denyRule || denyRule.spec === null) continue;
-    for (const allow of allowRules) {
-      const allowRule = parseRule(allow);
-      if (!allowRule || allowRule.tool !== denyRule.tool) continue;
-      if (allowRule.spec === null || isNarrowerThan(denyRule.spec, allowRule.spec)) {
-        throw new ToolError(
-          'permission_rule_fails_open',
-          `disallowed_tools[${di}] carves an exception out of a broader allowed_tools rule for ${denyRule.tool}. ` +
-            'Prefix rules match the start of a command, so a flag or wrapper placed before the subcommand ' +
-            'passes the broad allow and misses the deny: this fails open. Allow only the exact commands you ' +
-            `want instead (for example ${denyRule.tool}(git status:*) and ${denyRule.tool}(git diff:*)), ` +
-            'and do not rely on a deny carve-out.',
-          `/disallowed_tools/${di}`,
-        );
+  for (const [di, item] of disallowed.entries())
+    for (const deny of splitRules(item)) {
+      const denyRule = parseRule(deny);
+      if (!denyRule || denyRule.spec === null) continue;
+      for (const allow of allowRules) {
+        const allowRule = parseRule(allow);
+        if (!allowRule || allowRule.tool !== denyRule.tool) continue;
+        if (allowRule.spec === null || isNarrowerThan(denyRule.spec, allowRule.spec)) {
+          throw new ToolError(
+            'permission_rule_fails_open',
+            `disallowed_tools[${di}] carves an exception out of a broader allowed_tools rule for ${denyRule.tool}. ` +
+              'Prefix rules match the start of a command, so a flag or wrapper placed before the subcommand ' +
+              'passes the broad allow and misses the deny: this fails open. Allow only the exact commands you ' +
+              `want instead (for example ${denyRule.tool}(git status:*) and ${denyRule.tool}(git diff:*)), ` +
+              'and do not rely on a deny carve-out.',
+            `/disallowed_tools/${di}`,
+          );
+        }
       }
     }
-  }
 }
 
-interface Rule { readonly tool: string; readonly spec: string | null }
+interface Rule {
+  readonly tool: string;
+  readonly spec: string | null;
+}
 
 /** Splits one list item into rules at commas and whitespace that are not inside parentheses. */
 export function splitRules(item: string): string[] {

@@ -66,7 +66,12 @@ function streamText(raw: JsonObject | null): string {
   if (delta !== null) {
     const deltaType = getString(delta, 'type');
     const text = getString(delta, 'text') ?? getString(delta, 'thinking') ?? getString(delta, 'partial_json');
-    return join(head, deltaType, text === null ? null : `${text.length} chars: ${text}`, field('stop_reason', getString(delta, 'stop_reason')));
+    return join(
+      head,
+      deltaType,
+      text === null ? null : `${text.length} chars: ${text}`,
+      field('stop_reason', getString(delta, 'stop_reason')),
+    );
   }
   return head;
 }

@@ -25,12 +25,16 @@ const HINT = `Install @anthropic-ai/claude-code, or point --claude-bin or ${NATI
 export function resolveNativeBinary(input: ResolveNativeBinaryInput): string {
   const isExecutable = input.isExecutable ?? isExecutableFile;
   const pathEntries = (input.env['PATH'] ?? '').split(delimiter).filter((entry) => entry !== '' && isAbsolute(entry));
-  const explicit: readonly [string, string | undefined][] = [['--claude-bin', input.cliFlag], [NATIVE_BIN_ENV, input.env[NATIVE_BIN_ENV]]];
+  const explicit: readonly [string, string | undefined][] = [
+    ['--claude-bin', input.cliFlag],
+    [NATIVE_BIN_ENV, input.env[NATIVE_BIN_ENV]],
+  ];
   for (const [source, value] of explicit) {
     if (value === undefined || value === '') continue;
     if (value.includes('\0')) throw new ToolError('native_not_found', `${source} is not a usable path. ${HINT}`);
     if (value.includes('/')) {
-      if (!isAbsolute(value) && input.cwd === undefined) throw new ToolError('native_not_found', `${source} must be an absolute path here. ${HINT}`);
+      if (!isAbsolute(value) && input.cwd === undefined)
+        throw new ToolError('native_not_found', `${source} must be an absolute path here. ${HINT}`);
       const path = resolve(input.cwd ?? '/', value);
       if (isExecutable(path)) return path;
       throw new ToolError('native_not_found', `${source} names ${path}, which is not an executable file. ${HINT}`);
@@ -41,7 +45,10 @@ export function resolveNativeBinary(input: ResolveNativeBinaryInput): string {
   }
   const found = lookPath(DEFAULT_NATIVE_NAME, pathEntries, isExecutable);
   if (found !== null) return found;
-  throw new ToolError('native_not_found', `No executable "${DEFAULT_NATIVE_NAME}" on PATH (searched ${pathEntries.length} absolute entries). ${HINT}`);
+  throw new ToolError(
+    'native_not_found',
+    `No executable "${DEFAULT_NATIVE_NAME}" on PATH (searched ${pathEntries.length} absolute entries). ${HINT}`,
+  );
 }
 
 function lookPath(name: string, entries: readonly string[], isExecutable: (path: string) => boolean): string | null {

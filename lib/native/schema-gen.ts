@@ -26,7 +26,13 @@ function getOptionSchema(tree: CliTree, option: CliOption): JsonSchema {
     case 'none':
       return { type: 'boolean', description };
     case 'string':
-      return { type: 'string', description, minLength: 1, maxLength: tree.limits.max_string_chars, pattern: option.pattern ?? OPTION_TEXT_PATTERN };
+      return {
+        type: 'string',
+        description,
+        minLength: 1,
+        maxLength: tree.limits.max_string_chars,
+        pattern: option.pattern ?? OPTION_TEXT_PATTERN,
+      };
     case 'uuid':
       return { type: 'string', description, format: 'uuid', pattern: UUID_PATTERN };
     case 'enum':

@@ -36,7 +36,12 @@ export type CliOption =
   /** pattern: a stricter rule for the value (a name), a regular expression that never matches a leading '-'. */
   | (OptionBase & { readonly value: 'string'; readonly pattern?: string })
   | (OptionBase & { readonly value: 'enum'; readonly choices: readonly string[] })
-  | (OptionBase & { readonly value: 'number' | 'integer'; readonly minimum?: number; readonly exclusive_minimum?: number; readonly maximum?: number });
+  | (OptionBase & {
+      readonly value: 'number' | 'integer';
+      readonly minimum?: number;
+      readonly exclusive_minimum?: number;
+      readonly maximum?: number;
+    });
 
 export interface CliTree {
   readonly format_version: 1;
@@ -79,7 +84,12 @@ function onlyKeys(o: Obj, allowed: readonly string[], where: string, problems: s
 export function validateCliTree(value: unknown): string[] {
   const p: string[] = [];
   if (!isObj(value)) return ['tree: not an object'];
-  onlyKeys(value, ['format_version', 'notes', 'native', 'print_mode', 'output_modes', 'prompt', 'limits', 'permission_prompt_tool', 'options'], 'tree', p);
+  onlyKeys(
+    value,
+    ['format_version', 'notes', 'native', 'print_mode', 'output_modes', 'prompt', 'limits', 'permission_prompt_tool', 'options'],
+    'tree',
+    p,
+  );
   validatePermissionPromptTool(value['permission_prompt_tool'], p);
   if (value['format_version'] !== 1) p.push('format_version: must be 1');
   if (value['notes'] !== undefined && !isStrings(value['notes'])) p.push('notes: must be strings');
@@ -89,7 +99,8 @@ export function validateCliTree(value: unknown): string[] {
   if (!isObj(modes)) p.push('output_modes: not an object');
   else {
     onlyKeys(modes, OUTPUT_MODES, 'output_modes', p);
-    for (const mode of OUTPUT_MODES) if (!isStrings(modes[mode]) || !String(modes[mode]?.[0]).startsWith('-')) p.push(`output_modes.${mode}: must be flags`);
+    for (const mode of OUTPUT_MODES)
+      if (!isStrings(modes[mode]) || !String(modes[mode]?.[0]).startsWith('-')) p.push(`output_modes.${mode}: must be flags`);
   }
   const prompt = value['prompt'];
   if (!isObj(prompt)) p.push('prompt: not an object');
@@ -97,17 +108,20 @@ export function validateCliTree(value: unknown): string[] {
     onlyKeys(prompt, ['separator', 'max_argv_prompt_bytes'], 'prompt', p);
     if (prompt['separator'] !== '--') p.push('prompt.separator: must be "--"');
     const max = prompt['max_argv_prompt_bytes'];
-    if (!isPosInt(max) || max >= MAX_ARG_STRLEN_BYTES) p.push(`prompt.max_argv_prompt_bytes: must be a positive integer below ${MAX_ARG_STRLEN_BYTES}`);
+    if (!isPosInt(max) || max >= MAX_ARG_STRLEN_BYTES)
+      p.push(`prompt.max_argv_prompt_bytes: must be a positive integer below ${MAX_ARG_STRLEN_BYTES}`);
   }
   const limits = value['limits'];
   if (!isObj(limits)) p.push('limits: not an object');
   else {
     onlyKeys(limits, ['max_string_chars', 'max_list_items', 'max_list_item_chars'], 'limits', p);
-    for (const key of ['max_string_chars', 'max_list_items', 'max_list_item_chars']) if (!isPosInt(limits[key])) p.push(`limits.${key}: must be a positive integer`);
+    for (const key of ['max_string_chars', 'max_list_items', 'max_list_item_chars'])
+      if (!isPosInt(limits[key])) p.push(`limits.${key}: must be a positive integer`);
     // A code point is at most 4 UTF-8 bytes; every value must fit one argv element.
     for (const key of ['max_string_chars', 'max_list_item_chars']) {
       const chars = limits[key];
-      if (isPosInt(chars) && chars * 4 >= MAX_ARG_STRLEN_BYTES) p.push(`limits.${key}: 4 bytes per code point must stay below ${MAX_ARG_STRLEN_BYTES}`);
+      if (isPosInt(chars) && chars * 4 >= MAX_ARG_STRLEN_BYTES)
+        p.push(`limits.${key}: 4 bytes per code point must stay below ${MAX_ARG_STRLEN_BYTES}`);
     }
   }
   validateOptions(value['options'], value, p);
@@ -115,32 +129,59 @@ export function validateCliTree(value: unknown): string[] {
 }
 
 function validateNative(native: unknown, p: string[]): void {
-  if (!isObj(native)) { p.push('native: not an object'); return; }
+  if (!isObj(native)) {
+    p.push('native: not an object');
+    return;
+  }
   onlyKeys(native, ['package', 'tested_version', 'version_args', 'version_output_pattern', 'help_args'], 'native', p);
   if (typeof native['package'] !== 'string' || native['package'] === '') p.push('native.package: must be a string');
-  if (typeof native['tested_version'] !== 'string' || !/^\d+\.\d+\.\d+$/.test(native['tested_version'])) p.push('native.tested_version: must be x.y.z');
-  if (!isStrings(native['version_args']) || native['version_args'].length === 0) p.push('native.version_args: must be a non-empty string array');
+  if (typeof native['tested_version'] !== 'string' || !/^\d+\.\d+\.\d+$/.test(native['tested_version']))
+    p.push('native.tested_version: must be x.y.z');
+  if (!isStrings(native['version_args']) || native['version_args'].length === 0)
+    p.push('native.version_args: must be a non-empty string array');
   if (!isStrings(native['help_args']) || native['help_args'].length === 0) p.push('native.help_args: must be a non-empty string array');
   const pattern = native['version_output_pattern'];
   try {
     const re = new RegExp(String(pattern));
     const sample = `${String(native['tested_version'])} (Claude Code)`;
-    if (typeof pattern !== 'string' || re.exec(sample)?.[1] !== native['tested_version']) p.push('native.version_output_pattern: must capture the tested version in group 1');
+    if (typeof pattern !== 'string' || re.exec(sample)?.[1] !== native['tested_version'])
+      p.push('native.version_output_pattern: must capture the tested version in group 1');
   } catch {
     p.push('native.version_output_pattern: not a regular expression');
   }
 }
 
-const OPTION_KEYS = ['flag', 'arg', 'value', 'pattern', 'choices', 'minimum', 'exclusive_minimum', 'repeatable', 'description', 'source', 'verified'];
+const OPTION_KEYS = [
+  'flag',
+  'arg',
+  'value',
+  'pattern',
+  'choices',
+  'minimum',
+  'exclusive_minimum',
+  'repeatable',
+  'description',
+  'source',
+  'verified',
+];
 
 function validateOptions(options: unknown, tree: Obj, p: string[]): void {
-  if (!Array.isArray(options) || options.length === 0) { p.push('options: must be a non-empty array'); return; }
-  const fixed = new Set([...(isStrings(tree['print_mode']) ? tree['print_mode'] : []), ...Object.values(isObj(tree['output_modes']) ? tree['output_modes'] : {}).flat()]);
+  if (!Array.isArray(options) || options.length === 0) {
+    p.push('options: must be a non-empty array');
+    return;
+  }
+  const fixed = new Set([
+    ...(isStrings(tree['print_mode']) ? tree['print_mode'] : []),
+    ...Object.values(isObj(tree['output_modes']) ? tree['output_modes'] : {}).flat(),
+  ]);
   const flags = new Set<string>();
   const args = new Set<string>();
   options.forEach((o, i) => {
     const at = `options[${i}]`;
-    if (!isObj(o)) { p.push(`${at}: not an object`); return; }
+    if (!isObj(o)) {
+      p.push(`${at}: not an object`);
+      return;
+    }
     onlyKeys(o, OPTION_KEYS, at, p);
     const { flag, arg, value: kind } = o;
     if (typeof flag !== 'string' || !/^--[A-Za-z][A-Za-z-]*$/.test(flag)) p.push(`${at}.flag: must be a long flag`);
@@ -151,14 +192,16 @@ function validateOptions(options: unknown, tree: Obj, p: string[]): void {
     else args.add(arg);
     if (!VALUE_KINDS.includes(kind as ValueKind)) p.push(`${at}.value: unknown kind`);
     if (o['repeatable'] !== (kind === 'list')) p.push(`${at}.repeatable: must be true exactly for list options`);
-    if (typeof o['description'] !== 'string' || o['description'] === '' || o['description'].includes('\n')) p.push(`${at}.description: must be one line`);
+    if (typeof o['description'] !== 'string' || o['description'] === '' || o['description'].includes('\n'))
+      p.push(`${at}.description: must be one line`);
     if (!OPTION_SOURCES.includes(o['source'] as OptionSource)) p.push(`${at}.source: must be help or verified-hidden`);
     const verified = o['verified'];
     if (verified !== undefined && (typeof verified !== 'string' || verified === '')) p.push(`${at}.verified: must be a non-empty note`);
     if (o['source'] === 'verified-hidden' && verified === undefined) p.push(`${at}.verified: required for verified-hidden options`);
     const choices = o['choices'];
     if (kind === 'enum') {
-      if (!isStrings(choices) || choices.length === 0 || new Set(choices).size !== choices.length || choices.some((c) => c.startsWith('-'))) p.push(`${at}.choices: must be unique non-empty strings`);
+      if (!isStrings(choices) || choices.length === 0 || new Set(choices).size !== choices.length || choices.some((c) => c.startsWith('-')))
+        p.push(`${at}.choices: must be unique non-empty strings`);
     } else if (choices !== undefined) p.push(`${at}.choices: only enum options have choices`);
     validatePattern(o['pattern'], kind, at, p);
     for (const bound of ['minimum', 'exclusive_minimum', 'maximum']) {
@@ -169,16 +212,21 @@ function validateOptions(options: unknown, tree: Obj, p: string[]): void {
   });
   const mode = options.find((o) => isObj(o) && o['arg'] === 'permission_mode');
   const declared = isObj(mode) && isStrings(mode['choices']) ? [...mode['choices']].sort() : null;
-  if (declared === null || declared.join() !== [...PERMISSION_MODES].sort().join()) p.push(`options: permission_mode must be an enum of exactly ${PERMISSION_MODES.join(', ')}`);
+  if (declared === null || declared.join() !== [...PERMISSION_MODES].sort().join())
+    p.push(`options: permission_mode must be an enum of exactly ${PERMISSION_MODES.join(', ')}`);
 }
 
 function validatePattern(pattern: unknown, kind: unknown, at: string, p: string[]): void {
   if (pattern === undefined) return;
-  if (kind !== 'string') { p.push(`${at}.pattern: only string options have a pattern`); return; }
+  if (kind !== 'string') {
+    p.push(`${at}.pattern: only string options have a pattern`);
+    return;
+  }
   try {
     const re = new RegExp(String(pattern), 'u');
     // A value that could start with '-' would be parsed as a flag; anchors keep the whole value checked.
-    if (typeof pattern !== 'string' || !pattern.startsWith('^') || !pattern.endsWith('$') || re.test('-') || re.test('-a')) p.push(`${at}.pattern: must be anchored and never match a leading '-'`);
+    if (typeof pattern !== 'string' || !pattern.startsWith('^') || !pattern.endsWith('$') || re.test('-') || re.test('-a'))
+      p.push(`${at}.pattern: must be anchored and never match a leading '-'`);
   } catch {
     p.push(`${at}.pattern: not a regular expression`);
   }
@@ -186,17 +234,27 @@ function validatePattern(pattern: unknown, kind: unknown, at: string, p: string[
 
 function validatePermissionPromptTool(value: unknown, p: string[]): void {
   const at = 'permission_prompt_tool';
-  if (!isObj(value)) { p.push(`${at}: must be an object`); return; }
-  onlyKeys(value, ['flag', 'mcp_config_flag', 'tool_name_form', 'request_arguments', 'answer', 'modes_that_ask', 'backstop', 'verified'], at, p);
+  if (!isObj(value)) {
+    p.push(`${at}: must be an object`);
+    return;
+  }
+  onlyKeys(
+    value,
+    ['flag', 'mcp_config_flag', 'tool_name_form', 'request_arguments', 'answer', 'modes_that_ask', 'backstop', 'verified'],
+    at,
+    p,
+  );
   for (const key of ['flag', 'mcp_config_flag']) {
     const flag = value[key];
     if (typeof flag !== 'string' || !/^--[a-z][a-z-]*$/.test(flag)) p.push(`${at}.${key}: must be a long flag`);
   }
-  for (const key of ['tool_name_form', 'backstop', 'verified']) if (typeof value[key] !== 'string' || value[key] === '') p.push(`${at}.${key}: must be a non-empty string`);
+  for (const key of ['tool_name_form', 'backstop', 'verified'])
+    if (typeof value[key] !== 'string' || value[key] === '') p.push(`${at}.${key}: must be a non-empty string`);
   if (!isStrings(value['request_arguments'])) p.push(`${at}.request_arguments: must be strings`);
   if (!isStrings(value['modes_that_ask'])) p.push(`${at}.modes_that_ask: must be strings`);
   const answer = value['answer'];
-  if (!isObj(answer) || ['content', 'allow', 'deny'].some((k) => typeof answer[k] !== 'string')) p.push(`${at}.answer: must hold content, allow and deny as strings`);
+  if (!isObj(answer) || ['content', 'allow', 'deny'].some((k) => typeof answer[k] !== 'string'))
+    p.push(`${at}.answer: must hold content, allow and deny as strings`);
 }
 
 /** Validates and narrows; throws with every problem listed. */

@@ -22,14 +22,25 @@ export function parseNativeVersion(stdout: string, tree: CliTree): string | null
  * (lib/supervisor/protocol.ts), this module only reads it.
  */
 export type NativeQuery =
-  | { readonly kind: 'exited'; readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stdoutOverflow: boolean; readonly stderr: string }
+  | {
+      readonly kind: 'exited';
+      readonly code: number | null;
+      readonly signal: string | null;
+      readonly stdout: string;
+      readonly stdoutOverflow: boolean;
+      readonly stderr: string;
+    }
   | { readonly kind: 'spawn_error'; readonly message: string }
   | { readonly kind: 'timeout' }
   /** Ended because the run was terminated (or the control pipe closed) while it ran. */
   | { readonly kind: 'cancelled' };
 
 /** Runs `bin args` inside the run's supervisor (bounded stdout, hard timeout, leftovers accounted for). */
-export type NativeQueryFn = (input: { readonly args: readonly string[]; readonly timeoutMs: number; readonly maxStdoutBytes: number }) => Promise<NativeQuery>;
+export type NativeQueryFn = (input: {
+  readonly args: readonly string[];
+  readonly timeoutMs: number;
+  readonly maxStdoutBytes: number;
+}) => Promise<NativeQuery>;
 
 export interface AssertNativeVersionInput {
   readonly bin: string;
@@ -42,7 +53,11 @@ export interface AssertNativeVersionInput {
 export async function assertNativeVersion(input: AssertNativeVersionInput): Promise<{ version: string }> {
   const { bin, tree } = input;
   const command = `${bin} ${tree.native.version_args.join(' ')}`;
-  const result = await input.query({ args: tree.native.version_args, timeoutMs: input.timeoutMs, maxStdoutBytes: MAX_VERSION_STDOUT_BYTES });
+  const result = await input.query({
+    args: tree.native.version_args,
+    timeoutMs: input.timeoutMs,
+    maxStdoutBytes: MAX_VERSION_STDOUT_BYTES,
+  });
   switch (result.kind) {
     case 'spawn_error':
       throw new ToolError('native_version_failed', `Could not run ${command}: ${result.message}`);
@@ -58,7 +73,10 @@ export async function assertNativeVersion(input: AssertNativeVersionInput): Prom
       }
       const version = result.stdoutOverflow ? null : parseNativeVersion(result.stdout, tree);
       if (version === null) {
-        throw new ToolError('native_version_unreadable', `${command} printed ${result.stdoutOverflow ? `more than ${MAX_VERSION_STDOUT_BYTES} bytes` : JSON.stringify(snippet(result.stdout))}, which is not a Claude Code version.`);
+        throw new ToolError(
+          'native_version_unreadable',
+          `${command} printed ${result.stdoutOverflow ? `more than ${MAX_VERSION_STDOUT_BYTES} bytes` : JSON.stringify(snippet(result.stdout))}, which is not a Claude Code version.`,
+        );
       }
       if (version !== tree.native.tested_version) {
         throw new ToolError(

@@ -29,7 +29,13 @@ export interface AttachedRun {
 export function attachAskHost(prepared: PreparedRun, deps: AskHostDeps): AttachedRun {
   const ask = prepared.request.askHost ?? null;
   if (ask === null) return { prepared, broker: null };
-  const broker = createPermissionBroker({ clock: deps.clock, random: deps.random, boundMs: ask.timeoutMs, ...(deps.baseDir ? { baseDir: deps.baseDir } : {}), ...(deps.dirPrefix ? { dirPrefix: deps.dirPrefix() } : {}) });
+  const broker = createPermissionBroker({
+    clock: deps.clock,
+    random: deps.random,
+    boundMs: ask.timeoutMs,
+    ...(deps.baseDir ? { baseDir: deps.baseDir } : {}),
+    ...(deps.dirPrefix ? { dirPrefix: deps.dirPrefix() } : {}),
+  });
   const argv = withPermissionBridge(prepared.argv, deps.separator, {
     command: deps.bridgeCommand ?? getBridgeCommand(),
     boundMs: ask.timeoutMs,

@@ -49,9 +49,16 @@ export function runPermissionBridge(env: Readonly<Record<string, string | undefi
     onOversize: () => {},
   });
   process.stdin.on('data', (chunk: Buffer) => stdin.push(chunk));
-  process.stdin.on('end', () => { st.broker?.destroy(); process.exit(0); });
+  process.stdin.on('end', () => {
+    st.broker?.destroy();
+    process.exit(0);
+  });
   // The CLI ends its MCP servers with SIGINT then SIGTERM (no stdin EOF): leave at once.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => { st.broker?.destroy(); process.exit(0); });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.on(signal, () => {
+      st.broker?.destroy();
+      process.exit(0);
+    });
 }
 
 function send(message: unknown): void {
@@ -104,7 +111,10 @@ function connectBroker(st: BridgeState, socketPath: string): void {
       }
       decide(st, decision.id, decision.behavior, decision.message);
     },
-    onOversize: () => { denyAll(st, 'claude-run-mcp: the permission broker sent an oversized answer; denied.'); socket.destroy(); },
+    onOversize: () => {
+      denyAll(st, 'claude-run-mcp: the permission broker sent an oversized answer; denied.');
+      socket.destroy();
+    },
   });
   socket.on('data', (chunk: Buffer) => lines.push(chunk));
   socket.on('error', () => {});
@@ -133,9 +143,25 @@ function onRpc(st: BridgeState, msg: Record<string, unknown>): void {
   const hasId = typeof id === 'string' || typeof id === 'number';
   if (method === 'initialize' && hasId) {
     const version = typeof params['protocolVersion'] === 'string' ? params['protocolVersion'] : '2025-11-25';
-    send({ jsonrpc: '2.0', id, result: { protocolVersion: version, capabilities: { tools: {} }, serverInfo: { name: BRIDGE_SERVER, version: '1' } } });
+    send({
+      jsonrpc: '2.0',
+      id,
+      result: { protocolVersion: version, capabilities: { tools: {} }, serverInfo: { name: BRIDGE_SERVER, version: '1' } },
+    });
   } else if (method === 'tools/list' && hasId) {
-    send({ jsonrpc: '2.0', id, result: { tools: [{ name: BRIDGE_TOOL, description: 'Permission prompts of this run, answered by the person at the MCP client of claude-run-mcp.', inputSchema: { type: 'object', additionalProperties: true } }] } });
+    send({
+      jsonrpc: '2.0',
+      id,
+      result: {
+        tools: [
+          {
+            name: BRIDGE_TOOL,
+            description: 'Permission prompts of this run, answered by the person at the MCP client of claude-run-mcp.',
+            inputSchema: { type: 'object', additionalProperties: true },
+          },
+        ],
+      },
+    });
   } else if (method === 'tools/call' && hasId) {
     onCall(st, id, params);
   } else if (method === 'notifications/cancelled') {
@@ -152,7 +178,10 @@ function onCall(st: BridgeState, rpcId: string | number, params: Record<string, 
   const input = typeof a['input'] === 'object' && a['input'] !== null && !Array.isArray(a['input']) ? (a['input'] as JsonObject) : {};
   st.seq += 1;
   const id = `q${st.seq}`;
-  const timer = setTimeout(() => decide(st, id, 'deny', `claude-run-mcp: no answer within ${Math.round(st.ownBoundMs / 1000)} s; denied.`), st.ownBoundMs);
+  const timer = setTimeout(
+    () => decide(st, id, 'deny', `claude-run-mcp: no answer within ${Math.round(st.ownBoundMs / 1000)} s; denied.`),
+    st.ownBoundMs,
+  );
   st.pending.set(id, { rpcId, input, timer });
   if (params['name'] !== BRIDGE_TOOL || typeof a['tool_name'] !== 'string' || typeof a['tool_use_id'] !== 'string') {
     decide(st, id, 'deny', 'claude-run-mcp: malformed permission request; denied.');

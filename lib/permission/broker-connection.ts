@@ -6,7 +6,15 @@ import type { Socket } from 'node:net';
 import type { Clock } from '../util/clock.ts';
 import { createLineSplitter } from '../util/line-splitter.ts';
 import type { JsonObject } from '../util/json.ts';
-import { decide, iso, MAX_PENDING_QUESTIONS, record, sendDecision, type PermissionQuestion, type QuestionBook } from './broker-questions.ts';
+import {
+  decide,
+  iso,
+  MAX_PENDING_QUESTIONS,
+  record,
+  sendDecision,
+  type PermissionQuestion,
+  type QuestionBook,
+} from './broker-questions.ts';
 import { inputPreview, MAX_BRIDGE_LINE_BYTES, parseBridgeMessage, type BridgeMessage } from './wire.ts';
 
 /** Bridge connections of one run alive at once (the CLI respawns a dead bridge; one is normal). */
@@ -40,20 +48,33 @@ interface Connection {
 type AskMessage = Extract<BridgeMessage, { t: 'ask' }>;
 
 export function onConnection(b: BrokerState, socket: Socket): void {
-  if (b.closed || b.sockets.size >= MAX_BRIDGE_CONNECTIONS) { socket.destroy(); return; }
+  if (b.closed || b.sockets.size >= MAX_BRIDGE_CONNECTIONS) {
+    socket.destroy();
+    return;
+  }
   b.sockets.add(socket);
   const c: Connection = {
     socket,
     authenticated: false,
     // Decided after the loop's next poll: a token that arrived while this process was not scheduled is read
     // before the timer can close its connection.
-    disposeAuthTimer: b.clock.setTimeout(() => setImmediate(() => { if (!c.authenticated) socket.destroy(); }), BRIDGE_AUTH_TIMEOUT_MS),
+    disposeAuthTimer: b.clock.setTimeout(
+      () =>
+        setImmediate(() => {
+          if (!c.authenticated) socket.destroy();
+        }),
+      BRIDGE_AUTH_TIMEOUT_MS,
+    ),
     mine: new Map(),
   };
   const lines = createLineSplitter({
     maxLineBytes: MAX_BRIDGE_LINE_BYTES,
-    onLine: (frame) => { onBridgeLine(b, c, frame); },
-    onOversize: () => { socket.destroy(); },
+    onLine: (frame) => {
+      onBridgeLine(b, c, frame);
+    },
+    onOversize: () => {
+      socket.destroy();
+    },
   });
   socket.on('data', (chunk: Buffer) => lines.push(chunk));
   socket.on('error', () => {});
@@ -67,10 +88,16 @@ export function onConnection(b: BrokerState, socket: Socket): void {
 
 function onBridgeLine(b: BrokerState, c: Connection, frame: Buffer): void {
   const message = parseBridgeMessage(frame.toString('utf8'));
-  if (message === null || (!c.authenticated && message.t !== 'hello')) { c.socket.destroy(); return; }
+  if (message === null || (!c.authenticated && message.t !== 'hello')) {
+    c.socket.destroy();
+    return;
+  }
   switch (message.t) {
     case 'hello':
-      if (c.authenticated || !sameToken(message.token, b.token)) { c.socket.destroy(); return; }
+      if (c.authenticated || !sameToken(message.token, b.token)) {
+        c.socket.destroy();
+        return;
+      }
       c.authenticated = true;
       c.disposeAuthTimer();
       return;
@@ -86,16 +113,30 @@ function onBridgeLine(b: BrokerState, c: Connection, frame: Buffer): void {
 }
 
 function onAsk(b: BrokerState, c: Connection, message: AskMessage): void {
-  if (c.mine.has(message.id)) { c.socket.destroy(); return; }
+  if (c.mine.has(message.id)) {
+    c.socket.destroy();
+    return;
+  }
   const question = questionOf(b, message);
   if (b.book.waiting.size >= MAX_PENDING_QUESTIONS) {
-    sendDecision(c.socket, { t: 'decision', id: message.id, behavior: 'deny', message: `claude-run-mcp: more than ${MAX_PENDING_QUESTIONS} questions waiting; denied.` });
+    sendDecision(c.socket, {
+      t: 'decision',
+      id: message.id,
+      behavior: 'deny',
+      message: `claude-run-mcp: more than ${MAX_PENDING_QUESTIONS} questions waiting; denied.`,
+    });
     record(b.book, question, 'deny', 'overflow');
     return;
   }
   c.mine.set(message.id, question.question_id);
   const dispose = b.clock.setTimeout(() => {
-    decide(b.book, question.question_id, 'deny', `claude-run-mcp: no answer from the host within ${Math.round(b.boundMs / 1000)} s; denied.`, 'timeout');
+    decide(
+      b.book,
+      question.question_id,
+      'deny',
+      `claude-run-mcp: no answer from the host within ${Math.round(b.boundMs / 1000)} s; denied.`,
+      'timeout',
+    );
   }, b.boundMs);
   b.book.waiting.set(question.question_id, { question, socket: c.socket, bridgeId: message.id, dispose });
   for (const listener of b.book.questionListeners) listener(question);

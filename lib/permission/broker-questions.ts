@@ -67,13 +67,22 @@ export function sendDecision(socket: Socket, message: DecisionMessage): void {
 export function record(book: QuestionBook, question: PermissionQuestion, behavior: 'allow' | 'deny', by: DecisionSource): DecidedQuestion {
   const entry: DecidedQuestion = { ...question, behavior, decided_by: by, decided_at: iso(book.clock.wallNow()) };
   book.decided.push(entry);
-  if (book.decided.length > MAX_DECIDED_QUESTIONS) { book.decided.shift(); book.dropped += 1; }
+  if (book.decided.length > MAX_DECIDED_QUESTIONS) {
+    book.decided.shift();
+    book.dropped += 1;
+  }
   for (const listener of book.decisionListeners) listener(entry);
   return entry;
 }
 
 /** Decides a waiting question (its bridge is told, unless it withdrew it); null when it is not waiting. */
-export function decide(book: QuestionBook, questionId: string, behavior: 'allow' | 'deny', message: string, by: DecisionSource): DecidedQuestion | null {
+export function decide(
+  book: QuestionBook,
+  questionId: string,
+  behavior: 'allow' | 'deny',
+  message: string,
+  by: DecisionSource,
+): DecidedQuestion | null {
   const w = book.waiting.get(questionId);
   if (w === undefined) return null;
   book.waiting.delete(questionId);

@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import type { Clock } from '../util/clock.ts';
 import { ToolError } from '../tool-errors.ts';
 import { onConnection, type BrokerState } from './broker-connection.ts';
-import { createQuestionBook, decide, iso, type DecidedQuestion, type DecisionSource, type PermissionQuestion, type QuestionBook } from './broker-questions.ts';
+import {
+  createQuestionBook,
+  decide,
+  iso,
+  type DecidedQuestion,
+  type DecisionSource,
+  type PermissionQuestion,
+  type QuestionBook,
+} from './broker-questions.ts';
 import { PRIVATE_DIR_PREFIX } from './private-dir.ts';
 import { MAX_DENY_REASON_CHARS } from './wire.ts';
 
@@ -59,10 +67,20 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
   const dir = mkdtempSync(join(deps.baseDir ?? process.getBuiltinModule('node:os').tmpdir(), deps.dirPrefix ?? PRIVATE_DIR_PREFIX));
   removeAtExit(dir, true);
   const socketPath = join(dir, 'bridge.sock');
-  const b: BrokerState = { book: createQuestionBook(deps.clock), clock: deps.clock, boundMs: deps.boundMs, hex, token: hex(32), sockets: new Set(), closed: false };
+  const b: BrokerState = {
+    book: createQuestionBook(deps.clock),
+    clock: deps.clock,
+    boundMs: deps.boundMs,
+    hex,
+    token: hex(32),
+    sockets: new Set(),
+    closed: false,
+  };
   const { book } = b;
   // Built-ins loaded at first use keep them out of every start of the bundle (docs/AUDIT.md).
-  const server: Server = process.getBuiltinModule('node:net').createServer((socket) => { onConnection(b, socket); });
+  const server: Server = process.getBuiltinModule('node:net').createServer((socket) => {
+    onConnection(b, socket);
+  });
   server.on('error', () => {});
   // Binding a pipe happens synchronously inside listen(): the socket accepts before the CLI can start.
   server.listen(socketPath);
@@ -73,13 +91,18 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     boundMs: deps.boundMs,
     pending: () => [...book.waiting.values()].map((w) => w.question),
     decided: () => ({ questions: [...book.decided], dropped: book.dropped }),
-    onQuestion(listener) { book.questionListeners.push(listener); },
-    onDecision(listener) { book.decisionListeners.push(listener); },
+    onQuestion(listener) {
+      book.questionListeners.push(listener);
+    },
+    onDecision(listener) {
+      book.decisionListeners.push(listener);
+    },
     answer: (questionId, answer) => answerQuestion(book, questionId, answer),
     close() {
       if (b.closed) return;
       b.closed = true;
-      for (const questionId of [...book.waiting.keys()]) decide(book, questionId, 'deny', 'claude-run-mcp: the run ended while asking; denied.', 'closed');
+      for (const questionId of [...book.waiting.keys()])
+        decide(book, questionId, 'deny', 'claude-run-mcp: the run ended while asking; denied.', 'closed');
       for (const socket of b.sockets) socket.destroy();
       server.close();
       rmSync(dir, { recursive: true, force: true });
@@ -91,13 +114,22 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
 /** The host's answer, from the adapter's own MCP connection (never from the socket). */
 function answerQuestion(book: QuestionBook, questionId: string, answer: HostAnswer): DecidedQuestion {
   const reason = answer.reason === undefined ? '' : answer.reason.slice(0, MAX_DENY_REASON_CHARS);
-  const message = answer.behavior === 'deny' ? (reason === '' ? 'The person at the MCP client denied this tool use.' : `The person at the MCP client denied this tool use: ${reason}`) : '';
+  const message =
+    answer.behavior === 'deny'
+      ? reason === ''
+        ? 'The person at the MCP client denied this tool use.'
+        : `The person at the MCP client denied this tool use: ${reason}`
+      : '';
   const entry = decide(book, questionId, answer.behavior, message, 'host');
   if (entry !== null) return entry;
   const why = noteLateAnswer(book, questionId, answer.behavior);
-  throw new ToolError('permission_question_not_pending', why === null
-    ? 'the question is not pending (already answered, or unknown for this run)'
-    : `the question was already decided without an answer (${why}): denied, and this answer was not used`, '/question_id');
+  throw new ToolError(
+    'permission_question_not_pending',
+    why === null
+      ? 'the question is not pending (already answered, or unknown for this run)'
+      : `the question was already decided without an answer (${why}): denied, and this answer was not used`,
+    '/question_id',
+  );
 }
 
 /** Why the question was decided without the person (null: unknown, or the person answered it already). */
@@ -105,7 +137,8 @@ function noteLateAnswer(book: QuestionBook, questionId: string, behavior: 'allow
   const index = book.decided.findIndex((d) => d.question_id === questionId);
   const found = book.decided[index];
   if (found === undefined || found.decided_by === 'host') return null;
-  if (found.late_answer === undefined) book.decided[index] = { ...found, late_answer: { behavior, answered_at: iso(book.clock.wallNow()) } };
+  if (found.late_answer === undefined)
+    book.decided[index] = { ...found, late_answer: { behavior, answered_at: iso(book.clock.wallNow()) } };
   return LATE_REASONS[found.decided_by];
 }
 
@@ -122,11 +155,16 @@ const openDirs = new Set<string>();
 let exitHookInstalled = false;
 
 function removeAtExit(dir: string, open: boolean): void {
-  if (!open) { openDirs.delete(dir); return; }
+  if (!open) {
+    openDirs.delete(dir);
+    return;
+  }
   openDirs.add(dir);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   // 'exit' listeners must be synchronous: rmSync is. A process killed outright leaves the directory to
   // the next server's sweep (private-dir.ts).
-  process.on('exit', () => { for (const d of openDirs) rmSync(d, { recursive: true, force: true }); });
+  process.on('exit', () => {
+    for (const d of openDirs) rmSync(d, { recursive: true, force: true });
+  });
 }

@@ -29,8 +29,10 @@ export const QUESTION_SCHEMA: JsonObject = {
  */
 export function questionMessage(runId: string, q: PermissionQuestion, leftMs: number): string {
   const size = q.input_truncated ? ` (cut; the whole input is ${q.input_bytes} bytes)` : '';
-  return `Claude Code run ${runId} asks for permission to use ${q.tool_name} with this input${size}:\n${q.input}\n` +
-    `Answer within ${timeLeftText(leftMs)}; no answer by then means deny, and an answer after that is refused.`;
+  return (
+    `Claude Code run ${runId} asks for permission to use ${q.tool_name} with this input${size}:\n${q.input}\n` +
+    `Answer within ${timeLeftText(leftMs)}; no answer by then means deny, and an answer after that is refused.`
+  );
 }
 
 /** "3 minutes", "1 minute 30 seconds", "45 seconds": whole units, rounded down, at least "1 second". */
@@ -64,7 +66,11 @@ export function askThroughElicitation(broker: PermissionBroker, runId: string, e
   broker.onQuestion((question) => {
     const controller = new AbortController();
     open.set(question.question_id, controller);
-    const params: JsonObject = { mode: 'form', message: questionMessage(runId, question, broker.boundMs), requestedSchema: QUESTION_SCHEMA };
+    const params: JsonObject = {
+      mode: 'form',
+      message: questionMessage(runId, question, broker.boundMs),
+      requestedSchema: QUESTION_SCHEMA,
+    };
     const answerWith = (answer: { behavior: 'allow' | 'deny'; reason?: string }): void => {
       if (controller.signal.aborted) return;
       try {
@@ -77,7 +83,13 @@ export function askThroughElicitation(broker: PermissionBroker, runId: string, e
     elicit(params, controller.signal).then(
       (result) => {
         const answer = readAnswer(result);
-        answerWith(answer ?? { behavior: 'deny', reason: result['action'] === 'accept' ? 'the answer was malformed' : `the person chose ${String(result['action']).slice(0, 32)}` });
+        answerWith(
+          answer ?? {
+            behavior: 'deny',
+            reason:
+              result['action'] === 'accept' ? 'the answer was malformed' : `the person chose ${String(result['action']).slice(0, 32)}`,
+          },
+        );
       },
       () => answerWith({ behavior: 'deny', reason: 'the question could not be asked or was not answered' }),
     );

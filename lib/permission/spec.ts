@@ -35,7 +35,10 @@ export interface BridgeCommand {
 /** From source run lib/permission/bridge-main.ts under tsx; bundled, re-run the bundle with the role flag. */
 export function getBridgeCommand(moduleUrl: string = import.meta.url): BridgeCommand {
   if (moduleUrl.endsWith('.ts')) {
-    return { file: process.execPath, args: ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('./bridge-main.ts', moduleUrl))] };
+    return {
+      file: process.execPath,
+      args: ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('./bridge-main.ts', moduleUrl))],
+    };
   }
   return { file: process.execPath, args: [fileURLToPath(moduleUrl), BRIDGE_ARGV_FLAG] };
 }

@@ -11,7 +11,14 @@ import { isLive, isSameProcess, type ProcessIdentity } from './proc-stat.ts';
 import { readProcStat } from './proc-table.ts';
 
 /** Why the cgroup backend is not used; the stable words the capabilities resource and `check` print. */
-export const CGROUP_UNAVAILABLE_REASONS = ['no_cgroup2_mount', 'not_in_cgroup2', 'read_only', 'not_writable', 'no_kill', 'forced_off'] as const;
+export const CGROUP_UNAVAILABLE_REASONS = [
+  'no_cgroup2_mount',
+  'not_in_cgroup2',
+  'read_only',
+  'not_writable',
+  'no_kill',
+  'forced_off',
+] as const;
 export type CgroupUnavailableReason = (typeof CGROUP_UNAVAILABLE_REASONS)[number];
 
 export type CgroupDetection =
@@ -33,7 +40,8 @@ export function detectCgroup(input: DetectInput): CgroupDetection {
   if (mount === null) return { ok: false, reason: 'no_cgroup2_mount', detail: 'no cgroup2 file system in the mount table' };
   const path = parseUnifiedCgroupPath(input.selfCgroup);
   const base = path === null ? null : cgroupDirectory(mount, path);
-  if (base === null) return { ok: false, reason: 'not_in_cgroup2', detail: `this process's unified cgroup is not visible under ${mount.mountPoint}` };
+  if (base === null)
+    return { ok: false, reason: 'not_in_cgroup2', detail: `this process's unified cgroup is not visible under ${mount.mountPoint}` };
   if (mount.readOnly) return { ok: false, reason: 'read_only', detail: `${mount.mountPoint} is mounted read-only` };
   try {
     accessSync(base, constants.W_OK);
@@ -45,7 +53,11 @@ export function detectCgroup(input: DetectInput): CgroupDetection {
   try {
     mkdirSync(trial);
   } catch (error) {
-    return { ok: false, reason: 'not_writable', detail: `cannot create a cgroup in ${base}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` };
+    return {
+      ok: false,
+      reason: 'not_writable',
+      detail: `cannot create a cgroup in ${base}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+    };
   }
   try {
     if (existsSync(join(trial, 'cgroup.kill'))) return { ok: true, base, kill: 'cgroup.kill' };
@@ -92,7 +104,10 @@ export function moveIntoCgroup(dir: string, pid: number): boolean {
 /** The processes in `dir` now (zombies are not listed); null when the cgroup is gone or unreadable. */
 export function cgroupMembers(dir: string): number[] | null {
   try {
-    return readFileSync(join(dir, 'cgroup.procs'), 'latin1').split('\n').filter((l) => l !== '').map(Number);
+    return readFileSync(join(dir, 'cgroup.procs'), 'latin1')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map(Number);
   } catch {
     return null;
   }
@@ -228,7 +243,9 @@ export function removeCgroupTree(dir: string): boolean {
 
 function childCgroups(dir: string): string[] {
   try {
-    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => join(dir, e.name));
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => join(dir, e.name));
   } catch {
     return [];
   }
@@ -252,7 +269,9 @@ export function waitUntilEmpty(dir: string, timeoutMs: number, alsoDone: () => b
       watcher?.close();
       resolve(value);
     };
-    const check = (): void => { if (empty()) finish(true); };
+    const check = (): void => {
+      if (empty()) finish(true);
+    };
     try {
       watcher = process.getBuiltinModule('node:fs').watch(join(dir, 'cgroup.events'), check);
       watcher.on('error', () => {});

@@ -37,7 +37,10 @@ export function parseProcStat(text: string): ProcStat | null {
   const close = text.lastIndexOf(')');
   if (open <= 0 || close < open) return null;
   const pid = Number(text.slice(0, open));
-  const rest = text.slice(close + 2).trim().split(' ');
+  const rest = text
+    .slice(close + 2)
+    .trim()
+    .split(' ');
   const state = rest[STATE_INDEX];
   const ppid = Number(rest[PPID_INDEX]);
   const pgid = Number(rest[PGID_INDEX]);

@@ -101,8 +101,12 @@ export function serveConnection(options: ConnectionOptions): Connection {
   const conn = createState(options);
   const splitter = createLineSplitter({
     maxLineBytes: conn.maxFrameBytes,
-    onLine(frame) { conn.frames.push(frame); },
-    onOversize(discardedBytes) { conn.frames.push(discardedBytes); },
+    onLine(frame) {
+      conn.frames.push(frame);
+    },
+    onOversize(discardedBytes) {
+      conn.frames.push(discardedBytes);
+    },
   });
   conn.detach = listen(conn, splitter);
   return { closed: conn.closed, close: () => closeConnection(conn), writer: conn.writer };
@@ -120,16 +124,32 @@ function createState(options: ConnectionOptions): ConnectionState {
     else writer.writeDroppable(message);
   });
   let resolveClosed: () => void = () => {};
-  const closed = new Promise<void>((resolve) => { resolveClosed = resolve; });
+  const closed = new Promise<void>((resolve) => {
+    resolveClosed = resolve;
+  });
   return {
-    input, output, adapter, log, clock, writer,
+    input,
+    output,
+    adapter,
+    log,
+    clock,
+    writer,
     maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES,
     maxQueuedBytes: options.maxQueuedResponseBytes ?? MAX_QUEUED_RESPONSE_BYTES,
     maxInFlight: options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS,
     flushStallMs: options.flushStallMs ?? FLUSH_STALL_MS,
-    closed, resolveClosed, unsubscribe, detach: () => {},
-    frames: [], head: 0, inFlight: 0,
-    inputEnded: false, closing: false, waitingForRoom: false, nextTurnScheduled: false, loggedBackpressure: false,
+    closed,
+    resolveClosed,
+    unsubscribe,
+    detach: () => {},
+    frames: [],
+    head: 0,
+    inFlight: 0,
+    inputEnded: false,
+    closing: false,
+    waitingForRoom: false,
+    nextTurnScheduled: false,
+    loggedBackpressure: false,
   };
 }
 
@@ -145,8 +165,13 @@ function listen(conn: ConnectionState, splitter: LineSplitter): () => void {
     conn.inputEnded = true;
     pump(conn);
   };
-  const onInputError = (error: Error): void => { conn.log(`input failed: ${error.message}`); void closeConnection(conn); };
-  const onOutputGone = (): void => { void closeConnection(conn); };
+  const onInputError = (error: Error): void => {
+    conn.log(`input failed: ${error.message}`);
+    void closeConnection(conn);
+  };
+  const onOutputGone = (): void => {
+    void closeConnection(conn);
+  };
   input.on('data', onData);
   input.on('end', onEnd);
   input.on('error', onInputError);

@@ -35,7 +35,8 @@ export function classifyMessage(value: unknown): Envelope {
   const paramsOk = params === undefined || isPlainObject(params) || Array.isArray(params);
   const method = value['method'];
   if (Object.hasOwn(value, 'method') && !Object.hasOwn(value, 'id')) {
-    if (value['jsonrpc'] === '2.0' && typeof method === 'string' && paramsOk) return { kind: 'notification', method, params: params as Params };
+    if (value['jsonrpc'] === '2.0' && typeof method === 'string' && paramsOk)
+      return { kind: 'notification', method, params: params as Params };
     return { kind: 'invalid-notification', method: typeof method === 'string' ? method : null };
   }
   const id = isRequestId(value['id']) ? value['id'] : null;
@@ -43,7 +44,10 @@ export function classifyMessage(value: unknown): Envelope {
   if (typeof method === 'string') {
     if (!paramsOk) return { kind: 'invalid', id };
     // MCP forbids null ids; any other non-string, non-number id is not a request either.
-    if (id === null) return typeof value['id'] === 'number' && isUnsafeInteger(value['id']) ? { kind: 'invalid', id: null, idOutOfRange: true } : { kind: 'invalid', id: null };
+    if (id === null)
+      return typeof value['id'] === 'number' && isUnsafeInteger(value['id'])
+        ? { kind: 'invalid', id: null, idOutOfRange: true }
+        : { kind: 'invalid', id: null };
     return { kind: 'request', id, method, params: params as Params };
   }
   if (method === undefined && (Object.hasOwn(value, 'result') || Object.hasOwn(value, 'error')) && Object.hasOwn(value, 'id')) {

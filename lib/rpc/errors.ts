@@ -51,7 +51,9 @@ export class RpcError extends Error {
     this.data = data;
   }
   toObject(): RpcErrorObject {
-    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
   }
 }
 
@@ -69,11 +71,19 @@ export const rpcErrors = {
   invalidUtf8: () => new RpcError(RPC_ERROR_CODES.PARSE_ERROR, 'Parse error: frame is not valid UTF-8'),
   invalidRequest: () => new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, 'Invalid Request'),
   idOutOfRange: () =>
-    new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, `Invalid Request: a numeric id must be an integer within ±${Number.MAX_SAFE_INTEGER} (larger ones cannot be answered exactly); use a string id`, { code: 'request_id_out_of_range' }),
+    new RpcError(
+      RPC_ERROR_CODES.INVALID_REQUEST,
+      `Invalid Request: a numeric id must be an integer within ±${Number.MAX_SAFE_INTEGER} (larger ones cannot be answered exactly); use a string id`,
+      { code: 'request_id_out_of_range' },
+    ),
   emptyBatch: () => new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, 'Invalid Request: empty batch'),
-  batchNotSupported: () => new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, 'Invalid Request: batches are accepted only under protocol 2025-03-26'),
+  batchNotSupported: () =>
+    new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, 'Invalid Request: batches are accepted only under protocol 2025-03-26'),
   frameTooLarge: (maxFrameBytes: number) =>
-    new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, `Invalid Request: frame exceeds ${maxFrameBytes} bytes`, { code: 'frame_too_large', max_frame_bytes: maxFrameBytes }),
+    new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, `Invalid Request: frame exceeds ${maxFrameBytes} bytes`, {
+      code: 'frame_too_large',
+      max_frame_bytes: maxFrameBytes,
+    }),
   duplicateId: () => new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, 'Invalid Request: a request with this id is already in flight'),
   alreadyInitialized: () => new RpcError(RPC_ERROR_CODES.INVALID_REQUEST, 'Invalid Request: already initialized'),
   methodNotFound: () => new RpcError(RPC_ERROR_CODES.METHOD_NOT_FOUND, 'Method not found'),
@@ -94,6 +104,10 @@ export const rpcErrors = {
     new RpcError(RPC_ERROR_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY, 'Missing required client capability', { requiredCapabilities }),
   /** tasks/update for a question decided without the person (its form outlived the bound); the message says why. */
   lateAnswer: (questionId: string, message: string) =>
-    new RpcError(RPC_ERROR_CODES.INVALID_PARAMS, `Invalid params: ${message}`, { code: 'permission_question_not_pending', path: `/inputResponses/${questionId}` }),
-  taskNotFound: () => new RpcError(RPC_ERROR_CODES.INVALID_PARAMS, 'Invalid params: task not found (unknown, evicted or released)', { path: '/taskId' }),
+    new RpcError(RPC_ERROR_CODES.INVALID_PARAMS, `Invalid params: ${message}`, {
+      code: 'permission_question_not_pending',
+      path: `/inputResponses/${questionId}`,
+    }),
+  taskNotFound: () =>
+    new RpcError(RPC_ERROR_CODES.INVALID_PARAMS, 'Invalid params: task not found (unknown, evicted or released)', { path: '/taskId' }),
 } as const;

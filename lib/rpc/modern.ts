@@ -51,7 +51,8 @@ export function isModernRequest(params: unknown): boolean {
  */
 export function readModernMeta(params: Record<string, unknown>): ModernRequestMeta {
   const meta = params['_meta'];
-  if (!isPlainObject(meta)) throw rpcErrors.invalidParams('/_meta must be an object carrying the protocol version and client capabilities', '/_meta');
+  if (!isPlainObject(meta))
+    throw rpcErrors.invalidParams('/_meta must be an object carrying the protocol version and client capabilities', '/_meta');
 
   const version = meta[META_KEYS.protocolVersion];
   const versionPath = pointer(META_KEYS.protocolVersion);
@@ -67,7 +68,8 @@ export function readModernMeta(params: Record<string, unknown>): ModernRequestMe
 
   const capabilities = meta[META_KEYS.clientCapabilities];
   const capabilitiesPath = pointer(META_KEYS.clientCapabilities);
-  if (!isPlainObject(capabilities)) throw rpcErrors.invalidParams(`${capabilitiesPath} is required and must be an object`, capabilitiesPath);
+  if (!isPlainObject(capabilities))
+    throw rpcErrors.invalidParams(`${capabilitiesPath} is required and must be an object`, capabilitiesPath);
   const extensions = capabilities['extensions'];
   if (extensions !== undefined && !isPlainObject(extensions)) {
     throw rpcErrors.invalidParams(`${capabilitiesPath}/extensions must be an object`, `${capabilitiesPath}/extensions`);
@@ -82,7 +84,10 @@ export function requiredTasksCapability(): JsonObject {
 }
 
 /** Adds what every modern result carries: resultType ("complete" unless the handler chose one) and serverInfo in _meta. */
-export function withModernResultFields(result: unknown, serverInfo: { readonly name: string; readonly version: string }): Record<string, unknown> {
+export function withModernResultFields(
+  result: unknown,
+  serverInfo: { readonly name: string; readonly version: string },
+): Record<string, unknown> {
   const body = isPlainObject(result) ? result : {};
   const meta = isPlainObject(body['_meta']) ? body['_meta'] : {};
   return {

@@ -51,13 +51,23 @@ export function createOutbound(send: (message: JsonObject) => void): Outbound {
       return new Promise<JsonObject>((resolve, reject) => {
         const onAbort = (): void => {
           if (!waiting.delete(id)) return;
-          send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the question was decided otherwise' } });
+          send({
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId: id, reason: 'the question was decided otherwise' },
+          });
           reject(new OutboundError('aborted'));
         };
         signal.addEventListener('abort', onAbort, { once: true });
         waiting.set(id, {
-          resolve: (result) => { signal.removeEventListener('abort', onAbort); resolve(result); },
-          reject: (error) => { signal.removeEventListener('abort', onAbort); reject(error); },
+          resolve: (result) => {
+            signal.removeEventListener('abort', onAbort);
+            resolve(result);
+          },
+          reject: (error) => {
+            signal.removeEventListener('abort', onAbort);
+            reject(error);
+          },
         });
         send({ jsonrpc: '2.0', id, method, params });
       });

@@ -44,6 +44,8 @@ export function createProgressReporter(
       if (withMessage) params['message'] = truncateUtf8(String(message), MAX_PROGRESS_MESSAGE_BYTES);
       send({ jsonrpc: '2.0', method: 'notifications/progress', params });
     },
-    stop() { active = false; },
+    stop() {
+      active = false;
+    },
   };
 }

@@ -135,7 +135,9 @@ async function flush(w: WriterState): Promise<void> {
 
 function whenQueuedAtMost(w: WriterState, bytes: number): Promise<void> {
   if (gone(w) || queuedBytes(w) <= bytes) return Promise.resolve();
-  return new Promise((resolve) => { w.roomWaiters.push({ bytes, resolve }); });
+  return new Promise((resolve) => {
+    w.roomWaiters.push({ bytes, resolve });
+  });
 }
 
 const queuedBytes = (w: WriterState): number => w.ownQueuedBytes + w.output.writableLength;
@@ -197,10 +199,12 @@ async function writeSlices(w: WriterState, json: string, bytes: number): Promise
   }
 }
 
-const afterWrite = (w: WriterState, bytes: number) => (error?: Error | null): void => {
-  if (error == null) w.writtenBytes += bytes;
-  settleRoom(w);
-};
+const afterWrite =
+  (w: WriterState, bytes: number) =>
+  (error?: Error | null): void => {
+    if (error == null) w.writtenBytes += bytes;
+    settleRoom(w);
+  };
 
 function waitForDrain(w: WriterState): Promise<void> {
   const { output } = w;
@@ -211,7 +215,10 @@ function waitForDrain(w: WriterState): Promise<void> {
       output.off('error', done);
       resolve();
     };
-    const onClose = (): void => { onFailure(w, new Error('output closed')); done(); };
+    const onClose = (): void => {
+      onFailure(w, new Error('output closed'));
+      done();
+    };
     output.on('drain', done);
     output.on('close', onClose);
     output.on('error', done);
@@ -234,7 +241,11 @@ function settleRoom(w: WriterState): void {
 }
 
 const idle = (w: WriterState): Promise<void> =>
-  (w.pumping ? new Promise((resolve) => { w.idleWaiters.push(resolve); }) : Promise.resolve());
+  w.pumping
+    ? new Promise((resolve) => {
+        w.idleWaiters.push(resolve);
+      })
+    : Promise.resolve();
 
 function settleIdle(w: WriterState): void {
   const waiters = w.idleWaiters;

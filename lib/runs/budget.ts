@@ -48,7 +48,11 @@ export function createBudgetLedger(limitUsd: number): BudgetLedger {
   let spent = 0;
   const reservations = new Map<number, number>();
   let nextTicket = 1;
-  const reserved = (): number => { let sum = 0; for (const cap of reservations.values()) sum += cap; return sum; };
+  const reserved = (): number => {
+    let sum = 0;
+    for (const cap of reservations.values()) sum += cap;
+    return sum;
+  };
   const remaining = (): number => Math.max(0, limit - spent);
   return {
     admit(requestedCapUsd) {
@@ -73,8 +77,12 @@ export function createBudgetLedger(limitUsd: number): BudgetLedger {
     snapshot() {
       const r = reserved();
       return {
-        limit_usd: toUsd(limit), spent_usd: toUsd(spent), reserved_usd: toUsd(r), remaining_usd: toUsd(remaining()),
-        available_usd: toUsd(Math.max(0, remaining() - r)), runs_reserving: reservations.size,
+        limit_usd: toUsd(limit),
+        spent_usd: toUsd(spent),
+        reserved_usd: toUsd(r),
+        remaining_usd: toUsd(remaining()),
+        available_usd: toUsd(Math.max(0, remaining() - r)),
+        runs_reserving: reservations.size,
       };
     },
   };

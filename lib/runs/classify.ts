@@ -39,11 +39,36 @@ export interface ClassifyInput {
 
 export type Classification = Pick<
   RunResult,
-  | 'is_error' | 'error' | 'native_error' | 'session_id' | 'resume_requested' | 'resumed' | 'model' | 'result'
-  | 'structured_output' | 'unfinished_subagents' | 'final'
-  | 'usage' | 'model_usage_this_call' | 'total_cost_usd' | 'cost_scope' | 'num_turns' | 'duration_ms'
-  | 'permission_denials' | 'api_retries' | 'exit_code' | 'signal' | 'timed_out' | 'cancelled'
-  | 'cleanup_confirmed' | 'cleanup_error' | 'cleanup_proof' | 'stderr_tail' | 'events_total' | 'events_dropped' | 'events_omitted'
+  | 'is_error'
+  | 'error'
+  | 'native_error'
+  | 'session_id'
+  | 'resume_requested'
+  | 'resumed'
+  | 'model'
+  | 'result'
+  | 'structured_output'
+  | 'unfinished_subagents'
+  | 'final'
+  | 'usage'
+  | 'model_usage_this_call'
+  | 'total_cost_usd'
+  | 'cost_scope'
+  | 'num_turns'
+  | 'duration_ms'
+  | 'permission_denials'
+  | 'api_retries'
+  | 'exit_code'
+  | 'signal'
+  | 'timed_out'
+  | 'cancelled'
+  | 'cleanup_confirmed'
+  | 'cleanup_error'
+  | 'cleanup_proof'
+  | 'stderr_tail'
+  | 'events_total'
+  | 'events_dropped'
+  | 'events_omitted'
   | 'malformed_lines'
 >;
 
@@ -104,7 +129,8 @@ export function unfinishedSubagents(stats: JsonObject | null): UnfinishedSubagen
     const group = getObject(stats, key);
     const out: Record<string, number> = {};
     if (group === null) return out;
-    for (const [kind, value] of Object.entries(group)) if (typeof value === 'number' && Number.isFinite(value) && value > 0) out[kind] = value;
+    for (const [kind, value] of Object.entries(group))
+      if (typeof value === 'number' && Number.isFinite(value) && value > 0) out[kind] = value;
     return out;
   };
   const killed = counts('killed');
@@ -135,9 +161,15 @@ function terminationError(termination: Termination | null, ingest: IngestState):
     case 'idle_timeout':
       return error('idle_timeout', TOOL_ERROR_CODES.idle_timeout);
     case 'frame_too_large':
-      return error('native_frame_too_large', `A native stdout line of ${ingest.largest_oversize_bytes ?? 'unknown'} bytes exceeded the native frame bound (max_native_frame_bytes); the run was stopped.`);
+      return error(
+        'native_frame_too_large',
+        `A native stdout line of ${ingest.largest_oversize_bytes ?? 'unknown'} bytes exceeded the native frame bound (max_native_frame_bytes); the run was stopped.`,
+      );
     case 'final_too_large':
-      return error('final_event_too_large', `The native final result event of ${ingest.final_too_large_bytes ?? 'unknown'} bytes exceeded its bound of ${ingest.max_final_bytes} bytes.`);
+      return error(
+        'final_event_too_large',
+        `The native final result event of ${ingest.final_too_large_bytes ?? 'unknown'} bytes exceeded its bound of ${ingest.max_final_bytes} bytes.`,
+      );
     default:
       return assertNever(termination);
   }
@@ -150,7 +182,8 @@ function finalEventError(ingest: IngestState): ToolErrorData | null {
     return error('duplicate_final_event', `The native process emitted ${ingest.results_seen} result events; exactly one is allowed.`);
   }
   if (final === null) {
-    if (ingest.invalid_results > 0) return error('malformed_final_event', 'The native result event lacked a string subtype or boolean is_error.');
+    if (ingest.invalid_results > 0)
+      return error('malformed_final_event', 'The native result event lacked a string subtype or boolean is_error.');
     // The native CLI writes only JSON lines; a non-JSON line means the final event may have been mangled.
     if (ingest.malformed_lines > 0) {
       return error('malformed_final_event', `No valid result event; the native output had ${ingest.malformed_lines} non-JSON line(s).`);
@@ -204,7 +237,9 @@ function resumed(input: ClassifyInput, nativeError: ToolErrorData | null): boole
     case 'resume':
       return session.fork ? initId !== session.sessionId : initId === session.sessionId;
     case 'continue':
-      return session.fork ? input.continueKnownSessionIds.length > 0 && !input.continueKnownSessionIds.includes(initId) : input.continueKnownSessionIds.includes(initId);
+      return session.fork
+        ? input.continueKnownSessionIds.length > 0 && !input.continueKnownSessionIds.includes(initId)
+        : input.continueKnownSessionIds.includes(initId);
     default:
       return assertNever(session);
   }
@@ -283,6 +318,7 @@ function nativeMessage(final: JsonObject | null, stderr: string): string | null 
   const text = getString(final, 'result');
   const errors = (getArray(final, 'errors') ?? []).filter((item): item is string => typeof item === 'string');
   const lastStderrLine = stderr.trimEnd().split('\n').pop()?.trim() ?? '';
-  const message = text !== null && text !== '' ? text : errors.length > 0 ? errors.join('; ') : lastStderrLine !== '' ? lastStderrLine : null;
+  const message =
+    text !== null && text !== '' ? text : errors.length > 0 ? errors.join('; ') : lastStderrLine !== '' ? lastStderrLine : null;
   return message === null ? null : message.slice(0, MAX_NATIVE_MESSAGE_CHARS);
 }

@@ -30,12 +30,23 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
   const controller = new AbortController();
   const ingest = createIngest({ ringId: runId, ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}) });
   let survivors: readonly ProcessIdentity[] | null = [];
-  const observed: RunExecutionHooks = { ...hooks, onOutcome: (outcome) => { survivors = outcome.cleanup === null ? null : outcome.cleanup.survivors; } };
+  const observed: RunExecutionHooks = {
+    ...hooks,
+    onOutcome: (outcome) => {
+      survivors = outcome.cleanup === null ? null : outcome.cleanup.survivors;
+    },
+  };
   const done = execute(deps, prepared, observed, ingest, controller.signal);
   return { ingest, cancel: () => controller.abort(), done, survivors: () => survivors };
 }
 
-async function execute(deps: ExecuteDeps, prepared: PreparedRun, hooks: RunExecutionHooks, ingest: Ingest, signal: AbortSignal): Promise<Classification> {
+async function execute(
+  deps: ExecuteDeps,
+  prepared: PreparedRun,
+  hooks: RunExecutionHooks,
+  ingest: Ingest,
+  signal: AbortSignal,
+): Promise<Classification> {
   const { request } = prepared;
   // timeout_seconds bounds the whole run, including waiting for its conversation and the version check.
   const deadline = new AbortController();
@@ -96,7 +107,10 @@ async function holdSession(scope: RunScope, keys: string[], held: HeldKeys): Pro
  * against the transcripts that exist now, right before spawning.
  */
 async function holdNewestConversation(scope: RunScope, held: HeldKeys): Promise<Classification | null> {
-  const { deps, prepared: { request } } = scope;
+  const {
+    deps,
+    prepared: { request },
+  } = scope;
   const newestBefore = scope.knownIds[0] ?? null;
   scope.knownIds = deps.listSessionIds(request.cwd);
   const newest = scope.knownIds[0] ?? null;
@@ -106,7 +120,10 @@ async function holdNewestConversation(scope: RunScope, held: HeldKeys): Promise<
   try {
     const releaseNewest = await deps.sessionLock.acquire(`session:${newest}`, AbortSignal.any([scope.signal, scope.deadline]));
     const releaseFirst = held.release;
-    held.release = () => { releaseNewest(); releaseFirst?.(); };
+    held.release = () => {
+      releaseNewest();
+      releaseFirst?.();
+    };
     return null;
   } catch (error) {
     return lockWaitFailed(scope, error);
@@ -151,17 +168,32 @@ function supervisorSpawnFailed(why: string): ToolErrorData {
 
 /** Why the binary may not run (the check's ToolError data), or null when it passed or a cancel or timeout cut it short. */
 async function askVersion(scope: RunScope, supervisor: PreparedSupervisor): Promise<ToolErrorData | null> {
-  const { deps, prepared: { bin, request } } = scope;
-  const query: NativeQueryFn = (q) => supervisor.probe({ file: bin, args: q.args, cwd: request.cwd, env: deps.nativeEnv, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes });
-  const checked = deps.checkVersion(bin, query).then(() => null, (error: unknown) => {
-    if (isToolError(error)) return error.toData();
-    throw error;
-  });
+  const {
+    deps,
+    prepared: { bin, request },
+  } = scope;
+  const query: NativeQueryFn = (q) =>
+    supervisor.probe({
+      file: bin,
+      args: q.args,
+      cwd: request.cwd,
+      env: deps.nativeEnv,
+      timeoutMs: q.timeoutMs,
+      maxStdoutBytes: q.maxStdoutBytes,
+    });
+  const checked = deps.checkVersion(bin, query).then(
+    () => null,
+    (error: unknown) => {
+      if (isToolError(error)) return error.toData();
+      throw error;
+    },
+  );
   const versionError = await untilAborted(checked, AbortSignal.any([scope.signal, scope.deadline]));
   if (versionError !== null) return versionError;
   // A passing answer about a file that changed while it was asked (an upgrade re-linking the binary
   // meanwhile) vouches for nothing: the file to run was never checked.
-  if (supervisor.probedFile(bin) === null) return { code: 'native_changed', message: `${bin} changed while its version was checked; nothing was started` };
+  if (supervisor.probedFile(bin) === null)
+    return { code: 'native_changed', message: `${bin} changed while its version was checked; nothing was started` };
   return null;
 }
 
@@ -180,8 +212,14 @@ function untilAborted<T>(promise: Promise<T | null>, signal: AbortSignal): Promi
     const onAbort = (): void => resolve(null);
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
-      (value) => { signal.removeEventListener('abort', onAbort); resolve(value); },
-      (error: unknown) => { signal.removeEventListener('abort', onAbort); reject(error); },
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
     );
   });
 }

@@ -54,7 +54,11 @@ export interface IngestState {
   readonly last_assistant_error_status: number | null;
   readonly api_retries: number;
   /** The last system/api_retry, reduced to its small figures (a retained run must not pin a whole event). */
-  readonly last_api_retry: { readonly attempt: number | null; readonly error_status: number | null; readonly retry_delay_ms: number | null } | null;
+  readonly last_api_retry: {
+    readonly attempt: number | null;
+    readonly error_status: number | null;
+    readonly retry_delay_ms: number | null;
+  } | null;
   readonly permission_denied_events: number;
   readonly denied_tools: readonly string[];
   readonly events_total: number;
@@ -171,7 +175,11 @@ function recordEvent(facts: IngestFacts, kind: Exclude<EventKind, 'result'>, eve
       break;
     case 'system_api_retry':
       facts.api_retries += 1;
-      facts.last_api_retry = { attempt: getNumber(event, 'attempt'), error_status: getNumber(event, 'error_status'), retry_delay_ms: getNumber(event, 'retry_delay_ms') };
+      facts.last_api_retry = {
+        attempt: getNumber(event, 'attempt'),
+        error_status: getNumber(event, 'error_status'),
+        retry_delay_ms: getNumber(event, 'retry_delay_ms'),
+      };
       break;
     case 'system_permission_denied': {
       facts.permission_denied_events += 1;

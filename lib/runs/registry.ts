@@ -134,7 +134,9 @@ export function createRunRegistry<T>(options: RegistryOptions): RunRegistry<T> {
   };
   const get = (runId: string): RunEntry<T> => lookup(registry, runId);
   return {
-    get revision() { return registry.revision; },
+    get revision() {
+      return registry.revision;
+    },
     reserve: (reserveOptions) => reserveRun(registry, reserveOptions),
     get,
     update: (runId, patch) => updateRun(registry, runId, patch),
@@ -177,11 +179,12 @@ function lookup<T>(registry: RegistryState<T>, runId: string): Internal<T> {
   if (entry) return entry;
   const shown = isRunId(runId) ? `run_id ${runId}` : 'this run_id';
   const reason = registry.ended.get(runId);
-  const message = reason === 'released'
-    ? `${shown} was released; its result and events are gone (the native conversation is untouched).`
-    : reason === 'evicted'
-      ? `${shown} was evicted to make room: at most ${registry.maxRetained} runs are retained, and the oldest settled run with confirmed cleanup goes first.`
-      : `${shown} is unknown to this adapter process (never issued here, or forgotten; handles do not survive an adapter restart).`;
+  const message =
+    reason === 'released'
+      ? `${shown} was released; its result and events are gone (the native conversation is untouched).`
+      : reason === 'evicted'
+        ? `${shown} was evicted to make room: at most ${registry.maxRetained} runs are retained, and the oldest settled run with confirmed cleanup goes first.`
+        : `${shown} is unknown to this adapter process (never issued here, or forgotten; handles do not survive an adapter restart).`;
   throw new ToolError('run_not_found', message);
 }
 
@@ -211,12 +214,18 @@ function victimFor<T>(registry: RegistryState<T>): Internal<T> | undefined {
   if (runs.size >= registry.maxRetained) {
     victim = evictionVictim(registry);
     if (!victim) {
-      throw new ToolError('capacity_exhausted', `All ${runs.size} retained runs are active or have unconfirmed cleanup, so none can be evicted; nothing was started. Wait for a run to settle, then retry.`);
+      throw new ToolError(
+        'capacity_exhausted',
+        `All ${runs.size} retained runs are active or have unconfirmed cleanup, so none can be evicted; nothing was started. Wait for a run to settle, then retry.`,
+      );
     }
   }
   const active = activeCount(registry);
   if (active >= maxActive) {
-    throw new ToolError('active_limit_reached', `${active} runs already have active work or unconfirmed cleanup (limit ${maxActive}); nothing was started. Wait for one to settle or cancel one, then retry.`);
+    throw new ToolError(
+      'active_limit_reached',
+      `${active} runs already have active work or unconfirmed cleanup (limit ${maxActive}); nothing was started. Wait for one to settle or cancel one, then retry.`,
+    );
   }
   return victim;
 }
@@ -229,8 +238,15 @@ function reserveRun<T>(registry: RegistryState<T>, { acquiredBy, sync, state = '
   const slot = live(runId);
   if (victim) forget(registry, victim.run_id, 'evicted');
   const entry: Internal<T> = {
-    run_id: runId, created_at: isoNow(registry), settled_at: null, acquired_by: acquiredBy, sync,
-    state, completed: false, cleanup_confirmed: false, session_id: null,
+    run_id: runId,
+    created_at: isoNow(registry),
+    settled_at: null,
+    acquired_by: acquiredBy,
+    sync,
+    state,
+    completed: false,
+    cleanup_confirmed: false,
+    session_id: null,
     live: slot,
   };
   registry.runs.set(runId, entry);
@@ -276,10 +292,16 @@ function confirmRunCleanup<T>(registry: RegistryState<T>, runId: string): RunEnt
 function releaseRun<T>(registry: RegistryState<T>, runId: string): RunEntry<T> {
   const entry = lookup(registry, runId);
   if (!entry.completed) {
-    throw new ToolError('run_active', `The run is still active (state ${entry.state}); cancel it or wait for it to settle before releasing it.`);
+    throw new ToolError(
+      'run_active',
+      `The run is still active (state ${entry.state}); cancel it or wait for it to settle before releasing it.`,
+    );
   }
   if (!entry.cleanup_confirmed) {
-    throw new ToolError('cleanup_unconfirmed', 'Process cleanup of this run was not confirmed, so it stays retained and cannot be released.');
+    throw new ToolError(
+      'cleanup_unconfirmed',
+      'Process cleanup of this run was not confirmed, so it stays retained and cannot be released.',
+    );
   }
   forget(registry, runId, 'released');
   registry.revision++;
@@ -288,8 +310,14 @@ function releaseRun<T>(registry: RegistryState<T>, runId: string): RunEntry<T> {
 
 function listItem(e: RunEntry<unknown>): RunListItem {
   return {
-    run_id: e.run_id, state: e.state, completed: e.completed, cleanup_confirmed: e.cleanup_confirmed,
-    created_at: e.created_at, settled_at: e.settled_at, session_id: e.session_id, acquired_by: e.acquired_by,
+    run_id: e.run_id,
+    state: e.state,
+    completed: e.completed,
+    cleanup_confirmed: e.cleanup_confirmed,
+    created_at: e.created_at,
+    settled_at: e.settled_at,
+    session_id: e.session_id,
+    acquired_by: e.acquired_by,
   };
 }
 

@@ -62,7 +62,14 @@ function withRunError(classification: Classification, input: FinishInput, native
 function withProbeCleanup(before: Classification, cleanup: ClassifyInput['cleanup']): Classification {
   if (cleanup.confirmed) return { ...before, cleanup_proof: cleanup.proof };
   const cleanupError = { code: cleanup.code ?? 'cleanup_unconfirmed', message: cleanup.error ?? 'cleanup could not be proven' };
-  return { ...before, cleanup_confirmed: false, cleanup_error: cleanupError, cleanup_proof: cleanup.proof, is_error: true, error: before.error ?? cleanupError };
+  return {
+    ...before,
+    cleanup_confirmed: false,
+    cleanup_error: cleanupError,
+    cleanup_proof: cleanup.proof,
+    is_error: true,
+    error: before.error ?? cleanupError,
+  };
 }
 
 /** Nothing of the run was started, so nothing needed cleaning. */
@@ -83,11 +90,15 @@ function cleanupOf(outcome: SupervisedOutcome | null): ClassifyInput['cleanup'] 
 function describeLostSupervisor(outcome: SupervisedOutcome): string {
   const exit = outcome.supervisorExit;
   const how = exit === null ? 'exit not observed' : (exit.signal ?? `exit code ${String(exit.code)}`);
-  if (outcome.fallbackProof === 'cgroup') return `the supervisor ended (${how}) without a cleanup report; the adapter ended the run's cgroup and the kernel showed it empty`;
+  if (outcome.fallbackProof === 'cgroup')
+    return `the supervisor ended (${how}) without a cleanup report; the adapter ended the run's cgroup and the kernel showed it empty`;
   return `the supervisor ended (${how}) without a cleanup report; the adapter killed ${outcome.fallbackKilled} leftover process(es) but cannot prove nothing survived`;
 }
 
 function survivorsText(outcome: SupervisedOutcome): string {
   const survivors = outcome.cleanup?.survivors ?? [];
-  return `${survivors.length} process(es) could not be proven dead: ${survivors.slice(0, 8).map((s) => s.pid).join(', ')}`;
+  return `${survivors.length} process(es) could not be proven dead: ${survivors
+    .slice(0, 8)
+    .map((s) => s.pid)
+    .join(', ')}`;
 }

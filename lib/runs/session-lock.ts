@@ -70,7 +70,12 @@ export function createSessionLock(maxWaitersPerKey: number = MAX_WAITERS_PER_SES
       return Promise.resolve(releaser(key));
     }
     if (queue.length >= maxWaitersPerKey) {
-      return Promise.reject(new ToolError('session_busy', `${queue.length} runs are already waiting for this conversation (limit ${maxWaitersPerKey}); nothing was started.`));
+      return Promise.reject(
+        new ToolError(
+          'session_busy',
+          `${queue.length} runs are already waiting for this conversation (limit ${maxWaitersPerKey}); nothing was started.`,
+        ),
+      );
     }
     return new Promise<ReleaseLock>((resolve, reject) => {
       const onAbort = (): void => {
@@ -91,7 +96,9 @@ export function createSessionLock(maxWaitersPerKey: number = MAX_WAITERS_PER_SES
 
   async function acquireAll(keys: readonly string[], signal: AbortSignal): Promise<ReleaseLock> {
     const held: ReleaseLock[] = [];
-    const releaseAll: ReleaseLock = () => { for (const release of held.splice(0).reverse()) release(); };
+    const releaseAll: ReleaseLock = () => {
+      for (const release of held.splice(0).reverse()) release();
+    };
     try {
       for (const key of [...new Set(keys)].sort()) held.push(await acquire(key, signal));
     } catch (error) {
@@ -113,14 +120,18 @@ export function createSessionLock(maxWaitersPerKey: number = MAX_WAITERS_PER_SES
 /** The lock keys one run must hold; see the header for the continue limit. */
 export function sessionLockKeys(intent: SessionIntent, cwd: string, newestSessionId: string | null = null): string[] {
   switch (intent.kind) {
-    case 'fresh': return [];
-    case 'new': return [`session:${intent.sessionId}`];
-    case 'resume': return [`session:${intent.sessionId}`];
+    case 'fresh':
+      return [];
+    case 'new':
+      return [`session:${intent.sessionId}`];
+    case 'resume':
+      return [`session:${intent.sessionId}`];
     case 'continue': {
       const keys = [`cwd:${cwd}`];
       if (newestSessionId !== null) keys.push(`session:${newestSessionId}`);
       return keys.sort();
     }
-    default: return assertNever(intent);
+    default:
+      return assertNever(intent);
   }
 }

@@ -6,7 +6,12 @@ import { createLineSplitter, type LineSplitter } from '../util/line-splitter.ts'
 import type { Classification, Termination } from './classify.ts';
 import { MAX_NATIVE_FRAME_BYTES } from '../native/events.ts';
 import type { IngestSignal } from './ingest.ts';
-import { DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_TERM_GRACE_MS, SUPERVISOR_PIPE_GRACE_MS } from '../supervisor/parent/run-supervised.ts';
+import {
+  DEFAULT_INTERRUPT_GRACE_MS,
+  DEFAULT_KILL_GRACE_MS,
+  DEFAULT_TERM_GRACE_MS,
+  SUPERVISOR_PIPE_GRACE_MS,
+} from '../supervisor/parent/run-supervised.ts';
 import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun } from '../supervisor/parent/run-supervised.ts';
 import { PROBE_ONLY_LADDER, SPAWN_ERROR_NO_CODE } from '../supervisor/protocol.ts';
 import { finish } from './run-finish.ts';
@@ -63,7 +68,10 @@ function frameIntoIngest(sv: Supervision): LineSplitter {
   };
   return createLineSplitter({
     maxLineBytes: MAX_NATIVE_FRAME_BYTES,
-    onLine: (frame) => { if (sv.termination === null || sv.termination === 'cancel' || sv.termination === 'timeout' || sv.termination === 'idle_timeout') onSignal(ingest.onFrame(frame)); },
+    onLine: (frame) => {
+      if (sv.termination === null || sv.termination === 'cancel' || sv.termination === 'timeout' || sv.termination === 'idle_timeout')
+        onSignal(ingest.onFrame(frame));
+    },
     onOversize: (bytes) => onSignal(ingest.onOversizeFrame(bytes)),
   });
 }
@@ -72,7 +80,14 @@ function startNative(sv: Supervision, supervisor: PreparedSupervisor, splitter: 
   const { deps, prepared, hooks } = sv.scope;
   const { request, bin, argv } = prepared;
   return supervisor.start(
-    { file: bin, args: argv.args, cwd: request.cwd, env: prepared.env === undefined ? deps.nativeEnv : { ...deps.nativeEnv, ...prepared.env }, stdin: argv.stdin, ...deps.supervision },
+    {
+      file: bin,
+      args: argv.args,
+      cwd: request.cwd,
+      env: prepared.env === undefined ? deps.nativeEnv : { ...deps.nativeEnv, ...prepared.env },
+      stdin: argv.stdin,
+      ...deps.supervision,
+    },
     {
       onStdout(chunk) {
         sv.lastActivity = deps.clock.now();
@@ -116,7 +131,12 @@ function judgeSupervised(sv: Supervision, run: SupervisedRun, outcome: Supervise
   if (run.supervisorPid === null) {
     // The supervisor itself never started (spawn failed: EAGAIN, EMFILE, ENOENT): nothing of the run exists.
     const message = outcome.spawnError?.message ?? 'the supervisor process could not be started';
-    return finish(scope, { termination, spawnError: { code: outcome.spawnError?.code ?? SPAWN_ERROR_NO_CODE, message }, outcome: null, preSpawnError: null });
+    return finish(scope, {
+      termination,
+      spawnError: { code: outcome.spawnError?.code ?? SPAWN_ERROR_NO_CODE, message },
+      outcome: null,
+      preSpawnError: null,
+    });
   }
   scope.hooks.onOutcome?.(outcome);
   return finish(scope, { termination, spawnError: outcome.spawnError, outcome, preSpawnError: null });
@@ -128,7 +148,10 @@ function judgeSupervised(sv: Supervision, run: SupervisedRun, outcome: Supervise
  */
 export async function disposeWithin(deps: ExecuteDeps, supervisor: PreparedSupervisor): Promise<SupervisedOutcome> {
   const { interruptGraceMs, termGraceMs, killGraceMs } = PROBE_ONLY_LADDER;
-  const cancel = deps.clock.setTimeout(() => supervisor.kill(), interruptGraceMs + termGraceMs + killGraceMs + SUPERVISOR_PIPE_GRACE_MS + SUPERVISOR_MARGIN_MS);
+  const cancel = deps.clock.setTimeout(
+    () => supervisor.kill(),
+    interruptGraceMs + termGraceMs + killGraceMs + SUPERVISOR_PIPE_GRACE_MS + SUPERVISOR_MARGIN_MS,
+  );
   try {
     return await supervisor.dispose();
   } finally {
@@ -140,5 +163,11 @@ export async function disposeWithin(deps: ExecuteDeps, supervisor: PreparedSuper
 export const SUPERVISOR_MARGIN_MS = 5_000;
 function supervisorDeadlineMs(deps: ExecuteDeps): number {
   const s = deps.supervision ?? {};
-  return (s.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS) + (s.termGraceMs ?? DEFAULT_TERM_GRACE_MS) + (s.killGraceMs ?? DEFAULT_KILL_GRACE_MS) + SUPERVISOR_PIPE_GRACE_MS + SUPERVISOR_MARGIN_MS;
+  return (
+    (s.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS) +
+    (s.termGraceMs ?? DEFAULT_TERM_GRACE_MS) +
+    (s.killGraceMs ?? DEFAULT_KILL_GRACE_MS) +
+    SUPERVISOR_PIPE_GRACE_MS +
+    SUPERVISOR_MARGIN_MS
+  );
 }

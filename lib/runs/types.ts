@@ -8,8 +8,8 @@ import type { WorktreeReport } from '../worktree/changes.ts';
 
 /** How a run relates to a native conversation. Exactly one kind per run. */
 export type SessionIntent =
-  | { readonly kind: 'fresh' }                                   // native picks a new id
-  | { readonly kind: 'new'; readonly sessionId: string }         // --session-id
+  | { readonly kind: 'fresh' } // native picks a new id
+  | { readonly kind: 'new'; readonly sessionId: string } // --session-id
   | { readonly kind: 'resume'; readonly sessionId: string; readonly fork: boolean }
   | { readonly kind: 'continue'; readonly fork: boolean };
 

@@ -19,17 +19,21 @@ export type WorkOwnership = 'active' | 'uncertain';
 export type WorkSnapshotOutcome =
   | { readonly ok: true; readonly revision: number; readonly body: JsonObject }
   | {
-    readonly ok: false;
-    readonly code: 'work_snapshot_unbound';
-    readonly message: string;
-    /** The revision of the last valid snapshot served, or null if none was. Errors never move it. */
-    readonly last_valid_revision: number | null;
-  };
+      readonly ok: false;
+      readonly code: 'work_snapshot_unbound';
+      readonly message: string;
+      /** The revision of the last valid snapshot served, or null if none was. Errors never move it. */
+      readonly last_valid_revision: number | null;
+    };
 
 type RegistryView = Pick<RunRegistry<unknown>, 'revision' | 'entries'>;
 
 /** Pure: builds the snapshot from the registry's current state; `lastValidRevision` only feeds error text. */
-export function buildWorkSnapshot(registry: RegistryView, instanceId: string, lastValidRevision: number | null = null): WorkSnapshotOutcome {
+export function buildWorkSnapshot(
+  registry: RegistryView,
+  instanceId: string,
+  lastValidRevision: number | null = null,
+): WorkSnapshotOutcome {
   const entries = registry.entries();
   const unbound = entries.filter((e) => e.acquired_by === null).map((e) => e.run_id);
   if (unbound.length > 0) {

@@ -47,14 +47,22 @@ const TYPE_NAMES = {
 
 function hasType(type: NonNullable<JsonSchema['type']>, value: unknown): boolean {
   switch (type) {
-    case 'object': return isPlainObject(value);
-    case 'string': return typeof value === 'string';
-    case 'number': return typeof value === 'number' && Number.isFinite(value);
-    case 'integer': return typeof value === 'number' && Number.isInteger(value);
-    case 'boolean': return typeof value === 'boolean';
-    case 'array': return Array.isArray(value);
-    case 'null': return value === null;
-    default: return assertNever(type);
+    case 'object':
+      return isPlainObject(value);
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'null':
+      return value === null;
+    default:
+      return assertNever(type);
   }
 }
 
@@ -89,7 +97,8 @@ function patternOf(schema: JsonSchema, pattern: string): RegExp {
 
 function checkNumber(schema: JsonSchema, value: number, path: string): ValidationResult {
   if (schema.minimum !== undefined && value < schema.minimum) return fail(path, `must be at least ${schema.minimum}`);
-  if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) return fail(path, `must be greater than ${schema.exclusiveMinimum}`);
+  if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum)
+    return fail(path, `must be greater than ${schema.exclusiveMinimum}`);
   if (schema.maximum !== undefined && value > schema.maximum) return fail(path, `must be at most ${schema.maximum}`);
   return OK;
 }

@@ -71,33 +71,35 @@ export const CLEANUP_PROOFS = ['cgroup', 'process_scan'] as const;
 export type CleanupProof = (typeof CLEANUP_PROOFS)[number];
 
 export type ControlMessage =
-  | (CommandSpec & RunPlacement & {
-      /** Runs one short command (e.g. `--version`) in the run's group and reports its bounded output. */
-      readonly type: 'probe';
-      readonly id: number;
-      /** The supervisor SIGKILLs the probe after this long and reports `timeout`. */
-      readonly timeoutMs: number;
-      readonly maxStdoutBytes: number;
-    })
-  | (CommandSpec & RunPlacement & {
-      readonly type: 'spawn';
-      /** Written to native stdin then closed; null means stdin is /dev/null. */
-      readonly stdin: string | null;
-      readonly interruptGraceMs: number;
-      readonly termGraceMs: number;
-      readonly killGraceMs: number;
-      readonly trackIntervalMs: number;
-      /**
-       * The identity (lib/supervisor/file-id.ts) the file had when a probe vouched for it (its version was
-       * checked): the supervisor refuses to start a file that is no longer that one. null: not bound.
-       */
-      readonly expectFileId: string | null;
-      /**
-       * The image the probe answered as (its `image_id`): when the file is machine code the native's image
-       * right after spawn must be expectFileId or this one (a launcher that exec'd it already). null: none.
-       */
-      readonly expectImageId: string | null;
-    })
+  | (CommandSpec &
+      RunPlacement & {
+        /** Runs one short command (e.g. `--version`) in the run's group and reports its bounded output. */
+        readonly type: 'probe';
+        readonly id: number;
+        /** The supervisor SIGKILLs the probe after this long and reports `timeout`. */
+        readonly timeoutMs: number;
+        readonly maxStdoutBytes: number;
+      })
+  | (CommandSpec &
+      RunPlacement & {
+        readonly type: 'spawn';
+        /** Written to native stdin then closed; null means stdin is /dev/null. */
+        readonly stdin: string | null;
+        readonly interruptGraceMs: number;
+        readonly termGraceMs: number;
+        readonly killGraceMs: number;
+        readonly trackIntervalMs: number;
+        /**
+         * The identity (lib/supervisor/file-id.ts) the file had when a probe vouched for it (its version was
+         * checked): the supervisor refuses to start a file that is no longer that one. null: not bound.
+         */
+        readonly expectFileId: string | null;
+        /**
+         * The image the probe answered as (its `image_id`): when the file is machine code the native's image
+         * right after spawn must be expectFileId or this one (a launcher that exec'd it already). null: none.
+         */
+        readonly expectImageId: string | null;
+      })
   | { readonly type: 'terminate'; readonly reason: TerminateReason };
 
 /** The wire carries identities as the process layer defines them. */

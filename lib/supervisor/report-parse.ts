@@ -20,7 +20,9 @@ export function parseReportLine(line: string): ReportMessage | null {
       return isInt(v['id']) && outcome !== null ? { type: 'probe_result', id: v['id'], outcome, fileId, imageId } : null;
     }
     case 'spawned':
-      return isInt(v['pid']) && isStr(v['start']) && isInt(v['pgid']) ? { type: 'spawned', pid: v['pid'], start: v['start'], pgid: v['pgid'] } : null;
+      return isInt(v['pid']) && isStr(v['start']) && isInt(v['pgid'])
+        ? { type: 'spawned', pid: v['pid'], start: v['start'], pgid: v['pgid'] }
+        : null;
     case 'spawn_error':
       return isStr(v['code']) && isStr(v['message']) ? { type: 'spawn_error', code: v['code'], message: v['message'] } : null;
     case 'exit': {
@@ -64,8 +66,11 @@ export function formatProbeResult(id: number, outcome: RawProbeOutcome, fileId: 
   const wire: Record<string, unknown> = { type: 'probe_result', id, kind: outcome.kind, file_id: fileId, image_id: imageId };
   if (outcome.kind === 'exited') {
     Object.assign(wire, {
-      code: outcome.code, signal: outcome.signal, stdout_overflow: outcome.stdoutOverflow,
-      stdout_b64: outcome.stdout.toString('base64'), stderr_b64: outcome.stderr.toString('base64'),
+      code: outcome.code,
+      signal: outcome.signal,
+      stdout_overflow: outcome.stdoutOverflow,
+      stdout_b64: outcome.stdout.toString('base64'),
+      stderr_b64: outcome.stderr.toString('base64'),
     });
   } else if (outcome.kind === 'spawn_error') {
     wire['message'] = outcome.message;
@@ -75,18 +80,26 @@ export function formatProbeResult(id: number, outcome: RawProbeOutcome, fileId: 
 
 function parseProbeOutcome(v: Record<string, unknown>): ProbeOutcome | null {
   switch (v['kind']) {
-    case 'timeout': return { kind: 'timeout' };
-    case 'cancelled': return { kind: 'cancelled' };
-    case 'spawn_error': return isStr(v['message']) ? { kind: 'spawn_error', message: v['message'] } : null;
+    case 'timeout':
+      return { kind: 'timeout' };
+    case 'cancelled':
+      return { kind: 'cancelled' };
+    case 'spawn_error':
+      return isStr(v['message']) ? { kind: 'spawn_error', message: v['message'] } : null;
     case 'exited': {
       const { code, signal } = { code: v['code'], signal: v['signal'] };
       if (!(code === null || isInt(code)) || !(signal === null || isStr(signal)) || typeof v['stdout_overflow'] !== 'boolean') return null;
       if (!isStr(v['stdout_b64']) || !isStr(v['stderr_b64'])) return null;
       return {
-        kind: 'exited', code, signal, stdoutOverflow: v['stdout_overflow'],
-        stdout: Buffer.from(v['stdout_b64'], 'base64').toString('utf8'), stderr: Buffer.from(v['stderr_b64'], 'base64').toString('utf8'),
+        kind: 'exited',
+        code,
+        signal,
+        stdoutOverflow: v['stdout_overflow'],
+        stdout: Buffer.from(v['stdout_b64'], 'base64').toString('utf8'),
+        stderr: Buffer.from(v['stderr_b64'], 'base64').toString('utf8'),
       };
     }
-    default: return null;
+    default:
+      return null;
   }
 }

@@ -26,7 +26,10 @@ export function withBudget(runtime: Runtime, ledger: BudgetLedger | null, withCa
         case 'exhausted':
           throw new ToolError('server_budget_exhausted', 'the server budget is spent; nothing was started');
         case 'reserved':
-          throw new ToolError('server_budget_reserved', `the remaining server budget ($${admission.remainingUsd}) is reserved by running runs until they report their cost; nothing was started`);
+          throw new ToolError(
+            'server_budget_reserved',
+            `the remaining server budget ($${admission.remainingUsd}) is reserved by running runs until they report their cost; nothing was started`,
+          );
         case 'granted':
           break;
         default:

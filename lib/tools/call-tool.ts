@@ -24,22 +24,37 @@ export interface HandlerDeps {
   /** Validates and prepares a run (input rules, binary, exact argv); throws ToolError before anything starts. */
   readonly prepare: (args: JsonObject) => PreparedRun;
   /** Removes a run's worktree and branch (git through a bounded runner); throws ToolError when refused. */
-  readonly removeWorktree: (request: { cwd: string; name: string; force: boolean; inUse: (path: string) => boolean }) => Promise<RemovedWorktree>;
+  readonly removeWorktree: (request: {
+    cwd: string;
+    name: string;
+    force: boolean;
+    inUse: (path: string) => boolean;
+  }) => Promise<RemovedWorktree>;
 }
 
 export async function callTool(name: ToolName, args: JsonObject, ctx: CallContext, deps: HandlerDeps): Promise<ToolOutcome> {
   try {
     switch (name) {
-      case 'claude.run': return await runSync(args, ctx, deps);
-      case 'claude.run.start': return startDetached(args, ctx, deps);
-      case 'claude.run.list': return list(deps);
-      case 'claude.run.result': return await result(args, ctx, deps);
-      case 'claude.run.events': return events(args, deps);
-      case 'claude.run.cancel': return cancel(args, deps);
-      case 'claude.run.release': return release(args, deps);
-      case 'claude.run.answer': return answer(args, deps);
-      case 'claude.worktree.remove': return await removeWorktreeTool(args, deps);
-      default: return assertNever(name);
+      case 'claude.run':
+        return await runSync(args, ctx, deps);
+      case 'claude.run.start':
+        return startDetached(args, ctx, deps);
+      case 'claude.run.list':
+        return list(deps);
+      case 'claude.run.result':
+        return await result(args, ctx, deps);
+      case 'claude.run.events':
+        return events(args, deps);
+      case 'claude.run.cancel':
+        return cancel(args, deps);
+      case 'claude.run.release':
+        return release(args, deps);
+      case 'claude.run.answer':
+        return answer(args, deps);
+      case 'claude.worktree.remove':
+        return await removeWorktreeTool(args, deps);
+      default:
+        return assertNever(name);
     }
   } catch (error) {
     if (isToolError(error)) return toolErrorOutcome(name, error);
@@ -89,7 +104,12 @@ async function runSync(args: JsonObject, ctx: CallContext, deps: HandlerDeps): P
 function startDetached(args: JsonObject, ctx: CallContext, deps: HandlerDeps): ToolOutcome {
   const entry = deps.runtime.start(deps.prepare(args), { acquiredBy: ctx.workInvocation, sync: false });
   const body = deps.runtime.resultOf(entry);
-  return { ok: true, summary: `started ${entry.run_id} (${body.state}); read it with claude.run.result`, result: withQuestions(viewRun(body, 'summary'), entry), text: '' };
+  return {
+    ok: true,
+    summary: `started ${entry.run_id} (${body.state}); read it with claude.run.result`,
+    result: withQuestions(viewRun(body, 'summary'), entry),
+    text: '',
+  };
 }
 
 function list(deps: HandlerDeps): ToolOutcome {
@@ -112,7 +132,8 @@ async function result(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Pr
   await deps.runtime.waitSettled(entry, waitSeconds * 1000, ctx.signal);
   const body = deps.runtime.resultOf(entry);
   const detail: ResultDetail = args['detail'] === 'full' ? 'full' : 'summary';
-  if (!body.completed) return { ok: true, summary: describeRun(body) + questionsLine(entry), result: withQuestions(viewRun(body, detail), entry), text: '' };
+  if (!body.completed)
+    return { ok: true, summary: describeRun(body) + questionsLine(entry), result: withQuestions(viewRun(body, detail), entry), text: '' };
   return settledRunOutcome(deps.runtime, entry, detail);
 }
 
@@ -166,19 +187,26 @@ async function removeWorktreeTool(args: JsonObject, deps: HandlerDeps): Promise<
   const cwd = String(args['cwd']);
   if (!isAbsolute(cwd) || cwd.includes('\0')) throw new ToolError('invalid_arguments', 'cwd must be an absolute path', '/cwd');
   // A run still working there (its worktree asked for, or resumed into it) keeps it.
-  const inUse = (path: string): boolean => deps.runtime.registry.entries().some((entry) => !entry.completed
-    && (entry.live.request.worktree?.path === path || entry.live.execution?.ingest.snapshot().init?.cwd === path));
+  const inUse = (path: string): boolean =>
+    deps.runtime.registry
+      .entries()
+      .some(
+        (entry) =>
+          !entry.completed && (entry.live.request.worktree?.path === path || entry.live.execution?.ingest.snapshot().init?.cwd === path),
+      );
   const removed = await deps.removeWorktree({ cwd, name: String(args['name']), force: args['force'] === true, inUse });
-  const discarded = removed.discarded.uncommitted_files + removed.discarded.unreachable_commits > 0
-    ? ` (forced: discarded ${removed.discarded.uncommitted_files} uncommitted file(s), ${removed.discarded.unreachable_commits} unreachable commit(s))`
-    : '';
+  const discarded =
+    removed.discarded.uncommitted_files + removed.discarded.unreachable_commits > 0
+      ? ` (forced: discarded ${removed.discarded.uncommitted_files} uncommitted file(s), ${removed.discarded.unreachable_commits} unreachable commit(s))`
+      : '';
   return { ok: true, summary: `removed worktree ${removed.path} and branch ${removed.branch}${discarded}`, result: { removed } };
 }
 
 function answer(args: JsonObject, deps: HandlerDeps): ToolOutcome {
   const entry = lookup(args, deps);
   const broker = entry.live.broker;
-  if (broker === null) throw new ToolError('permission_question_not_pending', 'the run was not started with ask_host: it has no questions', '/question_id');
+  if (broker === null)
+    throw new ToolError('permission_question_not_pending', 'the run was not started with ask_host: it has no questions', '/question_id');
   const decision = args['decision'] === 'allow' ? 'allow' : 'deny';
   const reason = typeof args['reason'] === 'string' ? args['reason'] : undefined;
   if (decision === 'allow' && reason !== undefined) throw new ToolError('invalid_arguments', 'reason is for deny only', '/reason');
@@ -216,7 +244,8 @@ function lookup(args: JsonObject, deps: HandlerDeps): RunEntry<LiveRun> {
 
 /** A settled run: the view as structured data, a human line, and the answer as the text after it. */
 function runOutcome(body: RunResult, detail: ResultDetail): ToolOutcome {
-  if (!body.is_error && body.error === null) return { ok: true, summary: describeRun(body), result: viewRun(body, detail), text: body.result ?? '' };
+  if (!body.is_error && body.error === null)
+    return { ok: true, summary: describeRun(body), result: viewRun(body, detail), text: body.result ?? '' };
   const error = body.error ?? { code: 'native_error' as const, message: 'the run failed' };
   // A native failure's text is usually its error message, which the summary line already carries.
   const text = body.result === null || body.result === error.message ? '' : body.result;

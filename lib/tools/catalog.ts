@@ -20,12 +20,17 @@ export interface CatalogOptions {
   readonly underscoreNames: boolean;
 }
 
-const RUN_ID: JsonSchema = { type: 'string', description: 'An adapter run_id returned by claude.run.start or claude.run.', minLength: 1, maxLength: 128 };
+const RUN_ID: JsonSchema = {
+  type: 'string',
+  description: 'An adapter run_id returned by claude.run.start or claude.run.',
+  minLength: 1,
+  maxLength: 128,
+};
 const LIFETIME =
   `Handles live in this adapter process only (at most ${MAX_RETAINED_RUNS} retained, ${MAX_ACTIVE_RUNS} active or with unconfirmed cleanup); ` +
   'they die with it. Native saved conversations are untouched: to continue one later, pass its session_id as resume_session_id.';
 const SESSIONS =
-  'A result\'s session_id names its saved conversation: to continue it, pass that id as resume_session_id (the result\'s resume field shows it). ' +
+  "A result's session_id names its saved conversation: to continue it, pass that id as resume_session_id (the result's resume field shows it). " +
   'session_id as an argument only starts a NEW conversation under a fresh UUID you choose; an id that already exists is refused.';
 
 function runInputSchema(options: CatalogOptions): JsonSchema {
@@ -35,22 +40,58 @@ function runInputSchema(options: CatalogOptions): JsonSchema {
     additionalProperties: false,
     required: ['prompt'],
     properties: {
-      prompt: { type: 'string', minLength: 1, description: 'The prompt for Claude Code (print mode). Passed after `--`, or on stdin when large.' },
-      cwd: { type: 'string', minLength: 1, description: 'Absolute path of an existing working directory. Default: the server\'s own.' },
-      permission_mode: { type: 'string', enum: RUN_PERMISSION_MODES, default: 'dontAsk', description: 'Native permission mode. dontAsk (default) denies anything that would prompt; plan; acceptEdits; default only with ask_host (the mode ask_host uses when permission_mode is left out). Bypass modes are not available.' },
-      timeout_seconds: { type: 'integer', minimum: 1, maximum: options.maxTimeoutSeconds, default: DEFAULT_TIMEOUT_SECONDS, description: `Wall-clock bound for the run (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${options.maxTimeoutSeconds}).` },
-      ask_host: { type: 'boolean', default: false, description: 'Opt in: permission prompts of the nested run are asked of the person at this MCP client (claude.run.start: pending questions show in claude.run.result and are answered with claude.run.answer). Without permission_mode (or with default) the native default mode is used; acceptEdits asks only what it does not allow; dontAsk and plan never ask and are refused with it. No answer within ask_host_timeout_seconds is a denial.' },
-      ask_host_timeout_seconds: { type: 'integer', minimum: 1, maximum: MAX_ASK_HOST_TIMEOUT_SECONDS, default: DEFAULT_ASK_HOST_TIMEOUT_SECONDS, description: `How long one permission question waits for an answer before it is denied (default ${DEFAULT_ASK_HOST_TIMEOUT_SECONDS}, at most ${MAX_ASK_HOST_TIMEOUT_SECONDS}).` },
-      idle_timeout_seconds: { type: 'integer', minimum: 1, maximum: options.maxTimeoutSeconds, description: 'End the run when the native process writes nothing for this long.' },
+      prompt: {
+        type: 'string',
+        minLength: 1,
+        description: 'The prompt for Claude Code (print mode). Passed after `--`, or on stdin when large.',
+      },
+      cwd: { type: 'string', minLength: 1, description: "Absolute path of an existing working directory. Default: the server's own." },
+      permission_mode: {
+        type: 'string',
+        enum: RUN_PERMISSION_MODES,
+        default: 'dontAsk',
+        description:
+          'Native permission mode. dontAsk (default) denies anything that would prompt; plan; acceptEdits; default only with ask_host (the mode ask_host uses when permission_mode is left out). Bypass modes are not available.',
+      },
+      timeout_seconds: {
+        type: 'integer',
+        minimum: 1,
+        maximum: options.maxTimeoutSeconds,
+        default: DEFAULT_TIMEOUT_SECONDS,
+        description: `Wall-clock bound for the run (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${options.maxTimeoutSeconds}).`,
+      },
+      ask_host: {
+        type: 'boolean',
+        default: false,
+        description:
+          'Opt in: permission prompts of the nested run are asked of the person at this MCP client (claude.run.start: pending questions show in claude.run.result and are answered with claude.run.answer). Without permission_mode (or with default) the native default mode is used; acceptEdits asks only what it does not allow; dontAsk and plan never ask and are refused with it. No answer within ask_host_timeout_seconds is a denial.',
+      },
+      ask_host_timeout_seconds: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_ASK_HOST_TIMEOUT_SECONDS,
+        default: DEFAULT_ASK_HOST_TIMEOUT_SECONDS,
+        description: `How long one permission question waits for an answer before it is denied (default ${DEFAULT_ASK_HOST_TIMEOUT_SECONDS}, at most ${MAX_ASK_HOST_TIMEOUT_SECONDS}).`,
+      },
+      idle_timeout_seconds: {
+        type: 'integer',
+        minimum: 1,
+        maximum: options.maxTimeoutSeconds,
+        description: 'End the run when the native process writes nothing for this long.',
+      },
       ...native,
     },
   };
 }
 
 const output = (result: JsonSchema): JsonSchema => ({ type: 'object', properties: { result }, required: ['result'] });
-const OBJECT_OUTPUT = output({ type: 'object', description: 'The tool\'s result object (see docs/tools.md).' });
+const OBJECT_OUTPUT = output({ type: 'object', description: "The tool's result object (see docs/tools.md)." });
 const RUN_OUTPUT = output(RUN_VIEW_SCHEMA);
-const CANCEL_OUTPUT = output({ type: 'object', required: ['cancel_requested', 'run'], properties: { cancel_requested: { type: 'boolean' }, run: RUN_VIEW_SCHEMA } });
+const CANCEL_OUTPUT = output({
+  type: 'object',
+  required: ['cancel_requested', 'run'],
+  properties: { cancel_requested: { type: 'boolean' }, run: RUN_VIEW_SCHEMA },
+});
 
 function outputSchemaOf(name: ToolName): JsonSchema {
   switch (name) {
@@ -87,35 +128,130 @@ function define(name: ToolName, options: CatalogOptions, title: string, descript
 export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
   const runInput = runInputSchema(options);
   const worktreeName: JsonSchema = options.nativeProperties['worktree'] ?? { type: 'string', minLength: 1 };
-  const byId = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({ type: 'object', additionalProperties: false, required: ['run_id'], properties: { run_id: RUN_ID, ...extra } });
+  const byId = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['run_id'],
+    properties: { run_id: RUN_ID, ...extra },
+  });
   return [
-    define('claude.run', options, 'Run Claude Code', `Run one bounded Claude Code prompt (claude -p) and wait for its answer and confirmed process cleanup. Returns a compact summary (answer, outcome, session, cost); claude.run.result with detail "full" has the whole native result. Sends progress per native event when a progressToken is given. ${SESSIONS} ${LIFETIME}`, runInput),
-    define('claude.run.start', options, 'Start a Claude Code run', `Start the same run as claude.run without waiting; returns an adapter-owned run_id at once. Fails with active_limit_reached or capacity_exhausted (starting nothing) at the bounds. ${SESSIONS} ${LIFETIME}`, runInput),
-    define('claude.run.list', options, 'List runs', `List the runs retained by this adapter process: run_id, state, completed, timestamps, session_id. ${LIFETIME}`, { type: 'object', additionalProperties: false, properties: {} }),
-    define('claude.run.result', options, 'Run result', `Current state of a run, or its completed result (the summary claude.run returns; detail "full" adds the native final event, usage, exit status, stderr tail and counters). wait_seconds (0-${MAX_WAIT_SECONDS}) waits for the run to settle. Reading never releases the handle.`,
+    define(
+      'claude.run',
+      options,
+      'Run Claude Code',
+      `Run one bounded Claude Code prompt (claude -p) and wait for its answer and confirmed process cleanup. Returns a compact summary (answer, outcome, session, cost); claude.run.result with detail "full" has the whole native result. Sends progress per native event when a progressToken is given. ${SESSIONS} ${LIFETIME}`,
+      runInput,
+    ),
+    define(
+      'claude.run.start',
+      options,
+      'Start a Claude Code run',
+      `Start the same run as claude.run without waiting; returns an adapter-owned run_id at once. Fails with active_limit_reached or capacity_exhausted (starting nothing) at the bounds. ${SESSIONS} ${LIFETIME}`,
+      runInput,
+    ),
+    define(
+      'claude.run.list',
+      options,
+      'List runs',
+      `List the runs retained by this adapter process: run_id, state, completed, timestamps, session_id. ${LIFETIME}`,
+      { type: 'object', additionalProperties: false, properties: {} },
+    ),
+    define(
+      'claude.run.result',
+      options,
+      'Run result',
+      `Current state of a run, or its completed result (the summary claude.run returns; detail "full" adds the native final event, usage, exit status, stderr tail and counters). wait_seconds (0-${MAX_WAIT_SECONDS}) waits for the run to settle. Reading never releases the handle.`,
       byId({
-        wait_seconds: { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0, description: 'Wait up to this long for the run to settle.' },
-        detail: { type: 'string', enum: RESULT_DETAILS, default: 'summary', description: 'summary (default): what claude.run returns; full: the whole result object with the native final event.' },
-      })),
-    define('claude.run.events', options, 'Run events', `A bounded cursor page of the run's native stream-json events (the run keeps at most 256 events / 256 KiB; overflow is reported as missed_events). Reading never releases the handle.`,
+        wait_seconds: {
+          type: 'integer',
+          minimum: 0,
+          maximum: MAX_WAIT_SECONDS,
+          default: 0,
+          description: 'Wait up to this long for the run to settle.',
+        },
+        detail: {
+          type: 'string',
+          enum: RESULT_DETAILS,
+          default: 'summary',
+          description: 'summary (default): what claude.run returns; full: the whole result object with the native final event.',
+        },
+      }),
+    ),
+    define(
+      'claude.run.events',
+      options,
+      'Run events',
+      `A bounded cursor page of the run's native stream-json events (the run keeps at most 256 events / 256 KiB; overflow is reported as missed_events). Reading never releases the handle.`,
       byId({
-        cursor: { type: 'string', minLength: 1, maxLength: 256, description: 'Opaque next_cursor of a previous page; omit to start at the oldest retained event.' },
-        limit: { type: 'integer', minimum: 1, maximum: MAX_EVENTS_PAGE_LIMIT, default: DEFAULT_EVENTS_PAGE_LIMIT, description: `Events per page (1-${MAX_EVENTS_PAGE_LIMIT}).` },
-      })),
-    define('claude.run.cancel', options, 'Cancel a run', 'Cancel one owned run: its native process group and descendants are ended through the supervisor (SIGINT, then SIGTERM, then SIGKILL). Later claude.run.result reads show the cleanup outcome. Does not release the handle or touch the saved conversation.', byId()),
-    define('claude.run.release', options, 'Release a run', 'Discard one completed run and its events, only after process cleanup was confirmed (run_active / cleanup_unconfirmed otherwise). The native saved conversation is untouched.', byId()),
-    define('claude.run.answer', options, 'Answer a permission question', 'Answer one pending permission question of a run started with ask_host (claude.run.result shows them under permission_questions): allow lets the nested Claude Code run that tool use with exactly the input shown; deny refuses it (reason optional, shown to the nested model). Only a pending question can be answered (permission_question_not_pending otherwise).',
-      { type: 'object', additionalProperties: false, required: ['run_id', 'question_id', 'decision'], properties: {
-        run_id: RUN_ID,
-        question_id: { type: 'string', minLength: 1, maxLength: 128, description: 'The question_id of a pending question of this run.' },
-        decision: { type: 'string', enum: ['allow', 'deny'] },
-        reason: { type: 'string', maxLength: MAX_DENY_REASON_CHARS, description: 'Deny only: why, as the nested model will read it.' },
-      } }),
-    define('claude.worktree.remove', options, 'Remove a run\'s worktree', 'Delete the git worktree a run made (<repository>/.claude/worktrees/<name>) and its branch worktree-<name>. Worktrees and branches are the runs\' work product and outlive runs and this server; nothing removes them but this tool. Refused (worktree_has_work) when the worktree has uncommitted changes or its branch has commits no other branch reaches, unless force is true; refused while a run of this server still works there. Reports what it removed and, when forced, what it discarded.',
-      { type: 'object', additionalProperties: false, required: ['cwd', 'name'], properties: {
-        cwd: { type: 'string', minLength: 1, description: 'Absolute path inside the repository (its main checkout, as the run\'s cwd was).' },
-        name: { ...worktreeName, description: 'The worktree name the run was given (its worktree.name).' },
-        force: { type: 'boolean', default: false, description: 'Remove even when uncommitted changes or unreachable commits would be lost.' },
-      } }),
+        cursor: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 256,
+          description: 'Opaque next_cursor of a previous page; omit to start at the oldest retained event.',
+        },
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_EVENTS_PAGE_LIMIT,
+          default: DEFAULT_EVENTS_PAGE_LIMIT,
+          description: `Events per page (1-${MAX_EVENTS_PAGE_LIMIT}).`,
+        },
+      }),
+    ),
+    define(
+      'claude.run.cancel',
+      options,
+      'Cancel a run',
+      'Cancel one owned run: its native process group and descendants are ended through the supervisor (SIGINT, then SIGTERM, then SIGKILL). Later claude.run.result reads show the cleanup outcome. Does not release the handle or touch the saved conversation.',
+      byId(),
+    ),
+    define(
+      'claude.run.release',
+      options,
+      'Release a run',
+      'Discard one completed run and its events, only after process cleanup was confirmed (run_active / cleanup_unconfirmed otherwise). The native saved conversation is untouched.',
+      byId(),
+    ),
+    define(
+      'claude.run.answer',
+      options,
+      'Answer a permission question',
+      'Answer one pending permission question of a run started with ask_host (claude.run.result shows them under permission_questions): allow lets the nested Claude Code run that tool use with exactly the input shown; deny refuses it (reason optional, shown to the nested model). Only a pending question can be answered (permission_question_not_pending otherwise).',
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['run_id', 'question_id', 'decision'],
+        properties: {
+          run_id: RUN_ID,
+          question_id: { type: 'string', minLength: 1, maxLength: 128, description: 'The question_id of a pending question of this run.' },
+          decision: { type: 'string', enum: ['allow', 'deny'] },
+          reason: { type: 'string', maxLength: MAX_DENY_REASON_CHARS, description: 'Deny only: why, as the nested model will read it.' },
+        },
+      },
+    ),
+    define(
+      'claude.worktree.remove',
+      options,
+      "Remove a run's worktree",
+      "Delete the git worktree a run made (<repository>/.claude/worktrees/<name>) and its branch worktree-<name>. Worktrees and branches are the runs' work product and outlive runs and this server; nothing removes them but this tool. Refused (worktree_has_work) when the worktree has uncommitted changes or its branch has commits no other branch reaches, unless force is true; refused while a run of this server still works there. Reports what it removed and, when forced, what it discarded.",
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['cwd', 'name'],
+        properties: {
+          cwd: {
+            type: 'string',
+            minLength: 1,
+            description: "Absolute path inside the repository (its main checkout, as the run's cwd was).",
+          },
+          name: { ...worktreeName, description: 'The worktree name the run was given (its worktree.name).' },
+          force: {
+            type: 'boolean',
+            default: false,
+            description: 'Remove even when uncommitted changes or unreachable commits would be lost.',
+          },
+        },
+      },
+    ),
   ];
 }

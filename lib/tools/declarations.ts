@@ -38,20 +38,56 @@ interface Declaration {
 
 const DECLARATIONS = {
   // Model execution: native tools can do anything the user can; not a sandbox.
-  'claude.run': { risk: 'full-shell', takesRunId: false, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } },
-  'claude.run.start': { risk: 'full-shell', takesRunId: false, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } },
-  'claude.run.list': { risk: 'read-only', takesRunId: false, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } },
-  'claude.run.result': { risk: 'read-only', takesRunId: true, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } },
-  'claude.run.events': { risk: 'read-only', takesRunId: true, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } },
+  'claude.run': {
+    risk: 'full-shell',
+    takesRunId: false,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  },
+  'claude.run.start': {
+    risk: 'full-shell',
+    takesRunId: false,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  },
+  'claude.run.list': {
+    risk: 'read-only',
+    takesRunId: false,
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  'claude.run.result': {
+    risk: 'read-only',
+    takesRunId: true,
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  'claude.run.events': {
+    risk: 'read-only',
+    takesRunId: true,
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   // Repeating a cancel or release has no further effect, hence idempotent.
-  'claude.run.cancel': { risk: 'destructive', takesRunId: true, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
-  'claude.run.release': { risk: 'destructive', takesRunId: true, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
+  'claude.run.cancel': {
+    risk: 'destructive',
+    takesRunId: true,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
+  'claude.run.release': {
+    risk: 'destructive',
+    takesRunId: true,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
   // Allowing lets the nested CLI run the tool use it asked about. Repeating an answer is refused (the
   // question is no longer pending), so a repeat has no further effect.
-  'claude.run.answer': { risk: 'destructive', takesRunId: true, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
+  'claude.run.answer': {
+    risk: 'destructive',
+    takesRunId: true,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
   // Deletes a run's worktree and branch: the work product. Refused when that would lose work unless forced;
   // a repeat finds nothing to remove (worktree_not_found), hence idempotent.
-  'claude.worktree.remove': { risk: 'destructive', takesRunId: false, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
+  'claude.worktree.remove': {
+    risk: 'destructive',
+    takesRunId: false,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
 } as const satisfies Record<ToolName, Declaration>;
 
 /** Fresh `_meta` object for tools/list: risk and work on every tool, continuation on run_id tools. */
@@ -85,4 +121,3 @@ export function fromWireName(wireName: string, underscore: boolean): ToolName | 
   for (const name of TOOL_NAMES) if (toWireName(name, underscore) === wireName) return name;
   return null;
 }
-

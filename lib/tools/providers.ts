@@ -25,7 +25,12 @@ import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { MAX_NATIVE_FRAME_BYTES } from '../native/events.ts';
 import type { ExecuteDeps, PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
-import { cleanupBackendFor, describeCleanup, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
+import {
+  cleanupBackendFor,
+  describeCleanup,
+  type CleanupBackend,
+  type CleanupBackendOption,
+} from '../supervisor/parent/cleanup-backend.ts';
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
 import { readProcStat } from '../process/proc-table.ts';
 import { isLive, isSameProcess } from '../process/proc-stat.ts';
@@ -130,8 +135,14 @@ export function createProviders(config: ProviderConfig): ToolProviders {
   return {
     toolProvider,
     resourceProvider,
-    close: async () => { await runtime.close(); await spares?.close(); },
-    stop: () => { runtime.stop(); spares?.stop(); },
+    close: async () => {
+      await runtime.close();
+      await spares?.close();
+    },
+    stop: () => {
+      runtime.stop();
+      spares?.stop();
+    },
     sparePid: () => spares?.sparePid() ?? null,
   };
 }
@@ -151,7 +162,16 @@ function createParts(config: ProviderConfig): HostParts {
   const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
   return {
-    config, clock, tree, nativeArgNames, nativeEnv, recursive, versionTimeoutMs, cleanup, prepareWithin, spares,
+    config,
+    clock,
+    tree,
+    nativeArgNames,
+    nativeEnv,
+    recursive,
+    versionTimeoutMs,
+    cleanup,
+    prepareWithin,
+    spares,
     git: createGitRunner(gitOptions),
     gitSync: createGitRunnerSync(gitOptions),
     ledger: config.budgetUsd == null ? null : createBudgetLedger(config.budgetUsd),
@@ -168,13 +188,21 @@ function createParts(config: ProviderConfig): HostParts {
  * so it keeps no spare either.
  */
 function createSpares(
-  config: ProviderConfig, parts: Pick<HostParts, 'tree' | 'nativeEnv' | 'recursive' | 'versionTimeoutMs' | 'prepareWithin'>,
+  config: ProviderConfig,
+  parts: Pick<HostParts, 'tree' | 'nativeEnv' | 'recursive' | 'versionTimeoutMs' | 'prepareWithin'>,
 ): SparePool | null {
   if (config.spareSupervisor !== true || parts.recursive) return null;
   const { tree, nativeEnv, versionTimeoutMs } = parts;
   return createSparePool(parts.prepareWithin, {
     ...(config.supervision?.supervisorCommand ? { command: config.supervision.supervisorCommand } : {}),
-    earlyProbe: () => ({ file: resolveBin(config), args: tree.native.version_args, cwd: config.cwd, env: nativeEnv, timeoutMs: versionTimeoutMs, maxStdoutBytes: MAX_VERSION_STDOUT_BYTES }),
+    earlyProbe: () => ({
+      file: resolveBin(config),
+      args: tree.native.version_args,
+      cwd: config.cwd,
+      env: nativeEnv,
+      timeoutMs: versionTimeoutMs,
+      maxStdoutBytes: MAX_VERSION_STDOUT_BYTES,
+    }),
   });
 }
 
@@ -201,17 +229,30 @@ function createHostRuntime(h: HostParts): Runtime {
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv: h.nativeEnv,
-    askHost: { separator: tree.prompt.separator, flags: tree.permission_prompt_tool, dirPrefix: brokerDirPrefix, ...bridgeCommandOption(config.supervision?.supervisorCommand) },
+    askHost: {
+      separator: tree.prompt.separator,
+      flags: tree.permission_prompt_tool,
+      dirPrefix: brokerDirPrefix,
+      ...bridgeCommandOption(config.supervision?.supervisorCommand),
+    },
     ...(config.supervision ? { supervision: config.supervision } : {}),
   });
 }
 
 function createToolHost(h: HostParts, budgeted: Runtime, prepare: (args: JsonObject) => PreparedRun): ToolProvider {
   const { config, git, spares } = h;
-  const catalog = buildCatalog({ nativeProperties: getNativeOptionSchemas(h.tree), maxTimeoutSeconds: config.maxTimeoutSeconds, underscoreNames: config.underscoreNames });
+  const catalog = buildCatalog({
+    nativeProperties: getNativeOptionSchemas(h.tree),
+    maxTimeoutSeconds: config.maxTimeoutSeconds,
+    underscoreNames: config.underscoreNames,
+  });
   return {
     // The first listing follows the handshake: the spare boots then, never in the way of `initialize`.
-    list: () => { markUsed(h); spares?.warm(); return catalog; },
+    list: () => {
+      markUsed(h);
+      spares?.warm();
+      return catalog;
+    },
     call: (name: string, args: JsonObject, ctx: CallContext) => {
       markUsed(h);
       const tool = fromWireName(name, config.underscoreNames);
@@ -230,7 +271,8 @@ function markUsed(h: HostParts): void {
 
 function prepareRun(h: HostParts, runtime: Runtime, args: JsonObject): PreparedRun {
   const { config } = h;
-  if (h.recursive) throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
+  if (h.recursive)
+    throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
   const request = parseRunInput(args, { nativeArgNames: h.nativeArgNames, defaultCwd: config.cwd, isDirectory });
   let cwd: string;
   try {
@@ -257,12 +299,23 @@ function refuseExistingSession(config: ProviderConfig, runtime: Runtime, session
     run.session_id === sessionId && runtime.registry.get(run.run_id).live.request.nativeOptions['no_session_persistence'] !== true;
   const known = runtime.list().some(saved) || (projectDir !== null && existsSync(join(projectDir, `${sessionId}.jsonl`)));
   if (known) {
-    throw new ToolError('session_id_in_use', 'session_id names an existing conversation; to continue it, pass the same id as resume_session_id (session_id only starts a new conversation)', '/session_id');
+    throw new ToolError(
+      'session_id_in_use',
+      'session_id names an existing conversation; to continue it, pass the same id as resume_session_id (session_id only starts a new conversation)',
+      '/session_id',
+    );
   }
 }
 
 function argvOf(h: HostParts, request: PreparedRun['request']): PreparedRun['argv'] {
-  return buildNativeArgv({ tree: h.tree, outputMode: 'stream-json', permissionMode: request.permissionMode, options: request.nativeOptions, prompt: request.prompt, promptViaStdin: h.config.promptViaStdin });
+  return buildNativeArgv({
+    tree: h.tree,
+    outputMode: 'stream-json',
+    permissionMode: request.permissionMode,
+    options: request.nativeOptions,
+    prompt: request.prompt,
+    promptViaStdin: h.config.promptViaStdin,
+  });
 }
 
 /** The budget's grant replaces the caller's max_budget_usd (the grant is never above it). */
@@ -279,24 +332,40 @@ function getCapabilities(h: HostParts): JsonObject {
   const { config, tree, ledger } = h;
   let binary: string | null = null;
   let binaryError: string | null = null;
-  try { binary = resolveBin(config); } catch (error) { binaryError = error instanceof ToolError ? error.code : 'native_not_found'; }
+  try {
+    binary = resolveBin(config);
+  } catch (error) {
+    binaryError = error instanceof ToolError ? error.code : 'native_not_found';
+  }
   return {
     adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId(h) },
-    native: { binary, binary_error: binaryError, asserted_version: h.assertedVersion, tested_version: tree.native.tested_version, authentication: 'not checked: a version answer says nothing about login or API access' },
+    native: {
+      binary,
+      binary_error: binaryError,
+      asserted_version: h.assertedVersion,
+      tested_version: tree.native.tested_version,
+      authentication: 'not checked: a version answer says nothing about login or API access',
+    },
     protocol_versions: [...ALL_PROTOCOL_VERSIONS],
     // CliTree is deeply readonly (readonly arrays) and JsonObject is not: a copy, typed as it is built.
     cli_tree: copyJsonObject(tree),
     limits: {
-      max_retained_runs: MAX_RETAINED_RUNS, max_active_runs: MAX_ACTIVE_RUNS, max_events_per_run: MAX_EVENTS, max_event_bytes_per_run: MAX_EVENT_BYTES,
-      max_final_event_bytes: MAX_FINAL_BYTES, max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES, max_timeout_seconds: config.maxTimeoutSeconds,
-      prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes, prompt_via_stdin: config.promptViaStdin, recursion_refused: h.recursive,
+      max_retained_runs: MAX_RETAINED_RUNS,
+      max_active_runs: MAX_ACTIVE_RUNS,
+      max_events_per_run: MAX_EVENTS,
+      max_event_bytes_per_run: MAX_EVENT_BYTES,
+      max_final_event_bytes: MAX_FINAL_BYTES,
+      max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES,
+      max_timeout_seconds: config.maxTimeoutSeconds,
+      prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes,
+      prompt_via_stdin: config.promptViaStdin,
+      recursion_refused: h.recursive,
     },
     cleanup: describeCleanup(h.cleanup),
     worktree: (h.gitAvailability ??= describeGit(h.gitSync, config.cwd)),
     budget: ledger === null ? NO_BUDGET : { ...ledger.snapshot() },
   };
 }
-
 
 /** The capabilities' budget when the server has none. */
 const NO_BUDGET = { limit_usd: null, spent_usd: null, reserved_usd: null, remaining_usd: null, available_usd: null, runs_reserving: null };
@@ -314,8 +383,20 @@ function bridgeCommandOption(supervisor: BridgeCommand | undefined): { bridgeCom
 }
 
 const TRANSCRIPT_FS: TranscriptDirReader = {
-  names: (dir) => { try { return readdirSync(dir); } catch { return []; } },
-  mtimeMs: (path) => { try { return statSync(path).mtimeMs; } catch { return null; } },
+  names: (dir) => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
+  },
+  mtimeMs: (path) => {
+    try {
+      return statSync(path).mtimeMs;
+    } catch {
+      return null;
+    }
+  },
 };
 
 /** The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts). */
@@ -326,5 +407,6 @@ function brokerDirPrefix(): string {
 
 function sweepAtStart(log: ((line: string) => void) | undefined): void {
   const removed = sweepOrphanedPermissionDirs(process.getBuiltinModule('node:os').tmpdir());
-  if (removed.length > 0) log?.(`removed ${removed.length} private permission director${removed.length === 1 ? 'y' : 'ies'} of servers that are gone`);
+  if (removed.length > 0)
+    log?.(`removed ${removed.length} private permission director${removed.length === 1 ? 'y' : 'ies'} of servers that are gone`);
 }

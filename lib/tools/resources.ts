@@ -9,14 +9,16 @@ const RESOURCES: readonly ResourceDescriptor[] = [
     uri: CAPABILITIES_URI,
     name: 'capabilities',
     title: 'Adapter capabilities',
-    description: 'Resolved native binary, asserted and tested versions, the cli-tree contract, protocol dates and limits. Never credentials or environment.',
+    description:
+      'Resolved native binary, asserted and tested versions, the cli-tree contract, protocol dates and limits. Never credentials or environment.',
     mimeType: 'application/json',
   },
   {
     uri: WORK_URI,
     name: 'work',
     title: 'Runtime work snapshot',
-    description: 'A complete bounded snapshot of the runs this adapter process owns: instance id, monotonic revision, and per run kind, run_id, acquired_by and state.',
+    description:
+      'A complete bounded snapshot of the runs this adapter process owns: instance id, monotonic revision, and per run kind, run_id, acquired_by and state.',
     mimeType: 'application/json',
   },
 ];

@@ -14,11 +14,27 @@ export type ResultDetail = (typeof RESULT_DETAILS)[number];
 
 /** The summary's fields, in this order; every one is also a field of the full object. */
 export const SUMMARY_FIELDS = [
-  'run_id', 'state', 'completed', 'is_error', 'error', 'native_error',
-  'result', 'structured_output',
-  'session_id', 'resume', 'resumed',
-  'model', 'total_cost_usd', 'cost_scope', 'num_turns', 'duration_ms',
-  'permission_denials', 'unfinished_subagents', 'worktree', 'cleanup_confirmed', 'cleanup_error',
+  'run_id',
+  'state',
+  'completed',
+  'is_error',
+  'error',
+  'native_error',
+  'result',
+  'structured_output',
+  'session_id',
+  'resume',
+  'resumed',
+  'model',
+  'total_cost_usd',
+  'cost_scope',
+  'num_turns',
+  'duration_ms',
+  'permission_denials',
+  'unfinished_subagents',
+  'worktree',
+  'cleanup_confirmed',
+  'cleanup_error',
 ] as const satisfies readonly (keyof RunResult)[];
 
 /**
@@ -52,20 +68,23 @@ function carriesNothing(body: RunResult, field: (typeof SUMMARY_FIELDS)[number])
 /** The human line of a settled or live run; the answer follows it in the text content. */
 export function describeRun(body: RunResult): string {
   if (!body.completed) return `${body.run_id} is ${body.state}${resumeAdvice(body)}`;
-  if (body.error !== null) return `${body.run_id} failed: ${body.error.code}: ${body.error.message}${worktreeLine(body)}${resumeAdvice(body)}`;
+  if (body.error !== null)
+    return `${body.run_id} failed: ${body.error.code}: ${body.error.message}${worktreeLine(body)}${resumeAdvice(body)}`;
   const turns = body.num_turns === null ? '' : ` in ${body.num_turns} turn(s)`;
-  const unfinished = body.unfinished_subagents !== null && body.unfinished_subagents.total > 0
-    ? `; ${body.unfinished_subagents.total} background subagent(s) did not finish (unfinished_subagents)`
-    : '';
+  const unfinished =
+    body.unfinished_subagents !== null && body.unfinished_subagents.total > 0
+      ? `; ${body.unfinished_subagents.total} background subagent(s) did not finish (unfinished_subagents)`
+      : '';
   return `${body.run_id} succeeded${turns}${unfinished}${worktreeLine(body)}${resumeAdvice(body)}`;
 }
 
 function worktreeLine(body: RunResult): string {
   const w = body.worktree;
   if (w === null) return '';
-  const counts = w.committed === null && w.uncommitted === null
-    ? 'changes unknown'
-    : `${w.committed?.files ?? '?'} file(s) committed, ${w.uncommitted?.files ?? '?'} uncommitted`;
+  const counts =
+    w.committed === null && w.uncommitted === null
+      ? 'changes unknown'
+      : `${w.committed?.files ?? '?'} file(s) committed, ${w.uncommitted?.files ?? '?'} uncommitted`;
   return `; worked in worktree ${w.path} on branch ${w.branch} (${counts})`;
 }
 
@@ -98,8 +117,13 @@ export const RUN_VIEW_SCHEMA: JsonSchema = {
     num_turns: { description: NULLABLE.trim() },
     duration_ms: { description: NULLABLE.trim() },
     permission_denials: { description: `Tool uses that native permissions denied.${NULLABLE}` },
-    unfinished_subagents: { description: `Background subagents killed or refused: { total, killed, refused } by native kind; left out when none (total 0).${NULLABLE}` },
-    worktree: { description: 'With worktree (or a resumed conversation that ran in one): { name, path, branch, base_commit, committed, uncommitted, files_truncated, changes_error }, counts of files added/modified/deleted and lines against base_commit; the full object adds head_commit and the file list. Left out when the run had no worktree.' },
+    unfinished_subagents: {
+      description: `Background subagents killed or refused: { total, killed, refused } by native kind; left out when none (total 0).${NULLABLE}`,
+    },
+    worktree: {
+      description:
+        'With worktree (or a resumed conversation that ran in one): { name, path, branch, base_commit, committed, uncommitted, files_truncated, changes_error }, counts of files added/modified/deleted and lines against base_commit; the full object adds head_commit and the file list. Left out when the run had no worktree.',
+    },
     cleanup_confirmed: { type: 'boolean' },
     cleanup_error: { description: 'Why cleanup is not confirmed, or null.' },
   },

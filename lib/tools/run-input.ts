@@ -28,7 +28,8 @@ export interface RunInputContext {
  */
 export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunRequest {
   const prompt = args['prompt'];
-  if (typeof prompt !== 'string' || prompt.length === 0) throw new ToolError('invalid_arguments', 'prompt must be a non-empty string', '/prompt');
+  if (typeof prompt !== 'string' || prompt.length === 0)
+    throw new ToolError('invalid_arguments', 'prompt must be a non-empty string', '/prompt');
 
   const cwdArg = args['cwd'];
   const cwd = typeof cwdArg === 'string' ? cwdArg : ctx.defaultCwd;
@@ -56,7 +57,7 @@ export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunReques
   const askHost = parseAskHost(args, typeof idle === 'number' ? idle : null);
   const chosen = args['permission_mode'];
   // With ask_host and no native mode chosen, the argv keeps dontAsk's place and the bridge wiring sets default.
-  const permissionMode = typeof chosen === 'string' && chosen !== ASK_HOST_PERMISSION_MODE ? chosen as PermissionMode : 'dontAsk';
+  const permissionMode = typeof chosen === 'string' && chosen !== ASK_HOST_PERMISSION_MODE ? (chosen as PermissionMode) : 'dontAsk';
 
   return {
     askHost,
@@ -80,18 +81,31 @@ function parseAskHost(args: JsonObject, idleSeconds: number | null): { readonly 
   const timeout = args['ask_host_timeout_seconds'];
   const mode = typeof args['permission_mode'] === 'string' ? args['permission_mode'] : null;
   if (args['ask_host'] !== true) {
-    if (timeout !== undefined) throw new ToolError('invalid_arguments', 'ask_host_timeout_seconds requires ask_host: true', '/ask_host_timeout_seconds');
+    if (timeout !== undefined)
+      throw new ToolError('invalid_arguments', 'ask_host_timeout_seconds requires ask_host: true', '/ask_host_timeout_seconds');
     if (mode === ASK_HOST_PERMISSION_MODE) {
-      throw new ToolError('invalid_arguments', 'permission_mode default asks before tool uses, and only ask_host can answer: add ask_host: true (the same as ask_host with permission_mode left out), or leave permission_mode out (dontAsk: what would prompt is denied)', '/permission_mode');
+      throw new ToolError(
+        'invalid_arguments',
+        'permission_mode default asks before tool uses, and only ask_host can answer: add ask_host: true (the same as ask_host with permission_mode left out), or leave permission_mode out (dontAsk: what would prompt is denied)',
+        '/permission_mode',
+      );
     }
     return null;
   }
   if (mode !== null && mode !== ASK_HOST_PERMISSION_MODE && mode !== 'acceptEdits') {
-    throw new ToolError('invalid_arguments', `ask_host cannot be combined with permission_mode ${mode}: that mode decides every prompt itself and never asks; leave permission_mode out (or pass default) to be asked in the native default mode, or use acceptEdits`, '/permission_mode');
+    throw new ToolError(
+      'invalid_arguments',
+      `ask_host cannot be combined with permission_mode ${mode}: that mode decides every prompt itself and never asks; leave permission_mode out (or pass default) to be asked in the native default mode, or use acceptEdits`,
+      '/permission_mode',
+    );
   }
   const seconds = typeof timeout === 'number' ? timeout : DEFAULT_ASK_HOST_TIMEOUT_SECONDS;
   if (idleSeconds !== null && idleSeconds <= seconds) {
-    throw new ToolError('invalid_arguments', 'idle_timeout_seconds must exceed ask_host_timeout_seconds: a run waiting for an answer writes nothing', '/idle_timeout_seconds');
+    throw new ToolError(
+      'invalid_arguments',
+      'idle_timeout_seconds must exceed ask_host_timeout_seconds: a run waiting for an answer writes nothing',
+      '/idle_timeout_seconds',
+    );
   }
   return { timeoutMs: seconds * 1000, defaultMode: mode !== 'acceptEdits' };
 }
@@ -114,7 +128,11 @@ function getSessionIntent(args: JsonObject): SessionIntent {
     throw new ToolError('invalid_arguments', 'session_id, resume_session_id and continue_previous are mutually exclusive', chosen[1]);
   }
   if (noPersistence && (typeof resumeId === 'string' || continuePrevious)) {
-    throw new ToolError('invalid_arguments', 'no_session_persistence cannot be combined with resuming or continuing a saved conversation', '/no_session_persistence');
+    throw new ToolError(
+      'invalid_arguments',
+      'no_session_persistence cannot be combined with resuming or continuing a saved conversation',
+      '/no_session_persistence',
+    );
   }
   if (fork && typeof resumeId !== 'string' && !continuePrevious) {
     throw new ToolError('invalid_arguments', 'fork_session requires resume_session_id or continue_previous', '/fork_session');
@@ -122,7 +140,11 @@ function getSessionIntent(args: JsonObject): SessionIntent {
   // A resumed conversation runs again in the worktree it ran in (the native does that itself); a new
   // worktree for it only makes sense as a fork, which leaves the original conversation where it is.
   if (typeof args['worktree'] === 'string' && (typeof resumeId === 'string' || continuePrevious) && !fork) {
-    throw new ToolError('invalid_arguments', 'worktree with resume_session_id or continue_previous needs fork_session: a resumed conversation runs again in the worktree it ran in without worktree', '/worktree');
+    throw new ToolError(
+      'invalid_arguments',
+      'worktree with resume_session_id or continue_previous needs fork_session: a resumed conversation runs again in the worktree it ran in without worktree',
+      '/worktree',
+    );
   }
   if (typeof newId === 'string') return { kind: 'new', sessionId: newId };
   if (typeof resumeId === 'string') return { kind: 'resume', sessionId: resumeId, fork };

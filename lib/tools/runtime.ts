@@ -32,7 +32,10 @@ export interface LiveRun {
 export interface Runtime {
   readonly registry: RunRegistry<LiveRun>;
   /** Reserves and starts a run; throws capacity/active-limit ToolErrors before starting anything. */
-  start(prepared: PreparedRun, options: { acquiredBy: string | null; sync: boolean; onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined }): RunEntry<LiveRun>;
+  start(
+    prepared: PreparedRun,
+    options: { acquiredBy: string | null; sync: boolean; onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined },
+  ): RunEntry<LiveRun>;
   /** Retained runs in creation order; a live run shows the session id of its init event before it settles. */
   list(): RunListItem[];
   /** The result object as it stands now (completed or not). */
@@ -74,7 +77,11 @@ interface RuntimeState {
 type StartOptions = Parameters<Runtime['start']>[1];
 
 export function createRuntime(deps: RuntimeDeps): Runtime {
-  const rt: RuntimeState = { deps, registry: createRunRegistry<LiveRun>({ clock: deps.clock, random: deps.random }), claimedWorktrees: new Set() };
+  const rt: RuntimeState = {
+    deps,
+    registry: createRunRegistry<LiveRun>({ clock: deps.clock, random: deps.random }),
+    claimedWorktrees: new Set(),
+  };
   const { registry } = rt;
   return {
     registry,
@@ -108,15 +115,19 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
 
 function startRun(rt: RuntimeState, unwired: PreparedRun, options: StartOptions): RunEntry<LiveRun> {
   const { deps } = rt;
-  if (unwired.request.askHost && deps.askHost === undefined) throw new ToolError('invalid_arguments', 'ask_host is not available in this adapter', '/ask_host');
+  if (unwired.request.askHost && deps.askHost === undefined)
+    throw new ToolError('invalid_arguments', 'ask_host is not available in this adapter', '/ask_host');
   // The broker exists before the slot is reserved, and is closed again when the reservation fails.
-  const { prepared, broker } = deps.askHost === undefined
-    ? { prepared: unwired, broker: null }
-    : attachAskHost(unwired, { clock: deps.clock, random: deps.random, ...deps.askHost });
+  const { prepared, broker } =
+    deps.askHost === undefined
+      ? { prepared: unwired, broker: null }
+      : attachAskHost(unwired, { clock: deps.clock, random: deps.random, ...deps.askHost });
   const { entry, worktreeKey } = reserveRun(rt, prepared, broker, options);
   const runId = entry.run_id;
   const execution = startRunExecution(deps, runId, prepared, {
-    onState: (state) => { if (state !== 'completed') setState(rt, runId, state); },
+    onState: (state) => {
+      if (state !== 'completed') setState(rt, runId, state);
+    },
     onEvent: options.onEvent,
   });
   entry.live.execution = execution;
@@ -126,7 +137,10 @@ function startRun(rt: RuntimeState, unwired: PreparedRun, options: StartOptions)
 
 /** Claims the run's worktree and its registry slot; on a refusal both are given back (and the broker closed). */
 function reserveRun(
-  rt: RuntimeState, prepared: PreparedRun, broker: PermissionBroker | null, options: StartOptions,
+  rt: RuntimeState,
+  prepared: PreparedRun,
+  broker: PermissionBroker | null,
+  options: StartOptions,
 ): { entry: RunEntry<LiveRun>; worktreeKey: string | null } {
   let worktreeKey: string | null = null;
   try {
@@ -146,7 +160,9 @@ function reserveRun(
 
 function newLiveRun(request: RunRequest, broker: PermissionBroker | null): LiveRun {
   let markSettled = (): void => {};
-  const settled = new Promise<void>((resolve) => { markSettled = resolve; });
+  const settled = new Promise<void>((resolve) => {
+    markSettled = resolve;
+  });
   return { request, execution: null, broker, classification: null, worktree: null, settled, markSettled };
 }
 
@@ -192,8 +208,13 @@ async function waitSettled(clock: Clock, entry: RunEntry<LiveRun>, ms: number, s
   let onAbort = (): void => {};
   await Promise.race([
     entry.live.settled,
-    new Promise<void>((resolve) => { dispose = clock.setTimeout(resolve, ms); }),
-    new Promise<void>((resolve) => { onAbort = resolve; signal.addEventListener('abort', onAbort, { once: true }); }),
+    new Promise<void>((resolve) => {
+      dispose = clock.setTimeout(resolve, ms);
+    }),
+    new Promise<void>((resolve) => {
+      onAbort = resolve;
+      signal.addEventListener('abort', onAbort, { once: true });
+    }),
   ]);
   dispose();
   signal.removeEventListener('abort', onAbort);
@@ -213,7 +234,8 @@ function recheck(rt: RuntimeState, entry: RunEntry<LiveRun>): void {
 
 function claimWorktree(rt: RuntimeState, place: WorktreePlace | null): string | null {
   if (place === null) return null;
-  if (rt.claimedWorktrees.has(place.path)) throw new ToolError('invalid_arguments', `worktree ${place.name} is being created by another run; choose another name`, '/worktree');
+  if (rt.claimedWorktrees.has(place.path))
+    throw new ToolError('invalid_arguments', `worktree ${place.name} is being created by another run; choose another name`, '/worktree');
   rt.claimedWorktrees.add(place.path);
   return place.path;
 }
@@ -247,7 +269,14 @@ function buildResult(entry: RunEntry<LiveRun>): RunResult {
     settled_at: entry.settled_at,
   };
   if (c !== null) {
-    return { ...base, ...c, worktree: live.worktree, resume: resumeHint(live.request, c.session_id, ingest?.init ?? null), cleanup_confirmed: entry.cleanup_confirmed, cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error };
+    return {
+      ...base,
+      ...c,
+      worktree: live.worktree,
+      resume: resumeHint(live.request, c.session_id, ingest?.init ?? null),
+      cleanup_confirmed: entry.cleanup_confirmed,
+      cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error,
+    };
   }
   const sessionId = ingest?.init?.session_id ?? entry.session_id;
   return {

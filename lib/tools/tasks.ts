@@ -98,7 +98,8 @@ function updateTask(t: Tasks, taskId: string, inputResponses: JsonObject): TaskU
   let late: TaskUpdate = { kind: 'applied' };
   for (const [key, response] of Object.entries(inputResponses)) {
     // Anything but an accepted, well-formed form is a deny (decline, cancel, malformed).
-    const answer = typeof response === 'object' && response !== null && !Array.isArray(response) ? readAnswer(response as JsonObject) : null;
+    const answer =
+      typeof response === 'object' && response !== null && !Array.isArray(response) ? readAnswer(response as JsonObject) : null;
     try {
       broker.answer(key, answer ?? { behavior: 'deny', reason: 'the form was declined, cancelled or malformed' });
     } catch (error) {
@@ -153,7 +154,13 @@ function view(t: Tasks, entry: RunEntry<LiveRun>, record: TaskRecord): TaskView 
     const asking = entry.live.broker?.pending() ?? [];
     if (asking.length > 0) {
       const first = asking[0]!;
-      return { ...base, status: 'input_required', statusMessage: statusLine(`waiting for a permission answer: ${first.tool_name}`), outcome: null, inputRequests: taskInputRequests(entry.run_id, asking, t.deps.clock.wallNow()) };
+      return {
+        ...base,
+        status: 'input_required',
+        statusMessage: statusLine(`waiting for a permission answer: ${first.tool_name}`),
+        outcome: null,
+        inputRequests: taskInputRequests(entry.run_id, asking, t.deps.clock.wallNow()),
+      };
     }
     return { ...base, status: 'working', statusMessage: workingMessage(entry, record), outcome: null };
   }
@@ -168,7 +175,10 @@ function taskInputRequests(runId: string, questions: readonly PermissionQuestion
   const requests: Record<string, JsonObject> = {};
   for (const q of questions) {
     const leftMs = Date.parse(q.expires_at) - nowMs;
-    requests[q.question_id] = { method: 'elicitation/create', params: { mode: 'form', message: questionMessage(runId, q, leftMs), requestedSchema: QUESTION_SCHEMA } };
+    requests[q.question_id] = {
+      method: 'elicitation/create',
+      params: { mode: 'form', message: questionMessage(runId, q, leftMs), requestedSchema: QUESTION_SCHEMA },
+    };
   }
   return requests;
 }

@@ -53,7 +53,10 @@ export interface ChangesDeps {
 
 class GitCallFailed extends Error {
   readonly code: string;
-  constructor(code: string, message: string) { super(message); this.code = code; }
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
 }
 
 async function run(deps: ChangesDeps, cwd: string, args: readonly string[]): Promise<string> {
@@ -113,12 +116,16 @@ async function diffFiles(deps: ChangesDeps, cwd: string, range: readonly string[
 
 async function untrackedFiles(deps: ChangesDeps, cwd: string): Promise<ChangedFile[]> {
   const listed = (await run(deps, cwd, ['ls-files', '--others', '--exclude-standard', '-z'])).split('\0').filter((p) => p !== '');
-  return Promise.all(listed.map(async (path, i) => ({
-    path, status: 'added' as const, committed: false,
-    // Only listed files are counted; past the list bound a file's lines stay uncounted.
-    lines_added: i < MAX_WORKTREE_FILES ? await deps.countLines(`${cwd}/${path}`) : null,
-    lines_deleted: 0,
-  })));
+  return Promise.all(
+    listed.map(async (path, i) => ({
+      path,
+      status: 'added' as const,
+      committed: false,
+      // Only listed files are counted; past the list bound a file's lines stay uncounted.
+      lines_added: i < MAX_WORKTREE_FILES ? await deps.countLines(`${cwd}/${path}`) : null,
+      lines_deleted: 0,
+    })),
+  );
 }
 
 /** Commit the branch was created from: the oldest entry of its reflog ("branch: Created from …"). */
@@ -131,24 +138,34 @@ async function baseCommit(deps: ChangesDeps, place: WorktreePlace): Promise<stri
 
 export async function inspectWorktree(deps: ChangesDeps, place: WorktreePlace): Promise<WorktreeReport> {
   const report: WorktreeReport = {
-    name: place.name, path: place.path, branch: place.branch, base_commit: null, head_commit: null,
-    committed: null, uncommitted: null, files: [], files_truncated: false, changes_error: null,
+    name: place.name,
+    path: place.path,
+    branch: place.branch,
+    base_commit: null,
+    head_commit: null,
+    committed: null,
+    uncommitted: null,
+    files: [],
+    files_truncated: false,
+    changes_error: null,
   };
   try {
     report.head_commit = (await run(deps, place.path, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
     report.base_commit = await baseCommit(deps, place);
     const committed = report.base_commit === null ? null : await diffFiles(deps, place.path, [report.base_commit, 'HEAD'], true);
-    const uncommitted = [...await diffFiles(deps, place.path, ['HEAD'], false), ...await untrackedFiles(deps, place.path)];
+    const uncommitted = [...(await diffFiles(deps, place.path, ['HEAD'], false)), ...(await untrackedFiles(deps, place.path))];
     report.committed = committed === null ? null : countChanges(committed);
     report.uncommitted = countChanges(uncommitted);
-    const all = [...committed ?? [], ...uncommitted];
+    const all = [...(committed ?? []), ...uncommitted];
     report.files = all.slice(0, MAX_WORKTREE_FILES);
     report.files_truncated = all.length > MAX_WORKTREE_FILES;
-    if (committed === null) report.changes_error = { code: 'base_commit_unknown', message: 'the branch has no reflog entry naming the commit it started from' };
+    if (committed === null)
+      report.changes_error = { code: 'base_commit_unknown', message: 'the branch has no reflog entry naming the commit it started from' };
   } catch (error) {
-    report.changes_error = error instanceof GitCallFailed
-      ? { code: error.code, message: error.message }
-      : { code: 'git_failed', message: error instanceof Error ? error.message : String(error) };
+    report.changes_error =
+      error instanceof GitCallFailed
+        ? { code: error.code, message: error.message }
+        : { code: 'git_failed', message: error instanceof Error ? error.message : String(error) };
   }
   return report;
 }

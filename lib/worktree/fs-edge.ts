@@ -31,7 +31,7 @@ export type GitAvailability = { available: boolean; git_version: string | null; 
 /** Whether worktree isolation can be offered: git found, and its version. */
 export function describeGit(git: GitRunnerSync, cwd: string): GitAvailability {
   const out = git(['--version'], cwd);
-  const version = out.ok ? /git version (\S+)/.exec(out.stdout)?.[1] ?? null : null;
+  const version = out.ok ? (/git version (\S+)/.exec(out.stdout)?.[1] ?? null) : null;
   return out.ok && version !== null
     ? { available: true, git_version: version, reason: null }
     : { available: false, git_version: null, reason: out.ok ? 'git --version printed no version' : out.code };

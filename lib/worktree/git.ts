@@ -13,7 +13,12 @@ export const GIT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
 export type GitOutcome =
   | { readonly ok: true; readonly stdout: string }
-  | { readonly ok: false; readonly code: 'git_not_found' | 'git_timeout' | 'git_output_too_large' | 'git_exit_nonzero'; readonly exitCode: number | null; readonly stderr: string };
+  | {
+      readonly ok: false;
+      readonly code: 'git_not_found' | 'git_timeout' | 'git_output_too_large' | 'git_exit_nonzero';
+      readonly exitCode: number | null;
+      readonly stderr: string;
+    };
 
 /** Runs `git <args>` in `cwd`. Never throws: failures are data. */
 export type GitRunner = (args: readonly string[], cwd: string) => Promise<GitOutcome>;
@@ -36,11 +41,18 @@ function gitEnv(env: Readonly<Record<string, string | undefined>>): NodeJS.Proce
 
 function classify(error: unknown, stdout: string, stderr: string, maxOutputBytes: number): GitOutcome {
   if (error === null || error === undefined) return { ok: true, stdout };
-  const e = error as NodeJS.ErrnoException & { killed?: boolean; signal?: string | null; code?: string | number | null; status?: number | null };
+  const e = error as NodeJS.ErrnoException & {
+    killed?: boolean;
+    signal?: string | null;
+    code?: string | number | null;
+    status?: number | null;
+  };
   const tail = String(stderr).slice(0, MAX_STDERR_CHARS);
   if (e.code === 'ENOENT') return { ok: false, code: 'git_not_found', exitCode: null, stderr: tail };
-  if (e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER' || (e.code === 'ENOBUFS') || Buffer.byteLength(stdout) > maxOutputBytes) return { ok: false, code: 'git_output_too_large', exitCode: null, stderr: tail };
-  if (e.killed === true || e.signal === 'SIGKILL' || e.code === 'ETIMEDOUT') return { ok: false, code: 'git_timeout', exitCode: null, stderr: tail };
+  if (e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER' || e.code === 'ENOBUFS' || Buffer.byteLength(stdout) > maxOutputBytes)
+    return { ok: false, code: 'git_output_too_large', exitCode: null, stderr: tail };
+  if (e.killed === true || e.signal === 'SIGKILL' || e.code === 'ETIMEDOUT')
+    return { ok: false, code: 'git_timeout', exitCode: null, stderr: tail };
   const exitCode = typeof e.code === 'number' ? e.code : typeof e.status === 'number' ? e.status : null;
   return { ok: false, code: 'git_exit_nonzero', exitCode, stderr: tail };
 }
@@ -49,12 +61,18 @@ export function createGitRunner(options: GitRunnerOptions): GitRunner {
   const timeout = options.timeoutMs ?? GIT_TIMEOUT_MS;
   const maxBuffer = options.maxOutputBytes ?? GIT_MAX_OUTPUT_BYTES;
   const env = gitEnv(options.env);
-  return (args, cwd) => new Promise((resolve) => {
-    execFile(options.bin ?? 'git', [...args], { cwd, env, timeout, maxBuffer, killSignal: 'SIGKILL', encoding: 'utf8', windowsHide: true, shell: false }, (error, stdout, stderr) => {
-      // The callback runs after the child exited and was reaped.
-      resolve(classify(error, String(stdout), String(stderr), maxBuffer));
+  return (args, cwd) =>
+    new Promise((resolve) => {
+      execFile(
+        options.bin ?? 'git',
+        [...args],
+        { cwd, env, timeout, maxBuffer, killSignal: 'SIGKILL', encoding: 'utf8', windowsHide: true, shell: false },
+        (error, stdout, stderr) => {
+          // The callback runs after the child exited and was reaped.
+          resolve(classify(error, String(stdout), String(stderr), maxBuffer));
+        },
+      );
     });
-  });
 }
 
 /** The same, synchronous: for the checks made before a run is started (two calls of a few ms). */
@@ -64,7 +82,17 @@ export function createGitRunnerSync(options: GitRunnerOptions): GitRunnerSync {
   const env = gitEnv(options.env);
   return (args, cwd) => {
     try {
-      const stdout = execFileSync(options.bin ?? 'git', [...args], { cwd, env, timeout, maxBuffer, killSignal: 'SIGKILL', encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true, shell: false });
+      const stdout = execFileSync(options.bin ?? 'git', [...args], {
+        cwd,
+        env,
+        timeout,
+        maxBuffer,
+        killSignal: 'SIGKILL',
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        windowsHide: true,
+        shell: false,
+      });
       return { ok: true, stdout };
     } catch (error) {
       const e = error as { stdout?: unknown; stderr?: unknown };

@@ -34,11 +34,16 @@ export function worktreeFromCwd(cwd: string): WorktreePlace | null {
 /** The message of a failed git call: its code, never a caller's value. */
 export function gitFailure(outcome: Exclude<GitOutcome, { ok: true }>): string {
   switch (outcome.code) {
-    case 'git_not_found': return 'git was not found on PATH';
-    case 'git_timeout': return 'git did not answer in time';
-    case 'git_output_too_large': return 'git printed more than its output bound';
-    case 'git_exit_nonzero': return `git exited ${String(outcome.exitCode)}`;
-    default: return assertNever(outcome.code);
+    case 'git_not_found':
+      return 'git was not found on PATH';
+    case 'git_timeout':
+      return 'git did not answer in time';
+    case 'git_output_too_large':
+      return 'git printed more than its output bound';
+    case 'git_exit_nonzero':
+      return `git exited ${String(outcome.exitCode)}`;
+    default:
+      return assertNever(outcome.code);
   }
 }
 
@@ -50,17 +55,31 @@ export function gitFailure(outcome: Exclude<GitOutcome, { ok: true }>): string {
 export function checkWorktreeRequest(git: GitRunnerSync, cwd: string, name: string, exists: (path: string) => boolean): WorktreePlace {
   const top = git(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], cwd);
   if (!top.ok) {
-    if (top.code === 'git_exit_nonzero') throw new ToolError('invalid_arguments', 'worktree needs cwd to be inside a git repository', '/worktree');
+    if (top.code === 'git_exit_nonzero')
+      throw new ToolError('invalid_arguments', 'worktree needs cwd to be inside a git repository', '/worktree');
     throw new ToolError('invalid_arguments', `worktree cannot be checked: ${gitFailure(top)}`, '/worktree');
   }
   const [toplevel] = top.stdout.split('\n');
-  if (toplevel === undefined || toplevel === '') throw new ToolError('invalid_arguments', 'worktree needs cwd to be inside a git work tree (not a bare repository)', '/worktree');
-  if (worktreeFromCwd(toplevel) !== null) throw new ToolError('invalid_arguments', `cwd is inside a run's worktree (${WORKTREE_DIR}); pass the repository's main checkout as cwd`, '/worktree');
+  if (toplevel === undefined || toplevel === '')
+    throw new ToolError('invalid_arguments', 'worktree needs cwd to be inside a git work tree (not a bare repository)', '/worktree');
+  if (worktreeFromCwd(toplevel) !== null)
+    throw new ToolError(
+      'invalid_arguments',
+      `cwd is inside a run's worktree (${WORKTREE_DIR}); pass the repository's main checkout as cwd`,
+      '/worktree',
+    );
   const place = worktreePlace(toplevel, name);
-  if (exists(place.path)) throw new ToolError('invalid_arguments', `worktree ${name} exists already (${WORKTREE_DIR}/${name}); choose another name, or resume its conversation without worktree`, '/worktree');
+  if (exists(place.path))
+    throw new ToolError(
+      'invalid_arguments',
+      `worktree ${name} exists already (${WORKTREE_DIR}/${name}); choose another name, or resume its conversation without worktree`,
+      '/worktree',
+    );
   const branch = git(['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`], cwd);
-  if (branch.ok) throw new ToolError('invalid_arguments', `branch ${place.branch} exists already; choose another worktree name`, '/worktree');
+  if (branch.ok)
+    throw new ToolError('invalid_arguments', `branch ${place.branch} exists already; choose another worktree name`, '/worktree');
   const head = git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], cwd);
-  if (!head.ok) throw new ToolError('invalid_arguments', 'worktree needs a repository with at least one commit (HEAD names none)', '/worktree');
+  if (!head.ok)
+    throw new ToolError('invalid_arguments', 'worktree needs a repository with at least one commit (HEAD names none)', '/worktree');
   return place;
 }

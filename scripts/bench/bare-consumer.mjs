@@ -12,13 +12,18 @@ let bytes = 0;
 let events = 0;
 let stderr = '';
 child.stderr.setEncoding('utf8');
-child.stderr.on('data', (c) => { stderr += c; });
+child.stderr.on('data', (c) => {
+  stderr += c;
+});
 child.stdout.on('data', (chunk) => {
   bytes += chunk.length;
   let buf = carry === null ? chunk : Buffer.concat([carry, chunk]);
   let start = 0;
   for (let nl = buf.indexOf(10, start); nl !== -1; nl = buf.indexOf(10, start)) {
-    if (nl > start) { JSON.parse(buf.toString('utf8', start, nl)); events++; }
+    if (nl > start) {
+      JSON.parse(buf.toString('utf8', start, nl));
+      events++;
+    }
     start = nl + 1;
   }
   carry = start < buf.length ? buf.subarray(start) : null;

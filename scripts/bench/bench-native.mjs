@@ -15,17 +15,60 @@ const SESSION = randomUUID();
 const mono = () => Number(process.hrtime.bigint()) / 1e6;
 
 const base = () => ({ session_id: SESSION, parent_tool_use_id: null, uuid: randomUUID() });
-const delta = (text, msg) => ({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, ...base(), api_message_id: msg });
+const delta = (text, msg) => ({
+  type: 'stream_event',
+  event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
+  ...base(),
+  api_message_id: msg,
+});
 const stream = (event, msg) => ({ type: 'stream_event', event, ...base(), api_message_id: msg });
-const usage = { input_tokens: 12257, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 6, service_tier: 'standard' };
-const init = () => ({ type: 'system', subtype: 'init', cwd: process.cwd(), ...base(), tools: ['Task', 'Bash', 'Edit', 'Read', 'Write'], mcp_servers: [], model: 'claude-opus-5-5', permissionMode: 'dontAsk', apiKeySource: 'ANTHROPIC_API_KEY', claude_code_version: '2.1.332' });
-const result = (text) => ({ type: 'result', subtype: 'success', is_error: false, api_error_status: null, duration_ms: 187, duration_api_ms: 49, num_turns: 1, result: text, stop_reason: 'end_turn', terminal_reason: 'completed', ...base(), total_cost_usd: 0.049148, usage, modelUsage: {}, permission_denials: [] });
+const usage = {
+  input_tokens: 12257,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  output_tokens: 6,
+  service_tier: 'standard',
+};
+const init = () => ({
+  type: 'system',
+  subtype: 'init',
+  cwd: process.cwd(),
+  ...base(),
+  tools: ['Task', 'Bash', 'Edit', 'Read', 'Write'],
+  mcp_servers: [],
+  model: 'claude-opus-5-5',
+  permissionMode: 'dontAsk',
+  apiKeySource: 'ANTHROPIC_API_KEY',
+  claude_code_version: '2.1.332',
+});
+const result = (text) => ({
+  type: 'result',
+  subtype: 'success',
+  is_error: false,
+  api_error_status: null,
+  duration_ms: 187,
+  duration_api_ms: 49,
+  num_turns: 1,
+  result: text,
+  stop_reason: 'end_turn',
+  terminal_reason: 'completed',
+  ...base(),
+  total_cost_usd: 0.049148,
+  usage,
+  modelUsage: {},
+  permission_denials: [],
+});
 const WORDS = 'the adapter relays every partial message of the model as one line of stream json and keeps a bounded ring'.split(' ');
 
 /** One assistant turn of `deltas` text deltas, as newline-terminated JSON. */
 function turn(n, deltas) {
   const msg = `msg_bench_${n}`;
-  const lines = [stream({ type: 'message_start', message: { id: msg, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [], usage } }, msg)];
+  const lines = [
+    stream(
+      { type: 'message_start', message: { id: msg, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [], usage } },
+      msg,
+    ),
+  ];
   lines.push(stream({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, msg));
   let text = '';
   for (let i = 0; i < deltas; i++) {
@@ -33,8 +76,24 @@ function turn(n, deltas) {
     text += piece;
     lines.push(delta(piece, msg));
   }
-  lines.push({ type: 'assistant', message: { id: msg, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [{ type: 'text', text }], stop_reason: null, usage }, ...base() });
-  lines.push(stream({ type: 'content_block_stop', index: 0 }, msg), stream({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 6 } }, msg), stream({ type: 'message_stop' }, msg));
+  lines.push({
+    type: 'assistant',
+    message: {
+      id: msg,
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-opus-5-5',
+      content: [{ type: 'text', text }],
+      stop_reason: null,
+      usage,
+    },
+    ...base(),
+  });
+  lines.push(
+    stream({ type: 'content_block_stop', index: 0 }, msg),
+    stream({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 6 } }, msg),
+    stream({ type: 'message_stop' }, msg),
+  );
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 }
 
@@ -49,8 +108,14 @@ function floodBytes(bytes) {
   return parts.join('');
 }
 
-const write = (text) => new Promise((resolve) => { if (process.stdout.write(text)) resolve(); else process.stdout.once('drain', resolve); });
-const finish = (code) => { process.stdout.write('', () => process.exit(code)); };
+const write = (text) =>
+  new Promise((resolve) => {
+    if (process.stdout.write(text)) resolve();
+    else process.stdout.once('drain', resolve);
+  });
+const finish = (code) => {
+  process.stdout.write('', () => process.exit(code));
+};
 
 async function main() {
   if (argv.includes('--version')) return void process.stdout.write('2.1.332 (Claude Code)\n');

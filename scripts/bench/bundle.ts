@@ -15,6 +15,10 @@ function newestSourceMs(dir: string): number {
 export async function ensureBundle(tempDir: string, log: (line: string) => void): Promise<string> {
   const dist = join(ROOT, 'dist', BUNDLE_NAME);
   if (existsSync(dist) && statSync(dist).mtimeMs >= newestSourceMs(join(ROOT, 'lib'))) return dist;
-  log(existsSync(dist) ? 'dist/ bundle is older than lib/: building a fresh one into a temp dir' : 'no dist/ bundle: building one into a temp dir');
+  log(
+    existsSync(dist)
+      ? 'dist/ bundle is older than lib/: building a fresh one into a temp dir'
+      : 'no dist/ bundle: building one into a temp dir',
+  );
   return (await buildBundle(join(tempDir, 'dist'))).file;
 }

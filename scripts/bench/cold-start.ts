@@ -43,11 +43,20 @@ export interface ColdStartResult {
 const INIT_LINE = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INITIALIZE_PARAMS })}\n`;
 /** Claude Code 2.1.332's probe: written at spawn, answered or not within its deadline (docs/protocol.md). */
 const DISCOVER_LINE = `${JSON.stringify({
-  jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: { _meta: {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientInfo': { name: 'claude-code', version: '2.1.332' },
-    'io.modelcontextprotocol/clientCapabilities': { roots: { listChanged: true }, elicitation: { form: {}, url: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } },
-  } },
+  jsonrpc: '2.0',
+  id: 'server-discover-probe-1',
+  method: 'server/discover',
+  params: {
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'claude-code', version: '2.1.332' },
+      'io.modelcontextprotocol/clientCapabilities': {
+        roots: { listChanged: true },
+        elicitation: { form: {}, url: {} },
+        extensions: { 'io.modelcontextprotocol/tasks': {} },
+      },
+    },
+  },
 })}\n`;
 const LIST_LINES = `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`;
 
@@ -89,28 +98,44 @@ function timeInitialize(script: string, env: NodeJS.ProcessEnv, cwd: string, lis
       const lines = out.split('\n').slice(0, -1);
       if (Number.isNaN(initMs) && lines.length >= 1) {
         initMs = performance.now() - started;
-        if (!out.startsWith('{') || !(lines[0] ?? '').includes('"result"')) reject(new Error(`${script}: unexpected answer ${out.slice(0, 200)}`));
+        if (!out.startsWith('{') || !(lines[0] ?? '').includes('"result"'))
+          reject(new Error(`${script}: unexpected answer ${out.slice(0, 200)}`));
         if (list) child.stdin.write(LIST_LINES);
         else child.stdin.end();
       }
       if (list && Number.isNaN(listMs) && lines.length >= 2) {
         listMs = performance.now() - started;
-        if (!(lines[1] ?? '').includes('"tools"')) reject(new Error(`${script}: unexpected tools/list answer ${(lines[1] ?? '').slice(0, 200)}`));
+        if (!(lines[1] ?? '').includes('"tools"'))
+          reject(new Error(`${script}: unexpected tools/list answer ${(lines[1] ?? '').slice(0, 200)}`));
         child.stdin.end();
       }
     });
-    child.once('exit', () => (Number.isNaN(initMs) || (list && Number.isNaN(listMs)) ? reject(new Error(`${script} exited without answering`)) : resolve({ initMs, listMs })));
+    child.once('exit', () =>
+      Number.isNaN(initMs) || (list && Number.isNaN(listMs))
+        ? reject(new Error(`${script} exited without answering`))
+        : resolve({ initMs, listMs }),
+    );
     child.stdin.write(first);
   });
 }
 
-export async function benchColdStart(options: { bundle: string; sdkServer: string; stdioFloor: string; env: NodeJS.ProcessEnv; cwd: string; samples: number }): Promise<ColdStartResult> {
+export async function benchColdStart(options: {
+  bundle: string;
+  sdkServer: string;
+  stdioFloor: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  samples: number;
+}): Promise<ColdStartResult> {
   const floor: number[] = [];
   const stdioFloor: number[] = [];
   const parseOnly: number[] = [];
   const parseOnlyFile = join(options.cwd, 'parse-only.cjs');
   const bundleCode = readFileSync(options.bundle, 'utf8').replace(/^#!.*\n/, '');
-  writeFileSync(parseOnlyFile, `${readFileSync(options.stdioFloor, 'utf8').replace(/^#!.*\n/, '')}\nfunction neverCalled() {\n${bundleCode}\n}\n`);
+  writeFileSync(
+    parseOnlyFile,
+    `${readFileSync(options.stdioFloor, 'utf8').replace(/^#!.*\n/, '')}\nfunction neverCalled() {\n${bundleCode}\n}\n`,
+  );
   const bundle: Answered[] = [];
   const sdk: Answered[] = [];
   const discover: number[] = [];

@@ -28,7 +28,9 @@ function runChild(file: string, args: readonly string[], env: NodeJS.ProcessEnv,
     const child = spawn(file, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (c: string) => { out += c; });
+    child.stdout.on('data', (c: string) => {
+      out += c;
+    });
     child.once('error', reject);
     child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${file} exited ${String(code)}`))));
   });
@@ -36,7 +38,14 @@ function runChild(file: string, args: readonly string[], env: NodeJS.ProcessEnv,
 
 const MIB = 1024 * 1024;
 
-export async function benchIngest(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string; bytes: number; samples: number }): Promise<IngestResult> {
+export async function benchIngest(options: {
+  bundle: string;
+  native: string;
+  env: NodeJS.ProcessEnv;
+  dir: string;
+  bytes: number;
+  samples: number;
+}): Promise<IngestResult> {
   const { bundle, native, env, dir } = options;
   const flood = join(dir, 'flood.jsonl');
   await runChild(process.execPath, [native, '--write-flood', flood, String(options.bytes)], env, dir);
@@ -53,9 +62,17 @@ export async function benchIngest(options: { bundle: string; native: string; env
       const { isError, result: summary } = toolResult(response);
       if (isError) throw new Error(`flood run failed: ${JSON.stringify(summary).slice(0, 2000)}`);
       // The stand-in's start instant (its stderr tail) and the event count are in the full result only.
-      const { result } = toolResult((await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: summary['run_id'], detail: 'full' } })).response);
+      const { result } = toolResult(
+        (await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: summary['run_id'], detail: 'full' } }))
+          .response,
+      );
       const startedAt = Number(/bench-start (\S+)/.exec(String(result['stderr_tail']))?.[1]);
-      const bare = JSON.parse(await runChild(process.execPath, [BARE, native, '-p', '--', `file:${flood}`], env, dir)) as { bytes: number; events: number; startedAt: number; doneAt: number };
+      const bare = JSON.parse(await runChild(process.execPath, [BARE, native, '-p', '--', `file:${flood}`], env, dir)) as {
+        bytes: number;
+        events: number;
+        startedAt: number;
+        doneAt: number;
+      };
       if (i === 0) continue; // warm-up
       bytes = bare.bytes;
       events = Number(result['events_total']);

@@ -15,14 +15,25 @@ export interface IsolatedBenches {
 
 const SELF = fileURLToPath(import.meta.url);
 
-export function runIsolated<K extends keyof IsolatedBenches>(bench: K, options: IsolatedBenches[K]['options']): Promise<IsolatedBenches[K]['result']> {
+export function runIsolated<K extends keyof IsolatedBenches>(
+  bench: K,
+  options: IsolatedBenches[K]['options'],
+): Promise<IsolatedBenches[K]['result']> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), SELF, bench, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), SELF, bench, JSON.stringify(options)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (c: string) => { out += c; });
+    child.stdout.on('data', (c: string) => {
+      out += c;
+    });
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(out) as IsolatedBenches[K]['result']) : reject(new Error(`${bench} benchmark exited ${String(code)}`))));
+    child.once('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as IsolatedBenches[K]['result'])
+        : reject(new Error(`${bench} benchmark exited ${String(code)}`)),
+    );
   });
 }
 

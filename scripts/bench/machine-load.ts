@@ -38,12 +38,27 @@ export function countProcesses(): number {
 export async function startMachineLoad(processes: number, busyLoops: number): Promise<MachineLoad> {
   const idle = Math.max(0, Math.min(MACHINE_LOAD_MAX_PROCESSES, processes - countProcesses() - 1));
   const busy = Math.min(busyLoops, MACHINE_LOAD_MAX_PROCESSES - idle);
-  const child = spawn('perl', ['-e', SCRIPT, String(idle), String(busy), String(MACHINE_LOAD_MAX_S)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => { child.once('close', () => { resolve(); }); });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.once('data', () => { resolve(); });
-    child.once('error', reject);
-    child.once('close', () => { reject(new Error('machine load: perl exited before it was ready')); });
+  const child = spawn('perl', ['-e', SCRIPT, String(idle), String(busy), String(MACHINE_LOAD_MAX_S)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
-  return { stop: async () => { child.stdin.end(); await exited; } };
+  const exited = new Promise<void>((resolve) => {
+    child.once('close', () => {
+      resolve();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => {
+      resolve();
+    });
+    child.once('error', reject);
+    child.once('close', () => {
+      reject(new Error('machine load: perl exited before it was ready'));
+    });
+  });
+  return {
+    stop: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
 }

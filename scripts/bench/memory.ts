@@ -44,19 +44,40 @@ const EMPTY_PROMPT = 'fill:0:0';
 const FLOOD_MS = 1500;
 const PROBE = fileURLToPath(new URL('./memory-probe.ts', import.meta.url));
 
-function probe(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string }): Promise<{ idle: number; filled: number; end: number }> {
+function probe(options: {
+  bundle: string;
+  native: string;
+  env: NodeJS.ProcessEnv;
+  dir: string;
+}): Promise<{ idle: number; filled: number; end: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', import.meta.resolve('tsx'), PROBE, options.bundle, options.native, String(FINAL_BYTES), String(FLOOD_MS)], { cwd: options.dir, env: options.env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--expose-gc', '--import', import.meta.resolve('tsx'), PROBE, options.bundle, options.native, String(FINAL_BYTES), String(FLOOD_MS)],
+      { cwd: options.dir, env: options.env, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (c: string) => { out += c; });
+    child.stdout.on('data', (c: string) => {
+      out += c;
+    });
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(out) as { idle: number; filled: number; end: number }) : reject(new Error(`memory probe exited ${String(code)}`))));
+    child.once('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as { idle: number; filled: number; end: number })
+        : reject(new Error(`memory probe exited ${String(code)}`)),
+    );
   });
 }
 
-async function once(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string }, prompt: string): Promise<{ idle: number; peak: number; after: number }> {
-  const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', options.native], { env: options.env, cwd: options.dir });
+async function once(
+  options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string },
+  prompt: string,
+): Promise<{ idle: number; peak: number; after: number }> {
+  const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', options.native], {
+    env: options.env,
+    cwd: options.dir,
+  });
   try {
     await server.request('tools/list');
     await delay(300);
@@ -64,14 +85,20 @@ async function once(options: { bundle: string; native: string; env: NodeJS.Proce
     server.resetPeak();
     for (let i = 0; i < MAX_RETAINED_RUNS; i++) {
       const { isError, result } = toolResult((await server.request('tools/call', { name: 'claude.run', arguments: { prompt } })).response);
-      if (isError || (prompt === FULL_PROMPT && Number(result['final_bytes'] ?? FINAL_BYTES) <= 0)) throw new Error(`fill run failed: ${JSON.stringify(result).slice(0, 500)}`);
+      if (isError || (prompt === FULL_PROMPT && Number(result['final_bytes'] ?? FINAL_BYTES) <= 0))
+        throw new Error(`fill run failed: ${JSON.stringify(result).slice(0, 500)}`);
     }
-    const started = await Promise.all(Array.from({ length: MAX_ACTIVE_RUNS }, () =>
-      server.request('tools/call', { name: 'claude.run.start', arguments: { prompt: `timed:${FLOOD_MS}` } })));
+    const started = await Promise.all(
+      Array.from({ length: MAX_ACTIVE_RUNS }, () =>
+        server.request('tools/call', { name: 'claude.run.start', arguments: { prompt: `timed:${FLOOD_MS}` } }),
+      ),
+    );
     const ids = started.map(({ response }) => String(toolResult(response).result['run_id']));
     for (const runId of ids) {
       for (;;) {
-        const { isError, result } = toolResult((await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: 30 } })).response);
+        const { isError, result } = toolResult(
+          (await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: 30 } })).response,
+        );
         if (result['completed'] === true) {
           if (isError) throw new Error(`flood run failed: ${JSON.stringify(result).slice(0, 500)}`);
           break;
@@ -85,7 +112,13 @@ async function once(options: { bundle: string; native: string; env: NodeJS.Proce
   }
 }
 
-export async function benchMemory(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string; samples: number }): Promise<MemoryResult> {
+export async function benchMemory(options: {
+  bundle: string;
+  native: string;
+  env: NodeJS.ProcessEnv;
+  dir: string;
+  samples: number;
+}): Promise<MemoryResult> {
   const runs: { idle: number; peak: number; after: number }[] = [];
   const empty: number[] = [];
   const live: number[] = [];

@@ -16,8 +16,17 @@ export interface ProgressLatencyResult {
 
 const INTERVAL_MS = 10;
 
-export async function benchProgressLatency(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string; events: number }): Promise<ProgressLatencyResult> {
-  const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', options.native], { env: options.env, cwd: options.dir });
+export async function benchProgressLatency(options: {
+  bundle: string;
+  native: string;
+  env: NodeJS.ProcessEnv;
+  dir: string;
+  events: number;
+}): Promise<ProgressLatencyResult> {
+  const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', options.native], {
+    env: options.env,
+    cwd: options.dir,
+  });
   const latencies: number[] = [];
   server.onNotification((message, at) => {
     if (message['method'] !== 'notifications/progress') return;
@@ -36,6 +45,13 @@ export async function benchProgressLatency(options: { bundle: string; native: st
   } finally {
     await server.close();
   }
-  if (latencies.length !== options.events) throw new Error(`expected ${options.events} stamped progress notifications, got ${latencies.length}`);
-  return { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: Math.max(...latencies), events: latencies.length, intervalMs: INTERVAL_MS };
+  if (latencies.length !== options.events)
+    throw new Error(`expected ${options.events} stamped progress notifications, got ${latencies.length}`);
+  return {
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    maxMs: Math.max(...latencies),
+    events: latencies.length,
+    intervalMs: INTERVAL_MS,
+  };
 }

@@ -55,19 +55,36 @@ const SPARE_WAIT_MS = 10_000;
 
 export function benchRealTurn(options: RealTurnOptions): Promise<RealTurnResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [NETNS, '--require', '--', process.execPath, '--import', import.meta.resolve('tsx'), SELF, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [NETNS, '--require', '--', process.execPath, '--import', import.meta.resolve('tsx'), SELF, JSON.stringify(options)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (c: string) => { out += c; });
+    child.stdout.on('data', (c: string) => {
+      out += c;
+    });
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(out) as RealTurnResult) : reject(new Error(`real-turn benchmark exited ${String(code)}`))));
+    child.once('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as RealTurnResult) : reject(new Error(`real-turn benchmark exited ${String(code)}`)),
+    );
   });
 }
 
 /** Wall-clock (epoch ms) span of one turn, to place it against the fake API's arrival stamps. */
-interface Span { readonly startEpochMs: number; readonly endEpochMs: number }
+interface Span {
+  readonly startEpochMs: number;
+  readonly endEpochMs: number;
+}
 
-function timeProcess(file: string, args: readonly string[], env: Record<string, string>, cwd: string, span?: (s: Span) => void): Promise<number> {
+function timeProcess(
+  file: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  cwd: string,
+  span?: (s: Span) => void,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const startEpochMs = Date.now();
@@ -92,7 +109,9 @@ function childrenOf(parent: number): number[] {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(fields[1]) === parent && fields[0] !== 'Z') found.push(Number(name));
-    } catch { /* gone meanwhile */ }
+    } catch {
+      /* gone meanwhile */
+    }
   }
   return found;
 }
@@ -143,7 +162,14 @@ async function measure(options: RealTurnOptions): Promise<RealTurnResult> {
   const fake = await startFakeAnthropic({ scenario: { kind: 'text' } });
   const sandbox = await createNativeSandbox({ baseUrl: fake.url });
   const bin = realClaudeBin();
-  const argv = buildNativeArgv({ tree: CLI_TREE, outputMode: 'stream-json', permissionMode: 'dontAsk', options: {}, prompt: PROMPT, promptViaStdin: false });
+  const argv = buildNativeArgv({
+    tree: CLI_TREE,
+    outputMode: 'stream-json',
+    permissionMode: 'dontAsk',
+    options: {},
+    prompt: PROMPT,
+    promptViaStdin: false,
+  });
   const nativeEnv = getNativeEnv(sandbox.env, ADAPTER_VERSION);
   const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', bin], { env: sandbox.env, cwd: sandbox.cwd });
   try {
@@ -168,14 +194,16 @@ async function measure(options: RealTurnOptions): Promise<RealTurnResult> {
     const before = { bare: [] as number[], adapter: [] as number[] };
     const after = { bare: [] as number[], adapter: [] as number[] };
     /** The API requests that arrived during `span`: how long before the first and after the last. */
-    const place = (into: 'bare' | 'adapter', seen: number) => (span: Span): void => {
-      const turn = fake.requests.slice(seen);
-      const first = turn[0];
-      const last = turn.at(-1);
-      if (first === undefined || last === undefined) return;
-      before[into].push(first.receivedAtEpochMs - span.startEpochMs);
-      after[into].push(span.endEpochMs - last.receivedAtEpochMs);
-    };
+    const place =
+      (into: 'bare' | 'adapter', seen: number) =>
+      (span: Span): void => {
+        const turn = fake.requests.slice(seen);
+        const first = turn[0];
+        const last = turn.at(-1);
+        if (first === undefined || last === undefined) return;
+        before[into].push(first.receivedAtEpochMs - span.startEpochMs);
+        after[into].push(span.endEpochMs - last.receivedAtEpochMs);
+      };
     let spareMemory: { rss: number; pss: number } | null = null;
     for (let i = 0; i < options.samples; i++) {
       version.push(await timeProcess(bin, ['--version'], nativeEnv, sandbox.cwd));
@@ -192,9 +220,17 @@ async function measure(options: RealTurnOptions): Promise<RealTurnResult> {
       added.push(a - b);
     }
     return {
-      adapterMs: median(adapter), bareMs: median(bare), ratio: median(ratios), addedMs: median(added), versionMs: median(version),
-      addedBeforeApiMs: median(before.adapter) - median(before.bare), addedAfterApiMs: median(after.adapter) - median(after.bare),
-      spareRounds, samples: options.samples, spareRssBytes: spareMemory?.rss ?? null, sparePssBytes: spareMemory?.pss ?? null,
+      adapterMs: median(adapter),
+      bareMs: median(bare),
+      ratio: median(ratios),
+      addedMs: median(added),
+      versionMs: median(version),
+      addedBeforeApiMs: median(before.adapter) - median(before.bare),
+      addedAfterApiMs: median(after.adapter) - median(after.bare),
+      spareRounds,
+      samples: options.samples,
+      spareRssBytes: spareMemory?.rss ?? null,
+      sparePssBytes: spareMemory?.pss ?? null,
     };
   } finally {
     await server.close();

@@ -33,14 +33,26 @@ const TASK_META = {
 /** Pause between requests so the client measures latency rather than saturating the server itself. */
 const GAP_MS = 2;
 
-export async function benchResponsiveness(options: { bundle: string; native: string; env: NodeJS.ProcessEnv; dir: string; floodMs: number }): Promise<ResponsivenessResult> {
-  const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', options.native], { env: options.env, cwd: options.dir });
+export async function benchResponsiveness(options: {
+  bundle: string;
+  native: string;
+  env: NodeJS.ProcessEnv;
+  dir: string;
+  floodMs: number;
+}): Promise<ResponsivenessResult> {
+  const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', options.native], {
+    env: options.env,
+    cwd: options.dir,
+  });
   const polls: number[] = [];
   const pings: number[] = [];
   const taskGets: number[] = [];
   try {
-    const started = await Promise.all(Array.from({ length: MAX_ACTIVE_RUNS }, () =>
-      server.request('tools/call', { name: 'claude.run', arguments: { prompt: `timed:${options.floodMs}` }, _meta: TASK_META })));
+    const started = await Promise.all(
+      Array.from({ length: MAX_ACTIVE_RUNS }, () =>
+        server.request('tools/call', { name: 'claude.run', arguments: { prompt: `timed:${options.floodMs}` }, _meta: TASK_META }),
+      ),
+    );
     const ids = started.map(({ response }) => {
       const task = response['result'] as Record<string, unknown> | undefined;
       if (task?.['resultType'] !== 'task') throw new Error(`claude.run did not return a task: ${JSON.stringify(response).slice(0, 500)}`);
@@ -50,7 +62,9 @@ export async function benchResponsiveness(options: { bundle: string; native: str
     for (let streaming = 0; streaming < ids.length;) {
       streaming = 0;
       for (const id of ids) {
-        const { result } = toolResult((await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: id } })).response);
+        const { result } = toolResult(
+          (await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: id } })).response,
+        );
         if (result['state'] === 'running') streaming++;
         else if (result['completed'] === true) throw new Error(`run ${id} ended before all four streamed; raise floodMs`);
       }
@@ -61,7 +75,10 @@ export async function benchResponsiveness(options: { bundle: string; native: str
     for (let i = 0; running > 0; i++) {
       const runId = ids[i % ids.length] as string;
       const cursor = cursors.get(runId);
-      const events = await server.request('tools/call', { name: 'claude.run.events', arguments: { run_id: runId, limit: 50, ...(cursor ? { cursor } : {}) } });
+      const events = await server.request('tools/call', {
+        name: 'claude.run.events',
+        arguments: { run_id: runId, limit: 50, ...(cursor ? { cursor } : {}) },
+      });
       cursors.set(runId, String(toolResult(events.response).result['next_cursor']));
       polls.push(events.ms);
       await delay(GAP_MS);
@@ -72,13 +89,16 @@ export async function benchResponsiveness(options: { bundle: string; native: str
       pings.push(ping.ms);
       await delay(GAP_MS);
       const task = await server.request('tasks/get', { taskId: runId, _meta: TASK_META });
-      if ((task.response['result'] as Record<string, unknown> | undefined)?.['taskId'] !== runId) throw new Error(`tasks/get failed: ${JSON.stringify(task.response).slice(0, 500)}`);
+      if ((task.response['result'] as Record<string, unknown> | undefined)?.['taskId'] !== runId)
+        throw new Error(`tasks/get failed: ${JSON.stringify(task.response).slice(0, 500)}`);
       taskGets.push(task.ms);
       await delay(GAP_MS);
       if (i % ids.length === ids.length - 1) {
         running = 0;
         for (const id of ids) {
-          const { result: r } = toolResult((await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: id } })).response);
+          const { result: r } = toolResult(
+            (await server.request('tools/call', { name: 'claude.run.result', arguments: { run_id: id } })).response,
+          );
           if (r['completed'] !== true) running++;
         }
       }

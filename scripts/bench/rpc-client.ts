@@ -36,7 +36,9 @@ export function startRpcServer(file: string, args: readonly string[], options: {
   let nextId = 1;
   let carry = '';
   child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-8192); });
+  child.stderr.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-8192);
+  });
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (chunk: string) => {
     const at = monoMs();
@@ -55,9 +57,12 @@ export function startRpcServer(file: string, args: readonly string[], options: {
       }
     }
   });
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => resolve()); });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+  });
   child.once('exit', (code, signal) => {
-    for (const entry of pending.values()) entry.resolve({ error: { message: `server exited (${String(code ?? signal)}): ${stderr}` }, __ms: Number.NaN });
+    for (const entry of pending.values())
+      entry.resolve({ error: { message: `server exited (${String(code ?? signal)}): ${stderr}` }, __ms: Number.NaN });
     pending.clear();
   });
 
@@ -85,9 +90,13 @@ export function startRpcServer(file: string, args: readonly string[], options: {
     notify(method, params) {
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method, ...(params ? { params } : {}) })}\n`);
     },
-    onNotification(listener) { listeners.push(listener); },
+    onNotification(listener) {
+      listeners.push(listener);
+    },
     rss: () => ({ rss: statusField('VmRSS'), hwm: statusField('VmHWM') }),
-    resetPeak() { writeFileSync(`/proc/${pid}/clear_refs`, '5'); },
+    resetPeak() {
+      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    },
     async close() {
       child.stdin.end();
       await exited;
@@ -96,7 +105,11 @@ export function startRpcServer(file: string, args: readonly string[], options: {
 }
 
 /** Starts a server and completes the MCP handshake. */
-export async function startInitialized(file: string, args: readonly string[], options: { env: NodeJS.ProcessEnv; cwd: string }): Promise<RpcServer> {
+export async function startInitialized(
+  file: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; cwd: string },
+): Promise<RpcServer> {
   const server = startRpcServer(file, args, options);
   const { response } = await server.request('initialize', INITIALIZE_PARAMS);
   if (!('result' in response)) throw new Error(`initialize failed: ${JSON.stringify(response)}`);

@@ -65,7 +65,13 @@ async function timeline(mode: 'sequential' | 'overlapped', fake: string, rec: Re
   const t0 = monoMs();
   let supervisor: PreparedSupervisor | null = mode === 'overlapped' ? prepareSupervisor(command) : null;
   const prober = supervisor ?? prepareSupervisor(command);
-  await assertNativeVersion({ bin: fake, tree: CLI_TREE, timeoutMs: 10_000, query: (q) => prober.probe({ file: fake, args: q.args, cwd: rec.cwd, env: rec.env, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes }) });
+  await assertNativeVersion({
+    bin: fake,
+    tree: CLI_TREE,
+    timeoutMs: 10_000,
+    query: (q) =>
+      prober.probe({ file: fake, args: q.args, cwd: rec.cwd, env: rec.env, timeoutMs: q.timeoutMs, maxStdoutBytes: q.maxStdoutBytes }),
+  });
   const t1 = monoMs();
   if (supervisor === null) await prober.dispose();
   supervisor ??= prepareSupervisor(command);
@@ -95,7 +101,13 @@ const medianSplit = (splits: readonly Split[]): Split => ({
   totalMs: median(splits.map((s) => s.totalMs)),
 });
 
-export async function benchRunOverhead(options: { bundle: string; fake: string; env: NodeJS.ProcessEnv; dir: string; samples: number }): Promise<RunOverheadResult> {
+export async function benchRunOverhead(options: {
+  bundle: string;
+  fake: string;
+  env: NodeJS.ProcessEnv;
+  dir: string;
+  samples: number;
+}): Promise<RunOverheadResult> {
   const { bundle, fake, env, dir } = options;
   const serverArgs = [bundle, '--claude-bin', fake];
   // Learn the exact native argv/env/cwd the adapter uses from one recorded run.
@@ -111,8 +123,18 @@ export async function benchRunOverhead(options: { bundle: string; fake: string; 
   // The supervisor alone, bundled the same way, to see what loading the whole bundle costs it.
   const supervisorOnly = join(dir, 'supervisor-only.cjs');
   await build({
-    stdin: { contents: "import { runSupervisor } from './lib/supervisor/child/supervisor.ts'; runSupervisor();", resolveDir: ROOT, loader: 'ts', sourcefile: 'supervisor-only.ts' },
-    bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: supervisorOnly, logLevel: 'warning',
+    stdin: {
+      contents: "import { runSupervisor } from './lib/supervisor/child/supervisor.ts'; runSupervisor();",
+      resolveDir: ROOT,
+      loader: 'ts',
+      sourcefile: 'supervisor-only.ts',
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile: supervisorOnly,
+    logLevel: 'warning',
   });
   const server = await startInitialized(process.execPath, serverArgs, { env, cwd: dir });
   const command: SupervisorCommand = { file: process.execPath, args: [bundle, '__supervisor'] };

@@ -3,4 +3,6 @@
 // the first line it reads with a fixed JSON-RPC result through process.stdin and process.stdout (which,
 // on pipes, load Node's net and stream modules). CommonJS, like the bundle.
 'use strict';
-process.stdin.once('data', () => { process.stdout.write('{"jsonrpc":"2.0","id":1,"result":{}}\n'); });
+process.stdin.once('data', () => {
+  process.stdout.write('{"jsonrpc":"2.0","id":1,"result":{}}\n');
+});

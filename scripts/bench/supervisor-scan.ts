@@ -45,24 +45,40 @@ export async function measureRun(activeMs: number, cleanup: CleanupBackend): Pro
   let atSpawn: { ticks: number; at: number } | null = null;
   let atExit: { ticks: number; at: number } | null = null;
   try {
-    const run = startSupervised({
-      file: FAKE, args: ['-p', '--output-format', 'stream-json', '--verbose', '--', 'x'], cwd: dir, stdin: null,
-      env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: String(activeMs), FAKE_CLAUDE_READY_FILE: join(dir, 'ready') },
-    }, {
-      onStdout: () => {},
-      onReport: (message) => {
-        const ticks = run.supervisorPid === null ? null : cpuTicks(run.supervisorPid);
-        if (ticks === null) return;
-        if (message.type === 'spawned') atSpawn = { ticks, at: performance.now() };
-        if (message.type === 'exit') atExit = { ticks, at: performance.now() };
+    const run = startSupervised(
+      {
+        file: FAKE,
+        args: ['-p', '--output-format', 'stream-json', '--verbose', '--', 'x'],
+        cwd: dir,
+        stdin: null,
+        env: {
+          PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
+          FAKE_CLAUDE_SCENARIO: 'setsid_child',
+          FAKE_CLAUDE_HOLD_MS: String(activeMs),
+          FAKE_CLAUDE_READY_FILE: join(dir, 'ready'),
+        },
       },
-    }, { cleanup });
+      {
+        onStdout: () => {},
+        onReport: (message) => {
+          const ticks = run.supervisorPid === null ? null : cpuTicks(run.supervisorPid);
+          if (ticks === null) return;
+          if (message.type === 'spawned') atSpawn = { ticks, at: performance.now() };
+          if (message.type === 'exit') atExit = { ticks, at: performance.now() };
+        },
+      },
+      { cleanup },
+    );
     const outcome = await run.done;
-    if (outcome.cleanup === null || outcome.cleanup.proof !== cleanup.kind) throw new Error(`scan bench: no ${cleanup.kind} cleanup report: ${JSON.stringify(outcome.cleanup)}`);
+    if (outcome.cleanup === null || outcome.cleanup.proof !== cleanup.kind)
+      throw new Error(`scan bench: no ${cleanup.kind} cleanup report: ${JSON.stringify(outcome.cleanup)}`);
     const first = atSpawn as { ticks: number; at: number } | null;
     const last = atExit as { ticks: number; at: number } | null;
     if (first === null || last === null) throw new Error('scan bench: no spawned/exit report');
-    return { cpuMsPerSecond: ((last.ticks - first.ticks) * 1000 / TICKS_PER_SECOND) / ((last.at - first.at) / 1000), confirmed: outcome.cleanup.confirmed };
+    return {
+      cpuMsPerSecond: ((last.ticks - first.ticks) * 1000) / TICKS_PER_SECOND / ((last.at - first.at) / 1000),
+      confirmed: outcome.cleanup.confirmed,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -81,7 +97,8 @@ export async function benchSupervisorScan(options: { sizes: readonly number[]; a
     try {
       const processes = countProcesses();
       // Side by side on the same crowded machine: the cgroup backend (where one can be had), then /proc tracking.
-      for (const cleanup of backends()) rows.push({ backend: cleanup.kind, processes, ...await measureRun(options.activeMs, cleanup), activeMs: options.activeMs });
+      for (const cleanup of backends())
+        rows.push({ backend: cleanup.kind, processes, ...(await measureRun(options.activeMs, cleanup)), activeMs: options.activeMs });
     } finally {
       await load.stop();
     }
@@ -92,5 +109,8 @@ export async function benchSupervisorScan(options: { sizes: readonly number[]; a
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [active = '5000', ...sizes] = process.argv.slice(2);
   const rows = await benchSupervisorScan({ activeMs: Number(active), sizes: sizes.length > 0 ? sizes.map(Number) : [100, 600, 1600] });
-  for (const row of rows) process.stdout.write(`${row.backend}, ${row.processes} processes: ${row.cpuMsPerSecond.toFixed(1)} ms CPU per s (${(row.cpuMsPerSecond / 10).toFixed(1)} % of a core)${row.confirmed ? '' : ', cleanup unconfirmed'}\n`);
+  for (const row of rows)
+    process.stdout.write(
+      `${row.backend}, ${row.processes} processes: ${row.cpuMsPerSecond.toFixed(1)} ms CPU per s (${(row.cpuMsPerSecond / 10).toFixed(1)} % of a core)${row.confirmed ? '' : ', cleanup unconfirmed'}\n`,
+    );
 }

@@ -29,23 +29,61 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   'runs': ['native', 'supervisor', 'supervisor/parent', 'tool-errors.ts', 'util', 'worktree'],
   'permission': ['native', 'runs', 'tool-errors.ts', 'util'],
   'rpc': ['schema', 'util'],
-  'tools': ['contracts', 'native', 'permission', 'process', 'rpc', 'runs', 'supervisor', 'supervisor/parent', 'tool-errors.ts', 'util', 'version.ts', 'worktree'],
+  'tools': [
+    'contracts',
+    'native',
+    'permission',
+    'process',
+    'rpc',
+    'runs',
+    'supervisor',
+    'supervisor/parent',
+    'tool-errors.ts',
+    'util',
+    'version.ts',
+    'worktree',
+  ],
   'handlers': ['contracts', 'rpc', 'schema', 'tool-errors.ts', 'util'],
   'dispatch': ['contracts', 'handlers', 'rpc', 'util'],
   'adapter.ts': ['contracts', 'dispatch', 'handlers', 'util', 'version.ts'],
-  'cli': ['adapter.ts', 'contracts', 'native', 'rpc', 'runs', 'schema', 'supervisor/parent', 'tool-errors.ts', 'tools', 'util', 'version.ts'],
+  'cli': [
+    'adapter.ts',
+    'contracts',
+    'native',
+    'rpc',
+    'runs',
+    'schema',
+    'supervisor/parent',
+    'tool-errors.ts',
+    'tools',
+    'util',
+    'version.ts',
+  ],
   'library.ts': ['adapter.ts', 'cli', 'supervisor/parent', 'tools'],
-  'index.ts': ['adapter.ts', 'contracts', 'library.ts', 'rpc', 'runs', 'schema', 'supervisor/child', 'supervisor/parent', 'tool-errors.ts', 'tools'],
+  'index.ts': [
+    'adapter.ts',
+    'contracts',
+    'library.ts',
+    'rpc',
+    'runs',
+    'schema',
+    'supervisor/child',
+    'supervisor/parent',
+    'tool-errors.ts',
+    'tools',
+  ],
   'npm-entry.ts': ['adapter.ts', 'index.ts', 'library.ts', 'supervisor/parent'],
   'main.ts': ['cli', 'native', 'npm-entry.ts', 'permission', 'rpc', 'supervisor/child', 'util', 'version.ts'],
 };
 
 /** Static `import … from`, `export … from`, side-effect `import '…'`, dynamic `import('…')` and `require('…')`. */
-const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|\brequire\(\s*['"]([^'"]+)['"]\s*\)/gm;
+const SPECIFIER =
+  /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|\brequire\(\s*['"]([^'"]+)['"]\s*\)/gm;
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []);
+    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The node of a path under lib/, or null for a path outside lib/ (such as cli-tree.json). */
@@ -106,19 +144,47 @@ test('the import scanner sees every import form lib/ uses', () => {
     "import { a } from './a.ts';",
     "import type { B } from '../b/b.ts';",
     "export { c } from './c.ts';",
-    "export type { D } from \"../d.ts\";",
+    'export type { D } from "../d.ts";',
     "import './side-effect.ts';",
     "const m = await import('./lazy.ts');",
     "import {\n  e,\n  f,\n} from '../multi/line.ts';",
     "import { spawn } from 'node:child_process';",
     "module.exports = require('./as-module.ts');",
   ].join('\n');
-  assert.deepEqual(importSpecifiers(source), ['./a.ts', '../b/b.ts', './c.ts', '../d.ts', './side-effect.ts', './lazy.ts', '../multi/line.ts', 'node:child_process', './as-module.ts']);
+  assert.deepEqual(importSpecifiers(source), [
+    './a.ts',
+    '../b/b.ts',
+    './c.ts',
+    '../d.ts',
+    './side-effect.ts',
+    './lazy.ts',
+    '../multi/line.ts',
+    'node:child_process',
+    './as-module.ts',
+  ]);
 });
 
 test('the cycle finder finds a cycle and accepts a DAG', () => {
-  assert.deepEqual(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]])), ['a', 'b', 'c', 'a']);
-  assert.equal(findCycle(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]])), null);
+  assert.deepEqual(
+    findCycle(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', ['a']],
+      ]),
+    ),
+    ['a', 'b', 'c', 'a'],
+  );
+  assert.equal(
+    findCycle(
+      new Map([
+        ['a', ['b', 'c']],
+        ['b', ['c']],
+        ['c', []],
+      ]),
+    ),
+    null,
+  );
 });
 
 test('the allowed table is itself a DAG', () => {
@@ -126,17 +192,28 @@ test('the allowed table is itself a DAG', () => {
 });
 
 test('every folder and top-level file of lib/ has a place in the table', () => {
-  const nodes = new Set(tsFiles(LIB).map((f) => nodeOf(f)).filter((n): n is string => n !== null));
+  const nodes = new Set(
+    tsFiles(LIB)
+      .map((f) => nodeOf(f))
+      .filter((n): n is string => n !== null),
+  );
   assert.deepEqual([...nodes].filter((n) => !(n in ALLOWED)).sort(), []);
-  assert.deepEqual(Object.keys(ALLOWED).filter((n) => !nodes.has(n)).sort(), []);
+  assert.deepEqual(
+    Object.keys(ALLOWED)
+      .filter((n) => !nodes.has(n))
+      .sort(),
+    [],
+  );
 });
 
 test('every import edge in lib/ is allowed, and the actual graph has no cycle', () => {
   const edges = actualEdges();
-  const outside = [...edges].filter(([key]) => {
-    const [from = '', to = ''] = key.split(' -> ');
-    return !(ALLOWED[from] ?? []).includes(to);
-  }).map(([key, files]) => `${key} (${files.join(', ')})`);
+  const outside = [...edges]
+    .filter(([key]) => {
+      const [from = '', to = ''] = key.split(' -> ');
+      return !(ALLOWED[from] ?? []).includes(to);
+    })
+    .map(([key, files]) => `${key} (${files.join(', ')})`);
   assert.deepEqual(outside, []);
   const graph = new Map<string, string[]>();
   for (const key of edges.keys()) {
@@ -149,9 +226,15 @@ test('every import edge in lib/ is allowed, and the actual graph has no cycle', 
 test('docs/architecture.md shows the same table', () => {
   const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
   const section = doc.split('\n## Layers')[1]?.split('\n## ')[0] ?? '';
-  const rows = section.split('\n').filter((l) => /^\| `/.test(l)).map((l) => {
-    const [node = '', may = ''] = l.split('|').slice(1, 3).map((c) => c.trim());
-    return [node.replaceAll('`', ''), may === '—' ? [] : may.split(',').map((s) => s.trim().replaceAll('`', ''))] as const;
-  });
+  const rows = section
+    .split('\n')
+    .filter((l) => /^\| `/.test(l))
+    .map((l) => {
+      const [node = '', may = ''] = l
+        .split('|')
+        .slice(1, 3)
+        .map((c) => c.trim());
+      return [node.replaceAll('`', ''), may === '—' ? [] : may.split(',').map((s) => s.trim().replaceAll('`', ''))] as const;
+    });
   assert.deepEqual(Object.fromEntries(rows), ALLOWED);
 });

@@ -14,30 +14,68 @@ function recorder(): Recorder {
   return {
     events,
     providers: {
-      toolProvider: { list: () => { events.push('list'); return []; }, call: () => Promise.reject(new Error('unused')) },
+      toolProvider: {
+        list: () => {
+          events.push('list');
+          return [];
+        },
+        call: () => Promise.reject(new Error('unused')),
+      },
       resourceProvider: { list: () => [], read: () => '{}' },
-      close: async () => { events.push('close'); },
-      stop: () => { events.push('stop'); },
+      close: async () => {
+        events.push('close');
+      },
+      stop: () => {
+        events.push('stop');
+      },
     },
   };
 }
 
 /** A load the test resolves (or rejects) when it wants. */
-function manualLoad(): { load: () => Promise<Providers>; calls: () => number; resolve: (providers: Providers) => void; reject: (error: Error) => void } {
+function manualLoad(): {
+  load: () => Promise<Providers>;
+  calls: () => number;
+  resolve: (providers: Providers) => void;
+  reject: (error: Error) => void;
+} {
   let calls = 0;
   let resolve: (providers: Providers) => void = () => {};
   let reject: (error: Error) => void = () => {};
-  const promise = new Promise<Providers>((res, rej) => { resolve = res; reject = rej; });
-  return { load: () => { calls++; return promise; }, calls: () => calls, resolve, reject };
+  const promise = new Promise<Providers>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return {
+    load: () => {
+      calls++;
+      return promise;
+    },
+    calls: () => calls,
+    resolve,
+    reject,
+  };
 }
 
 const request = (id: number, method: string): Record<string, unknown> => ({ jsonrpc: '2.0', id, method });
-const flush = (): Promise<void> => new Promise((resolve) => { setImmediate(resolve); });
+const flush = (): Promise<void> =>
+  new Promise((resolve) => {
+    setImmediate(resolve);
+  });
 
 test('needsNoProviders: only a single initialize, notifications/initialized, ping or server/discover', () => {
   assert.deepEqual(METHODS_WITHOUT_PROVIDERS, ['initialize', 'notifications/initialized', 'ping', 'server/discover']);
   for (const method of METHODS_WITHOUT_PROVIDERS) assert.equal(needsNoProviders({ jsonrpc: '2.0', method }), true, method);
-  for (const message of [request(1, 'tools/list'), request(1, 'tools/call'), request(1, 'tasks/get'), [request(1, 'server/discover')], { jsonrpc: '2.0', id: 1, result: {} }, { method: 7 }, null, 'ping']) {
+  for (const message of [
+    request(1, 'tools/list'),
+    request(1, 'tools/call'),
+    request(1, 'tasks/get'),
+    [request(1, 'server/discover')],
+    { jsonrpc: '2.0', id: 1, result: {} },
+    { method: 7 },
+    null,
+    'ping',
+  ]) {
     assert.equal(needsNoProviders(message), false, JSON.stringify(message));
   }
 });
@@ -78,7 +116,9 @@ test('once a message waits, a later ping waits behind it: messages keep their or
   const loader = manualLoad();
   const deferred = deferProviders(loader.load, () => {});
   const handled: number[] = [];
-  const handle = deferred.gate(async (message) => { handled.push((message as { id: number }).id); });
+  const handle = deferred.gate(async (message) => {
+    handled.push((message as { id: number }).id);
+  });
   const waiting = [handle(request(1, 'tools/list')), handle(request(2, 'ping')), handle(request(3, 'initialize'))];
   await flush();
   assert.deepEqual(handled, []);
@@ -101,7 +141,9 @@ test('close before anything needed the providers loads nothing; a close during t
   const deferred = deferProviders(loader.load, () => {});
   deferred.start();
   let closed = false;
-  const closing = deferred.providers.close().then(() => { closed = true; });
+  const closing = deferred.providers.close().then(() => {
+    closed = true;
+  });
   await flush();
   assert.equal(closed, false, 'close waits for the load in flight');
   const rec = recorder();
@@ -133,7 +175,11 @@ test('withTasks: the task provider is there before the load (server/discover rea
   assert.equal(loader.calls(), 0, 'asking loads nothing');
   assert.throws(() => tasks.get('run_x'), /used before they were composed/);
   const without = deferProviders(manualLoad().load, () => {});
-  assert.throws(() => without.providers.toolProvider.tasks, /used before they were composed/, 'without the declaration the question waits for the providers');
+  assert.throws(
+    () => without.providers.toolProvider.tasks,
+    /used before they were composed/,
+    'without the declaration the question waits for the providers',
+  );
   deferred.start();
   const rec = recorder();
   loader.resolve(rec.providers);

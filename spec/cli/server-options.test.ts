@@ -8,8 +8,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseServeArgs, SERVE_USAGE } from '../../lib/cli/args.ts';
 import {
-  checkLibraryOptions, checkServerOptions, OPTION_KEYS, SERVER_OPTIONS, toUserConfigKey,
-  type OptionKey, type OptionRule, type ServerOption,
+  checkLibraryOptions,
+  checkServerOptions,
+  OPTION_KEYS,
+  SERVER_OPTIONS,
+  toUserConfigKey,
+  type OptionKey,
+  type OptionRule,
+  type ServerOption,
 } from '../../lib/cli/server-options.ts';
 import { createClaudeRunAdapter } from '../../lib/library.ts';
 import { ROOT } from '../../scripts/build.ts';
@@ -22,7 +28,10 @@ const published = OPTION_KEYS.filter((key) => option(key).published);
 const libraryKeys = OPTION_KEYS.filter((key) => option(key).library);
 const flagKey = (flag: string): OptionKey | undefined => OPTION_KEYS.find((key) => option(key).flag === flag);
 const same = (a: JsonValue | undefined, b: JsonValue | undefined): boolean => JSON.stringify(a) === JSON.stringify(b);
-const flagWithValue = (key: OptionKey): string => { const { flag, valueName } = option(key); return valueName === null ? flag : `${flag} ${valueName}`; };
+const flagWithValue = (key: OptionKey): string => {
+  const { flag, valueName } = option(key);
+  return valueName === null ? flag : `${flag} ${valueName}`;
+};
 
 /** A number rule's bounds as the bundle states them: dollars start at 0, which means no budget. */
 function bounds(rule: OptionRule): { min?: number; max?: number } {
@@ -34,9 +43,12 @@ function bounds(rule: OptionRule): { min?: number; max?: number } {
 /** The default a text form states: the switch's, the number's, the choice's; dollars' none is 0; a path has none. */
 function textDefault(rule: OptionRule): string | undefined {
   switch (rule.kind) {
-    case 'path': return undefined;
-    case 'dollars': return '0';
-    default: return String(rule.default);
+    case 'path':
+      return undefined;
+    case 'dollars':
+      return '0';
+    default:
+      return String(rule.default);
   }
 }
 
@@ -48,12 +60,16 @@ function checkManifest(manifest: JsonObject): string[] {
   const problems: string[] = [];
   const config = isJsonObject(manifest['user_config']) ? manifest['user_config'] : {};
   const expectedKeys = published.map(toUserConfigKey);
-  for (const name of Object.keys(config)) if (!expectedKeys.includes(name)) problems.push(`/user_config/${name}: not a published server option`);
+  for (const name of Object.keys(config))
+    if (!expectedKeys.includes(name)) problems.push(`/user_config/${name}: not a published server option`);
   for (const key of published) {
     const name = toUserConfigKey(key);
     const path = `/user_config/${name}`;
     const field = config[name];
-    if (!isJsonObject(field)) { problems.push(`${path}: missing`); continue; }
+    if (!isJsonObject(field)) {
+      problems.push(`${path}: missing`);
+      continue;
+    }
     const { rule, bundleDefault, bundleRequired } = option(key);
     if (field['type'] !== MANIFEST_TYPES[rule.kind]) problems.push(`${path}/type: must be ${MANIFEST_TYPES[rule.kind]}`);
     const wanted: JsonValue | undefined = bundleDefault ?? (rule.kind === 'path' ? undefined : rule.kind === 'dollars' ? 0 : rule.default);
@@ -65,7 +81,8 @@ function checkManifest(manifest: JsonObject): string[] {
   }
   const args = at(manifest, 'server', 'mcp_config', 'args');
   const template = published.map((key) => `${option(key).flag}=\${user_config.${toUserConfigKey(key)}}`);
-  if (!Array.isArray(args) || !same(args.slice(1), template)) problems.push(`/server/mcp_config/args: must be the entry, then ${template.join(' ')}`);
+  if (!Array.isArray(args) || !same(args.slice(1), template))
+    problems.push(`/server/mcp_config/args: must be the entry, then ${template.join(' ')}`);
   return problems;
 }
 
@@ -77,7 +94,10 @@ function checkServerJson(doc: JsonObject): string[] {
   list.forEach((arg, i) => {
     const path = `/packages/0/packageArguments/${i}`;
     const key = isJsonObject(arg) ? flagKey(String(arg['name'])) : undefined;
-    if (!isJsonObject(arg) || key === undefined || !option(key).published) { problems.push(`${path}/name: not a published server option`); return; }
+    if (!isJsonObject(arg) || key === undefined || !option(key).published) {
+      problems.push(`${path}/name: not a published server option`);
+      return;
+    }
     const { rule } = option(key);
     if (published.indexOf(key) !== i) problems.push(`${path}: out of the table's order`);
     if (arg['format'] !== REGISTRY_FORMATS[rule.kind]) problems.push(`${path}/format: must be ${REGISTRY_FORMATS[rule.kind]}`);
@@ -86,17 +106,23 @@ function checkServerJson(doc: JsonObject): string[] {
     if (arg['isRequired'] === true) problems.push(`${path}/isRequired: the server starts without it`);
   });
   const names = list.map((arg) => (isJsonObject(arg) ? arg['name'] : undefined));
-  for (const key of published) if (!names.includes(option(key).flag)) problems.push(`/packages/0/packageArguments: ${option(key).flag} missing`);
+  for (const key of published)
+    if (!names.includes(option(key).flag)) problems.push(`/packages/0/packageArguments: ${option(key).flag} missing`);
   return problems;
 }
 
 /** The words a rule's description must hold wherever it is restated: its range and its default. */
 function ruleWords(rule: OptionRule): string[] {
   switch (rule.kind) {
-    case 'path': case 'switch': return [];
-    case 'integer': return [`${rule.min} to ${rule.max}`, `default ${rule.default}`];
-    case 'choice': return [...rule.choices];
-    case 'dollars': return [String(rule.max)];
+    case 'path':
+    case 'switch':
+      return [];
+    case 'integer':
+      return [`${rule.min} to ${rule.max}`, `default ${rule.default}`];
+    case 'choice':
+      return [...rule.choices];
+    case 'dollars':
+      return [String(rule.max)];
   }
 }
 
@@ -106,12 +132,17 @@ function checkHelp(usage: string): string[] {
   const section = usage.slice(usage.indexOf('serve options:'));
   for (const key of OPTION_KEYS) {
     const start = section.indexOf(`\n  ${flagWithValue(key)} `);
-    if (start === -1) { problems.push(`help: no line for ${flagWithValue(key)}`); continue; }
+    if (start === -1) {
+      problems.push(`help: no line for ${flagWithValue(key)}`);
+      continue;
+    }
     const next = section.slice(start + 1).search(/\n {2}-/);
     const text = section.slice(start, next === -1 ? undefined : start + 1 + next);
-    for (const word of ruleWords(option(key).rule)) if (!text.includes(word)) problems.push(`help: ${option(key).flag} does not say ${word}`);
+    for (const word of ruleWords(option(key).rule))
+      if (!text.includes(word)) problems.push(`help: ${option(key).flag} does not say ${word}`);
   }
-  for (const [flag] of section.matchAll(/(?<=^ {2})--[a-z-]+/gm)) if (flagKey(flag) === undefined && flag !== '--help') problems.push(`help: ${flag} is not a server option`);
+  for (const [flag] of section.matchAll(/(?<=^ {2})--[a-z-]+/gm))
+    if (flagKey(flag) === undefined && flag !== '--help') problems.push(`help: ${flag} is not a server option`);
   return problems;
 }
 
@@ -126,8 +157,12 @@ function checkReadme(readme: string): string[] {
   }
   for (const key of OPTION_KEYS) {
     const row = rows.find((line) => line.startsWith(`| \`${flagWithValue(key)}\` |`));
-    if (row === undefined) { problems.push(`README: no row for ${flagWithValue(key)}`); continue; }
-    for (const word of ruleWords(option(key).rule)) if (!row.includes(word)) problems.push(`README: ${option(key).flag} does not say ${word}`);
+    if (row === undefined) {
+      problems.push(`README: no row for ${flagWithValue(key)}`);
+      continue;
+    }
+    for (const word of ruleWords(option(key).rule))
+      if (!row.includes(word)) problems.push(`README: ${option(key).flag} does not say ${word}`);
   }
   return problems;
 }
@@ -141,12 +176,17 @@ function checkLibraryDoc(doc: string): string[] {
     const flag = /`(--[a-z-]+)`/.exec(rest ?? '')?.[1];
     if (flag === undefined) continue;
     const key = flagKey(flag);
-    if (key === undefined || key !== name || !option(key).library) problems.push(`docs/library.md: ${name} is not the library key of ${flag}`);
+    if (key === undefined || key !== name || !option(key).library)
+      problems.push(`docs/library.md: ${name} is not the library key of ${flag}`);
   }
   for (const key of libraryKeys) {
     const row = rows.find((line) => line.startsWith(`| \`${key}\` |`));
-    if (row === undefined || !row.includes(`\`${option(key).flag}\``)) { problems.push(`docs/library.md: no row for ${key} with ${option(key).flag}`); continue; }
-    for (const word of ruleWords(option(key).rule)) if (!row.includes(word.replace(/^default /, ''))) problems.push(`docs/library.md: ${key} does not say ${word}`);
+    if (row === undefined || !row.includes(`\`${option(key).flag}\``)) {
+      problems.push(`docs/library.md: no row for ${key} with ${option(key).flag}`);
+      continue;
+    }
+    for (const word of ruleWords(option(key).rule))
+      if (!row.includes(word.replace(/^default /, ''))) problems.push(`docs/library.md: ${key} does not say ${word}`);
   }
   return problems;
 }
@@ -164,32 +204,105 @@ describe('the server options table against what restates it', () => {
   });
 
   it('each check fails on the drift it exists for', () => {
-    const changed = (doc: JsonObject, change: (copy: JsonObject) => void): JsonObject => { const copy = structuredClone(doc); change(copy); return copy; };
+    const changed = (doc: JsonObject, change: (copy: JsonObject) => void): JsonObject => {
+      const copy = structuredClone(doc);
+      change(copy);
+      return copy;
+    };
     const config = (copy: JsonObject): JsonObject => objAt(copy, 'user_config');
-    const registryArgs = (copy: JsonObject): JsonValue[] => { const args = at(copy, 'packages', 0, 'packageArguments'); assert.ok(Array.isArray(args)); return args; };
+    const registryArgs = (copy: JsonObject): JsonValue[] => {
+      const args = at(copy, 'packages', 0, 'packageArguments');
+      assert.ok(Array.isArray(args));
+      return args;
+    };
 
-    assert.deepEqual(checkManifest(changed(manifest, (c) => { objAt(config(c), 'max_timeout_seconds')['default'] = 600; })), ['/user_config/max_timeout_seconds/default: must be 1800']);
-    assert.deepEqual(checkManifest(changed(manifest, (c) => { objAt(config(c), 'budget_usd')['max'] = 10; })), ['/user_config/budget_usd/max: must be 1000000']);
-    assert.deepEqual(checkManifest(changed(manifest, (c) => { config(c)['max_frame_bytes'] = { type: 'number', title: 't', description: 'd' }; })), ['/user_config/max_frame_bytes: not a published server option']);
-    assert.match(checkManifest(changed(manifest, (c) => { const args = at(c, 'server', 'mcp_config', 'args'); assert.ok(Array.isArray(args)); args.pop(); })).join('\n'), /^\/server\/mcp_config\/args: /);
+    assert.deepEqual(
+      checkManifest(
+        changed(manifest, (c) => {
+          objAt(config(c), 'max_timeout_seconds')['default'] = 600;
+        }),
+      ),
+      ['/user_config/max_timeout_seconds/default: must be 1800'],
+    );
+    assert.deepEqual(
+      checkManifest(
+        changed(manifest, (c) => {
+          objAt(config(c), 'budget_usd')['max'] = 10;
+        }),
+      ),
+      ['/user_config/budget_usd/max: must be 1000000'],
+    );
+    assert.deepEqual(
+      checkManifest(
+        changed(manifest, (c) => {
+          config(c)['max_frame_bytes'] = { type: 'number', title: 't', description: 'd' };
+        }),
+      ),
+      ['/user_config/max_frame_bytes: not a published server option'],
+    );
+    assert.match(
+      checkManifest(
+        changed(manifest, (c) => {
+          const args = at(c, 'server', 'mcp_config', 'args');
+          assert.ok(Array.isArray(args));
+          args.pop();
+        }),
+      ).join('\n'),
+      /^\/server\/mcp_config\/args: /,
+    );
 
-    assert.deepEqual(checkServerJson(changed(serverJson, (c) => { registryArgs(c).push({ type: 'named', name: '--verbose', description: 'd' }); })), ['/packages/0/packageArguments/5/name: not a published server option']);
-    assert.deepEqual(checkServerJson(changed(serverJson, (c) => { const arg = registryArgs(c)[1]; assert.ok(isJsonObject(arg)); arg['default'] = '900'; })), ['/packages/0/packageArguments/1/default: must be "1800"']);
-    assert.deepEqual(checkServerJson(changed(serverJson, (c) => { registryArgs(c).splice(4, 1); })), ['/packages/0/packageArguments: --budget-usd missing']);
+    assert.deepEqual(
+      checkServerJson(
+        changed(serverJson, (c) => {
+          registryArgs(c).push({ type: 'named', name: '--verbose', description: 'd' });
+        }),
+      ),
+      ['/packages/0/packageArguments/5/name: not a published server option'],
+    );
+    assert.deepEqual(
+      checkServerJson(
+        changed(serverJson, (c) => {
+          const arg = registryArgs(c)[1];
+          assert.ok(isJsonObject(arg));
+          arg['default'] = '900';
+        }),
+      ),
+      ['/packages/0/packageArguments/1/default: must be "1800"'],
+    );
+    assert.deepEqual(
+      checkServerJson(
+        changed(serverJson, (c) => {
+          registryArgs(c).splice(4, 1);
+        }),
+      ),
+      ['/packages/0/packageArguments: --budget-usd missing'],
+    );
 
-    assert.deepEqual(checkHelp(SERVE_USAGE.replace('(default 1800)', '(default 600)')), ['help: --max-timeout-seconds does not say default 1800']);
-    assert.deepEqual(checkHelp(SERVE_USAGE.replace('  -h, --help', '  --verbose\n  -h, --help')), ['help: --verbose is not a server option']);
+    assert.deepEqual(checkHelp(SERVE_USAGE.replace('(default 1800)', '(default 600)')), [
+      'help: --max-timeout-seconds does not say default 1800',
+    ]);
+    assert.deepEqual(checkHelp(SERVE_USAGE.replace('  -h, --help', '  --verbose\n  -h, --help')), [
+      'help: --verbose is not a server option',
+    ]);
     const readme = read('README.md');
     assert.deepEqual(checkReadme(readme.replace(/^\| `--cleanup-backend B` \|.*\n/m, '')), ['README: no row for --cleanup-backend B']);
-    assert.deepEqual(checkReadme(readme.replace('| `--max-frame-bytes N` |', '| `--frame-bytes N` |')), ['README: --frame-bytes is not a server option', 'README: no row for --max-frame-bytes N']);
+    assert.deepEqual(checkReadme(readme.replace('| `--max-frame-bytes N` |', '| `--frame-bytes N` |')), [
+      'README: --frame-bytes is not a server option',
+      'README: no row for --max-frame-bytes N',
+    ]);
     const library = read('docs/library.md');
-    assert.deepEqual(checkLibraryDoc(library.replace('| `maxTimeoutSeconds` | 1800', '| `maxTimeoutSeconds` | 600')), ['docs/library.md: maxTimeoutSeconds does not say default 1800']);
-    assert.deepEqual(checkLibraryDoc(library.replace('| `maxTimeoutSeconds` |', '| `maxTimeout` |')), ['docs/library.md: maxTimeout is not the library key of --max-timeout-seconds', 'docs/library.md: no row for maxTimeoutSeconds with --max-timeout-seconds']);
+    assert.deepEqual(checkLibraryDoc(library.replace('| `maxTimeoutSeconds` | 1800', '| `maxTimeoutSeconds` | 600')), [
+      'docs/library.md: maxTimeoutSeconds does not say default 1800',
+    ]);
+    assert.deepEqual(checkLibraryDoc(library.replace('| `maxTimeoutSeconds` |', '| `maxTimeout` |')), [
+      'docs/library.md: maxTimeout is not the library key of --max-timeout-seconds',
+      'docs/library.md: no row for maxTimeoutSeconds with --max-timeout-seconds',
+    ]);
   });
 });
 
 describe('the one validator', () => {
-  it('nothing given: every default, the command line\'s and the library\'s alike', () => {
+  it("nothing given: every default, the command line's and the library's alike", () => {
     const defaults = checkServerOptions({});
     assert.deepEqual(defaults, parseServeArgs([]));
     assert.deepEqual(checkLibraryOptions({}), defaults);
@@ -197,12 +310,19 @@ describe('the one validator', () => {
   });
 
   /** Per kind: a valid value, its text on the command line, and values the rule refuses (as values and as text). */
-  const samples: { readonly [K in OptionRule['kind']]: { ok: JsonValue; text: string; bad: readonly unknown[]; badText: readonly string[] } } = {
+  const samples: {
+    readonly [K in OptionRule['kind']]: { ok: JsonValue; text: string; bad: readonly unknown[]; badText: readonly string[] };
+  } = {
     path: { ok: '/opt/claude', text: '/opt/claude', bad: ['', 'a\0b', 3], badText: [''] },
     integer: { ok: 1024, text: '1024', bad: [0, 1.5, Number.NaN, '60', 2 ** 31], badText: ['0', '1.5', '-5', '1e3', String(2 ** 31)] },
     switch: { ok: true, text: 'true', bad: ['yes', 1], badText: ['yes', ''] },
     choice: { ok: 'process_scan', text: 'process_scan', bad: ['none', 0], badText: ['none', ''] },
-    dollars: { ok: 2.5, text: '2.5', bad: [0, -1, 1_000_000.000001, 0.0000001, Number.POSITIVE_INFINITY, '2'], badText: ['-1', '1e3', '.5', '0.0000001', '1000001'] },
+    dollars: {
+      ok: 2.5,
+      text: '2.5',
+      bad: [0, -1, 1_000_000.000001, 0.0000001, Number.POSITIVE_INFINITY, '2'],
+      badText: ['-1', '1e3', '.5', '0.0000001', '1000001'],
+    },
   };
 
   for (const key of OPTION_KEYS) {
@@ -235,7 +355,9 @@ describe('the one validator', () => {
   }
 
   it('the library throws the problem as a RangeError (a number out of range) or a TypeError, with code and path', () => {
-    const thrown = (options: object): { readonly error: Error; readonly code: unknown; readonly path: unknown; readonly message: string } => {
+    const thrown = (
+      options: object,
+    ): { readonly error: Error; readonly code: unknown; readonly path: unknown; readonly message: string } => {
       try {
         createClaudeRunAdapter({ cwd: '/', env: {}, ...options });
       } catch (error) {
@@ -246,10 +368,16 @@ describe('the one validator', () => {
     };
     const budget = thrown({ budgetUsd: 0 });
     assert.ok(budget.error instanceof RangeError);
-    assert.deepEqual([budget.code, budget.path, budget.message], ['invalid_option_value', '/budgetUsd', 'budgetUsd must be a number over 0 and up to 1000000, with at most 6 decimals']);
+    assert.deepEqual(
+      [budget.code, budget.path, budget.message],
+      ['invalid_option_value', '/budgetUsd', 'budgetUsd must be a number over 0 and up to 1000000, with at most 6 decimals'],
+    );
     const names = thrown({ underscoreNames: 'SECRET' });
     assert.ok(names.error instanceof TypeError);
-    assert.deepEqual([names.code, names.path, names.message], ['invalid_option_value', '/underscoreNames', 'underscoreNames must be true or false']);
+    assert.deepEqual(
+      [names.code, names.path, names.message],
+      ['invalid_option_value', '/underscoreNames', 'underscoreNames must be true or false'],
+    );
     assert.deepEqual([thrown({ cwd: 'relative' }).path, thrown({ claudeBin: '' }).path], ['/cwd', '/claudeBin']);
   });
 

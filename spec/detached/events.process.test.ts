@@ -31,7 +31,11 @@ test('a flood of events: pages report the overflow, page through every retained 
       assert.equal(page.missed_events, 0);
       seqs.push(...page.events.map((e) => e.seq));
     }
-    assert.deepEqual(seqs, Array.from({ length: MAX_EVENTS }, (_, i) => total - MAX_EVENTS + 1 + i), 'contiguous, every retained event once');
+    assert.deepEqual(
+      seqs,
+      Array.from({ length: MAX_EVENTS }, (_, i) => total - MAX_EVENTS + 1 + i),
+      'contiguous, every retained event once',
+    );
     assert.equal(page.events.at(-1)!.event['type'], 'result');
     const end = eventPageOf((await h.call('claude.run.events', { run_id: runId, cursor: page.next_cursor })).result);
     assert.deepEqual([end.events.length, end.has_more, end.missed_events, end.next_cursor], [0, false, 0, page.next_cursor]);
@@ -70,7 +74,7 @@ test('invalid cursors and limit bounds are invalid_arguments with their path', a
   try {
     const a = String((await h.call('claude.run', { prompt: 'a', cwd: h.dir })).result?.['run_id']);
     const b = String((await h.call('claude.run', { prompt: 'b', cwd: h.dir })).result?.['run_id']);
-    const fromB = (eventPageOf((await h.call('claude.run.events', { run_id: b, limit: 1 })).result)).next_cursor;
+    const fromB = eventPageOf((await h.call('claude.run.events', { run_id: b, limit: 1 })).result).next_cursor;
     const cases: Array<[JsonObject, string, RegExp]> = [
       [{ cursor: 'not a cursor!' }, '/cursor', /malformed/],
       [{ cursor: Buffer.from('v1:x:y').toString('base64url') }, '/cursor', /malformed/],

@@ -39,7 +39,16 @@ test('start returns at once; list, result long-poll, cancel, and release of a de
       item = objAt(list.result, 'runs', 0);
       return item['session_id'] !== null;
     });
-    assert.deepEqual(Object.keys(item).sort(), ['acquired_by', 'cleanup_confirmed', 'completed', 'created_at', 'run_id', 'session_id', 'settled_at', 'state']);
+    assert.deepEqual(Object.keys(item).sort(), [
+      'acquired_by',
+      'cleanup_confirmed',
+      'completed',
+      'created_at',
+      'run_id',
+      'session_id',
+      'settled_at',
+      'state',
+    ]);
     assert.deepEqual([item['run_id'], item['completed'], item['settled_at'], item['session_id']], [runId, false, null, session]);
     assert.deepEqual([list.result?.['retained'], list.result?.['active']], [1, 1]);
 
@@ -60,7 +69,10 @@ test('start returns at once; list, result long-poll, cancel, and release of a de
     const settled = await h.settled(runId);
     assert.equal(settled.isError, true);
     assert.equal(codeOf(settled), 'cancelled');
-    assert.deepEqual([settled.result?.['cancelled'], settled.result?.['cleanup_confirmed'], settled.result?.['cleanup_error']], [true, true, null]);
+    assert.deepEqual(
+      [settled.result?.['cancelled'], settled.result?.['cleanup_confirmed'], settled.result?.['cleanup_error']],
+      [true, true, null],
+    );
     assert.equal(isRunning(native), false, 'the native process group was ended');
     assert.equal(at(settled.result, 'final', 'terminal_reason'), 'aborted_streaming', 'the native final event stays available');
 
@@ -89,7 +101,10 @@ test('result wait_seconds returns as soon as the run settles, and is bounded 0-3
     const before = performance.now();
     const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
     assert.ok(performance.now() - before < 15_000);
-    assert.deepEqual([out.isError, out.result?.['completed'], out.result?.['state'], out.result?.['is_error']], [false, true, 'completed', false]);
+    assert.deepEqual(
+      [out.isError, out.result?.['completed'], out.result?.['state'], out.result?.['is_error']],
+      [false, true, 'completed', false],
+    );
     for (const bad of [31, -1, 1.5]) {
       const rejected = await h.call('claude.run.result', { run_id: runId, wait_seconds: bad });
       assert.deepEqual([codeOf(rejected), rejected.error?.['path']], ['invalid_arguments', '/wait_seconds'], String(bad));
@@ -124,10 +139,18 @@ test('a sync claude.run stays retained: its run_id reads, lists and releases lik
     const full = await h.full(runId);
     const events = await h.call('claude.run.events', { run_id: runId });
     assert.equal(arrAt(events.result, 'events').length, full['events_total']);
-    assert.deepEqual((await h.call('claude.run.list', {})).result?.['runs'], [{
-      run_id: runId, state: 'completed', completed: true, cleanup_confirmed: true, created_at: full['created_at'],
-      settled_at: full['settled_at'], session_id: out.result?.['session_id'], acquired_by: null,
-    }]);
+    assert.deepEqual((await h.call('claude.run.list', {})).result?.['runs'], [
+      {
+        run_id: runId,
+        state: 'completed',
+        completed: true,
+        cleanup_confirmed: true,
+        created_at: full['created_at'],
+        settled_at: full['settled_at'],
+        session_id: out.result?.['session_id'],
+        acquired_by: null,
+      },
+    ]);
     assert.equal((await h.call('claude.run.release', { run_id: runId })).result?.['released'], true);
   } finally {
     await h.close();
@@ -153,7 +176,10 @@ test('unconfirmed cleanup (supervisor killed, /proc tracking) keeps the run: rel
     assert.deepEqual([list.result?.['retained'], list.result?.['active']], [1, 1], 'kept, and still counted as active');
     const work = await h.request('resources/read', { uri: 'computer-mcp://runtime/work/v1' });
     const body = parseObj(firstText(rpcResult(work), 'contents'), 'the work snapshot');
-    assert.deepEqual(objs(body['owners'], 'owners').map((o) => [o['run_id'], o['acquired_by'], o['state'], o['ownership']]), [[runId, invocation, 'completed', 'uncertain']]);
+    assert.deepEqual(
+      objs(body['owners'], 'owners').map((o) => [o['run_id'], o['acquired_by'], o['state'], o['ownership']]),
+      [[runId, invocation, 'completed', 'uncertain']],
+    );
   } finally {
     await h.close();
   }

@@ -18,7 +18,9 @@ const HANG = '[fake:sigint_result] hold until cancelled';
 
 /** The work snapshot, checked down to what this spec reads. */
 type Member = JsonValue | undefined;
-async function work(server: SdkServer): Promise<{ revision: number; instance_id: string; owners: Array<{ run_id: Member; acquired_by: Member; state: Member }> }> {
+async function work(
+  server: SdkServer,
+): Promise<{ revision: number; instance_id: string; owners: Array<{ run_id: Member; acquired_by: Member; state: Member }> }> {
   const snapshot = parseObj(firstText(await server.client.readResource({ uri: WORK_URI }), 'contents'), 'the work snapshot');
   return {
     revision: num(snapshot['revision'], 'revision'),
@@ -49,7 +51,9 @@ test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest 
   const gateDir = mkdtempSync(join(tmpdir(), 'crm-gate-'));
   const gate = join(gateDir, 'open');
   const records = mkdtempSync(join(tmpdir(), 'crm-records-'));
-  const server = await startSdkServer({ env: { FAKE_CLAUDE_SLOW_EVENTS: '6', FAKE_CLAUDE_DELAY_MS: '150', FAKE_CLAUDE_GATE_FILE: gate, FAKE_CLAUDE_RECORD_DIR: records } });
+  const server = await startSdkServer({
+    env: { FAKE_CLAUDE_SLOW_EVENTS: '6', FAKE_CLAUDE_DELAY_MS: '150', FAKE_CLAUDE_GATE_FILE: gate, FAKE_CLAUDE_RECORD_DIR: records },
+  });
   const host = randomUUID();
   try {
     const empty = await work(server);
@@ -65,7 +69,10 @@ test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest 
     const listed = await server.call('claude.run.list', {});
     assert.deepEqual([listed.result?.['retained'], listed.result?.['active']], [4, 4]);
     const snapshot = await work(server);
-    assert.deepEqual(snapshot.owners.map((o) => [o.run_id, o.acquired_by]), active.map((id) => [id, host]));
+    assert.deepEqual(
+      snapshot.owners.map((o) => [o.run_id, o.acquired_by]),
+      active.map((id) => [id, host]),
+    );
 
     assert.equal((await server.call('claude.run.release', { run_id: active[0]! })).error?.['code'], 'run_active');
     await waitUntil('4 native processes ready', () => server.lines().filter((l) => l.ready === 'handlers').length === 4);
@@ -74,11 +81,15 @@ test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest 
     // most the one check of the server's idle spare.
     const counted = spawned(records);
     assert.equal(counted.runs, 4, 'the refused starts spawned nothing');
-    assert.ok(counted.checksPerRun.every((n) => n === 1 || n === 2), `version checks per run: ${counted.checksPerRun.join(', ')}`);
+    assert.ok(
+      counted.checksPerRun.every((n) => n === 1 || n === 2),
+      `version checks per run: ${counted.checksPerRun.join(', ')}`,
+    );
     assert.ok(counted.otherChecks <= 1, `${counted.otherChecks} version checks of no run`);
     for (const id of active) assert.equal((await server.call('claude.run.cancel', { run_id: id })).result?.['cancel_requested'], true);
     for (const id of active) assert.equal((await server.settled(id)).error?.['code'], 'cancelled');
-    for (const id of active) assert.equal((await server.call('claude.run.release', { run_id: id }, randomUUID())).result?.['released'], true);
+    for (const id of active)
+      assert.equal((await server.call('claude.run.release', { run_id: id }, randomUUID())).result?.['released'], true);
     const released = active[0]!;
 
     // Created first but settled second: eviction goes by settling order.
@@ -95,22 +106,36 @@ test('SDK: 4 active runs at most, 32 retained, the 33rd start evicts the oldest 
       kept.push(...batch);
     }
     const full = await server.call('claude.run.list', {});
-    assert.deepEqual(objs(at(full.result, 'runs'), 'runs').map((r) => r['run_id']), kept, 'exactly 32 retained, none evicted');
+    assert.deepEqual(
+      objs(at(full.result, 'runs'), 'runs').map((r) => r['run_id']),
+      kept,
+      'exactly 32 retained, none evicted',
+    );
     const revisionAtBound = (await work(server)).revision;
 
     const thirtyThird = await server.start({ prompt: 'one past the bound' }, host);
     const after = await server.call('claude.run.list', {});
     assert.equal(after.result?.['retained'], 32);
-    assert.deepEqual(objs(at(after.result, 'runs'), 'runs').map((r) => r['run_id']), [...kept.filter((id) => id !== younger), thirtyThird]);
+    assert.deepEqual(
+      objs(at(after.result, 'runs'), 'runs').map((r) => r['run_id']),
+      [...kept.filter((id) => id !== younger), thirtyThird],
+    );
     const evicted = await server.call('claude.run.result', { run_id: younger });
     assert.equal(evicted.error?.['code'], 'run_not_found');
     assert.match(String(evicted.error?.['message']), /was evicted/);
     await server.settled(thirtyThird);
     await server.start({ prompt: 'two past the bound' }, host);
-    assert.match(String((await server.call('claude.run.events', { run_id: older })).error?.['message']), /was evicted/, 'then the next oldest settled');
+    assert.match(
+      String((await server.call('claude.run.events', { run_id: older })).error?.['message']),
+      /was evicted/,
+      'then the next oldest settled',
+    );
 
     assert.match(String((await server.call('claude.run.release', { run_id: released })).error?.['message']), /was released/);
-    assert.match(String((await server.call('claude.run.cancel', { run_id: 'run_' + 'Z'.repeat(22) })).error?.['message']), /unknown to this adapter process/);
+    assert.match(
+      String((await server.call('claude.run.cancel', { run_id: 'run_' + 'Z'.repeat(22) })).error?.['message']),
+      /unknown to this adapter process/,
+    );
     const final = await work(server);
     assert.ok(final.revision > revisionAtBound);
     assert.equal(final.owners.length, 32);
@@ -128,7 +153,10 @@ test('SDK: work snapshot errors while an unbound run is retained and keep the la
     const bound = await server.start({ prompt: 'bound' }, host);
     await server.settled(bound);
     const valid = await work(server);
-    assert.deepEqual(valid.owners.map((o) => [o.run_id, o.acquired_by, o.state]), [[bound, host, 'completed']]);
+    assert.deepEqual(
+      valid.owners.map((o) => [o.run_id, o.acquired_by, o.state]),
+      [[bound, host, 'completed']],
+    );
 
     const unbound = await server.start({ prompt: 'no invocation metadata' });
     for (let i = 0; i < 2; i++) {
@@ -145,7 +173,10 @@ test('SDK: work snapshot errors while an unbound run is retained and keep the la
     const next = await work(server);
     assert.equal(next.instance_id, valid.instance_id);
     assert.ok(next.revision > valid.revision, `${valid.revision} -> ${next.revision}`);
-    assert.deepEqual(next.owners.map((o) => o.run_id), [bound]);
+    assert.deepEqual(
+      next.owners.map((o) => o.run_id),
+      [bound],
+    );
     assert.equal((await work(server)).revision, next.revision, 'reading is not a change');
   } finally {
     await server.close();

@@ -12,7 +12,10 @@ const HANG = '[fake:sigint_result] hold until cancelled';
 
 test('SDK: event pages under overflow, stale cursors, long-poll, cancel and release', async () => {
   // /proc tracking: the last part needs a run whose cleanup stays unproven (under a cgroup it is proven).
-  const server = await startSdkServer({ args: ['--cleanup-backend=process_scan'], env: { FAKE_CLAUDE_FLOOD_EVENTS: '600', FAKE_CLAUDE_SLOW_EVENTS: '400', FAKE_CLAUDE_DELAY_MS: '5' } });
+  const server = await startSdkServer({
+    args: ['--cleanup-backend=process_scan'],
+    env: { FAKE_CLAUDE_FLOOD_EVENTS: '600', FAKE_CLAUDE_SLOW_EVENTS: '400', FAKE_CLAUDE_DELAY_MS: '5' },
+  });
   try {
     // A live run overflowing its 256-event ring while a client holds an early cursor.
     const live = await server.start({ prompt: '[fake:slow] stream' });
@@ -41,7 +44,12 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
     page = eventPageOf((await server.call('claude.run.events', { run_id: flood, cursor: page.next_cursor })).result);
     assert.deepEqual([page.events.length, page.has_more, page.missed_events], [0, false, 0]);
 
-    for (const [args, path] of [[{ cursor: 'garbage' }, '/cursor'], [{ cursor: early!.next_cursor }, '/cursor'], [{ limit: 0 }, '/limit'], [{ limit: 257 }, '/limit']] as const) {
+    for (const [args, path] of [
+      [{ cursor: 'garbage' }, '/cursor'],
+      [{ cursor: early!.next_cursor }, '/cursor'],
+      [{ limit: 0 }, '/limit'],
+      [{ limit: 257 }, '/limit'],
+    ] as const) {
       const out = await server.call('claude.run.events', { run_id: flood, ...args });
       assert.deepEqual([out.error?.['code'], out.error?.['path']], ['invalid_arguments', path], JSON.stringify(args));
     }
@@ -59,7 +67,10 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
     assert.equal((await server.call('claude.run.release', { run_id: hang })).error?.['code'], 'run_active');
     assert.equal((await server.call('claude.run.cancel', { run_id: hang })).result?.['cancel_requested'], true);
     const cancelled = await server.settled(hang);
-    assert.deepEqual([cancelled.error?.['code'], cancelled.result?.['cancelled'], cancelled.result?.['cleanup_confirmed']], ['cancelled', true, true]);
+    assert.deepEqual(
+      [cancelled.error?.['code'], cancelled.result?.['cancelled'], cancelled.result?.['cleanup_confirmed']],
+      ['cancelled', true, true],
+    );
     assert.equal(isRunning(native), false);
     assert.equal((await server.call('claude.run.cancel', { run_id: hang })).isError, false, 'cancel after completion is not an error');
     assert.equal((await server.call('claude.run.release', { run_id: hang })).result?.['released'], true);
@@ -73,7 +84,11 @@ test('SDK: event pages under overflow, stale cursors, long-poll, cancel and rele
     const lost = await server.settled(orphan);
     assert.equal(lost.result?.['cleanup_confirmed'], false);
     assert.equal((await server.call('claude.run.release', { run_id: orphan })).error?.['code'], 'cleanup_unconfirmed');
-    assert.equal(objs(at((await server.call('claude.run.list', {})).result, 'runs'), 'runs').some((r) => r['run_id'] === orphan), true, 'kept');
+    assert.equal(
+      objs(at((await server.call('claude.run.list', {})).result, 'runs'), 'runs').some((r) => r['run_id'] === orphan),
+      true,
+      'kept',
+    );
   } finally {
     await server.close();
   }

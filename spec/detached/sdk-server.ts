@@ -52,7 +52,11 @@ export async function startSdkServer(options: { args?: string[]; env?: Record<st
     const res = await client.callTool({ name, arguments: args, ...(invocation ? { _meta: { [WORK_INVOCATION]: invocation } } : {}) });
     const body = toolBody(res);
     const result = body['result'] ?? null;
-    return { isError: res.isError === true, result: result === null ? null : obj(result, `${name}: result`), error: toolErrorOf(body['error']) };
+    return {
+      isError: res.isError === true,
+      result: result === null ? null : obj(result, `${name}: result`),
+      error: toolErrorOf(body['error']),
+    };
   };
   const settled = async (runId: string, tool = 'claude.run.result'): Promise<Called> => {
     for (let i = 0; i < 4; i++) {

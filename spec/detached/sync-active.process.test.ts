@@ -11,7 +11,12 @@ const SYNC_REQUEST_ID = 9_000_001;
 test('sync claude.run counts toward the active limit; cancelling the call cancels the run', async () => {
   const h = await createSessionHarness();
   try {
-    const sync = h.adapter.handle({ jsonrpc: '2.0', id: SYNC_REQUEST_ID, method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: `${HANG} sync`, cwd: h.dir } } });
+    const sync = h.adapter.handle({
+      jsonrpc: '2.0',
+      id: SYNC_REQUEST_ID,
+      method: 'tools/call',
+      params: { name: 'claude.run', arguments: { prompt: `${HANG} sync`, cwd: h.dir } },
+    });
     const detached: string[] = [];
     for (let i = 0; i < 3; i++) detached.push(await h.start({ prompt: `${HANG} ${i}`, cwd: h.dir }));
     const refused = await h.call('claude.run.start', { prompt: 'one too many', cwd: h.dir });
@@ -25,7 +30,10 @@ test('sync claude.run counts toward the active limit; cancelling the call cancel
     await h.adapter.handle({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: SYNC_REQUEST_ID, reason: 'spec' } });
     assert.equal(await sync, undefined, 'a cancelled request gets no response');
     const settled = await h.settled(syncId);
-    assert.deepEqual([settled.error?.['code'], settled.result?.['cancelled'], settled.result?.['cleanup_confirmed']], ['cancelled', true, true]);
+    assert.deepEqual(
+      [settled.error?.['code'], settled.result?.['cancelled'], settled.result?.['cleanup_confirmed']],
+      ['cancelled', true, true],
+    );
 
     const admitted = await h.call('claude.run.start', { prompt: 'now there is room', cwd: h.dir });
     assert.equal(admitted.isError, false, 'the cancelled sync run freed its active slot');

@@ -26,9 +26,10 @@ async function okWork(h: SessionHarness): Promise<JsonObject> {
   return read.body;
 }
 
-const owners = (body: JsonObject): Array<[unknown, unknown, unknown]> => objs(body['owners'], 'owners').map((o) => [o['run_id'], o['acquired_by'], o['state']]);
+const owners = (body: JsonObject): Array<[unknown, unknown, unknown]> =>
+  objs(body['owners'], 'owners').map((o) => [o['run_id'], o['acquired_by'], o['state']]);
 
-test('acquired_by is the creation call\'s UUID; later calls with another UUID never rebind it', async () => {
+test("acquired_by is the creation call's UUID; later calls with another UUID never rebind it", async () => {
   const h = await createSessionHarness();
   try {
     assert.equal((await h.request('resources/list'))['result'] !== undefined, true);
@@ -42,14 +43,29 @@ test('acquired_by is the creation call\'s UUID; later calls with another UUID ne
     const runId = await h.start({ prompt: HANG, cwd: h.dir }, { [KEY]: HOST_A });
     const sync = await h.call('claude.run', { prompt: 'sync', cwd: h.dir }, { [KEY]: HOST_A });
     const syncId = String(sync.result?.['run_id']);
-    for (const [tool, args] of [['claude.run.result', {}], ['claude.run.events', {}], ['claude.run.list', null], ['claude.run.cancel', {}]] as const) {
+    for (const [tool, args] of [
+      ['claude.run.result', {}],
+      ['claude.run.events', {}],
+      ['claude.run.list', null],
+      ['claude.run.cancel', {}],
+    ] as const) {
       const out = await h.call(tool, args === null ? {} : { run_id: runId, ...args }, { [KEY]: HOST_B });
       assert.equal(out.isError, false, tool);
     }
     await h.settled(runId);
     const body = await okWork(h);
-    assert.deepEqual(owners(body), [[runId, HOST_A, 'completed'], [syncId, HOST_A, 'completed']]);
-    assert.deepEqual(objs(body['owners'], 'owners').map((o) => [o['kind'], o['ownership']]), [['claude.run', 'active'], ['claude.run', 'active']], 'retained completed results stay active owners');
+    assert.deepEqual(owners(body), [
+      [runId, HOST_A, 'completed'],
+      [syncId, HOST_A, 'completed'],
+    ]);
+    assert.deepEqual(
+      objs(body['owners'], 'owners').map((o) => [o['kind'], o['ownership']]),
+      [
+        ['claude.run', 'active'],
+        ['claude.run', 'active'],
+      ],
+      'retained completed results stay active owners',
+    );
     assert.equal(body['instance_id'], empty['instance_id'], 'one instance id per adapter process');
 
     await h.call('claude.run.release', { run_id: runId }, { [KEY]: HOST_B });
@@ -70,7 +86,10 @@ test('an unbound run makes the snapshot an error that keeps the last valid revis
     const bound = await h.start({ prompt: HANG, cwd: h.dir }, { [KEY]: HOST_A });
     const first = await okWork(h);
     revisions.push(num(first['revision'], 'revision'));
-    assert.deepEqual(owners(first).map((o) => o[1]), [HOST_A]);
+    assert.deepEqual(
+      owners(first).map((o) => o[1]),
+      [HOST_A],
+    );
 
     const unbound = await h.start({ prompt: 'no invocation id', cwd: h.dir });
     for (let i = 0; i < 2; i++) {
@@ -89,7 +108,10 @@ test('an unbound run makes the snapshot an error that keeps the last valid revis
     const after = await okWork(h);
     revisions.push(num(after['revision'], 'revision'));
     assert.ok(revisions[1]! > revisions[0]!, `the revision moved on: ${revisions.join(' -> ')}`);
-    assert.deepEqual(owners(after).map((o) => o[0]), [bound]);
+    assert.deepEqual(
+      owners(after).map((o) => o[0]),
+      [bound],
+    );
     assert.equal((await okWork(h))['revision'], revisions[1], 'reading does not consume a revision');
 
     await h.call('claude.run.cancel', { run_id: bound });

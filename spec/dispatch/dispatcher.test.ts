@@ -11,7 +11,11 @@ describe('lifecycle', () => {
   it('answers ping before initialize and refuses other requests', async () => {
     const h = createHarness();
     assert.deepEqual(await h.request(1, 'ping'), { jsonrpc: '2.0', id: 1, result: {} });
-    assert.deepEqual(await h.request(2, 'tools/list'), { jsonrpc: '2.0', id: 2, error: { code: -32000, message: 'Server not initialized' } });
+    assert.deepEqual(await h.request(2, 'tools/list'), {
+      jsonrpc: '2.0',
+      id: 2,
+      error: { code: -32000, message: 'Server not initialized' },
+    });
     assert.equal(errorOf(await h.request(3, 'server/discover')).code, -32601, 'method existence outranks initialization');
     assert.equal(await h.adapter.handle({ jsonrpc: '2.0', method: 'notifications/whatever' }), undefined);
   });
@@ -48,7 +52,11 @@ describe('lifecycle', () => {
 describe('envelope errors', () => {
   it('maps each problem to its code', async () => {
     const h = await initializedHarness('2025-11-25');
-    assert.deepEqual(await h.adapter.handle({ jsonrpc: '2.0', id: 1 }), { jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'Invalid Request' } });
+    assert.deepEqual(await h.adapter.handle({ jsonrpc: '2.0', id: 1 }), {
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32600, message: 'Invalid Request' },
+    });
     assert.deepEqual(await h.adapter.handle('text'), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request' } });
     assert.equal(errorOf(await h.request(2, 'nope/nope')).code, -32601);
     assert.equal(errorOf(await h.request(3, 'tools/list', [1])).code, -32602);
@@ -62,7 +70,10 @@ describe('envelope errors', () => {
     }
     assert.equal(h.logs.filter((line) => line.startsWith('ignored an invalid notification')).length, 3);
     const batching = await initializedHarness('2025-03-26');
-    const batch = await batching.adapter.handle([{ jsonrpc: '2.0', method: 'x', params: 5 }, { jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    const batch = await batching.adapter.handle([
+      { jsonrpc: '2.0', method: 'x', params: 5 },
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+    ]);
     assert.deepEqual(batch, [{ jsonrpc: '2.0', id: 1, result: {} }], 'inside a batch it gets no entry either');
   });
 
@@ -117,13 +128,19 @@ describe('batching', () => {
 
   it('2025-03-26: an empty array is -32600', async () => {
     const h = await initializedHarness('2025-03-26');
-    assert.deepEqual(await h.adapter.handle([]), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: empty batch' } });
+    assert.deepEqual(await h.adapter.handle([]), {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'Invalid Request: empty batch' },
+    });
   });
 
   for (const date of SUPPORTED_PROTOCOL_VERSIONS.filter((d) => d !== '2025-03-26')) {
     it(`${date}: any array is -32600 and nothing inside runs`, async () => {
       const h = await initializedHarness(date);
-      const out = await h.adapter.handle([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }]);
+      const out = await h.adapter.handle([
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
+      ]);
       assert.equal(errorOf(out).code, -32600);
       assert.equal(at(out, 'id'), null);
       assert.equal(h.tools.contexts.length, 0);
@@ -143,12 +160,19 @@ describe('cancellation and progress', () => {
     await h.tools.started();
     assert.equal(h.notifications.length, 1);
     const progress = h.tools.contexts[0]?.progress;
-    assert.equal(await h.adapter.handle({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 11, reason: 'user' } }), undefined);
+    assert.equal(
+      await h.adapter.handle({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 11, reason: 'user' } }),
+      undefined,
+    );
     progress?.('after cancel');
     assert.equal(await pending, undefined);
     assert.equal(h.tools.contexts[0]?.signal.reason, 'cancelled');
     assert.equal(h.notifications.length, 1);
-    assert.deepEqual(h.notifications[0], { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok', progress: 1, message: 'started' } });
+    assert.deepEqual(h.notifications[0], {
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: 'tok', progress: 1, message: 'started' },
+    });
   });
 
   it('cancelling an unknown or finished id is harmless', async () => {
@@ -161,7 +185,10 @@ describe('cancellation and progress', () => {
 
   it('in a 2025-03-26 batch a cancelled request gets no entry', async () => {
     const h = await initializedHarness('2025-03-26');
-    const batch = h.adapter.handle([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow' } }]);
+    const batch = h.adapter.handle([
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow' } },
+    ]);
     await h.tools.started();
     await h.adapter.handle({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } });
     assert.deepEqual(await batch, [{ jsonrpc: '2.0', id: 1, result: {} }]);
@@ -172,14 +199,21 @@ describe('cancellation and progress', () => {
     await h.request(1, 'tools/call', { name: 'progress-after', arguments: {}, _meta: { progressToken: 5 } });
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(h.notifications.map((n) => at(n, 'params', 'message')), ['one']);
+    assert.deepEqual(
+      h.notifications.map((n) => at(n, 'params', 'message')),
+      ['one'],
+    );
   });
 });
 
 describe('close', () => {
   it('aborts in-flight work, answers it, refuses new requests and runs onClose once', async () => {
     let cleanups = 0;
-    const h = await initializedHarness('2025-11-25', { onClose: async () => { cleanups++; } });
+    const h = await initializedHarness('2025-11-25', {
+      onClose: async () => {
+        cleanups++;
+      },
+    });
     const pending = h.request(1, 'tools/call', { name: 'slow', arguments: {} });
     await h.tools.started();
     await Promise.all([h.adapter.close(), h.adapter.close()]);
@@ -202,7 +236,9 @@ describe('close', () => {
       resourceProvider: createFakeResourceProvider(),
       clock,
       closeSettleMs: 500,
-      onClose: async () => { cleaned = true; },
+      onClose: async () => {
+        cleaned = true;
+      },
     });
     await adapter.handle({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25' } });
     void adapter.handle({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hang' } });
@@ -226,12 +262,20 @@ describe('close', () => {
 describe('the option names of 0.1.0', () => {
   it('toolHost and resourceHost still serve: tools/list answers from the provider given under the old name', async () => {
     const adapter = createAdapter({
-      toolHost: { list: () => [{ name: 'legacy', title: 'legacy', description: 'legacy', inputSchema: { type: 'object' }, annotations: {}, _meta: {} }], call: async () => ({ ok: true as const, summary: 'ok', result: {} }) },
+      toolHost: {
+        list: () => [
+          { name: 'legacy', title: 'legacy', description: 'legacy', inputSchema: { type: 'object' }, annotations: {}, _meta: {} },
+        ],
+        call: async () => ({ ok: true as const, summary: 'ok', result: {} }),
+      },
       resourceHost: createFakeResourceProvider(),
     });
     await adapter.handle({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25' } });
     const listed = await adapter.handle({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
-    assert.deepEqual((at(listed, 'result', 'tools') as Array<{ name: string }>).map((t) => t.name), ['legacy']);
+    assert.deepEqual(
+      (at(listed, 'result', 'tools') as Array<{ name: string }>).map((t) => t.name),
+      ['legacy'],
+    );
     await adapter.close();
   });
 });

@@ -87,8 +87,13 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
     stderr: 'pipe',
   });
   let serverLog = '';
-  transport.stderr?.on('data', (chunk: Buffer) => { serverLog += chunk.toString('utf8'); });
-  const client = new Client({ name: 'native-tier', version: '1.0.0' }, options.clientCapabilities ? { capabilities: options.clientCapabilities } : undefined);
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    serverLog += chunk.toString('utf8');
+  });
+  const client = new Client(
+    { name: 'native-tier', version: '1.0.0' },
+    options.clientCapabilities ? { capabilities: options.clientCapabilities } : undefined,
+  );
   try {
     await client.connect(transport);
   } catch (error) {
@@ -102,17 +107,23 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
 
   const projectDir = (cwd: string): string => join(sandbox.home, '.claude', 'projects', encodeProjectPath(cwd));
   const tier: AdapterTier = {
-    fake, sandbox, client, serverPid,
+    fake,
+    sandbox,
+    client,
+    serverPid,
     async call(name, args, signal) {
       const progress: Progress[] = [];
       const answer = await client.callTool({ name, arguments: args }, undefined, {
-        onprogress: (p) => { progress.push(p); },
+        onprogress: (p) => {
+          progress.push(p);
+        },
         timeout: CALL_TIMEOUT_MS,
         ...(signal ? { signal } : {}),
       });
       const body: unknown = answer.structuredContent;
       const result = isJsonObject(body) ? body['result'] : undefined;
-      if (!isJsonObject(body) || !isJsonObject(result)) assert.fail(`${name}: structuredContent.result missing: ${JSON.stringify(answer).slice(0, 2000)}; adapter stderr: ${serverLog}`);
+      if (!isJsonObject(body) || !isJsonObject(result))
+        assert.fail(`${name}: structuredContent.result missing: ${JSON.stringify(answer).slice(0, 2000)}; adapter stderr: ${serverLog}`);
       return { isError: answer.isError === true, result, error: toolErrorOf(body['error']), progress };
     },
     async full(runId) {
@@ -131,7 +142,10 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
     async transcripts(cwd) {
       const dir = projectDir(cwd);
       if (!existsSync(dir)) return [];
-      return (await readdir(dir)).filter((name) => name.endsWith('.jsonl')).map((name) => name.slice(0, -'.jsonl'.length)).sort();
+      return (await readdir(dir))
+        .filter((name) => name.endsWith('.jsonl'))
+        .map((name) => name.slice(0, -'.jsonl'.length))
+        .sort();
     },
     async strays() {
       return (await sandbox.processes()).filter((p) => p.pid !== serverPid && !isServerHelper(p, serverPid));
@@ -145,7 +159,9 @@ export async function startAdapterTier(options: TierOptions = {}): Promise<Adapt
       const runs = lookup(listed.structuredContent, 'result', 'runs');
       for (const run of Array.isArray(runs) ? runs.filter(isJsonObject).filter((r) => r['completed'] !== true) : []) {
         await client.callTool({ name: 'claude.run.cancel', arguments: { run_id: run['run_id'] } });
-        await client.callTool({ name: 'claude.run.result', arguments: { run_id: run['run_id'], wait_seconds: 30 } }, undefined, { timeout: CALL_TIMEOUT_MS });
+        await client.callTool({ name: 'claude.run.result', arguments: { run_id: run['run_id'], wait_seconds: 30 } }, undefined, {
+          timeout: CALL_TIMEOUT_MS,
+        });
       }
     },
     async close() {

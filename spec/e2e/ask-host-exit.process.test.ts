@@ -34,22 +34,46 @@ async function askingServer(tmp: string, label: string): Promise<Asking> {
   const readyFile = join(home, 'ready.jsonl');
   const tag = `CRM_ASK_EXIT=${randomBytes(6).toString('hex')}`;
   const [tagName = '', tagValue = ''] = tag.split('=');
-  const server = startServer(MAIN, ['--claude-bin', FAKE_CLAUDE], { env: {
-    PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, TMPDIR: tmp, FAKE_CLAUDE_READY_FILE: readyFile, [tagName]: tagValue,
-  } });
+  const server = startServer(MAIN, ['--claude-bin', FAKE_CLAUDE], {
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: home,
+      TMPDIR: tmp,
+      FAKE_CLAUDE_READY_FILE: readyFile,
+      [tagName]: tagValue,
+    },
+  });
   await server.ready();
-  server.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } });
+  server.send({
+    jsonrpc: '2.0',
+    id: 'init',
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'spec', version: '0' } },
+  });
   await server.response('init');
   server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  server.send({ jsonrpc: '2.0', id: 'start', method: 'tools/call', params: { name: 'claude.run.start', arguments: { prompt: '[fake:ask_bridge] make a marker', cwd: home, ask_host: true } } });
+  server.send({
+    jsonrpc: '2.0',
+    id: 'start',
+    method: 'tools/call',
+    params: { name: 'claude.run.start', arguments: { prompt: '[fake:ask_bridge] make a marker', cwd: home, ask_host: true } },
+  });
   const runId = String(objAt(toolBody(rpcResult(await server.response('start'))), 'result')['run_id']);
   let seq = 0;
-  await pollUntil('a pending permission question', async () => {
-    const id = `result-${(seq += 1)}`;
-    server.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'claude.run.result', arguments: { run_id: runId } } });
-    return questionsOf(objAt(toolBody(rpcResult(await server.response(id))), 'result')['permission_questions']).pending.length === 1;
-  }, { timeoutMs: DEADLINE_MS, intervalMs: 20 });
-  const asked = readFileSync(readyFile, 'utf8').split('\n').filter((line) => line.endsWith('}')).map((line) => parseObj(line, 'a ready line')).find((line) => line['ready'] === 'asked');
+  await pollUntil(
+    'a pending permission question',
+    async () => {
+      const id = `result-${(seq += 1)}`;
+      server.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'claude.run.result', arguments: { run_id: runId } } });
+      return questionsOf(objAt(toolBody(rpcResult(await server.response(id))), 'result')['permission_questions']).pending.length === 1;
+    },
+    { timeoutMs: DEADLINE_MS, intervalMs: 20 },
+  );
+  const asked = readFileSync(readyFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.endsWith('}'))
+    .map((line) => parseObj(line, 'a ready line'))
+    .find((line) => line['ready'] === 'asked');
   assert.ok(asked && typeof asked['bridge'] === 'number', 'the fake CLI started the bridge');
   return { server, tag, home, bridgePid: asked['bridge'] };
 }
@@ -58,10 +82,16 @@ const privateDirs = (tmp: string): string[] => readdirSync(tmp).filter((name) =>
 
 async function everythingGone(asking: Asking): Promise<void> {
   let left: string[] = [];
-  await pollUntil('every process of the run gone', async () => {
-    left = (await findProcesses({ tag: asking.tag, home: `HOME=${asking.home}`, root: asking.home, excludePid: process.pid })).map((p) => `${p.pid} ${p.cmdline.join(' ')}`);
-    return left.length === 0;
-  }, { timeoutMs: DEADLINE_MS }).catch(() => undefined);
+  await pollUntil(
+    'every process of the run gone',
+    async () => {
+      left = (await findProcesses({ tag: asking.tag, home: `HOME=${asking.home}`, root: asking.home, excludePid: process.pid })).map(
+        (p) => `${p.pid} ${p.cmdline.join(' ')}`,
+      );
+      return left.length === 0;
+    },
+    { timeoutMs: DEADLINE_MS },
+  ).catch(() => undefined);
   assert.deepEqual(left, []);
 }
 
@@ -78,8 +108,13 @@ test('the socket path and token reach the bridge through the environment and are
     const leaks: string[] = [];
     for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
       let cmdline: string;
-      try { cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8'); } catch { continue; }
-      if (cmdline.includes(token) || cmdline.includes(socket) || cmdline.includes(BRIDGE_ENV.token)) leaks.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
+      try {
+        cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {
+        continue;
+      }
+      if (cmdline.includes(token) || cmdline.includes(socket) || cmdline.includes(BRIDGE_ENV.token))
+        leaks.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
     }
     assert.deepEqual(leaks, [], 'no command line carries the token or the socket path');
   } finally {
@@ -107,7 +142,7 @@ for (const ending of [['SIGINT', 'SIGTERM'], ['SIGTERM']] as const) {
   });
 }
 
-test('SIGKILL with a question pending: the next server removes the directory, and not a live server\'s', async () => {
+test("SIGKILL with a question pending: the next server removes the directory, and not a live server's", async () => {
   const tmp = mkdtempSync(join(root, 'tmp-'));
   const killed = await askingServer(tmp, 'killed');
   const [killedDir] = privateDirs(tmp);
@@ -122,13 +157,15 @@ test('SIGKILL with a question pending: the next server removes the directory, an
     assert.ok(existsSync(join(tmp, killedDir)), 'a killed server runs no code: its directory stays');
     const home = join(root, 'next');
     mkdirSync(home);
-    next = startServer(MAIN, ['--claude-bin', FAKE_CLAUDE], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, TMPDIR: tmp } });
+    next = startServer(MAIN, ['--claude-bin', FAKE_CLAUDE], {
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, TMPDIR: tmp },
+    });
     await next.ready();
     next.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list', params: {} });
     const sweptLine = 'removed 1 private permission directory of servers that are gone';
     await pollUntil('the sweep line', () => next!.stderr().includes(sweptLine), { timeoutMs: DEADLINE_MS, intervalMs: 20 });
-    assert.equal(existsSync(join(tmp, killedDir)), false, 'the killed server\'s directory is removed');
-    assert.ok(existsSync(join(tmp, aliveDir)), 'the live server\'s directory stays');
+    assert.equal(existsSync(join(tmp, killedDir)), false, "the killed server's directory is removed");
+    assert.ok(existsSync(join(tmp, aliveDir)), "the live server's directory stays");
   } finally {
     next?.kill();
     alive.server.kill();

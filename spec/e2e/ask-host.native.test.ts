@@ -22,31 +22,57 @@ type Json = JsonObject;
  * are not in its --mcp-config): the bridge's environment has them, and no process's command line does.
  */
 function assertBridgeSecretsOffCommandLines(privateDir: string): void {
-  const read = (path: string): string | null => { try { return readFileSync(path, 'utf8'); } catch { return null; } };
+  const read = (path: string): string | null => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      return null;
+    }
+  };
   const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
   const socket = join(privateDir, 'bridge.sock');
   // Its own argv names its entry (the native's argv only mentions it inside the --mcp-config JSON).
-  const isBridge = (pid: string): boolean => (read(`/proc/${pid}/cmdline`) ?? '').split('\0').some((arg) => arg.endsWith('/bridge-main.ts') || arg === '__permission-bridge');
-  const bridges = pids.filter((pid) => isBridge(pid) && (read(`/proc/${pid}/environ`) ?? '').split('\0').includes(`${BRIDGE_ENV.socket}=${socket}`));
+  const isBridge = (pid: string): boolean =>
+    (read(`/proc/${pid}/cmdline`) ?? '').split('\0').some((arg) => arg.endsWith('/bridge-main.ts') || arg === '__permission-bridge');
+  const bridges = pids.filter(
+    (pid) => isBridge(pid) && (read(`/proc/${pid}/environ`) ?? '').split('\0').includes(`${BRIDGE_ENV.socket}=${socket}`),
+  );
   assert.equal(bridges.length, 1, 'the bridge, started by the real CLI, holds the socket path in its environment');
-  const token = (read(`/proc/${bridges[0]}/environ`) ?? '').split('\0').find((e) => e.startsWith(`${BRIDGE_ENV.token}=`))?.slice(BRIDGE_ENV.token.length + 1) ?? '';
+  const token =
+    (read(`/proc/${bridges[0]}/environ`) ?? '')
+      .split('\0')
+      .find((e) => e.startsWith(`${BRIDGE_ENV.token}=`))
+      ?.slice(BRIDGE_ENV.token.length + 1) ?? '';
   assert.match(token, /^[0-9a-f]{64}$/);
-  const leaks = pids.filter((pid) => { const line = read(`/proc/${pid}/cmdline`) ?? ''; return line.includes(token) || line.includes(socket); });
+  const leaks = pids.filter((pid) => {
+    const line = read(`/proc/${pid}/cmdline`) ?? '';
+    return line.includes(token) || line.includes(socket);
+  });
   assert.deepEqual(leaks, [], 'no command line carries the token or the socket path');
 }
 
 describe('adapter over the real binary: ask_host', () => {
   let tier: AdapterTier;
-  before(async () => { tier = await startAdapterTier(); });
-  after(async () => { await tier.close(); });
+  before(async () => {
+    tier = await startAdapterTier();
+  });
+  after(async () => {
+    await tier.close();
+  });
 
   const start = async (cwd: string, label: string, extra: Json = {}): Promise<string> => {
-    const out = await tier.call('claude.run.start', { prompt: `make a marker ${marker(label)} ${promptTag('tool_bash')}`, cwd, ask_host: true, ...extra });
+    const out = await tier.call('claude.run.start', {
+      prompt: `make a marker ${marker(label)} ${promptTag('tool_bash')}`,
+      cwd,
+      ask_host: true,
+      ...extra,
+    });
     assert.equal(out.isError, false, JSON.stringify(out.error));
     assert.ok(out.result['permission_questions'], 'an ask_host run shows its questions from the start');
     return String(out.result['run_id']);
   };
-  const questions = async (runId: string): Promise<QuestionsView> => questionsOf((await tier.call('claude.run.result', { run_id: runId })).result['permission_questions']);
+  const questions = async (runId: string): Promise<QuestionsView> =>
+    questionsOf((await tier.call('claude.run.result', { run_id: runId })).result['permission_questions']);
   const firstQuestion = (runId: string): Promise<Json> =>
     pollTool('a pending permission question', async () => (await questions(runId)).pending[0]);
   const settle = async (runId: string): Promise<Json> => {
@@ -86,7 +112,10 @@ describe('adapter over the real binary: ask_host', () => {
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
       const pq = questionsOf(r['permission_questions']);
       assert.deepEqual(pq.pending, []);
-      assert.deepEqual(pq.decided.map((d) => [d['question_id'], d['behavior'], d['decided_by']]), [[q['question_id'], 'allow', 'host']]);
+      assert.deepEqual(
+        pq.decided.map((d) => [d['question_id'], d['behavior'], d['decided_by']]),
+        [[q['question_id'], 'allow', 'host']],
+      );
       const init = eventPageOf((await tier.call('claude.run.events', { run_id: runId, limit: 1 })).result).events;
       assert.equal(init[0]?.event['permissionMode'], 'default', 'without permission_mode the native default mode asks');
       const again = await refused('claude.run.answer', { run_id: runId, question_id: q['question_id'], decision: 'deny' });
@@ -108,7 +137,10 @@ describe('adapter over the real binary: ask_host', () => {
       assert.equal(at(denials, 0, 'tool_input', 'command'), 'touch fake-tool-marker.txt');
       const events = JSON.stringify((await tier.call('claude.run.events', { run_id: runId, limit: 256 })).result['events']);
       assert.ok(events.includes('The person at the MCP client denied this tool use: not in this repo'), 'the model read the reason');
-      assert.deepEqual(questionsOf(r['permission_questions']).decided.map((d) => [d['behavior'], d['decided_by']]), [['deny', 'host']]);
+      assert.deepEqual(
+        questionsOf(r['permission_questions']).decided.map((d) => [d['behavior'], d['decided_by']]),
+        [['deny', 'host']],
+      );
     });
   });
 
@@ -177,7 +209,13 @@ describe('adapter over the real binary: ask_host', () => {
       assert.match(dontAsk.message, /never asks/);
       const orphan = await refused('claude.run.start', { prompt: 'hi', cwd, ask_host_timeout_seconds: 5 });
       assert.deepEqual([orphan.code, orphan.path], ['invalid_arguments', '/ask_host_timeout_seconds']);
-      const idle = await refused('claude.run.start', { prompt: 'hi', cwd, ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 30 });
+      const idle = await refused('claude.run.start', {
+        prompt: 'hi',
+        cwd,
+        ask_host: true,
+        ask_host_timeout_seconds: 60,
+        idle_timeout_seconds: 30,
+      });
       assert.deepEqual([idle.code, idle.path], ['invalid_arguments', '/idle_timeout_seconds']);
       const listed = objs((await tier.call('claude.run.list', {})).result['runs']);
       assert.equal(listed.filter((run) => !run['completed']).length, 0, 'nothing was started');
@@ -198,29 +236,47 @@ describe('adapter over the real binary: ask_host through elicitation (legacy era
       return onElicit(params, extra.signal);
     });
   });
-  after(async () => { await tier.close(); });
+  after(async () => {
+    await tier.close();
+  });
 
   it('allow in the form: claude.run waits, the person sees run, tool and input, the tool ran', async () => {
     await inCwd(tier, async (cwd) => {
       asked.length = 0;
       onElicit = async () => ({ action: 'accept', content: { decision: 'allow' } });
-      const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-allow')} ${promptTag('tool_bash')}`, cwd, ask_host: true });
+      const out = await tier.call('claude.run', {
+        prompt: `make a marker ${marker('elicit-allow')} ${promptTag('tool_bash')}`,
+        cwd,
+        ask_host: true,
+      });
       assert.equal(out.isError, false, JSON.stringify(out.error));
       assert.equal(asked.length, 1);
       const message = String(asked[0]?.['message']);
-      assert.ok(message.includes(String(out.result['run_id'])) && message.includes('Bash') && message.includes(JSON.stringify({ command: 'touch fake-tool-marker.txt', description: 'Create a marker file' })), message);
+      assert.ok(
+        message.includes(String(out.result['run_id'])) &&
+          message.includes('Bash') &&
+          message.includes(JSON.stringify({ command: 'touch fake-tool-marker.txt', description: 'Create a marker file' })),
+        message,
+      );
       assert.equal(asked[0]?.['mode'], 'form');
       assert.deepEqual(out.result['permission_denials'], []);
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), true, 'the allowed tool ran');
       const decided = questionsOf(out.result['permission_questions']).decided;
-      assert.deepEqual(decided.map((d) => [d['behavior'], d['decided_by']]), [['allow', 'host']]);
+      assert.deepEqual(
+        decided.map((d) => [d['behavior'], d['decided_by']]),
+        [['allow', 'host']],
+      );
     });
   });
 
   it('decline in the form: denied and reported', async () => {
     await inCwd(tier, async (cwd) => {
       onElicit = async () => ({ action: 'decline' });
-      const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-decline')} ${promptTag('tool_bash')}`, cwd, ask_host: true });
+      const out = await tier.call('claude.run', {
+        prompt: `make a marker ${marker('elicit-decline')} ${promptTag('tool_bash')}`,
+        cwd,
+        ask_host: true,
+      });
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
       assert.equal(arr(out.result['permission_denials']).length, 1);
     });
@@ -229,10 +285,23 @@ describe('adapter over the real binary: ask_host through elicitation (legacy era
   it('an open form past the bound: denied, and the elicitation is withdrawn from the client', async () => {
     await inCwd(tier, async (cwd) => {
       let withdrawn = false;
-      onElicit = (_params, signal) => new Promise((resolve) => {
-        signal.addEventListener('abort', () => { withdrawn = true; resolve({ action: 'cancel' }); }, { once: true });
+      onElicit = (_params, signal) =>
+        new Promise((resolve) => {
+          signal.addEventListener(
+            'abort',
+            () => {
+              withdrawn = true;
+              resolve({ action: 'cancel' });
+            },
+            { once: true },
+          );
+        });
+      const out = await tier.call('claude.run', {
+        prompt: `make a marker ${marker('elicit-silent')} ${promptTag('tool_bash')}`,
+        cwd,
+        ask_host: true,
+        ask_host_timeout_seconds: 2,
       });
-      const out = await tier.call('claude.run', { prompt: `make a marker ${marker('elicit-silent')} ${promptTag('tool_bash')}`, cwd, ask_host: true, ask_host_timeout_seconds: 2 });
       assert.equal(existsSync(join(cwd, 'fake-tool-marker.txt')), false);
       assert.equal(arr(out.result['permission_denials']).length, 1);
       const decided = questionsOf(out.result['permission_questions']).decided;
@@ -244,8 +313,12 @@ describe('adapter over the real binary: ask_host through elicitation (legacy era
 
 describe('adapter over the real binary: ask_host as a task going input_required (2026-07-28)', () => {
   let tier: AdapterTier;
-  before(async () => { tier = await startAdapterTier(); });
-  after(async () => { await tier.close(); });
+  before(async () => {
+    tier = await startAdapterTier();
+  });
+  after(async () => {
+    await tier.close();
+  });
 
   const TASKS = 'io.modelcontextprotocol/tasks';
   /** Claude Code's interactive _meta: a modern request that declares the tasks extension. */
@@ -269,7 +342,10 @@ describe('adapter over the real binary: ask_host as a task going input_required 
   ] as const) {
     it(`input_required carries the question as a form; tasks/update with ${label} decides it`, async () => {
       await inCwd(tier, async (cwd) => {
-        const created = await modern('tools/call', { name: 'claude.run', arguments: { prompt: `make a marker ${marker('task')} ${promptTag('tool_bash')}`, cwd, ask_host: true } });
+        const created = await modern('tools/call', {
+          name: 'claude.run',
+          arguments: { prompt: `make a marker ${marker('task')} ${promptTag('tool_bash')}`, cwd, ask_host: true },
+        });
         assert.equal(created['resultType'], 'task', JSON.stringify(created));
         const taskId = String(created['taskId']);
         const asking = await untilStatus(taskId, ['input_required']);
@@ -279,7 +355,14 @@ describe('adapter over the real binary: ask_host as a task going input_required 
         const params = objAt(request, 'params');
         assert.equal(params['mode'], 'form');
         assert.ok(String(params['message']).includes(taskId) && String(params['message']).includes('touch fake-tool-marker.txt'));
-        assert.deepEqual(await modern('tasks/update', { taskId, inputResponses: { 'not-outstanding': { action: 'accept', content: { decision: 'allow' } } } }), { resultType: 'complete', _meta: (await modern('tasks/update', { taskId, inputResponses: {} }))['_meta'] }, 'a key that is not outstanding is acknowledged and ignored');
+        assert.deepEqual(
+          await modern('tasks/update', {
+            taskId,
+            inputResponses: { 'not-outstanding': { action: 'accept', content: { decision: 'allow' } } },
+          }),
+          { resultType: 'complete', _meta: (await modern('tasks/update', { taskId, inputResponses: {} }))['_meta'] },
+          'a key that is not outstanding is acknowledged and ignored',
+        );
         assert.equal((await modern('tasks/get', { taskId }))['status'], 'input_required', 'still asking');
         await modern('tasks/update', { taskId, inputResponses: { [key]: response } });
         const done = await untilStatus(taskId, ['completed', 'failed', 'cancelled']);

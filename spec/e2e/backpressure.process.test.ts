@@ -38,7 +38,9 @@ describe('backpressure against the real server process', () => {
     let partial: Buffer = Buffer.alloc(0);
     let stderr = '';
     const waiters = new Set<() => void>();
-    const notify = (): void => { for (const waiter of waiters) waiter(); };
+    const notify = (): void => {
+      for (const waiter of waiters) waiter();
+    };
     const onLine = (line: Buffer): void => {
       const id = Number(RESPONSE_ID.exec(line.subarray(0, 64).toString('latin1'))?.[1] ?? -1);
       if (id < 0 || id > total) {
@@ -57,7 +59,10 @@ describe('backpressure against the real server process', () => {
       partial = Buffer.from(data);
       notify();
     });
-    child.stderr.setEncoding('utf8').on('data', (text: string) => { stderr += text; notify(); });
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+      notify();
+    });
     child.on('exit', notify);
     const until = (what: string, predicate: () => boolean): Promise<void> =>
       new Promise((resolve, reject) => {
@@ -81,7 +86,9 @@ describe('backpressure against the real server process', () => {
 
     try {
       await until('ready', () => stderr.includes('serving MCP on stdio'));
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } })}\n`);
+      child.stdin.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } })}\n`,
+      );
       child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
       const warmup: string[] = [];
       for (let id = 1; id <= WARMUP_REQUESTS; id++) warmup.push(request(id));
@@ -110,10 +117,15 @@ describe('backpressure against the real server process', () => {
       const after = memory(pid);
       // The peak while draining is mostly garbage awaiting collection (it stays far lower under a small
       // --max-old-space-size), so it is reported, not asserted.
-      t.diagnostic(`idle RSS ${mib(idle.rss)}; with stdout unread at most ${mib(stalledRss)}, ${answeredWhileStalled - WARMUP_REQUESTS - 1} of ${PIPELINED_REQUESTS} answered; peak RSS over the whole run ${mib(after.peak)}`);
+      t.diagnostic(
+        `idle RSS ${mib(idle.rss)}; with stdout unread at most ${mib(stalledRss)}, ${answeredWhileStalled - WARMUP_REQUESTS - 1} of ${PIPELINED_REQUESTS} answered; peak RSS over the whole run ${mib(after.peak)}`,
+      );
       assert.equal(unexpected, '', 'only tools/list results on stdout');
       assert.equal(answered, total + 1);
-      assert.ok(answers.every((count) => count === 1), 'each id exactly once');
+      assert.ok(
+        answers.every((count) => count === 1),
+        'each id exactly once',
+      );
 
       child.stdin.end();
       await until('exit', () => child.exitCode !== null);

@@ -15,10 +15,13 @@ import { questionsOf } from '../helpers/typed-results.ts';
 const JOBS = ['esc3011', 'esc3012', 'esc3013', 'esc3014', 'esc3015', 'esc3016'] as const;
 // esc3016 clears its environment (no run marker) in a session of its own whose parent exits at once: beyond
 // /proc tracking, inside the run's cgroup.
-const COMMAND = `touch ${JOBS.join(' ')}; tail -f esc3011 & nohup tail -f esc3012 >/dev/null 2>&1 & setsid tail -f esc3013 & `
-  + `perl -e 'setpgrp(0,0); exec "tail", "-f", "esc3014"' & sh -c "tail -f esc3015 & exit 0"; `
-  + `sh -c "env -i /usr/bin/setsid /usr/bin/tail -f esc3016 & exit 0"; echo started`;
-const SCENARIOS: Record<string, Scenario> = { bash_jobs: { kind: 'tool_use', tool: 'Bash', input: { command: COMMAND, description: 'start background jobs' } } };
+const COMMAND =
+  `touch ${JOBS.join(' ')}; tail -f esc3011 & nohup tail -f esc3012 >/dev/null 2>&1 & setsid tail -f esc3013 & ` +
+  `perl -e 'setpgrp(0,0); exec "tail", "-f", "esc3014"' & sh -c "tail -f esc3015 & exit 0"; ` +
+  `sh -c "env -i /usr/bin/setsid /usr/bin/tail -f esc3016 & exit 0"; echo started`;
+const SCENARIOS: Record<string, Scenario> = {
+  bash_jobs: { kind: 'tool_use', tool: 'Bash', input: { command: COMMAND, description: 'start background jobs' } },
+};
 const POLL_MS = 50;
 
 /** The jobs alive right now (by their file argument), zombies excluded. */
@@ -40,15 +43,25 @@ function liveJobs(): string[] {
 
 describe('adapter over the real binary: background jobs of the Bash tool', () => {
   let tier: AdapterTier;
-  before(async () => { tier = await startAdapterTier({ scenarios: SCENARIOS }); });
-  after(async () => { await tier.close(); });
+  before(async () => {
+    tier = await startAdapterTier({ scenarios: SCENARIOS });
+  });
+  after(async () => {
+    await tier.close();
+  });
 
   it('cmd &, nohup, setsid, a new process group, a parent that exits at once, a cleared environment: all seen running, none left, confirmed by the cgroup', async () => {
     await inCwd(tier, async (cwd) => {
       const seen = new Set<string>();
-      const watch = setInterval(() => { for (const job of liveJobs()) seen.add(job); }, POLL_MS);
+      const watch = setInterval(() => {
+        for (const job of liveJobs()) seen.add(job);
+      }, POLL_MS);
       try {
-        const started = await tier.call('claude.run.start', { prompt: `jobs ${marker('jobs')} ${promptTag('bash_jobs')}`, cwd, ask_host: true });
+        const started = await tier.call('claude.run.start', {
+          prompt: `jobs ${marker('jobs')} ${promptTag('bash_jobs')}`,
+          cwd,
+          ask_host: true,
+        });
         const runId = String(started.result['run_id']);
         let result = (await tier.call('claude.run.result', { run_id: runId, wait_seconds: 1, detail: 'full' })).result;
         for (let answered = 0; result['completed'] !== true;) {

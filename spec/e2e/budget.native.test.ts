@@ -26,8 +26,12 @@ const micros = (usd: number): number => Math.round(usd * 1e6);
 
 describe('the operator budget over the real binary', () => {
   let tier: AdapterTier;
-  before(async () => { tier = await startAdapterTier({ scenarios: { reply: { kind: 'text', text: 'ok' } }, serverArgs: [`--budget-usd=${BUDGET_USD}`] }); });
-  after(async () => { await tier.close(); });
+  before(async () => {
+    tier = await startAdapterTier({ scenarios: { reply: { kind: 'text', text: 'ok' } }, serverArgs: [`--budget-usd=${BUDGET_USD}`] });
+  });
+  after(async () => {
+    await tier.close();
+  });
 
   it('grants what remains, charges a resume its own call, stops the crossing run, then refuses with nothing spawned', async (t) => {
     await inCwd(tier, async (cwd) => {
@@ -38,7 +42,11 @@ describe('the operator budget over the real binary', () => {
       assert.ok(cost1 > 0 && cost1 < BUDGET_USD / 2, `one call costs ${cost1}`);
       assert.equal(micros(num((await budgetOf(tier))['spent_usd'], 'spent')), micros(cost1));
 
-      const second = await tier.call('claude.run', { prompt: `again ${marker('b2')} ${promptTag('reply')}`, cwd, resume_session_id: str(first.result['session_id'], 'session_id') });
+      const second = await tier.call('claude.run', {
+        prompt: `again ${marker('b2')} ${promptTag('reply')}`,
+        cwd,
+        resume_session_id: str(first.result['session_id'], 'session_id'),
+      });
       assert.equal(second.isError, false, JSON.stringify(second.error));
       const full2 = await tier.full(second.result['run_id']);
       const cost2 = callCost(full2);
@@ -53,12 +61,23 @@ describe('the operator budget over the real binary', () => {
 
       const crossing = await tier.call('claude.run', { prompt: `third ${marker('b3')} ${promptTag('reply')}`, cwd });
       assert.equal(crossing.error?.code, 'budget_exhausted', JSON.stringify(crossing.error));
-      assert.match(crossing.error?.message ?? '', new RegExp(`\\$${String(remaining).replace('.', '\\.')}\\)`), 'the native was given what remained as its cap');
+      assert.match(
+        crossing.error?.message ?? '',
+        new RegExp(`\\$${String(remaining).replace('.', '\\.')}\\)`),
+        'the native was given what remained as its cap',
+      );
       const full3 = await tier.full(crossing.result['run_id']);
       assert.equal(obj(full3['final'])['subtype'], 'error_max_budget_usd');
       const spent3 = spent2 + micros(callCost(full3));
       const spent = await budgetOf(tier);
-      assert.deepEqual(spent, { limit_usd: BUDGET_USD, spent_usd: spent3 / 1e6, reserved_usd: 0, remaining_usd: 0, available_usd: 0, runs_reserving: 0 });
+      assert.deepEqual(spent, {
+        limit_usd: BUDGET_USD,
+        spent_usd: spent3 / 1e6,
+        reserved_usd: 0,
+        remaining_usd: 0,
+        available_usd: 0,
+        runs_reserving: 0,
+      });
       t.diagnostic(`spent ${spent3 / 1e6} of ${BUDGET_USD}: the crossing call is still made`);
 
       const requestsBefore = tier.fake.requests.length;

@@ -34,7 +34,8 @@ function backendBase(): string {
 function delegatedCgroup(): string {
   const dir = join(backendBase(), `crm-spec-delegated-${process.pid}-${Date.now()}`);
   mkdirSync(dir);
-  for (const path of [dir, join(dir, 'cgroup.procs'), join(dir, 'cgroup.threads'), join(dir, 'cgroup.subtree_control')]) chownSync(path, TEST_UID, TEST_UID);
+  for (const path of [dir, join(dir, 'cgroup.procs'), join(dir, 'cgroup.threads'), join(dir, 'cgroup.subtree_control')])
+    chownSync(path, TEST_UID, TEST_UID);
   return dir;
 }
 
@@ -48,14 +49,23 @@ function scratchFor(uid: number): string {
 function startAs(cgroup: string | null, scratch: string, extraArgs: readonly string[] = []): ServerProcess {
   return startServer([...LAUNCH, cgroup ?? '-', String(TEST_UID), String(TEST_UID), '--', ...MAIN], [...FAKE_BIN, ...extraArgs], {
     env: {
-      PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: scratch, TMPDIR: scratch,
-      FAKE_CLAUDE_SCENARIO: 'escape', FAKE_CLAUDE_ESCAPE: 'bash_setsid,double_fork', FAKE_CLAUDE_READY_FILE: join(scratch, 'ready.jsonl'),
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: scratch,
+      TMPDIR: scratch,
+      FAKE_CLAUDE_SCENARIO: 'escape',
+      FAKE_CLAUDE_ESCAPE: 'bash_setsid,double_fork',
+      FAKE_CLAUDE_READY_FILE: join(scratch, 'ready.jsonl'),
     },
   });
 }
 
 async function handshake(server: ServerProcess): Promise<void> {
-  server.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } });
+  server.send({
+    jsonrpc: '2.0',
+    id: 'init',
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } },
+  });
   await server.response('init');
   server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 }
@@ -72,19 +82,28 @@ async function capabilitiesCleanup(server: ServerProcess): Promise<Record<string
 async function runOnce(server: ServerProcess, cwd: string): Promise<Record<string, unknown>> {
   server.send({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: { name: 'claude.run.start', arguments: { prompt: 'x', cwd } } });
   const started = toolResultOf(rpcResult(await server.response('run')));
-  server.send({ jsonrpc: '2.0', id: 'result', method: 'tools/call', params: { name: 'claude.run.result', arguments: { run_id: started['run_id'], wait_seconds: 30, detail: 'full' } } });
+  server.send({
+    jsonrpc: '2.0',
+    id: 'result',
+    method: 'tools/call',
+    params: { name: 'claude.run.result', arguments: { run_id: started['run_id'], wait_seconds: 30, detail: 'full' } },
+  });
   const result = toolResultOf(rpcResult(await server.response('result')));
   assert.equal(result['completed'], true, JSON.stringify(result));
   return result;
 }
 
-const uidProcesses = (): number[] => readProcTable().filter((s) => s.pid !== process.pid).filter((s) => {
-  try {
-    return readFileUid(s.pid) === TEST_UID;
-  } catch {
-    return false;
-  }
-}).map((s) => s.pid);
+const uidProcesses = (): number[] =>
+  readProcTable()
+    .filter((s) => s.pid !== process.pid)
+    .filter((s) => {
+      try {
+        return readFileUid(s.pid) === TEST_UID;
+      } catch {
+        return false;
+      }
+    })
+    .map((s) => s.pid);
 
 function readFileUid(pid: number): number | null {
   const status = process.getBuiltinModule('node:fs').readFileSync(`/proc/${pid}/status`, 'latin1');
@@ -111,7 +130,12 @@ test('an unprivileged user in a delegated cgroup: each run is born in a cgroup o
     // The escapees were born (as the uid) and are gone; no run cgroup is left under the delegated one.
     assert.deepEqual(aliveNaming(join(scratch, 'ready.jsonl')), []);
     await endServer(server);
-    assert.deepEqual(readdirSync(delegated, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name), []);
+    assert.deepEqual(
+      readdirSync(delegated, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name),
+      [],
+    );
     await waitFor('no process of the test uid', () => uidProcesses().length === 0, 10_000);
   } finally {
     server.kill();
@@ -176,7 +200,10 @@ test('a run cgroup whose supervisor and server both died is swept, processes and
   const marker = join(scratch, 'orphan-marker');
   writeFileSync(marker, '');
   // The orphan: born in the leftover cgroup by a launcher that moves itself there first.
-  const orphanLauncher = spawn(process.execPath, [...LAUNCH, leftover, '0', '0', '--', '-e', 'setInterval(() => {}, 1 << 30)', marker], { stdio: 'ignore', detached: true });
+  const orphanLauncher = spawn(process.execPath, [...LAUNCH, leftover, '0', '0', '--', '-e', 'setInterval(() => {}, 1 << 30)', marker], {
+    stdio: 'ignore',
+    detached: true,
+  });
   let server: ServerProcess | null = null;
   try {
     await waitFor('the orphan in the leftover cgroup', () => (cgroupMembers(leftover) ?? []).length === 2, 10_000);

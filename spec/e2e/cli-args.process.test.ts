@@ -11,15 +11,41 @@ import { ADAPTER_VERSION } from '../../lib/version.ts';
 import { DEADLINE_MS, MAIN, ROOT } from './server-process.ts';
 import { parseObj, str } from '../helpers/typed-results.ts';
 
-const DEFAULTS = { claudeBin: null, maxTimeoutSeconds: 1800, underscoreNames: false, promptViaStdin: false, maxFrameBytes: 16 * 1024 * 1024, cleanupBackend: 'auto', budgetUsd: null };
+const DEFAULTS = {
+  claudeBin: null,
+  maxTimeoutSeconds: 1800,
+  underscoreNames: false,
+  promptViaStdin: false,
+  maxFrameBytes: 16 * 1024 * 1024,
+  cleanupBackend: 'auto',
+  budgetUsd: null,
+};
 
 describe('parseServeArgs', () => {
   it('defaults', () => assert.deepEqual(parseServeArgs([]), { kind: 'config', config: DEFAULTS }));
 
   it('every option, spaced and with =', () => {
     assert.deepEqual(
-      parseServeArgs(['--claude-bin', '/opt/claude', '--max-timeout-seconds=60', '--underscore-names', '--prompt-via-stdin', '--max-frame-bytes', '2048']),
-      { kind: 'config', config: { ...DEFAULTS, claudeBin: '/opt/claude', maxTimeoutSeconds: 60, underscoreNames: true, promptViaStdin: true, maxFrameBytes: 2048 } },
+      parseServeArgs([
+        '--claude-bin',
+        '/opt/claude',
+        '--max-timeout-seconds=60',
+        '--underscore-names',
+        '--prompt-via-stdin',
+        '--max-frame-bytes',
+        '2048',
+      ]),
+      {
+        kind: 'config',
+        config: {
+          ...DEFAULTS,
+          claudeBin: '/opt/claude',
+          maxTimeoutSeconds: 60,
+          underscoreNames: true,
+          promptViaStdin: true,
+          maxFrameBytes: 2048,
+        },
+      },
     );
   });
 
@@ -39,7 +65,10 @@ describe('parseServeArgs', () => {
   });
 
   it('--budget-usd: dollars with up to 6 decimals; 0 or empty (an unset MCP Bundle setting) means no budget', () => {
-    const budget = (args: string[]): unknown => { const p = parseServeArgs(args); return p.kind === 'config' ? p.config.budgetUsd : p.kind; };
+    const budget = (args: string[]): unknown => {
+      const p = parseServeArgs(args);
+      return p.kind === 'config' ? p.config.budgetUsd : p.kind;
+    };
     assert.equal(budget(['--budget-usd', '2.5']), 2.5);
     assert.equal(budget(['--budget-usd=0.000001']), 0.000001);
     assert.equal(budget(['--budget-usd=0']), null);
@@ -75,8 +104,14 @@ describe('parseServeArgs', () => {
   }
 
   it('boolean flags take an explicit =true or =false (an MCP Bundle argument template sets them so)', () => {
-    assert.deepEqual(parseServeArgs(['--underscore-names=true', '--prompt-via-stdin=false']), { kind: 'config', config: { ...DEFAULTS, underscoreNames: true } });
-    assert.deepEqual(parseServeArgs(['--underscore-names', '--underscore-names=false', '--prompt-via-stdin=true']), { kind: 'config', config: { ...DEFAULTS, promptViaStdin: true } });
+    assert.deepEqual(parseServeArgs(['--underscore-names=true', '--prompt-via-stdin=false']), {
+      kind: 'config',
+      config: { ...DEFAULTS, underscoreNames: true },
+    });
+    assert.deepEqual(parseServeArgs(['--underscore-names', '--underscore-names=false', '--prompt-via-stdin=true']), {
+      kind: 'config',
+      config: { ...DEFAULTS, promptViaStdin: true },
+    });
   });
 
   it('--help', () => assert.deepEqual(parseServeArgs(['--underscore-names', '--help']), { kind: 'help' }));
@@ -97,8 +132,40 @@ describe('parsePrintArgs', () => {
 
   it('native flags, own flags, inline values and the prompt after --', () => {
     assert.deepEqual(
-      run(['--permission-mode=plan', '--model', 'sonnet', '--allowedTools', 'Read', '--allowedTools=Grep', '--continue', '--max-turns', '3', '--cwd', '/tmp', '--timeout-seconds=60', '--claude-bin', '/opt/claude', '--', '--model', 'is', 'prompt text']),
-      { kind: 'run', claudeBin: '/opt/claude', args: { permission_mode: 'plan', model: 'sonnet', allowed_tools: ['Read', 'Grep'], continue_previous: true, max_turns: 3, cwd: '/tmp', timeout_seconds: 60, prompt: '--model is prompt text' } },
+      run([
+        '--permission-mode=plan',
+        '--model',
+        'sonnet',
+        '--allowedTools',
+        'Read',
+        '--allowedTools=Grep',
+        '--continue',
+        '--max-turns',
+        '3',
+        '--cwd',
+        '/tmp',
+        '--timeout-seconds=60',
+        '--claude-bin',
+        '/opt/claude',
+        '--',
+        '--model',
+        'is',
+        'prompt text',
+      ]),
+      {
+        kind: 'run',
+        claudeBin: '/opt/claude',
+        args: {
+          permission_mode: 'plan',
+          model: 'sonnet',
+          allowed_tools: ['Read', 'Grep'],
+          continue_previous: true,
+          max_turns: 3,
+          cwd: '/tmp',
+          timeout_seconds: 60,
+          prompt: '--model is prompt text',
+        },
+      },
     );
   });
 
@@ -146,7 +213,10 @@ describe('toFlagMessage', () => {
     assert.equal(toFlagMessage('must be an integer', '/max_turns', CLI_TREE), '--max-turns: must be an integer');
     assert.equal(toFlagMessage('must be a string', '/allowed_tools/0', CLI_TREE), '--allowedTools: must be a string');
     assert.equal(toFlagMessage('cwd must name an existing directory', '/cwd', CLI_TREE), '--cwd must name an existing directory');
-    assert.equal(toFlagMessage('session_id, resume_session_id and continue_previous are mutually exclusive', '/continue_previous', CLI_TREE), '--session-id, --resume and --continue are mutually exclusive');
+    assert.equal(
+      toFlagMessage('session_id, resume_session_id and continue_previous are mutually exclusive', '/continue_previous', CLI_TREE),
+      '--session-id, --resume and --continue are mutually exclusive',
+    );
     assert.equal(toFlagMessage('too long', '/prompt', CLI_TREE), 'the prompt after --: too long');
     assert.equal(toFlagMessage('odd', '/unknown_thing', CLI_TREE), 'odd');
   });
@@ -159,12 +229,19 @@ describe('parseCheckArgs', () => {
     assert.deepEqual(parseCheckArgs(['--claude-bin=/opt/claude']), { kind: 'check', cliFlag: '/opt/claude' });
     assert.deepEqual(parseCheckArgs(['--claude-bin', '/x', '-h']), { kind: 'help' });
     assert.deepEqual(parseCheckArgs(['--claude-bin']), { kind: 'error', message: '--claude-bin needs a path to the Claude Code binary' });
-    assert.deepEqual(parseCheckArgs(['--claude-bin', '--help']), { kind: 'error', message: '--claude-bin needs a path to the Claude Code binary' });
+    assert.deepEqual(parseCheckArgs(['--claude-bin', '--help']), {
+      kind: 'error',
+      message: '--claude-bin needs a path to the Claude Code binary',
+    });
     assert.deepEqual(parseCheckArgs(['--json']), { kind: 'error', message: 'unknown option: --json (check takes --claude-bin PATH)' });
   });
 });
 
-interface Exit { readonly code: number | null; readonly stdout: string; readonly stderr: string }
+interface Exit {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
 
 /** lib/main.ts as a process; resolves when it exits (hard deadline). */
 function main(args: string[]): Promise<Exit> {
@@ -172,10 +249,20 @@ function main(args: string[]): Promise<Exit> {
     const child = spawn(process.execPath, [...MAIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => { stdout += text; });
-    child.stderr.setEncoding('utf8').on('data', (text: string) => { stderr += text; });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`main ${args.join(' ')} did not exit within ${DEADLINE_MS} ms`)); }, DEADLINE_MS);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      stdout += text;
+    });
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`main ${args.join(' ')} did not exit within ${DEADLINE_MS} ms`));
+    }, DEADLINE_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -185,7 +272,17 @@ describe('the command line as a process', () => {
       const run = await main(flag === 'serve' ? ['serve', '--help'] : [flag]);
       assert.equal(run.code, 0, run.stderr);
       assert.equal(run.stderr, '');
-      for (const word of ['claude-run-mcp [serve]', 'claude-run-mcp print', 'claude-run-mcp check', '--version', '--claude-bin PATH', '--max-timeout-seconds N', '--underscore-names', '--prompt-via-stdin', '--max-frame-bytes N']) {
+      for (const word of [
+        'claude-run-mcp [serve]',
+        'claude-run-mcp print',
+        'claude-run-mcp check',
+        '--version',
+        '--claude-bin PATH',
+        '--max-timeout-seconds N',
+        '--underscore-names',
+        '--prompt-via-stdin',
+        '--max-frame-bytes N',
+      ]) {
         assert.ok(run.stdout.includes(word), `${flag}: ${word}`);
       }
     }

@@ -26,18 +26,30 @@ interface RoleRun {
 function runRole(sandbox: NativeSandbox, args: readonly string[], extraEnv: Record<string, string> = {}): Promise<RoleRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...serverNodeArgs(), ...args], {
-      cwd: sandbox.cwd, env: { ...sandbox.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: sandbox.cwd,
+      env: { ...sandbox.env, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`lib/main.ts ${args[0] ?? ''} did not exit within ${ROLE_DEADLINE_MS} ms; stderr: ${stderr}`));
     }, ROLE_DEADLINE_MS);
-    child.on('error', (error) => { clearTimeout(timer); reject(error); });
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -83,17 +95,25 @@ describe('CLI roles over the real binary', () => {
     assert.equal(direct.events.length, 1, 'json mode prints one object');
     const native = resultOf(direct);
     assert.deepEqual(Object.keys(printed), Object.keys(native), 'same fields in the same order');
-    for (const key of ['type', 'subtype', 'is_error', 'result', 'num_turns', 'usage', 'modelUsage', 'permission_denials', 'terminal_reason']) {
+    for (const key of [
+      'type',
+      'subtype',
+      'is_error',
+      'result',
+      'num_turns',
+      'usage',
+      'modelUsage',
+      'permission_denials',
+      'terminal_reason',
+    ]) {
       assert.deepEqual(printed[key], native[key], key);
     }
   });
 
   it('print against a 401: the native result still printed, one JSON error line on stderr, exit 1', async () => {
-    const run = await runRole(
-      sandbox,
-      ['print', '--permission-mode', 'dontAsk', '--claude-bin', realClaudeBin(), '--', 'say hi'],
-      { ANTHROPIC_CUSTOM_HEADERS: scenarioCustomHeader('http_401') },
-    );
+    const run = await runRole(sandbox, ['print', '--permission-mode', 'dontAsk', '--claude-bin', realClaudeBin(), '--', 'say hi'], {
+      ANTHROPIC_CUSTOM_HEADERS: scenarioCustomHeader('http_401'),
+    });
     assert.equal(run.code, 1);
     const printed = parseObj(run.stdout, 'the printed result');
     assert.equal(printed['is_error'], true);

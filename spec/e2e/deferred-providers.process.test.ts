@@ -10,7 +10,12 @@ test('initialize, tools/list, ping and resources/list in one write: answered in 
   const server = startServer(MAIN);
   try {
     const messages = [
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } },
+      },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
       { jsonrpc: '2.0', id: 3, method: 'ping' },
@@ -36,11 +41,20 @@ test('initialize, tools/list, ping and resources/list in one write: answered in 
 test('providers that fail to load: the handshake is answered, each waiting request fails, the server exits 1', async () => {
   const server = startServer(FAKE, [], { env: { ...process.env, SERVE_FAKE_LOAD_FAILS: '1' } });
   try {
-    server.sendRaw([
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } },
-      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
-      { jsonrpc: '2.0', id: 3, method: 'ping' },
-    ].map((m) => `${JSON.stringify(m)}\n`).join(''));
+    server.sendRaw(
+      [
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } },
+        },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 3, method: 'ping' },
+      ]
+        .map((m) => `${JSON.stringify(m)}\n`)
+        .join(''),
+    );
     assert.equal(((await server.response(1))['result'] as { protocolVersion?: unknown }).protocolVersion, '2025-06-18');
     const list = await server.response(2);
     assert.equal((list['error'] as { code?: unknown } | undefined)?.code, -32603, 'an internal error, not a silent drop');

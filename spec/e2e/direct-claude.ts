@@ -45,7 +45,10 @@ export function runClaude(sandbox: NativeSandbox, args: readonly string[], deadl
 export function startClaude(sandbox: NativeSandbox, args: readonly string[], deadlineMs = RUN_DEADLINE_MS): StartedClaude {
   const started = performance.now();
   const child = spawn(realClaudeBin(), args, {
-    cwd: sandbox.cwd, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    cwd: sandbox.cwd,
+    env: sandbox.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   const events: Array<Record<string, unknown>> = [];
   const plainLines: string[] = [];
@@ -54,7 +57,9 @@ export function startClaude(sandbox: NativeSandbox, args: readonly string[], dea
   let stderr = '';
   const lines = createLineSplitter({
     maxLineBytes: MAX_EVENT_LINE_BYTES,
-    onOversize: (bytes) => { stderr += `\n[test] stdout line over ${MAX_EVENT_LINE_BYTES} bytes (${bytes}) dropped`; },
+    onOversize: (bytes) => {
+      stderr += `\n[test] stdout line over ${MAX_EVENT_LINE_BYTES} bytes (${bytes}) dropped`;
+    },
     onLine: (frame) => {
       const line = frame.toString('utf8');
       if (line.trim() === '') return;
@@ -72,7 +77,9 @@ export function startClaude(sandbox: NativeSandbox, args: readonly string[], dea
   child.stdout.on('data', (chunk: Buffer) => lines.push(chunk));
   child.stdout.on('end', () => lines.end());
   child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => { stderr += chunk; });
+  child.stderr.on('data', (chunk: string) => {
+    stderr += chunk;
+  });
   const done = new Promise<DirectRun>((resolve, reject) => {
     const timer = setTimeout(() => {
       if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
@@ -87,7 +94,14 @@ export function startClaude(sandbox: NativeSandbox, args: readonly string[], dea
       resolve({ code, signal, pid: child.pid ?? -1, events, plainLines, stderr, initMs, resultMs, exitMs: performance.now() - started });
     });
   });
-  return { pid: child.pid ?? -1, kill: (signal) => { child.kill(signal); }, events, done };
+  return {
+    pid: child.pid ?? -1,
+    kill: (signal) => {
+      child.kill(signal);
+    },
+    events,
+    done,
+  };
 }
 
 function parseObject(line: string): Record<string, unknown> | undefined {

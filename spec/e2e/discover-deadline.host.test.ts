@@ -31,7 +31,10 @@ const assertNear = (gapMs: number, boundMs: number, what: string): void => {
   assert.ok(gapMs >= boundMs - EARLY_SLACK_MS && gapMs <= boundMs + LATE_SLACK_MS, `${what} waited ${gapMs} ms (its bound: ${boundMs} ms)`);
 };
 
-interface Received { readonly atMs: number; readonly method: string }
+interface Received {
+  readonly atMs: number;
+  readonly method: string;
+}
 describe('Claude Code 2.1.332: the server/discover deadline for a stdio server', () => {
   let fake: FakeAnthropic;
   let sandbox: NativeSandbox;
@@ -52,13 +55,23 @@ describe('Claude Code 2.1.332: the server/discover deadline for a stdio server',
   async function probe(label: string, startDelayMs: number, env: Record<string, string> = {}): Promise<Received[]> {
     const log = join(sandbox.root, `${label}-requests.jsonl`);
     const config = join(sandbox.root, `${label}-mcp.json`);
-    await writeFile(config, JSON.stringify({ mcpServers: { [`slow-${label}`]: { type: 'stdio', command: process.execPath, args: [SLOW, String(startDelayMs), log] } } }));
-    const run = await runClaude({ ...sandbox, env: { ...sandbox.env, ENABLE_TOOL_SEARCH: 'false', ...env } }, [
-      ...STREAM_JSON_ARGS, '--mcp-config', config, '--strict-mcp-config', '--', `hello ${label}`,
-    ], HOST_DEADLINE_MS);
+    await writeFile(
+      config,
+      JSON.stringify({
+        mcpServers: { [`slow-${label}`]: { type: 'stdio', command: process.execPath, args: [SLOW, String(startDelayMs), log] } },
+      }),
+    );
+    const run = await runClaude(
+      { ...sandbox, env: { ...sandbox.env, ENABLE_TOOL_SEARCH: 'false', ...env } },
+      [...STREAM_JSON_ARGS, '--mcp-config', config, '--strict-mcp-config', '--', `hello ${label}`],
+      HOST_DEADLINE_MS,
+    );
     assert.equal(run.code, 0, run.stderr.slice(-2000));
     assert.ok(existsSync(log), 'the server was started and asked');
-    return jsonLines(readFileSync(log, 'utf8'), 'request log line').map((r, i) => ({ atMs: num(r['at_ms'], `line ${i + 1}: at_ms`), method: str(r['method'], `line ${i + 1}: method`) }));
+    return jsonLines(readFileSync(log, 'utf8'), 'request log line').map((r, i) => ({
+      atMs: num(r['at_ms'], `line ${i + 1}: at_ms`),
+      method: str(r['method'], `line ${i + 1}: method`),
+    }));
   }
 
   /** The methods in the order they came, and when initialize came after the spawn (null: never). */
@@ -83,7 +96,10 @@ describe('Claude Code 2.1.332: the server/discover deadline for a stdio server',
   });
 
   it('MCP_TIMEOUT sets it: a third of it (12 s: capped at 3 s; 3 s: 1 s)', async (t) => {
-    for (const [timeoutMs, expectedMs] of [[12_000, PROBE_DEADLINE_MS], [3_000, 1_000]] as const) {
+    for (const [timeoutMs, expectedMs] of [
+      [12_000, PROBE_DEADLINE_MS],
+      [3_000, 1_000],
+    ] as const) {
       const { methods, gapMs } = read(await probe(`timeout-${timeoutMs}`, expectedMs + 1_500, { MCP_TIMEOUT: String(timeoutMs) }));
       t.diagnostic(`MCP_TIMEOUT=${timeoutMs}: spawn → initialize: ${gapMs} ms; methods: ${methods.join(', ')}`);
       assert.ok(gapMs !== null, `an initialize followed the unanswered probe: ${methods.join(', ')}`);

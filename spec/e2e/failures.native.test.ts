@@ -9,7 +9,6 @@ import { inCwd, marker, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
 import { at, eventPageOf, objAt, objs } from '../helpers/typed-results.ts';
 
-
 interface FailureCase {
   readonly preset: string;
   readonly code: string;
@@ -23,17 +22,42 @@ interface FailureCase {
 }
 
 const FAILURES: readonly FailureCase[] = [
-  { preset: 'http_401', code: 'authentication_failed', status: 401, assistantError: 'authentication_failed', calls: 1, text: /^Failed to authenticate\. API Error: 401 fake 401/ },
-  { preset: 'http_429', code: 'rate_limited', status: 429, assistantError: 'rate_limit', calls: 1, text: /^API Error: Request rejected \(429\)/ },
+  {
+    preset: 'http_401',
+    code: 'authentication_failed',
+    status: 401,
+    assistantError: 'authentication_failed',
+    calls: 1,
+    text: /^Failed to authenticate\. API Error: 401 fake 401/,
+  },
+  {
+    preset: 'http_429',
+    code: 'rate_limited',
+    status: 429,
+    assistantError: 'rate_limit',
+    calls: 1,
+    text: /^API Error: Request rejected \(429\)/,
+  },
   { preset: 'http_500', code: 'api_server_error', status: 500, assistantError: 'server_error', calls: 1, text: /^API Error: 500 fake 500/ },
   { preset: 'http_529', code: 'overloaded', status: 529, assistantError: 'server_error', calls: 1, text: /^API Error: 529 fake 529/ },
-  { preset: 'cut_all', code: 'api_server_error', status: null, assistantError: 'server_error', calls: 2, text: /^API Error: Connection dropped \(ECONNRESET\)/ },
+  {
+    preset: 'cut_all',
+    code: 'api_server_error',
+    status: null,
+    assistantError: 'server_error',
+    calls: 2,
+    text: /^API Error: Connection dropped \(ECONNRESET\)/,
+  },
 ];
 
 describe('adapter over the real binary: API failures and permission denials', () => {
   let tier: AdapterTier;
-  before(async () => { tier = await startAdapterTier(); });
-  after(async () => { await tier.close(); });
+  before(async () => {
+    tier = await startAdapterTier();
+  });
+  after(async () => {
+    await tier.close();
+  });
 
   for (const c of FAILURES) {
     it(`${c.preset} → ${c.code}, with native_error, the final event and the assistant error kept`, async () => {
@@ -48,7 +72,11 @@ describe('adapter over the real binary: API failures and permission denials', ()
         assert.deepEqual(r['native_error'], r['error'], 'the native failure is the reported error');
         const final = objAt(r, 'final');
         assert.equal(final['type'], 'result');
-        assert.equal(final['subtype'], 'success', 'API errors arrive as subtype success with is_error true (2.1.332 reports every API error that way, exit code 1)');
+        assert.equal(
+          final['subtype'],
+          'success',
+          'API errors arrive as subtype success with is_error true (2.1.332 reports every API error that way, exit code 1)',
+        );
         assert.equal(final['is_error'], true);
         assert.equal(final['api_error_status'], c.status);
         assert.equal(final['terminal_reason'], 'api_error');
@@ -74,7 +102,11 @@ describe('adapter over the real binary: API failures and permission denials', ()
       const out = await tier.call('claude.run', { prompt, cwd });
       assert.equal(out.isError, false, JSON.stringify(out.error));
       assert.equal(out.result['result'], 'Hi! I am a fake Claude.');
-      assert.deepEqual(tier.callsWith(prompt).map((r) => r.stream), [true, false], 'stream cut, then the fallback');
+      assert.deepEqual(
+        tier.callsWith(prompt).map((r) => r.stream),
+        [true, false],
+        'stream cut, then the fallback',
+      );
     });
   });
 
@@ -100,7 +132,10 @@ describe('adapter over the real binary: API failures and permission denials', ()
         const page = await tier.call('claude.run.events', { run_id: r['run_id'], limit: 256 });
         const events = eventPageOf(page.result).events.map((e) => e.event);
         assert.equal(events.find((e) => e['type'] === 'system' && e['subtype'] === 'init')?.['permissionMode'], mode);
-        assert.ok(events.some((e) => e['type'] === 'system' && e['subtype'] === 'permission_denied'), 'system/permission_denied emitted');
+        assert.ok(
+          events.some((e) => e['type'] === 'system' && e['subtype'] === 'permission_denied'),
+          'system/permission_denied emitted',
+        );
       });
     });
   }

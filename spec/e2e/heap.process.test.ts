@@ -14,7 +14,12 @@ import { MAX_YOUNG_GENERATION_BYTES } from '../../lib/cli/heap.ts';
 const HEAP = fileURLToPath(new URL('../../lib/cli/heap.ts', import.meta.url));
 
 /** Runs a child that retains ~48 MiB in small strings (each survives scavenges) and reports its young generation. */
-function youngGeneration(options: { hold: boolean; execArgv?: readonly string[] }): { start: number; end: number; max: number; held: boolean | null } {
+function youngGeneration(options: { hold: boolean; execArgv?: readonly string[] }): {
+  start: number;
+  end: number;
+  max: number;
+  held: boolean | null;
+} {
   const script = `
     import { holdYoungGeneration } from ${JSON.stringify(HEAP)};
     const v8 = await import('node:v8');
@@ -30,7 +35,10 @@ function youngGeneration(options: { hold: boolean; execArgv?: readonly string[] 
     }
     process.stdout.write(JSON.stringify({ start, end: size(), max: Math.max(max, size()), held, kept: kept.length }));
   `;
-  const child = spawnSync(process.execPath, [...(options.execArgv ?? []), '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' } });
+  const child = spawnSync(process.execPath, [...(options.execArgv ?? []), '--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '' },
+  });
   assert.equal(child.status, 0, child.stderr);
   return JSON.parse(child.stdout) as { start: number; end: number; max: number; held: boolean | null };
 }
@@ -50,7 +58,7 @@ test('a launcher that passed its own semi-space flags keeps them', () => {
   assert.ok(chosen.max > MAX_YOUNG_GENERATION_BYTES, `young generation ${chosen.start} → ${chosen.max} bytes`);
 });
 
-test('a launcher that froze V8\'s flags keeps its process alive: the setting stays off (changing a frozen flag is fatal)', () => {
+test("a launcher that froze V8's flags keeps its process alive: the setting stays off (changing a frozen flag is fatal)", () => {
   const frozen = youngGeneration({ hold: true, execArgv: ['--freeze-flags-after-init'] });
   assert.equal(frozen.held, false);
 });
@@ -59,7 +67,13 @@ test('the tool providers call onFirstUse once, at the first tools/list or tools/
   const { createToolHarness } = await import('../helpers/tool-harness.ts');
   for (const first of ['list', 'call'] as const) {
     let calls = 0;
-    const harness = await createToolHarness({ config: { onFirstUse: () => { calls += 1; } } });
+    const harness = await createToolHarness({
+      config: {
+        onFirstUse: () => {
+          calls += 1;
+        },
+      },
+    });
     try {
       assert.equal(calls, 0, 'not during initialize');
       if (first === 'list') await harness.request('tools/list');
@@ -73,5 +87,8 @@ test('the tool providers call onFirstUse once, at the first tools/list or tools/
     }
   }
   const { readFileSync } = await import('node:fs');
-  assert.match(readFileSync(fileURLToPath(new URL('../../lib/cli/serve.ts', import.meta.url)), 'utf8'), /onFirstUse: \(\) => holdYoungGeneration\(process\.execArgv, process\.env\)/);
+  assert.match(
+    readFileSync(fileURLToPath(new URL('../../lib/cli/serve.ts', import.meta.url)), 'utf8'),
+    /onFirstUse: \(\) => holdYoungGeneration\(process\.execArgv, process\.env\)/,
+  );
 });

@@ -20,7 +20,6 @@ import { toolErrorOf } from '../helpers/tool-harness.ts';
 import { inCwd, marker, pollTool, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
 
-
 const HOST_ID = randomUUID();
 /** What Claude Code 2.1.332 hands an MCP server it starts (as captured from its MCP server processes), plus its child-session markers. */
 const HOST_SESSION: Record<string, string> = {
@@ -51,31 +50,43 @@ describe('adapter over the real binary, hosted like Claude Code hosts it', () =>
     for (const name of Object.keys(HOST_SESSION)) assert.ok(HOST_SESSION_ENV.includes(name), `${name} is a host-session variable`);
     tier = await startAdapterTier({ scenarios: SCENARIOS, extraEnv: HOST_SESSION });
   });
-  after(async () => { await tier.close(); });
+  after(async () => {
+    await tier.close();
+  });
 
   it('the nested claude runs normally without any host-session variable, in its own project', async () => {
     await inCwd(tier, async (cwd) => {
       const started = await tier.call('claude.run.start', { prompt: `pace ${marker('env')} ${promptTag('paced')}`, cwd });
       const runId = started.result['run_id'];
-      const claude = await pollTool('the real claude of the run', async () => (await tier.strays()).find((p) => p.isBinary && !p.cmdline.includes('--version')));
-      const environ = readFileSync(`/proc/${claude.pid}/environ`, 'utf8').split('\0').map((entry) => entry.slice(0, entry.indexOf('=')));
+      const claude = await pollTool('the real claude of the run', async () =>
+        (await tier.strays()).find((p) => p.isBinary && !p.cmdline.includes('--version')),
+      );
+      const environ = readFileSync(`/proc/${claude.pid}/environ`, 'utf8')
+        .split('\0')
+        .map((entry) => entry.slice(0, entry.indexOf('=')));
       for (const name of HOST_SESSION_ENV) assert.ok(!environ.includes(name), `${name} reached the nested claude`);
       assert.ok(environ.includes('CLAUDE_RUN_MCP_ACTIVE'));
       const done = await tier.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
       assert.equal(done.isError, false, JSON.stringify(done.error));
       const sessionId = String(done.result['session_id']);
-      assert.ok(existsSync(join(tier.projectDir(cwd), `${sessionId}.jsonl`)), 'the transcript lives under the run cwd\'s project');
+      assert.ok(existsSync(join(tier.projectDir(cwd), `${sessionId}.jsonl`)), "the transcript lives under the run cwd's project");
       await tier.call('claude.run.release', { run_id: runId });
     });
   });
 
-  it('a one-line answer: the structuredContent the host\'s model reads is under 600 bytes; the full object has the final event', async (t) => {
+  it("a one-line answer: the structuredContent the host's model reads is under 600 bytes; the full object has the final event", async (t) => {
     await inCwd(tier, async (cwd) => {
-      const answer = await tier.client.callTool({ name: 'claude.run', arguments: { prompt: `say hi ${marker('hi')} ${promptTag('hi')}`, cwd } });
+      const answer = await tier.client.callTool({
+        name: 'claude.run',
+        arguments: { prompt: `say hi ${marker('hi')} ${promptTag('hi')}`, cwd },
+      });
       assert.equal(answer.isError, false);
       const model = JSON.stringify(answer.structuredContent);
       const r = toolResultOf(answer);
-      assert.deepEqual(Object.keys(r), SUMMARY_FIELDS.filter((field) => !(OMITTED_WHEN_EMPTY as readonly string[]).includes(field)));
+      assert.deepEqual(
+        Object.keys(r),
+        SUMMARY_FIELDS.filter((field) => !(OMITTED_WHEN_EMPTY as readonly string[]).includes(field)),
+      );
       assert.equal(r['result'], 'Hi');
       assert.deepEqual(r['resume'], { resume_session_id: r['session_id'] });
       assert.equal('unfinished_subagents' in r, false, 'nothing killed or refused: left out of the summary');
@@ -86,8 +97,14 @@ describe('adapter over the real binary, hosted like Claude Code hosts it', () =>
       const fullBytes = Buffer.byteLength(JSON.stringify({ result: full }));
       assert.equal(at(full, 'final', 'result'), 'Hi');
       assert.ok(at(full, 'final', 'subagent_stats') !== undefined);
-      assert.deepEqual(full['unfinished_subagents'], { total: 0, killed: {}, refused: {} }, 'the real subagent_stats, kept in the full object');
-      t.diagnostic(`one-line answer: summary structuredContent ${Buffer.byteLength(model)} bytes, full ${fullBytes} bytes, text ${Buffer.byteLength(text)} bytes`);
+      assert.deepEqual(
+        full['unfinished_subagents'],
+        { total: 0, killed: {}, refused: {} },
+        'the real subagent_stats, kept in the full object',
+      );
+      t.diagnostic(
+        `one-line answer: summary structuredContent ${Buffer.byteLength(model)} bytes, full ${fullBytes} bytes, text ${Buffer.byteLength(text)} bytes`,
+      );
       await tier.call('claude.run.release', { run_id: r['run_id'] });
     });
   });
@@ -101,10 +118,14 @@ describe('adapter over the real binary, hosted like Claude Code hosts it', () =>
       assert.equal(out.result['result'], null, 'sent once, as structured_output');
       const full = await tier.full(out.result['run_id']);
       assert.deepEqual(at(full, 'final', 'structured_output'), { answer: '42' });
-      assert.equal(full['result'], '{"answer":"42"}', 'the native text is the object\'s JSON');
+      assert.equal(full['result'], '{"answer":"42"}', "the native text is the object's JSON");
       const [call] = tier.callsWith(prompt);
-      const tools = objs(at(call?.body, 'tools') ?? [], 'the request\'s tools');
-      assert.deepEqual(tools.find((tool) => tool['name'] === 'StructuredOutput')?.['input_schema'], SCHEMA, 'the schema reached the model as the StructuredOutput tool');
+      const tools = objs(at(call?.body, 'tools') ?? [], "the request's tools");
+      assert.deepEqual(
+        tools.find((tool) => tool['name'] === 'StructuredOutput')?.['input_schema'],
+        SCHEMA,
+        'the schema reached the model as the StructuredOutput tool',
+      );
       await tier.call('claude.run.release', { run_id: out.result['run_id'] });
     });
   });
@@ -112,7 +133,10 @@ describe('adapter over the real binary, hosted like Claude Code hosts it', () =>
   it('an invalid output_schema is refused at its inner path before anything reaches the API', async () => {
     await inCwd(tier, async (cwd) => {
       const prompt = `never sent ${marker('badschema')}`;
-      const answer = await tier.client.callTool({ name: 'claude.run', arguments: { prompt, cwd, output_schema: { type: 'object', properties: { answer: { type: 'text' } } } } });
+      const answer = await tier.client.callTool({
+        name: 'claude.run',
+        arguments: { prompt, cwd, output_schema: { type: 'object', properties: { answer: { type: 'text' } } } },
+      });
       assert.equal(answer.isError, true);
       const error = toolErrorOf(toolBody(answer)['error']);
       assert.deepEqual([error?.code, error?.path], ['invalid_arguments', '/output_schema/properties/answer/type']);
@@ -123,8 +147,12 @@ describe('adapter over the real binary, hosted like Claude Code hosts it', () =>
 
 describe('adapter over the real binary: the host ends it with SIGINT while four runs stream', () => {
   let tier: AdapterTier;
-  before(async () => { tier = await startAdapterTier({ scenarios: { slow: { kind: 'text', text: 'slow '.repeat(200), chunkChars: 5, deltaDelayMs: 100 } } }); });
-  after(async () => { await tier.close(); }); // asserts that nothing the tier started survived
+  before(async () => {
+    tier = await startAdapterTier({ scenarios: { slow: { kind: 'text', text: 'slow '.repeat(200), chunkChars: 5, deltaDelayMs: 100 } } });
+  });
+  after(async () => {
+    await tier.close();
+  }); // asserts that nothing the tier started survived
 
   it('exits at once; every real claude and supervisor still ends', async (t) => {
     const cwd = await tier.newCwd();
@@ -140,14 +168,25 @@ describe('adapter over the real binary: the host ends it with SIGINT while four 
     const signalled = performance.now();
     process.kill(tier.serverPid, 'SIGINT');
     // Polled every 2 ms (pollTool's 50 ms would blur the figure).
-    await pollUntil('the adapter to exit after SIGINT', () => { const stat = readProcStat(tier.serverPid); return stat === null || !isLive(stat); }, { timeoutMs: 10_000, intervalMs: 2 });
+    await pollUntil(
+      'the adapter to exit after SIGINT',
+      () => {
+        const stat = readProcStat(tier.serverPid);
+        return stat === null || !isLive(stat);
+      },
+      { timeoutMs: 10_000, intervalMs: 2 },
+    );
     const exitMs = performance.now() - signalled;
     t.diagnostic(`SIGINT to adapter exit with ${MAX_ACTIVE_RUNS} real runs streaming: ${exitMs.toFixed(1)} ms`);
     // A hang guard, not a speed promise (a busy machine stretches any figure): the proof that the server does
     // not wait for its runs is spec/e2e/signal-shutdown.process.test.ts, where the natives ignore signals.
     assert.ok(exitMs < 4000, `took ${exitMs} ms`);
     const left = await pollUntilGone(() => tier.strays(), 15_000);
-    assert.deepEqual(left.map((p) => `${p.pid} ${p.cmdline.join(' ').slice(0, 120)}`), [], 'every run process ended after the adapter');
+    assert.deepEqual(
+      left.map((p) => `${p.pid} ${p.cmdline.join(' ').slice(0, 120)}`),
+      [],
+      'every run process ended after the adapter',
+    );
     assert.ok(streaming.every((p) => readProcStat(p.pid) === null || !isLive(readProcStat(p.pid)!)));
   });
 });

@@ -44,7 +44,15 @@ describe('server process lifecycle', () => {
     const server = startServer(MAIN, ['--max-frame-bytes', '1024']);
     try {
       await server.ready();
-      const junk = ['not json', '{"jsonrpc":"2.0"}', '[]', '[1,2]', 'null', `"${'x'.repeat(3000)}"`, '{"jsonrpc":"2.0","id":[],"method":"x"}'];
+      const junk = [
+        'not json',
+        '{"jsonrpc":"2.0"}',
+        '[]',
+        '[1,2]',
+        'null',
+        `"${'x'.repeat(3000)}"`,
+        '{"jsonrpc":"2.0","id":[],"method":"x"}',
+      ];
       for (const line of junk) server.sendRaw(`${line}\n`);
       server.sendRaw(Buffer.from([0xff, 0x0a]));
       server.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 'bogus' } });

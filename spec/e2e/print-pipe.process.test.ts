@@ -19,8 +19,14 @@ const POLL_MS = 10;
 const exited = (child: ChildProcess): Promise<number | null> =>
   new Promise((resolve, reject) => {
     if (child.exitCode !== null) return resolve(child.exitCode);
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('deadline: exit')); }, DEADLINE_MS);
-    child.once('exit', (code) => { clearTimeout(timer); resolve(code); });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('deadline: exit'));
+    }, DEADLINE_MS);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
   });
 
 const childPids = (pid: number): string => {
@@ -35,12 +41,16 @@ const childPids = (pid: number): string => {
 async function runFinished(print: ChildProcess): Promise<void> {
   const pid = print.pid ?? 0;
   let seenChild = false;
-  await pollUntil('print\'s run to finish', () => {
-    if (print.exitCode !== null) return true;
-    if (childPids(pid) !== '') seenChild = true;
-    else if (seenChild) return true;
-    return false;
-  }, { timeoutMs: DEADLINE_MS, intervalMs: POLL_MS });
+  await pollUntil(
+    "print's run to finish",
+    () => {
+      if (print.exitCode !== null) return true;
+      if (childPids(pid) !== '') seenChild = true;
+      else if (seenChild) return true;
+      return false;
+    },
+    { timeoutMs: DEADLINE_MS, intervalMs: POLL_MS },
+  );
 }
 
 describe('print into a slow pipe', () => {
@@ -68,7 +78,9 @@ describe('print into a slow pipe', () => {
       children.push(print);
       closeSync(writeEnd);
       let stderr = '';
-      print.stderr?.setEncoding('utf8').on('data', (text: string) => { stderr += text; });
+      print.stderr?.setEncoding('utf8').on('data', (text: string) => {
+        stderr += text;
+      });
       const printExit = exited(print);
 
       await runFinished(print);

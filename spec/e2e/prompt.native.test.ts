@@ -28,8 +28,12 @@ function promptOfBytes(bytes: number, id: string): string {
 
 describe('adapter over the real binary: large prompts reach the native process intact', () => {
   let tier: AdapterTier;
-  before(async () => { tier = await startAdapterTier(); });
-  after(async () => { await tier.close(); });
+  before(async () => {
+    tier = await startAdapterTier();
+  });
+  after(async () => {
+    await tier.close();
+  });
 
   const cases = [
     { bytes: THRESHOLD_BYTES, via: 'argv (exactly at the threshold)' },

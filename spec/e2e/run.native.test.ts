@@ -25,8 +25,12 @@ type Json = Record<string, unknown>;
 
 describe('adapter over the real binary: runs, events, cancel, capabilities', () => {
   let tier: AdapterTier;
-  before(async () => { tier = await startAdapterTier({ scenarios: SCENARIOS }); });
-  after(async () => { await tier.close(); });
+  before(async () => {
+    tier = await startAdapterTier({ scenarios: SCENARIOS });
+  });
+  after(async () => {
+    await tier.close();
+  });
 
   it('capabilities before any run: binary resolved, nothing asserted yet', async () => {
     const caps = await readCapabilities(tier);
@@ -93,11 +97,20 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       assert.ok(messages.length >= 5, `progress: ${messages.join(' | ')}`);
       assert.ok(messages.length <= Number(r['events_total']));
       assert.match(messages[0] ?? '', new RegExp(`^system/init model=${String(sentModel)} session=${String(r['session_id'])}`));
-      assert.ok(messages.some((m) => m.startsWith('stream_event/content_block_delta text_delta')), messages.join(' | '));
-      assert.ok(messages.some((m) => m.startsWith('assistant text: Hello from the adapter tier')), messages.join(' | '));
+      assert.ok(
+        messages.some((m) => m.startsWith('stream_event/content_block_delta text_delta')),
+        messages.join(' | '),
+      );
+      assert.ok(
+        messages.some((m) => m.startsWith('assistant text: Hello from the adapter tier')),
+        messages.join(' | '),
+      );
       const counts = out.progress.map((p) => p.progress);
       assert.equal(counts[0], 1);
-      assert.ok(counts.every((n, i) => i === 0 || n > (counts[i - 1] ?? 0)), `progress strictly increasing: ${counts.join(',')}`);
+      assert.ok(
+        counts.every((n, i) => i === 0 || n > (counts[i - 1] ?? 0)),
+        `progress strictly increasing: ${counts.join(',')}`,
+      );
 
       const page = await tier.call('claude.run.events', { run_id: r['run_id'], limit: 256 });
       const events = eventPageOf(page.result).events.map((e) => e.event);
@@ -140,13 +153,20 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
         const got = eventPageOf(page.result).events;
         assert.ok(got.length <= 2);
         assert.equal(page.result['missed_events'], 0);
-        for (const e of got) { seqs.push(e.seq); events.push(e.event); }
+        for (const e of got) {
+          seqs.push(e.seq);
+          events.push(e.event);
+        }
         cursor = String(page.result['next_cursor']);
         if (page.result['completed'] !== true && got.length > 0) pagesWhileLive += 1;
         return page.result['completed'] === true && page.result['has_more'] === false ? page.result : undefined;
       });
       assert.ok(pagesWhileLive >= 2, `paged ${pagesWhileLive} non-empty pages while the run was live`);
-      assert.deepEqual(seqs, seqs.map((_s, i) => i + 1), 'contiguous sequence numbers from 1, none missed');
+      assert.deepEqual(
+        seqs,
+        seqs.map((_s, i) => i + 1),
+        'contiguous sequence numbers from 1, none missed',
+      );
       assert.equal(seqs.length, lastPage['events_total']);
 
       const done = await tier.call('claude.run.result', { run_id: runId, wait_seconds: 30, detail: 'full' });
@@ -195,7 +215,11 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       assert.equal(final['is_error'], true);
       assert.equal(final['terminal_reason'], 'aborted_streaming');
       assert.equal(r['session_id'], final['session_id']);
-      assert.equal(r['exit_code'], 0, 'SIGINT: the CLI exits 0 after writing its result (2.1.332 writes an error_during_execution result on SIGINT, then exits 0)');
+      assert.equal(
+        r['exit_code'],
+        0,
+        'SIGINT: the CLI exits 0 after writing its result (2.1.332 writes an error_during_execution result on SIGINT, then exits 0)',
+      );
       assert.equal(r['signal'], null);
       assert.equal(r['cleanup_confirmed'], true);
       assert.equal(r['cleanup_error'], null);
@@ -235,7 +259,13 @@ async function readCapabilities(tier: AdapterTier): Promise<Capabilities> {
   const read = await tier.client.readResource({ uri: 'claude-run://capabilities' });
   const native = objAt(parseObj(firstText(read, 'contents'), 'the capabilities resource'), 'native');
   const nullableString = (key: string): string | null => (native[key] === null ? null : str(native[key], `native.${key}`));
-  return { native: { binary: nullableString('binary'), asserted_version: nullableString('asserted_version'), tested_version: str(native['tested_version'], 'native.tested_version') } };
+  return {
+    native: {
+      binary: nullableString('binary'),
+      asserted_version: nullableString('asserted_version'),
+      tested_version: str(native['tested_version'], 'native.tested_version'),
+    },
+  };
 }
 
 async function release(tier: AdapterTier, runId: unknown): Promise<void> {

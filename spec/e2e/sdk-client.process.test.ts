@@ -42,7 +42,10 @@ describe('official SDK client over stdio, every supported date', () => {
       try {
         assert.equal(transport.negotiated, date);
         assert.deepEqual(client.getServerVersion(), { name: 'claude-run-mcp', version: '0.1.0' });
-        assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } });
+        assert.deepEqual(client.getServerCapabilities(), {
+          tools: { listChanged: false },
+          resources: { subscribe: false, listChanged: false },
+        });
         assert.ok((client.getInstructions() ?? '').length > 0);
         assert.deepEqual(await client.ping(), {});
         assert.ok(Array.isArray((await client.listTools()).tools));
@@ -56,7 +59,10 @@ describe('official SDK client over stdio, every supported date', () => {
       const { client } = await connect(date, FAKE);
       try {
         const tools = (await client.listTools()).tools;
-        assert.equal(tools.some((t) => 'outputSchema' in t), date >= '2025-06-18');
+        assert.equal(
+          tools.some((t) => 'outputSchema' in t),
+          date >= '2025-06-18',
+        );
         const ok = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
         assert.equal(ok.isError, false);
         assert.deepEqual(ok.structuredContent, date >= '2025-06-18' ? { result: { text: 'hi' } } : undefined);
@@ -67,7 +73,10 @@ describe('official SDK client over stdio, every supported date', () => {
         const progress: unknown[] = [];
         const slow = client.callTool({ name: 'slow', arguments: {} }, undefined, {
           signal: controller.signal,
-          onprogress: (p) => { progress.push(p); controller.abort(); },
+          onprogress: (p) => {
+            progress.push(p);
+            controller.abort();
+          },
         });
         await assert.rejects(slow);
         assert.deepEqual(progress, [date >= '2025-03-26' ? { progress: 1, message: 'started' } : { progress: 1 }]);
@@ -80,7 +89,10 @@ describe('official SDK client over stdio, every supported date', () => {
             result: null,
           });
         } else {
-          await assert.rejects(client.callTool({ name: 'echo', arguments: { text: 'far too long text' } }), (error: { code?: number }) => error.code === -32602);
+          await assert.rejects(
+            client.callTool({ name: 'echo', arguments: { text: 'far too long text' } }),
+            (error: { code?: number }) => error.code === -32602,
+          );
         }
         await assert.rejects(client.callTool({ name: 'missing', arguments: {} }), (error: { code?: number }) => error.code === -32602);
         const partial = await client.callTool({ name: 'fail-partial', arguments: {} });

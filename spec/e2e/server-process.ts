@@ -34,13 +34,23 @@ export interface ServerProcess {
 }
 
 /** `env` replaces the inherited environment (default: inherited). */
-export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly string[] = [], options: { readonly env?: NodeJS.ProcessEnv } = {}): ServerProcess {
-  const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], ...(options.env === undefined ? {} : { env: options.env }) });
+export function startServer(
+  nodeArgs: readonly string[] = MAIN,
+  args: readonly string[] = [],
+  options: { readonly env?: NodeJS.ProcessEnv } = {},
+): ServerProcess {
+  const child = spawn(process.execPath, [...nodeArgs, ...args], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    ...(options.env === undefined ? {} : { env: options.env }),
+  });
   const lines: string[] = [];
   let partial = '';
   let stderr = '';
   const waiters = new Set<() => void>();
-  const notify = (): void => { for (const waiter of waiters) waiter(); };
+  const notify = (): void => {
+    for (const waiter of waiters) waiter();
+  };
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (chunk: string) => {
     const parts = (partial + chunk).split('\n');
@@ -49,10 +59,16 @@ export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly s
     notify();
   });
   child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => { stderr += chunk; notify(); });
+  child.stderr.on('data', (chunk: string) => {
+    stderr += chunk;
+    notify();
+  });
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   // 'close', not 'exit': 'exit' can come before the last of stdout or stderr has been read.
-  child.on('close', (code, signal) => { exit = { code, signal }; notify(); });
+  child.on('close', (code, signal) => {
+    exit = { code, signal };
+    notify();
+  });
 
   const until = <T>(probe: () => T | undefined, what: string): Promise<T> =>
     new Promise<T>((resolve, reject) => {
@@ -63,8 +79,14 @@ export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly s
           resolve(value);
         }
       };
-      const timer = setTimeout(() => { cleanup(); reject(new Error(`deadline: ${what}; stderr: ${stderr}`)); }, DEADLINE_MS);
-      const cleanup = (): void => { clearTimeout(timer); waiters.delete(check); };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`deadline: ${what}; stderr: ${stderr}`));
+      }, DEADLINE_MS);
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
       waiters.add(check);
       check();
     });
@@ -75,13 +97,19 @@ export function startServer(nodeArgs: readonly string[] = MAIN, args: readonly s
     child,
     lines,
     stderr: () => stderr,
-    send: (message) => { child.stdin.write(`${JSON.stringify(message)}\n`); },
-    sendRaw: (bytes) => { child.stdin.write(bytes); },
+    send: (message) => {
+      child.stdin.write(`${JSON.stringify(message)}\n`);
+    },
+    sendRaw: (bytes) => {
+      child.stdin.write(bytes);
+    },
     waitUntil: (what, probe) => until(probe, what),
     waitForMessage: (predicate) => until(() => parsed().find(predicate), 'message'),
     response: (id) => until(() => parsed().find((m) => m['id'] === id && ('result' in m || 'error' in m)), `response ${String(id)}`),
     ready: () => until(() => (stderr.includes('serving MCP on stdio') ? true : undefined), 'ready').then(() => {}),
     exited: () => until(() => exit ?? undefined, 'exit'),
-    kill: () => { if (exit === null) child.kill('SIGKILL'); },
+    kill: () => {
+      if (exit === null) child.kill('SIGKILL');
+    },
   };
 }

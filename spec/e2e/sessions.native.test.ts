@@ -16,8 +16,12 @@ type Json = Record<string, unknown>;
 
 describe('adapter over the real binary: sessions', () => {
   let tier: AdapterTier;
-  before(async () => { tier = await startAdapterTier(); });
-  after(async () => { await tier.close(); });
+  before(async () => {
+    tier = await startAdapterTier();
+  });
+  after(async () => {
+    await tier.close();
+  });
 
   /** A successful run's whole result object (resume_requested and the final event are not in the summary). */
   const ok = async (out: CallOutcome, saved = true): Promise<Json> => {
@@ -54,7 +58,11 @@ describe('adapter over the real binary: sessions', () => {
       assert.equal(resumed['session_id'], id);
       assert.equal(resumed['resume_requested'], true);
       assert.equal(resumed['resumed'], true);
-      assert.equal(resumed['num_turns'], 1, 'num_turns counts this invocation only (2.1.332 counts the turns of the resuming invocation, not of the conversation)');
+      assert.equal(
+        resumed['num_turns'],
+        1,
+        'num_turns counts this invocation only (2.1.332 counts the turns of the resuming invocation, not of the conversation)',
+      );
       assert.ok(sentUserTexts(onlyCall(second)).includes(first), 'the first turn was sent to the API as history');
       assert.deepEqual(await tier.transcripts(cwd), [id], 'resume appends to the same transcript');
       const appended = await transcript(cwd, id);
@@ -127,7 +135,10 @@ describe('adapter over the real binary: sessions', () => {
 
   it('no_session_persistence: the run succeeds and leaves no transcript; resuming its id is session_not_found', async () => {
     await inCwd(tier, async (cwd) => {
-      const out = await ok(await tier.call('claude.run', { prompt: `forget me ${marker('np')}`, cwd, no_session_persistence: true }), false);
+      const out = await ok(
+        await tier.call('claude.run', { prompt: `forget me ${marker('np')}`, cwd, no_session_persistence: true }),
+        false,
+      );
       const id = String(out['session_id']);
       assert.match(id, /^[0-9a-f-]{36}$/);
       assert.deepEqual(await tier.transcripts(cwd), [], 'no transcript written');

@@ -32,7 +32,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       await server.response('init');
       server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       for (let i = 0; i < MAX_ACTIVE_RUNS; i++) {
-        server.send({ jsonrpc: '2.0', id: `start${i}`, method: 'tools/call', params: { name: 'claude.run.start', arguments: { prompt: `run ${i}` } } });
+        server.send({
+          jsonrpc: '2.0',
+          id: `start${i}`,
+          method: 'tools/call',
+          params: { name: 'claude.run.start', arguments: { prompt: `run ${i}` } },
+        });
         const started = await server.response(`start${i}`);
         assert.equal(rpcResult(started)['isError'], false, JSON.stringify(started));
       }
@@ -53,11 +58,19 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       assert.equal(exit.code, 0);
       assert.ok(exitMs < SIGNAL_EXIT_BOUND_MS, `took ${exitMs} ms`);
       // It did not wait for any run's cleanup: every native (which ignores SIGINT/SIGTERM) still runs.
-      assert.deepEqual(victims.filter((v) => !isRunning(v)), [], 'nothing ended before the server was gone');
+      assert.deepEqual(
+        victims.filter((v) => !isRunning(v)),
+        [],
+        'nothing ended before the server was gone',
+      );
       // 'exit' can come before the last of stderr is read: wait for the line (the helper's deadline bounds it).
       await server.waitUntil('the closing line on stderr', () => server.stderr().includes(`${signal}: closing`));
       // Yet everything ends: the supervisors escalate to SIGKILL on their own, then exit.
-      await waitForNoOrphans(victims, supervisors.map((s) => s.pid), 15_000);
+      await waitForNoOrphans(
+        victims,
+        supervisors.map((s) => s.pid),
+        15_000,
+      );
     } finally {
       killAll(victims);
       server.kill();

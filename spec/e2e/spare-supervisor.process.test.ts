@@ -33,7 +33,10 @@ for (const end of ['stdin EOF', 'SIGTERM'] as const) {
       server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       server.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
       await server.response('list');
-      const [spare] = await waitFor('one idle spare', () => { const s = supervisorsOf(server.pid); return s.length === 1 ? s : undefined; });
+      const [spare] = await waitFor('one idle spare', () => {
+        const s = supervisorsOf(server.pid);
+        return s.length === 1 ? s : undefined;
+      });
       assert.ok(spare !== undefined);
       seen.push(spare);
 
@@ -54,7 +57,11 @@ for (const end of ['stdin EOF', 'SIGTERM'] as const) {
       else server.child.kill('SIGTERM');
       const code = await new Promise<number | null>((resolve) => server.child.once('exit', (c) => resolve(c)));
       assert.equal(code, 0);
-      await waitForNoOrphans(seen, seen.map((s) => s.pid), 10_000);
+      await waitForNoOrphans(
+        seen,
+        seen.map((s) => s.pid),
+        10_000,
+      );
       if (end === 'stdin EOF') assert.equal(isRunning(next), false, 'close awaited the spare');
     } finally {
       server.kill();
@@ -70,7 +77,10 @@ test('the spare checks the version before the run is asked for; the run, with a 
   const marker = (r: FakeRecord): string | undefined => r.env['CLAUDE_RUN_MCP_RUN_MARKER'];
   try {
     await handshakeAndList(server);
-    const [early] = await waitFor('the spare\'s version check, before any run', () => { const r = read(); return r.length === 1 ? r : undefined; });
+    const [early] = await waitFor("the spare's version check, before any run", () => {
+      const r = read();
+      return r.length === 1 ? r : undefined;
+    });
     assert.ok(early !== undefined && isVersion(early));
     server.send({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'hi' } } });
     const response = await server.response('run');
@@ -98,7 +108,10 @@ test('SIGTERM while the spare checks the version ahead: the server exits and tha
   const seen: ProcessIdentity[] = [];
   try {
     await handshakeAndList(server);
-    const [spare] = await waitFor('one idle spare', () => { const s = supervisorsOf(server.pid); return s.length === 1 ? s : undefined; });
+    const [spare] = await waitFor('one idle spare', () => {
+      const s = supervisorsOf(server.pid);
+      return s.length === 1 ? s : undefined;
+    });
     assert.ok(spare !== undefined);
     const check = await waitForReady(readyFile, 'version');
     seen.push(spare, check);

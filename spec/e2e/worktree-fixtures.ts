@@ -10,15 +10,22 @@ export const contentOf = (name: string): string => `content of ${name}\n`;
 export const IDENTITY = ['-c', 'user.name=Fake', '-c', 'user.email=fake@example.invalid'];
 
 const writeScenario = (name: string): Scenario => ({
-  kind: 'tool_use', tool: 'Bash', preambleText: '',
+  kind: 'tool_use',
+  tool: 'Bash',
+  preambleText: '',
   input: { command: `printf '${contentOf(name).trimEnd()}\\n' > shared.txt`, description: 'Write the shared file' },
   followUpText: `wrote ${name}`,
 });
 export const SCENARIOS: Record<string, Scenario> = {
   ...Object.fromEntries(NAMES.map((name) => [`write_${name}`, writeScenario(name)])),
   commit_note: {
-    kind: 'tool_use', tool: 'Bash', preambleText: '',
-    input: { command: `printf 'a\\nb\\n' > note.txt && git add note.txt && git ${IDENTITY.join(' ')} commit -q -m note`, description: 'Commit a note' },
+    kind: 'tool_use',
+    tool: 'Bash',
+    preambleText: '',
+    input: {
+      command: `printf 'a\\nb\\n' > note.txt && git add note.txt && git ${IDENTITY.join(' ')} commit -q -m note`,
+      description: 'Commit a note',
+    },
     followUpText: 'committed',
   },
 };
@@ -35,4 +42,3 @@ export function makeRepository(cwd: string): string {
   git(cwd, ...IDENTITY, 'commit', '-q', '-m', 'initial');
   return git(cwd, 'rev-parse', 'HEAD').trim();
 }
-

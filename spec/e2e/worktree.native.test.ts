@@ -16,8 +16,12 @@ type Json = Record<string, unknown>;
 
 describe('adapter over the real binary: worktrees', () => {
   let tier: AdapterTier;
-  before(async () => { tier = await startAdapterTier({ scenarios: SCENARIOS }); });
-  after(async () => { await tier.close(); });
+  before(async () => {
+    tier = await startAdapterTier({ scenarios: SCENARIOS });
+  });
+  after(async () => {
+    await tier.close();
+  });
 
   it('refused before any spawn: cwd outside a repository, a taken name, a name that is a path, resume without fork', async () => {
     await inCwd(tier, async (cwd) => {
@@ -50,7 +54,10 @@ describe('adapter over the real binary: worktrees', () => {
       assert.equal(obj(first.result['worktree'])['path'], path);
       const sessionId = first.result['session_id'];
       const resumed = await tier.call('claude.run', {
-        prompt: `commit ${marker('r2')} ${promptTag('commit_note')}`, cwd, resume_session_id: sessionId, allowed_tools: ['Bash'],
+        prompt: `commit ${marker('r2')} ${promptTag('commit_note')}`,
+        cwd,
+        resume_session_id: sessionId,
+        allowed_tools: ['Bash'],
       });
       assert.equal(resumed.isError, false, JSON.stringify(resumed.error));
       assert.equal(resumed.result['resumed'], true);
@@ -62,12 +69,25 @@ describe('adapter over the real binary: worktrees', () => {
       assert.equal(existsSync(join(cwd, 'note.txt')), false, 'the commit stayed in the worktree');
 
       // A fork into a new worktree: the forked conversation runs there, on a branch from the main HEAD.
-      const forked = await tier.call('claude.run', { prompt: `fork ${marker('r3')}`, cwd, resume_session_id: sessionId, fork_session: true, worktree: 'forked' });
+      const forked = await tier.call('claude.run', {
+        prompt: `fork ${marker('r3')}`,
+        cwd,
+        resume_session_id: sessionId,
+        fork_session: true,
+        worktree: 'forked',
+      });
       assert.equal(forked.isError, false, JSON.stringify(forked.error));
       assert.notEqual(forked.result['session_id'], sessionId);
       const fork = obj(forked.result['worktree']);
-      assert.deepEqual([fork['path'], fork['branch'], fork['base_commit']], [join(cwd, '.claude', 'worktrees', 'forked'), 'worktree-forked', base]);
-      assert.equal(existsSync(join(String(fork['path']), 'note.txt')), false, 'the new worktree starts from HEAD, not from the other worktree');
+      assert.deepEqual(
+        [fork['path'], fork['branch'], fork['base_commit']],
+        [join(cwd, '.claude', 'worktrees', 'forked'), 'worktree-forked', base],
+      );
+      assert.equal(
+        existsSync(join(String(fork['path']), 'note.txt')),
+        false,
+        'the new worktree starts from HEAD, not from the other worktree',
+      );
       for (const out of [first, resumed, forked]) await tier.call('claude.run.release', { run_id: out.result['run_id'] });
     });
   });
@@ -86,7 +106,12 @@ describe('adapter over the real binary: worktrees', () => {
         assert.equal(refusal?.code, code);
         assert.match(refusal?.message ?? '', message);
       };
-      const dirty = await tier.call('claude.run', { prompt: `dirty ${marker('d')} ${promptTag('write_w1')}`, cwd, worktree: 'dirty', allowed_tools: ['Bash'] });
+      const dirty = await tier.call('claude.run', {
+        prompt: `dirty ${marker('d')} ${promptTag('write_w1')}`,
+        cwd,
+        worktree: 'dirty',
+        allowed_tools: ['Bash'],
+      });
       const clean = await tier.call('claude.run', { prompt: `clean ${marker('c')}`, cwd, worktree: 'clean' });
       for (const out of [dirty, clean]) assert.equal(out.isError, false, JSON.stringify(out.error));
       const dirtyPath = join(cwd, '.claude', 'worktrees', 'dirty');
@@ -100,7 +125,11 @@ describe('adapter over the real binary: worktrees', () => {
       const forced = await remove({ name: 'dirty', force: true });
       assert.equal(forced.isError, false, JSON.stringify(forced.body));
       assert.deepEqual(obj(forced.body['result'])['removed'], {
-        name: 'dirty', path: dirtyPath, branch: 'worktree-dirty', head_commit: head, forced: true,
+        name: 'dirty',
+        path: dirtyPath,
+        branch: 'worktree-dirty',
+        head_commit: head,
+        forced: true,
         discarded: { uncommitted_files: 0, unreachable_commits: 1 },
       });
       assert.equal(existsSync(dirtyPath), false);
@@ -109,7 +138,12 @@ describe('adapter over the real binary: worktrees', () => {
       assert.equal(removed.isError, false, JSON.stringify(removed.body));
       assert.deepEqual(obj(obj(removed.body['result'])['removed'])['discarded'], { uncommitted_files: 0, unreachable_commits: 0 });
       assert.deepEqual(git(cwd, 'branch', '--format=%(refname:short)').trim().split('\n'), ['main'], 'both branches deleted');
-      assert.equal(git(cwd, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+      assert.equal(
+        git(cwd, 'worktree', 'list', '--porcelain')
+          .split('\n')
+          .filter((l) => l.startsWith('worktree ')).length,
+        1,
+      );
       await refusedWith({ name: 'clean' }, 'worktree_not_found', /no worktree clean/);
       for (const out of [dirty, clean]) await tier.call('claude.run.release', { run_id: out.result['run_id'] });
     });

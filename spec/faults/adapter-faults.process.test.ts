@@ -49,7 +49,9 @@ test('kill -9 of the adapter at random points of a run: every process of the run
       // hanging the suite. What is asserted is that everything goes, and the time is reported.
       const killedAt = performance.now();
       await waitForNoOrphans([...seen.values()], [...supervisors], 60_000);
-      t.diagnostic(`point ${pointMs} ms: ${seen.size} process(es) of the run observed, all gone ${Math.round(performance.now() - killedAt)} ms after the kill`);
+      t.diagnostic(
+        `point ${pointMs} ms: ${seen.size} process(es) of the run observed, all gone ${Math.round(performance.now() - killedAt)} ms after the kill`,
+      );
     } finally {
       killAll([...seen.values()]);
       server.kill();
@@ -65,10 +67,22 @@ test('a client that stops reading stdout: bounded memory, progress dropped, the 
     server.resetPeak();
     const before = server.memory();
     server.child.stdout.pause();
-    server.send({ jsonrpc: '2.0', id: 'flood', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'x' }, _meta: { progressToken: 'p' } } });
+    server.send({
+      jsonrpc: '2.0',
+      id: 'flood',
+      method: 'tools/call',
+      params: { name: 'claude.run', arguments: { prompt: 'x' }, _meta: { progressToken: 'p' } },
+    });
     // The run is over once nothing of it is left below the server (its response is queued behind the stall).
     // Its supervisor exits only after the cleanup (the spare that boots after it runs nothing).
-    const [runSupervisor] = await waitFor('the run started', () => { const s = supervisorsOf(server.pid); return s.length > 0 ? s : undefined; }, 30_000);
+    const [runSupervisor] = await waitFor(
+      'the run started',
+      () => {
+        const s = supervisorsOf(server.pid);
+        return s.length > 0 ? s : undefined;
+      },
+      30_000,
+    );
     assert.ok(runSupervisor !== undefined);
     await waitFor('the run over', () => !isRunning(runSupervisor), 60_000);
     const grown = server.memory().hwm - before.rss;
@@ -79,7 +93,12 @@ test('a client that stops reading stdout: bounded memory, progress dropped, the 
     const lineBytes = delivered.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m)) + 1, 0) / Math.max(1, progress);
     const result = toolResultOf(rpcResult(response));
     assert.equal(result['is_error'], false);
-    server.send({ jsonrpc: '2.0', id: 'full', method: 'tools/call', params: { name: 'claude.run.result', arguments: { run_id: result['run_id'], detail: 'full' } } });
+    server.send({
+      jsonrpc: '2.0',
+      id: 'full',
+      method: 'tools/call',
+      params: { name: 'claude.run.result', arguments: { run_id: result['run_id'], detail: 'full' } },
+    });
     const full = toolResultOf(rpcResult(await server.response('full')));
     const total = Number(full['events_total']);
     assert.equal(server.messages.filter((m) => !isBatch(m) && m['id'] === 'flood').length, 1, 'the response arrives exactly once');
@@ -88,8 +107,13 @@ test('a client that stops reading stdout: bounded memory, progress dropped, the 
     // An unbounded queue would have held every dropped line (about 1 KiB each); the whole peak, garbage of
     // ingesting a 100 MB flood included, stays below that alone.
     const droppedBytes = (total - progress) * lineBytes;
-    assert.ok(grown < droppedBytes, `peak RSS grew ${(grown / MIB).toFixed(1)} MiB; the dropped progress was ${(droppedBytes / MIB).toFixed(1)} MiB`);
-    t.diagnostic(`${total} events, ${progress} progress notifications delivered, ${(droppedBytes / MIB).toFixed(1)} MiB dropped, peak RSS +${(grown / MIB).toFixed(1)} MiB while stalled`);
+    assert.ok(
+      grown < droppedBytes,
+      `peak RSS grew ${(grown / MIB).toFixed(1)} MiB; the dropped progress was ${(droppedBytes / MIB).toFixed(1)} MiB`,
+    );
+    t.diagnostic(
+      `${total} events, ${progress} progress notifications delivered, ${(droppedBytes / MIB).toFixed(1)} MiB dropped, peak RSS +${(grown / MIB).toFixed(1)} MiB while stalled`,
+    );
     assert.equal((await server.close()).code, 0);
   } finally {
     server.kill();

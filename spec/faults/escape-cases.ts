@@ -17,7 +17,13 @@ import { assertProvenOrHonest, type NamedBackend } from '../helpers/backends.ts'
 
 const TRIALS = 2;
 
-const CASES: readonly { readonly name: string; readonly escape: string; readonly exitFirst?: boolean; readonly trials?: number; readonly only?: NamedBackend['name'] }[] = [
+const CASES: readonly {
+  readonly name: string;
+  readonly escape: string;
+  readonly exitFirst?: boolean;
+  readonly trials?: number;
+  readonly only?: NamedBackend['name'];
+}[] = [
   { name: 'a Bash-tool job `cmd &` that outlives its shell', escape: 'bash_bg' },
   { name: 'a Bash-tool job `nohup cmd &`', escape: 'bash_nohup' },
   { name: 'a Bash-tool job `setsid cmd &`', escape: 'bash_setsid' },
@@ -39,19 +45,28 @@ export function defineEscapeTests(backend: NamedBackend): void {
     const kinds = c.escape.split(',');
     for (let trial = 0; trial < (c.trials ?? TRIALS); trial++) {
       test(`${backend.name}: escape: ${c.name} is ended and the run proves it (trial ${trial})`, async () => {
-        const env = { FAKE_CLAUDE_SCENARIO: 'escape', FAKE_CLAUDE_ESCAPE: c.escape, FAKE_CLAUDE_ESCAPE_EXIT_FIRST: c.exitFirst ? '1' : '0' };
-        await withTracedHarness('crm-escape-', env, async (h, ready) => {
-          const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
-          assert.deepEqual(aliveNaming(ready), [], `alive after the run reported (${JSON.stringify(out.result?.['cleanup_confirmed'])})`);
-          assertProvenOrHonest(out.result, backend.name);
-          if (out.result?.['cleanup_confirmed'] === true) assert.equal(out.isError, false, out.text.slice(0, 400));
-          assert.equal((await h.full(out.result?.['run_id']))['cleanup_proof'], backend.name);
-          if (!c.exitFirst && !kinds.includes('term_trap') && !kinds.includes('ssh_agent')) {
-            // The escape really happened before the run ended: every escapee announced itself.
-            const escapees = readReadyLines(ready).filter((l) => l.ready === 'escapee');
-            assert.equal(escapees.length, kinds.length, JSON.stringify(escapees));
-          }
-        }, { cleanupBackend: backend.option });
+        const env = {
+          FAKE_CLAUDE_SCENARIO: 'escape',
+          FAKE_CLAUDE_ESCAPE: c.escape,
+          FAKE_CLAUDE_ESCAPE_EXIT_FIRST: c.exitFirst ? '1' : '0',
+        };
+        await withTracedHarness(
+          'crm-escape-',
+          env,
+          async (h, ready) => {
+            const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
+            assert.deepEqual(aliveNaming(ready), [], `alive after the run reported (${JSON.stringify(out.result?.['cleanup_confirmed'])})`);
+            assertProvenOrHonest(out.result, backend.name);
+            if (out.result?.['cleanup_confirmed'] === true) assert.equal(out.isError, false, out.text.slice(0, 400));
+            assert.equal((await h.full(out.result?.['run_id']))['cleanup_proof'], backend.name);
+            if (!c.exitFirst && !kinds.includes('term_trap') && !kinds.includes('ssh_agent')) {
+              // The escape really happened before the run ended: every escapee announced itself.
+              const escapees = readReadyLines(ready).filter((l) => l.ready === 'escapee');
+              assert.equal(escapees.length, kinds.length, JSON.stringify(escapees));
+            }
+          },
+          { cleanupBackend: backend.option },
+        );
       });
     }
   }
@@ -59,28 +74,37 @@ export function defineEscapeTests(backend: NamedBackend): void {
   for (let trial = 0; trial < 4; trial++) {
     const proven = backend.name === 'cgroup';
     test(`${backend.name}: kill -9 of the supervisor while the run has escaped children, the native exiting that instant: the adapter ends them all, reported ${proven ? 'confirmed by the cgroup' : 'unconfirmed'} (trial ${trial})`, async () => {
-      const env = { FAKE_CLAUDE_SCENARIO: 'escape', FAKE_CLAUDE_ESCAPE: 'bash_bg,bash_setsid,double_fork', FAKE_CLAUDE_ESCAPE_HOLD: 'exit_with_parent' };
-      await withTracedHarness('crm-escape-', env, async (h, ready) => {
-        const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
-        const runId = String(started.result?.['run_id']);
-        const native = await waitForReady(ready, 'escaped');
-        const supervisorPid = readProcStat(native.pid)?.ppid;
-        assert.ok(supervisorPid !== undefined && supervisorPid > 1);
-        process.kill(supervisorPid, 'SIGKILL');
-        const { result } = await h.settled(runId);
-        if (proven) {
-          // The kernel showed the run's cgroup empty before the run settled: nothing may be alive now.
-          assert.deepEqual(aliveNaming(ready), []);
-          assert.equal(result['cleanup_confirmed'], true, JSON.stringify(result['cleanup_error']));
-          assert.equal(at(result, 'error', 'code'), 'supervisor_failed');
-          return;
-        }
-        // The fallback's SIGKILLs are sent before the run settles; the kernel finishes them a moment later (the
-        // fallback proves nothing, so it does not wait): a process it missed would still be here at the deadline.
-        await waitFor('nothing of the run alive', () => aliveNaming(ready).length === 0, 10_000);
-        assert.equal(result['cleanup_confirmed'], false);
-        assert.equal(at(result, 'cleanup_error', 'code'), 'supervisor_failed');
-      }, { cleanupBackend: backend.option });
+      const env = {
+        FAKE_CLAUDE_SCENARIO: 'escape',
+        FAKE_CLAUDE_ESCAPE: 'bash_bg,bash_setsid,double_fork',
+        FAKE_CLAUDE_ESCAPE_HOLD: 'exit_with_parent',
+      };
+      await withTracedHarness(
+        'crm-escape-',
+        env,
+        async (h, ready) => {
+          const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
+          const runId = String(started.result?.['run_id']);
+          const native = await waitForReady(ready, 'escaped');
+          const supervisorPid = readProcStat(native.pid)?.ppid;
+          assert.ok(supervisorPid !== undefined && supervisorPid > 1);
+          process.kill(supervisorPid, 'SIGKILL');
+          const { result } = await h.settled(runId);
+          if (proven) {
+            // The kernel showed the run's cgroup empty before the run settled: nothing may be alive now.
+            assert.deepEqual(aliveNaming(ready), []);
+            assert.equal(result['cleanup_confirmed'], true, JSON.stringify(result['cleanup_error']));
+            assert.equal(at(result, 'error', 'code'), 'supervisor_failed');
+            return;
+          }
+          // The fallback's SIGKILLs are sent before the run settles; the kernel finishes them a moment later (the
+          // fallback proves nothing, so it does not wait): a process it missed would still be here at the deadline.
+          await waitFor('nothing of the run alive', () => aliveNaming(ready).length === 0, 10_000);
+          assert.equal(result['cleanup_confirmed'], false);
+          assert.equal(at(result, 'cleanup_error', 'code'), 'supervisor_failed');
+        },
+        { cleanupBackend: backend.option },
+      );
     });
   }
 }
@@ -122,21 +146,28 @@ export function defineEscapeCampaign(backend: NamedBackend): void {
     const name = `${kinds.join(',')}${exitFirst ? ' exit-first' : ''}${versionLeaves ? ` version-leaves=${versionLeaves}` : ''}${cancelAtMs === null ? '' : ` cancel@${cancelAtMs}ms`}`;
     test(`${backend.name}: seeded escape campaign (seed ${CAMPAIGN_SEED}) trial ${trial}: ${name}: nothing left, confirmed`, async () => {
       const env = {
-        FAKE_CLAUDE_SCENARIO: 'escape', FAKE_CLAUDE_ESCAPE: kinds.join(','), FAKE_CLAUDE_ESCAPE_EXIT_FIRST: exitFirst ? '1' : '0',
+        FAKE_CLAUDE_SCENARIO: 'escape',
+        FAKE_CLAUDE_ESCAPE: kinds.join(','),
+        FAKE_CLAUDE_ESCAPE_EXIT_FIRST: exitFirst ? '1' : '0',
         FAKE_CLAUDE_ESCAPE_HOLD: cancelAtMs === null ? '' : 'hang',
         ...(versionLeaves === null ? {} : { FAKE_CLAUDE_VERSION_MODE: versionLeaves }),
       };
-      await withTracedHarness('crm-escape-', env, async (h, ready) => {
-        const started = await h.call('claude.run.start', { prompt: `trial ${trial}`, cwd: h.dir });
-        const runId = String(started.result?.['run_id']);
-        if (cancelAtMs !== null) {
-          await delay(cancelAtMs);
-          await h.call('claude.run.cancel', { run_id: runId });
-        }
-        const { result } = await h.settled(runId);
-        assert.deepEqual(aliveNaming(ready), [], `confirmed=${String(result['cleanup_confirmed'])}`);
-        assertProvenOrHonest(result, backend.name);
-      }, { cleanupBackend: backend.option });
+      await withTracedHarness(
+        'crm-escape-',
+        env,
+        async (h, ready) => {
+          const started = await h.call('claude.run.start', { prompt: `trial ${trial}`, cwd: h.dir });
+          const runId = String(started.result?.['run_id']);
+          if (cancelAtMs !== null) {
+            await delay(cancelAtMs);
+            await h.call('claude.run.cancel', { run_id: runId });
+          }
+          const { result } = await h.settled(runId);
+          assert.deepEqual(aliveNaming(ready), [], `confirmed=${String(result['cleanup_confirmed'])}`);
+          assertProvenOrHonest(result, backend.name);
+        },
+        { cleanupBackend: backend.option },
+      );
     });
   }
 }

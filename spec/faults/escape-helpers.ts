@@ -14,12 +14,18 @@ import { isJsonObject } from '../helpers/typed-results.ts';
 
 /** Live processes (other than this one) whose argv mentions `marker`. */
 export function aliveNaming(marker: string): number[] {
-  return readProcTable().filter((s) => isLive(s) && s.pid !== process.pid && cmdlineOf(s.pid).includes(marker)).map((s) => s.pid);
+  return readProcTable()
+    .filter((s) => isLive(s) && s.pid !== process.pid && cmdlineOf(s.pid).includes(marker))
+    .map((s) => s.pid);
 }
 
 export function killPids(pids: readonly number[]): void {
   for (const pid of pids) {
-    try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   }
 }
 
@@ -29,7 +35,12 @@ export function errorCode(result: Record<string, unknown> | null): unknown {
 }
 
 /** Runs `use` with a harness whose fake CLI gets `env` plus a private ready file; leaves nothing behind. */
-export async function withTracedHarness<T>(prefix: string, env: Record<string, string>, use: (h: ToolHarness, ready: string) => Promise<T>, config: Partial<ProviderConfig> = {}): Promise<T> {
+export async function withTracedHarness<T>(
+  prefix: string,
+  env: Record<string, string>,
+  use: (h: ToolHarness, ready: string) => Promise<T>,
+  config: Partial<ProviderConfig> = {},
+): Promise<T> {
   const scratch = mkdtempSync(join(tmpdir(), prefix));
   const ready = join(scratch, 'ready.jsonl');
   const h = await createToolHarness({ env: { ...env, FAKE_CLAUDE_READY_FILE: ready }, config });

@@ -24,17 +24,21 @@ test(`${FLOODS} detached floods of ${LINES} numbered lines under event polling: 
     const done = new Set<string>();
     let polls = 0;
     // A client's requests arrive through I/O: the event loop turns between rounds of polls.
-    await pollUntil(() => `every flood to complete (${done.size} of ${FLOODS})`, async () => {
-      for (const id of ids) {
-        if (done.has(id)) continue;
-        const events = await h.call('claude.run.events', { run_id: id, limit: 64 });
-        assert.equal(events.isError, false, events.text.slice(0, 300));
-        polls++;
-        const result = (await h.call('claude.run.result', { run_id: id })).result ?? {};
-        if (result['completed'] === true) done.add(id);
-      }
-      return done.size === FLOODS;
-    }, { timeoutMs: FLOOD_DEADLINE_MS, intervalMs: 0 });
+    await pollUntil(
+      () => `every flood to complete (${done.size} of ${FLOODS})`,
+      async () => {
+        for (const id of ids) {
+          if (done.has(id)) continue;
+          const events = await h.call('claude.run.events', { run_id: id, limit: 64 });
+          assert.equal(events.isError, false, events.text.slice(0, 300));
+          polls++;
+          const result = (await h.call('claude.run.result', { run_id: id })).result ?? {};
+          if (result['completed'] === true) done.add(id);
+        }
+        return done.size === FLOODS;
+      },
+      { timeoutMs: FLOOD_DEADLINE_MS, intervalMs: 0 },
+    );
     for (const id of ids) {
       const result = await h.full(id);
       assert.equal(result['is_error'], false, JSON.stringify(result['error']));

@@ -31,7 +31,10 @@ async function fence(server: RawServer, id: string): Promise<Line[]> {
 
 /** The lines that are single messages (a test that sends no batch gets no batch reply: checked here). */
 function singles(lines: readonly Line[]): Message[] {
-  return lines.map((line) => { assert.ok(!isBatch(line), `an unexpected batch reply: ${JSON.stringify(line).slice(0, 300)}`); return line; });
+  return lines.map((line) => {
+    assert.ok(!isBatch(line), `an unexpected batch reply: ${JSON.stringify(line).slice(0, 300)}`);
+    return line;
+  });
 }
 
 async function finish(server: RawServer): Promise<void> {
@@ -60,7 +63,13 @@ test('random bytes and truncated UTF-8: one error per non-blank line, then servi
       lines.push(bytes);
     }
     // Valid JSON text with a multibyte character cut short, at the end and in the middle.
-    lines.push(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"cut1","method":"ping","params":{"x":"'), Buffer.from([0xe2, 0x82]), Buffer.from('"}}')]));
+    lines.push(
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":"cut1","method":"ping","params":{"x":"'),
+        Buffer.from([0xe2, 0x82]),
+        Buffer.from('"}}'),
+      ]),
+    );
     lines.push(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"cut2","method":"ping"'), Buffer.from([0xf0, 0x9f, 0x98])]));
     lines.push(Buffer.from([0xc3]));
     const nonBlank = lines.filter((l) => !BLANK_RE.test(l.toString('latin1'))).length;
@@ -78,7 +87,9 @@ test('random bytes and truncated UTF-8: one error per non-blank line, then servi
     const utf8 = replies.filter((r) => /UTF-8/.test(rpcError(r).message)).length;
     const parse = replies.filter((r) => rpcError(r).code === -32700).length - utf8;
     assert.ok(utf8 > 0 && parse > 0, 'both decoding and parsing were exercised');
-    t.diagnostic(`${nonBlank} garbage lines: ${utf8} invalid UTF-8, ${parse} parse errors, ${nonBlank - utf8 - parse} invalid requests (seed ${SEED})`);
+    t.diagnostic(
+      `${nonBlank} garbage lines: ${utf8} invalid UTF-8, ${parse} parse errors, ${nonBlank - utf8 - parse} invalid requests (seed ${SEED})`,
+    );
     await finish(server);
   } finally {
     server.kill();

@@ -31,22 +31,49 @@ async function trialOnce(trial: number): Promise<string> {
   if (asRoot) chownSync(scratch, NOBODY, NOBODY);
   const ready = join(scratch, 'ready.jsonl');
   const server = spawn(process.execPath, [...MAIN, '--claude-bin', FAKE_CLAUDE], {
-    cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'],
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
     ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: scratch, TMPDIR: scratch, FAKE_CLAUDE_SCENARIO: 'escape', FAKE_CLAUDE_ESCAPE: 'ssh_agent', FAKE_CLAUDE_READY_FILE: ready },
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: scratch,
+      TMPDIR: scratch,
+      FAKE_CLAUDE_SCENARIO: 'escape',
+      FAKE_CLAUDE_ESCAPE: 'ssh_agent',
+      FAKE_CLAUDE_READY_FILE: ready,
+    },
   });
   const responses = new Map<unknown, JsonObject>();
   let notify = (): void => {};
-  const splitter = createLineSplitter({ maxLineBytes: 1 << 24, onLine: (line) => { const m = parseObj(line.toString('utf8'), 'a server stdout line'); responses.set(m['id'], m); notify(); }, onOversize: () => {} });
-  server.stdout.on('data', (chunk: Buffer) => splitter.push(chunk));
-  const response = (id: number): Promise<JsonObject> => new Promise((resolve) => {
-    const check = (): void => { const m = responses.get(id); if (m) resolve(m); };
-    notify = check;
-    check();
+  const splitter = createLineSplitter({
+    maxLineBytes: 1 << 24,
+    onLine: (line) => {
+      const m = parseObj(line.toString('utf8'), 'a server stdout line');
+      responses.set(m['id'], m);
+      notify();
+    },
+    onOversize: () => {},
   });
-  const send = (m: unknown): void => { server.stdin.write(`${JSON.stringify(m)}\n`); };
+  server.stdout.on('data', (chunk: Buffer) => splitter.push(chunk));
+  const response = (id: number): Promise<JsonObject> =>
+    new Promise((resolve) => {
+      const check = (): void => {
+        const m = responses.get(id);
+        if (m) resolve(m);
+      };
+      notify = check;
+      check();
+    });
+  const send = (m: unknown): void => {
+    server.stdin.write(`${JSON.stringify(m)}\n`);
+  };
   try {
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } },
+    });
     await response(1);
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'claude.run.result', arguments: { run_id: 'run_none' } } });

@@ -26,7 +26,9 @@ export function descendantsOf(rootPid: number): ProcStat[] {
 
 /** Live supervisors below `rootPid`. */
 export function supervisorsOf(rootPid: number): ProcessIdentity[] {
-  return descendantsOf(rootPid).filter((s) => SUPERVISOR_RE.test(cmdlineOf(s.pid))).map(identityOf);
+  return descendantsOf(rootPid)
+    .filter((s) => SUPERVISOR_RE.test(cmdlineOf(s.pid)))
+    .map(identityOf);
 }
 
 /** Live processes whose session or group a supervisor named (its pid leads both). */
@@ -36,18 +38,30 @@ export function runMembers(supervisorPids: readonly number[]): ProcStat[] {
 }
 
 /** Waits until none of `ids` runs and nothing is left in the supervisors' sessions or groups. */
-export async function waitForNoOrphans(ids: readonly ProcessIdentity[], supervisorPids: readonly number[], timeoutMs = 10_000): Promise<void> {
-  await waitFor('run processes gone', () => ids.every((id) => !isRunning(id)) && runMembers(supervisorPids).length === 0, timeoutMs).catch(() => {
-    const left = [...ids.filter(isRunning).map((id) => id.pid), ...runMembers(supervisorPids).map((s) => s.pid)];
-    throw new Error(`still alive after ${timeoutMs} ms: ${[...new Set(left)].map((pid) => `${pid} (${cmdlineOf(pid).slice(0, 80)})`).join(', ')}`);
-  });
+export async function waitForNoOrphans(
+  ids: readonly ProcessIdentity[],
+  supervisorPids: readonly number[],
+  timeoutMs = 10_000,
+): Promise<void> {
+  await waitFor('run processes gone', () => ids.every((id) => !isRunning(id)) && runMembers(supervisorPids).length === 0, timeoutMs).catch(
+    () => {
+      const left = [...ids.filter(isRunning).map((id) => id.pid), ...runMembers(supervisorPids).map((s) => s.pid)];
+      throw new Error(
+        `still alive after ${timeoutMs} ms: ${[...new Set(left)].map((pid) => `${pid} (${cmdlineOf(pid).slice(0, 80)})`).join(', ')}`,
+      );
+    },
+  );
 }
 
 /** SIGKILLs whatever of `ids` still runs (test cleanup, so a failing spec leaks nothing). */
 export function killAll(ids: readonly (ProcessIdentity | null)[]): void {
   for (const id of ids) {
     if (id && isRunning(id)) {
-      try { process.kill(id.pid, 'SIGKILL'); } catch { /* gone meanwhile */ }
+      try {
+        process.kill(id.pid, 'SIGKILL');
+      } catch {
+        /* gone meanwhile */
+      }
     }
   }
 }

@@ -43,10 +43,14 @@ async function startRun(h: ToolHarness): Promise<string> {
 
 /** The run's full result once it settled: long-polls (each call blocks until settled or 5 s), 60 s in all. */
 async function settledResult(h: ToolHarness, runId: string): Promise<Record<string, unknown>> {
-  return pollUntil(`run ${runId} settled`, async () => {
-    const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 5, detail: 'full' });
-    return out.result?.['completed'] === true ? out.result : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 0 });
+  return pollUntil(
+    `run ${runId} settled`,
+    async () => {
+      const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 5, detail: 'full' });
+      return out.result?.['completed'] === true ? out.result : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 0 },
+  );
 }
 
 /** The run's native process: the supervisor's child running the fake CLI (not its --version). */
@@ -62,49 +66,52 @@ async function assertStillServing(h: ToolHarness, backend: NamedBackend['name'] 
   assert.ok(out.result?.['result'] !== null, 'the run was served');
 }
 
-for (const backend of BACKENDS) test(`${backend.name}: kill -9 of the supervisor at random points: leftovers ended, ${backend.name === 'cgroup' ? 'proven by the run\'s cgroup once it exists' : 'reported unconfirmed'}, serving goes on`, async (t) => {
-  const random = createRandom(SEED);
-  const h = await createToolHarness({ env: SLOW, config: { cleanupBackend: backend.option } });
-  const victims: (ProcessIdentity | null)[] = [];
-  try {
-    // At most three: a run whose cleanup cannot be proven keeps one of the four active slots for good.
-    for (let i = 0; i < POINTS; i++) {
-      const known = knownSupervisors();
-      const runId = await startRun(h);
-      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
-      // Alternate the phase the kill hits: the supervisor booting or running the version check, then a
-      // streaming native (the point counts from the native's appearance).
-      const streaming = i % 2 === 1;
-      if (streaming) await waitFor('the native process', () => nativeOf(supervisor.pid), 30_000);
-      const pointMs = Math.floor(random() * (streaming ? 800 : 1800));
-      await delay(pointMs);
-      const family = [supervisor, ...descendantsOf(supervisor.pid).map(identityOf)];
-      victims.push(...family);
-      process.kill(supervisor.pid, 'SIGKILL');
-      const result = await settledResult(h, runId);
-      assert.equal(result['is_error'], true);
-      const proof = (await h.full(runId))['cleanup_proof'];
-      if (backend.name === 'cgroup' && streaming) {
-        // The native was born in the run's cgroup: the adapter ends it there, and the kernel's word is proof.
-        assert.deepEqual([result['cleanup_confirmed'], proof], [true, 'cgroup'], JSON.stringify(result['cleanup_error']));
-        assert.equal(toolErrorOf(result['error'])?.code, 'supervisor_failed');
-      } else if (result['cleanup_confirmed'] === true) {
-        // Killed while booting or checking the version: proven only by a cgroup the supervisor had made.
-        assert.equal(proof, 'cgroup');
-        assert.equal(backend.name, 'cgroup');
-      } else if (toolErrorOf(result['cleanup_error'])?.code !== 'supervisor_failed') {
-        // The supervisor had already reported (the kill came after the run's end), honestly unproven.
-        assertProvenOrHonest(result, backend.name);
+for (const backend of BACKENDS)
+  test(`${backend.name}: kill -9 of the supervisor at random points: leftovers ended, ${backend.name === 'cgroup' ? "proven by the run's cgroup once it exists" : 'reported unconfirmed'}, serving goes on`, async (t) => {
+    const random = createRandom(SEED);
+    const h = await createToolHarness({ env: SLOW, config: { cleanupBackend: backend.option } });
+    const victims: (ProcessIdentity | null)[] = [];
+    try {
+      // At most three: a run whose cleanup cannot be proven keeps one of the four active slots for good.
+      for (let i = 0; i < POINTS; i++) {
+        const known = knownSupervisors();
+        const runId = await startRun(h);
+        const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
+        // Alternate the phase the kill hits: the supervisor booting or running the version check, then a
+        // streaming native (the point counts from the native's appearance).
+        const streaming = i % 2 === 1;
+        if (streaming) await waitFor('the native process', () => nativeOf(supervisor.pid), 30_000);
+        const pointMs = Math.floor(random() * (streaming ? 800 : 1800));
+        await delay(pointMs);
+        const family = [supervisor, ...descendantsOf(supervisor.pid).map(identityOf)];
+        victims.push(...family);
+        process.kill(supervisor.pid, 'SIGKILL');
+        const result = await settledResult(h, runId);
+        assert.equal(result['is_error'], true);
+        const proof = (await h.full(runId))['cleanup_proof'];
+        if (backend.name === 'cgroup' && streaming) {
+          // The native was born in the run's cgroup: the adapter ends it there, and the kernel's word is proof.
+          assert.deepEqual([result['cleanup_confirmed'], proof], [true, 'cgroup'], JSON.stringify(result['cleanup_error']));
+          assert.equal(toolErrorOf(result['error'])?.code, 'supervisor_failed');
+        } else if (result['cleanup_confirmed'] === true) {
+          // Killed while booting or checking the version: proven only by a cgroup the supervisor had made.
+          assert.equal(proof, 'cgroup');
+          assert.equal(backend.name, 'cgroup');
+        } else if (toolErrorOf(result['cleanup_error'])?.code !== 'supervisor_failed') {
+          // The supervisor had already reported (the kill came after the run's end), honestly unproven.
+          assertProvenOrHonest(result, backend.name);
+        }
+        await waitForNoOrphans(family, [supervisor.pid]);
+        t.diagnostic(
+          `point ${pointMs} ms${streaming ? ' after the native appeared' : ''}: ${family.length - 1} process(es) of the run, state ${String(result['state'])}, error ${String(toolErrorOf(result['error'])?.code)}`,
+        );
       }
-      await waitForNoOrphans(family, [supervisor.pid]);
-      t.diagnostic(`point ${pointMs} ms${streaming ? ' after the native appeared' : ''}: ${family.length - 1} process(es) of the run, state ${String(result['state'])}, error ${String(toolErrorOf(result['error'])?.code)}`);
+      await assertStillServing(h, backend.name);
+    } finally {
+      killAll(victims);
+      await h.close();
     }
-    await assertStillServing(h, backend.name);
-  } finally {
-    killAll(victims);
-    await h.close();
-  }
-});
+  });
 
 test('kill -9 of the native process at random points: an error, cleanup still proven, serving goes on', async (t) => {
   const random = createRandom(SEED + 1);
@@ -134,31 +141,39 @@ test('kill -9 of the native process at random points: an error, cleanup still pr
   }
 });
 
-for (const backend of BACKENDS) test(`${backend.name}: kill -9 of the supervisor while a setsid child lives: the adapter fallback ends it${backend.name === 'cgroup' ? ' and proves it' : ''}`, async () => {
-  const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
-  const readyFile = join(readyDir, 'ready.jsonl');
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: 'hang', FAKE_CLAUDE_READY_FILE: readyFile }, config: { cleanupBackend: backend.option } });
-  const victims: (ProcessIdentity | null)[] = [];
-  try {
-    const known = knownSupervisors();
-    const runId = await startRun(h);
-    const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
-    const line = await waitFor('ready setsid', () => readReadyLines(readyFile).find((l) => l.ready === 'setsid'), 30_000);
-    const escapee = identify(line.pid);
-    assert.ok(escapee);
-    const native = nativeOf(supervisor.pid) ?? null;
-    victims.push(supervisor, escapee, native);
-    process.kill(supervisor.pid, 'SIGKILL');
-    const result = await settledResult(h, runId);
-    assert.equal(result['cleanup_confirmed'], backend.name === 'cgroup');
-    // Out of the supervisor's session, but still the native's child when the fallback looked.
-    await waitForNoOrphans(victims.filter((v): v is ProcessIdentity => v !== null), [supervisor.pid], 2000);
-  } finally {
-    killAll(victims);
-    await h.close();
-    rmSync(readyDir, { recursive: true, force: true });
-  }
-});
+for (const backend of BACKENDS)
+  test(`${backend.name}: kill -9 of the supervisor while a setsid child lives: the adapter fallback ends it${backend.name === 'cgroup' ? ' and proves it' : ''}`, async () => {
+    const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
+    const readyFile = join(readyDir, 'ready.jsonl');
+    const h = await createToolHarness({
+      env: { FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: 'hang', FAKE_CLAUDE_READY_FILE: readyFile },
+      config: { cleanupBackend: backend.option },
+    });
+    const victims: (ProcessIdentity | null)[] = [];
+    try {
+      const known = knownSupervisors();
+      const runId = await startRun(h);
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
+      const line = await waitFor('ready setsid', () => readReadyLines(readyFile).find((l) => l.ready === 'setsid'), 30_000);
+      const escapee = identify(line.pid);
+      assert.ok(escapee);
+      const native = nativeOf(supervisor.pid) ?? null;
+      victims.push(supervisor, escapee, native);
+      process.kill(supervisor.pid, 'SIGKILL');
+      const result = await settledResult(h, runId);
+      assert.equal(result['cleanup_confirmed'], backend.name === 'cgroup');
+      // Out of the supervisor's session, but still the native's child when the fallback looked.
+      await waitForNoOrphans(
+        victims.filter((v): v is ProcessIdentity => v !== null),
+        [supervisor.pid],
+        2000,
+      );
+    } finally {
+      killAll(victims);
+      await h.close();
+      rmSync(readyDir, { recursive: true, force: true });
+    }
+  });
 
 test('a failed version check lets the supervisor prepared beside it go before the run settles', async () => {
   const h = await createToolHarness({ env: { FAKE_CLAUDE_VERSION: '9.9.9' } });
@@ -175,9 +190,24 @@ test('a failed version check lets the supervisor prepared beside it go before th
 });
 
 const LADDER_CASES: readonly { name: string; env: Record<string, string>; ready: string; cancel: boolean }[] = [
-  { name: 'a native that ignores SIGINT and SIGTERM is SIGKILLed on cancel', env: { FAKE_CLAUDE_SCENARIO: 'ignore_sigterm' }, ready: 'handlers', cancel: true },
-  { name: 'a grandchild holding the native pipes is ended after a normal exit', env: { FAKE_CLAUDE_SCENARIO: 'grandchild_holds_stdout' }, ready: 'grandchild', cancel: false },
-  { name: 'a setsid child (own session) is tracked and ended on cancel', env: { FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: 'hang' }, ready: 'setsid', cancel: true },
+  {
+    name: 'a native that ignores SIGINT and SIGTERM is SIGKILLed on cancel',
+    env: { FAKE_CLAUDE_SCENARIO: 'ignore_sigterm' },
+    ready: 'handlers',
+    cancel: true,
+  },
+  {
+    name: 'a grandchild holding the native pipes is ended after a normal exit',
+    env: { FAKE_CLAUDE_SCENARIO: 'grandchild_holds_stdout' },
+    ready: 'grandchild',
+    cancel: false,
+  },
+  {
+    name: 'a setsid child (own session) is tracked and ended on cancel',
+    env: { FAKE_CLAUDE_SCENARIO: 'setsid_child', FAKE_CLAUDE_HOLD_MS: 'hang' },
+    ready: 'setsid',
+    cancel: true,
+  },
 ];
 
 for (const c of LADDER_CASES) {
@@ -198,7 +228,11 @@ for (const c of LADDER_CASES) {
       const result = await settledResult(run, runId);
       assert.equal(result['cleanup_confirmed'], true, JSON.stringify(result['cleanup_error']));
       assert.equal(result['cancelled'], c.cancel);
-      await waitForNoOrphans(victims.filter((v): v is ProcessIdentity => v !== null), [supervisor.pid], 2000);
+      await waitForNoOrphans(
+        victims.filter((v): v is ProcessIdentity => v !== null),
+        [supervisor.pid],
+        2000,
+      );
     } finally {
       killAll(victims);
       await run.close();

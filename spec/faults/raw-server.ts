@@ -45,7 +45,10 @@ export interface RawServer {
 }
 
 export const INITIALIZE = (id: unknown, protocolVersion = '2025-06-18'): Record<string, unknown> => ({
-  jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'faults', version: '0' } },
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'faults', version: '0' } },
 });
 
 export function nativeTestEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -64,7 +67,9 @@ export function startRawServer(options: { args?: readonly string[]; env?: Record
   const messages: Line[] = [];
   const garbage: string[] = [];
   const waiters = new Set<() => void>();
-  const notify = (): void => { for (const w of waiters) w(); };
+  const notify = (): void => {
+    for (const w of waiters) w();
+  };
   let stderr = '';
   let carry = '';
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
@@ -86,18 +91,35 @@ export function startRawServer(options: { args?: readonly string[]; env?: Record
     notify();
   });
   child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-65536); });
+  child.stderr.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-65536);
+  });
   child.stdin.on('error', () => {});
   // 'close', not 'exit': 'exit' can come before the last of stdout or stderr has been read.
-  child.once('close', (code, signal) => { exit = { code, signal }; notify(); });
+  child.once('close', (code, signal) => {
+    exit = { code, signal };
+    notify();
+  });
 
   const waitUntil = (what: string, probe: () => boolean, timeoutMs = DEADLINE_MS): Promise<void> =>
     new Promise((resolve, reject) => {
       const check = (): void => {
-        if (probe()) { cleanup(); resolve(); } else if (exit !== null) { cleanup(); reject(new Error(`server exited (${JSON.stringify(exit)}) waiting for ${what}; stderr: ${stderr.slice(-2000)}`)); }
+        if (probe()) {
+          cleanup();
+          resolve();
+        } else if (exit !== null) {
+          cleanup();
+          reject(new Error(`server exited (${JSON.stringify(exit)}) waiting for ${what}; stderr: ${stderr.slice(-2000)}`));
+        }
       };
-      const timer = setTimeout(() => { cleanup(); reject(new Error(`deadline waiting for ${what}; stderr: ${stderr.slice(-2000)}`)); }, timeoutMs);
-      const cleanup = (): void => { clearTimeout(timer); waiters.delete(check); };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`deadline waiting for ${what}; stderr: ${stderr.slice(-2000)}`));
+      }, timeoutMs);
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
       waiters.add(check);
       check();
     });
@@ -108,20 +130,31 @@ export function startRawServer(options: { args?: readonly string[]; env?: Record
   };
 
   return {
-    child, pid, dir, messages, garbage,
+    child,
+    pid,
+    dir,
+    messages,
+    garbage,
     stderr: () => stderr,
-    write: (bytes) => { child.stdin.write(bytes); },
-    send: (message) => { child.stdin.write(`${JSON.stringify(message)}\n`); },
+    write: (bytes) => {
+      child.stdin.write(bytes);
+    },
+    send: (message) => {
+      child.stdin.write(`${JSON.stringify(message)}\n`);
+    },
     waitUntil,
     async response(id) {
-      const find = (): Message | undefined => messages.find((m): m is Message => !isBatch(m) && m['id'] === id && ('result' in m || 'error' in m));
+      const find = (): Message | undefined =>
+        messages.find((m): m is Message => !isBatch(m) && m['id'] === id && ('result' in m || 'error' in m));
       await waitUntil(`response ${JSON.stringify(id)}`, () => find() !== undefined);
       const found = find();
       if (found === undefined) throw new Error(`response ${JSON.stringify(id)} vanished`);
       return found;
     },
     memory: () => ({ rss: statusField('VmRSS'), hwm: statusField('VmHWM') }),
-    resetPeak: () => { writeFileSync(`/proc/${pid}/clear_refs`, '5'); },
+    resetPeak: () => {
+      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    },
     async close() {
       child.stdin.end();
       await waitUntil('exit', () => exit !== null);

@@ -27,9 +27,13 @@ const LOCKED_STATUS = 75;
 let load: MachineLoad | null = null;
 
 // The load dies with this process too (its perl parent ends it when the pipe from here closes).
-before(async () => { load = await startMachineLoad(MACHINE_PROCESSES, BUSY_LOOPS); });
+before(async () => {
+  load = await startMachineLoad(MACHINE_PROCESSES, BUSY_LOOPS);
+});
 
-after(async () => { await load?.stop(); });
+after(async () => {
+  await load?.stop();
+});
 
 /**
  * Whether any generation of the chain lives: each holds the flock it inherited, so the lock is free exactly when
@@ -42,11 +46,15 @@ function chainAlive(readyFile: string): boolean {
 /** Ends a respawning chain whatever happened: its stop file, then SIGKILL until its lock is free. */
 async function endChain(readyFile: string): Promise<void> {
   writeFileSync(`${readyFile}.stop`, '');
-  await waitFor('the respawning chain gone', () => {
-    if (!chainAlive(readyFile)) return true;
-    killPids(aliveNaming(readyFile));
-    return false;
-  }, 20_000);
+  await waitFor(
+    'the respawning chain gone',
+    () => {
+      if (!chainAlive(readyFile)) return true;
+      killPids(aliveNaming(readyFile));
+      return false;
+    },
+    20_000,
+  );
 }
 
 /** One run: what its cleanup report said, against whether the chain really lived when the run settled. */
@@ -58,7 +66,7 @@ async function oneRun(backend: NamedBackend): Promise<string> {
     const confirmed = outcome.cleanup?.confirmed === true;
     // The escape really happened: the chain announced itself before the native exited.
     assert.equal(readReadyLines(fake.readyFile).filter((l) => l.ready === 'escapee').length, 1);
-    return alive ? (confirmed ? 'CONFIRMED-WHILE-ALIVE' : 'unconfirmed') : (confirmed ? 'ended' : 'ended-unconfirmed');
+    return alive ? (confirmed ? 'CONFIRMED-WHILE-ALIVE' : 'unconfirmed') : confirmed ? 'ended' : 'ended-unconfirmed';
   } finally {
     await endChain(fake.readyFile);
     fake.dispose();
@@ -70,11 +78,16 @@ for (const backend of BACKENDS) {
     const outcomes: string[] = [];
     // A few runs at a time: each waits mostly on process starts, and 20 in a row would not fit the file's timeout.
     for (let i = 0; i < RUNS; i += RUNS_AT_ONCE) {
-      outcomes.push(...await Promise.all(Array.from({ length: Math.min(RUNS_AT_ONCE, RUNS - i) }, () => oneRun(backend))));
+      outcomes.push(...(await Promise.all(Array.from({ length: Math.min(RUNS_AT_ONCE, RUNS - i) }, () => oneRun(backend)))));
     }
     process.stderr.write(`respawn under load (${backend.name}): ${outcomes.join(' ')}\n`);
     assert.equal(outcomes.filter((o) => o === 'CONFIRMED-WHILE-ALIVE').length, 0, outcomes.join(' '));
     // The cgroup holds every generation, however fast it moves: cgroup.kill ends them all and the kernel says so.
-    if (backend.name === 'cgroup') assert.deepEqual(outcomes.filter((o) => o !== 'ended'), [], outcomes.join(' '));
+    if (backend.name === 'cgroup')
+      assert.deepEqual(
+        outcomes.filter((o) => o !== 'ended'),
+        [],
+        outcomes.join(' '),
+      );
   });
 }

@@ -16,15 +16,24 @@ const pointer = (token: string): string => `/${token.replaceAll('~', '~0').repla
 
 function typeAccepts(type: JsonSchema['type'], value: unknown): boolean {
   switch (type) {
-    case undefined: return true;
-    case 'string': return typeof value === 'string';
-    case 'integer': return typeof value === 'number' && Number.isInteger(value);
-    case 'number': return typeof value === 'number';
-    case 'boolean': return typeof value === 'boolean';
-    case 'array': return Array.isArray(value);
-    case 'null': return value === null;
-    case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value);
-    default: return false;
+    case undefined:
+      return true;
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number';
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'null':
+      return value === null;
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    default:
+      return false;
   }
 }
 
@@ -37,13 +46,20 @@ export function validValue(schema: JsonSchema, marker: MarkerSource): unknown {
       const text = `v${marker()}`;
       return schema.maxLength !== undefined ? text.slice(0, schema.maxLength) : text;
     }
-    case 'integer': return schema.minimum ?? 1;
-    case 'number': return (schema.exclusiveMinimum ?? schema.minimum ?? 0) + 1;
-    case 'boolean': return true;
-    case 'array': return schema.items === undefined ? [] : [validValue(schema.items, marker)];
-    case 'object': return {};
-    case 'null': return null;
-    default: return marker();
+    case 'integer':
+      return schema.minimum ?? 1;
+    case 'number':
+      return (schema.exclusiveMinimum ?? schema.minimum ?? 0) + 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return schema.items === undefined ? [] : [validValue(schema.items, marker)];
+    case 'object':
+      return {};
+    case 'null':
+      return null;
+    default:
+      return marker();
   }
 }
 
@@ -51,10 +67,16 @@ export function validValue(schema: JsonSchema, marker: MarkerSource): unknown {
 export function badValues(schema: JsonSchema, marker: MarkerSource): { label: string; value: unknown; sub: string }[] {
   const out: { label: string; value: unknown; sub: string }[] = [];
   const wrongTypes: [string, unknown][] = [
-    ['string', marker()], ['fraction', 1.5], ['integer', 7], ['boolean', true], ['null', null],
-    ['array', [marker(), { [marker()]: marker() }]], ['object', { [marker()]: marker(), nested: { deep: [marker()] } }],
+    ['string', marker()],
+    ['fraction', 1.5],
+    ['integer', 7],
+    ['boolean', true],
+    ['null', null],
+    ['array', [marker(), { [marker()]: marker() }]],
+    ['object', { [marker()]: marker(), nested: { deep: [marker()] } }],
   ];
-  for (const [label, value] of wrongTypes) if (!typeAccepts(schema.type, value)) out.push({ label: `wrong type (${label})`, value, sub: '' });
+  for (const [label, value] of wrongTypes)
+    if (!typeAccepts(schema.type, value)) out.push({ label: `wrong type (${label})`, value, sub: '' });
   if (schema.enum !== undefined) out.push({ label: 'not in enum', value: typeof schema.enum[0] === 'string' ? marker() : 12345, sub: '' });
   if (schema.type === 'string') {
     if ((schema.minLength ?? 0) > 0) out.push({ label: 'too short', value: '', sub: '' });
@@ -76,10 +98,16 @@ export function badValues(schema: JsonSchema, marker: MarkerSource): { label: st
   }
   if (schema.type === 'array') {
     const item = schema.items === undefined ? marker() : validValue(schema.items, marker);
-    if (schema.maxItems !== undefined) out.push({ label: 'too many items', value: Array.from({ length: schema.maxItems + 1 }, () => (typeof item === 'string' ? `v${marker()}` : item)), sub: '' });
+    if (schema.maxItems !== undefined)
+      out.push({
+        label: 'too many items',
+        value: Array.from({ length: schema.maxItems + 1 }, () => (typeof item === 'string' ? `v${marker()}` : item)),
+        sub: '',
+      });
     if ((schema.minItems ?? 0) > 0) out.push({ label: 'too few items', value: [], sub: '' });
     if (schema.items !== undefined) {
-      for (const bad of badValues(schema.items, marker)) out.push({ label: `item: ${bad.label}`, value: [item, bad.value], sub: `/1${bad.sub}` });
+      for (const bad of badValues(schema.items, marker))
+        out.push({ label: `item: ${bad.label}`, value: [item, bad.value], sub: `/1${bad.sub}` });
     }
   }
   if (schema.type === 'object' && schema.properties !== undefined) {

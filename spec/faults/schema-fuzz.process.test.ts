@@ -23,19 +23,33 @@ function markers(random: () => number): () => string {
 function randomJson(random: () => number, marker: () => string, depth: number): unknown {
   const pick = Math.floor(random() * (depth > 0 ? 9 : 6));
   switch (pick) {
-    case 0: return marker();
-    case 1: return `-${marker()}`;
-    case 2: return Math.floor(random() * 4000) - 2000;
-    case 3: return random() * 1e6 - 5e5;
-    case 4: return random() < 0.5;
-    case 5: return null;
-    case 6: return Array.from({ length: Math.floor(random() * 40) }, () => randomJson(random, marker, depth - 1));
-    case 7: return Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, () => [marker(), randomJson(random, marker, depth - 1)]));
-    default: return `${marker()}${'z'.repeat(Math.floor(random() * 20000))}`;
+    case 0:
+      return marker();
+    case 1:
+      return `-${marker()}`;
+    case 2:
+      return Math.floor(random() * 4000) - 2000;
+    case 3:
+      return random() * 1e6 - 5e5;
+    case 4:
+      return random() < 0.5;
+    case 5:
+      return null;
+    case 6:
+      return Array.from({ length: Math.floor(random() * 40) }, () => randomJson(random, marker, depth - 1));
+    case 7:
+      return Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, () => [marker(), randomJson(random, marker, depth - 1)]));
+    default:
+      return `${marker()}${'z'.repeat(Math.floor(random() * 20000))}`;
   }
 }
 
-function randomCase(schema: JsonSchema, random: () => number, marker: () => string, i: number): InvalidCase & { readonly args: Record<string, unknown> } {
+function randomCase(
+  schema: JsonSchema,
+  random: () => number,
+  marker: () => string,
+  i: number,
+): InvalidCase & { readonly args: Record<string, unknown> } {
   const args: Record<string, unknown> = baseArgs(schema, marker);
   for (const name of Object.keys(schema.properties ?? {})) if (random() < 0.3) args[name] = randomJson(random, marker, 3);
   // Always at least one certain offence, so no random call ever starts a run.
@@ -49,14 +63,22 @@ interface Checked {
 }
 
 async function callInvalid(h: ToolHarness, version: string, tool: string, args: unknown, meta?: Record<string, unknown>): Promise<Checked> {
-  const response = obj(await h.adapter.handle({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args, ...(meta ? { _meta: meta } : {}) } }), 'tools/call response');
+  const response = obj(
+    await h.adapter.handle({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: tool, arguments: args, ...(meta ? { _meta: meta } : {}) },
+    }),
+    'tools/call response',
+  );
   const text = JSON.stringify(response);
   if (version >= '2025-11-25') {
     const result = callToolResultOf(rpcResult(response));
     assert.equal(result.isError, true, text.slice(0, 300));
     const error = toolErrorOf(toolBody(result)['error']);
     assert.equal(error?.code, 'invalid_arguments', text.slice(0, 300));
-    return { path: str(error.path, 'the refusal\'s path'), text };
+    return { path: str(error.path, "the refusal's path"), text };
   }
   const error = rpcError(response);
   assert.equal(error.code, -32602, text.slice(0, 300));
@@ -79,7 +101,10 @@ for (const version of ['2025-11-25', '2025-06-18', '2024-11-05']) {
       const tools = h.providers.toolProvider.list();
       assert.equal(tools.length, 9);
       const advertised = objs(rpcResult(await h.request('tools/list'))['tools'], 'tools');
-      assert.deepEqual(advertised.map((t) => [t['name'], t['inputSchema']]), tools.map((t) => [t.name, t.inputSchema]));
+      assert.deepEqual(
+        advertised.map((t) => [t['name'], t['inputSchema']]),
+        tools.map((t) => [t.name, t.inputSchema]),
+      );
       for (const tool of tools) {
         const schema = tool.inputSchema;
         const base = baseArgs(schema, marker);
@@ -102,7 +127,10 @@ for (const version of ['2025-11-25', '2025-06-18', '2024-11-05']) {
           const got = await callInvalid(h, version, tool.name, c.args);
           const first = got.path.split('/')[1] ?? '';
           const keys = [...Object.keys(c.args), ...(schema.required ?? [])].map((k) => k.replaceAll('~', '~0').replaceAll('/', '~1'));
-          assert.ok(got.path.startsWith('/') && keys.includes(first), `${tool.name} ${c.label}: path ${got.path} names no submitted property`);
+          assert.ok(
+            got.path.startsWith('/') && keys.includes(first),
+            `${tool.name} ${c.label}: path ${got.path} names no submitted property`,
+          );
           assertNoEcho(got.text, `${tool.name} ${c.label}`);
           checked++;
         }

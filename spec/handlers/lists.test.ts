@@ -12,7 +12,10 @@ describe('tools/list by date', () => {
       const first = resultOf(await h.request(1, 'tools/list'));
       assert.deepEqual(resultOf(await h.request(2, 'tools/list')), first, 'deterministic');
       const tools = objs(first['tools'], 'tools');
-      assert.deepEqual(tools.map((t) => t['name']), ['echo', 'fail', 'fail-partial', 'slow', 'throws', 'throws-tool-error', 'progress-after']);
+      assert.deepEqual(
+        tools.map((t) => t['name']),
+        ['echo', 'fail', 'fail-partial', 'slow', 'throws', 'throws-tool-error', 'progress-after'],
+      );
       const echo = tools[0] ?? {};
       const keys = ['name', 'description', 'inputSchema', '_meta'];
       if (date >= '2025-03-26') keys.push('annotations');
@@ -46,13 +49,18 @@ describe('resources', () => {
 
   it('unknown resource is -32002 and discloses nothing', async () => {
     const h = await initializedHarness('2025-11-25');
-    assert.deepEqual(errorOf(await h.request(1, 'resources/read', { uri: 'file:///etc/SECRET' })), { code: -32002, message: 'Resource not found' });
+    assert.deepEqual(errorOf(await h.request(1, 'resources/read', { uri: 'file:///etc/SECRET' })), {
+      code: -32002,
+      message: 'Resource not found',
+    });
   });
 
   it('a ResourceError is -32003 with data.code', async () => {
     const h = await initializedHarness('2025-11-25');
     assert.deepEqual(errorOf(await h.request(1, 'resources/read', { uri: 'fake://busy' })), {
-      code: -32003, message: 'The work snapshot is incomplete.', data: { code: 'snapshot_incomplete' },
+      code: -32003,
+      message: 'The work snapshot is incomplete.',
+      data: { code: 'snapshot_incomplete' },
     });
   });
 

@@ -43,14 +43,20 @@ describe('tools/call results by date', () => {
     const h = await initializedHarness('2025-11-25');
     const result = resultOf(await h.request(1, 'tools/call', { name: 'fail', arguments: {} }));
     const error = { code: 'run_not_found', message: 'No retained run has this run_id.' };
-    assert.deepEqual(result, { content: [{ type: 'text', text: `no such run\n${JSON.stringify({ error, result: null })}` }], isError: true });
+    assert.deepEqual(result, {
+      content: [{ type: 'text', text: `no such run\n${JSON.stringify({ error, result: null })}` }],
+      isError: true,
+    });
   });
 
   it('a tool without outputSchema gets structuredContent { result: null, error } on failure; a thrown ToolError keeps its path', async () => {
     const h = await initializedHarness('2025-11-25');
     const result = resultOf(await h.request(1, 'tools/call', { name: 'throws-tool-error', arguments: {} }));
     assert.equal(result['isError'], true);
-    assert.deepEqual(result['structuredContent'], { result: null, error: { code: 'run_active', message: 'The run is still active.', path: '/run_id' } });
+    assert.deepEqual(result['structuredContent'], {
+      result: null,
+      error: { code: 'run_active', message: 'The run is still active.', path: '/run_id' },
+    });
   });
 });
 
@@ -103,7 +109,11 @@ describe('tools/call protocol errors', () => {
 
   it('a missing or non-string name is -32602', async () => {
     const h = await initializedHarness('2025-11-25');
-    assert.deepEqual(errorOf(await h.request(1, 'tools/call', {})), { code: -32602, message: 'Invalid params: /name must be a string', data: { path: '/name' } });
+    assert.deepEqual(errorOf(await h.request(1, 'tools/call', {})), {
+      code: -32602,
+      message: 'Invalid params: /name must be a string',
+      data: { path: '/name' },
+    });
     assert.equal(errorOf(await h.request(2, 'tools/call', { name: 5 })).code, -32602);
   });
 });
@@ -111,7 +121,11 @@ describe('tools/call protocol errors', () => {
 describe('tools/call context', () => {
   it('passes the work-invocation UUID, the date, a signal and progress only with a token', async () => {
     const h = await initializedHarness('2025-06-18');
-    await h.request(1, 'tools/call', { name: 'echo', arguments: { text: 'a' }, _meta: { 'io.github.computer-mcp/work-invocation': UUID, progressToken: 3 } });
+    await h.request(1, 'tools/call', {
+      name: 'echo',
+      arguments: { text: 'a' },
+      _meta: { 'io.github.computer-mcp/work-invocation': UUID, 'progressToken': 3 },
+    });
     await h.request(2, 'tools/call', { name: 'echo', arguments: { text: 'a' } });
     const [withMeta, without] = h.tools.contexts;
     assert.equal(withMeta?.workInvocation, UUID);
@@ -125,7 +139,13 @@ describe('tools/call context', () => {
   it('2025-11-25: a work-invocation that is not a UUID is an invalid_arguments tool error', async () => {
     const h = await initializedHarness('2025-11-25');
     for (const bad of ['not-a-uuid', 42, null, `${UUID} `]) {
-      const result = resultOf(await h.request(1, 'tools/call', { name: 'echo', arguments: { text: 'a' }, _meta: { 'io.github.computer-mcp/work-invocation': bad } }));
+      const result = resultOf(
+        await h.request(1, 'tools/call', {
+          name: 'echo',
+          arguments: { text: 'a' },
+          _meta: { 'io.github.computer-mcp/work-invocation': bad },
+        }),
+      );
       assert.equal(result['isError'], true);
       assert.deepEqual(textData(result)['error'], { code: 'invalid_arguments', message: `${META_PATH} must be a UUID`, path: META_PATH });
     }
@@ -134,7 +154,11 @@ describe('tools/call context', () => {
 
   it('older dates: a bad work-invocation is -32602 with the escaped path', async () => {
     const h = await initializedHarness('2025-03-26');
-    const response = await h.request(1, 'tools/call', { name: 'echo', arguments: { text: 'a' }, _meta: { 'io.github.computer-mcp/work-invocation': 'x' } });
+    const response = await h.request(1, 'tools/call', {
+      name: 'echo',
+      arguments: { text: 'a' },
+      _meta: { 'io.github.computer-mcp/work-invocation': 'x' },
+    });
     assert.deepEqual(errorOf(response).data, { path: META_PATH });
   });
 });

@@ -10,7 +10,18 @@
  */
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { BUILD_OPTIONS, BUNDLE_NAME, ESBUILD_VERSION, METAFILE_NAME, ROOT } from '../../scripts/build.ts';
 import type { SupervisorCommand } from '../../lib/supervisor/parent/supervisor-command.ts';
@@ -25,14 +36,19 @@ const INPUTS = ['lib', 'cli-tree.json', 'scripts/build.ts', 'spec/helpers/bundle
 
 function listFiles(path: string): string[] {
   if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path).sort().flatMap((name) => listFiles(join(path, name)));
+  return readdirSync(path)
+    .sort()
+    .flatMap((name) => listFiles(join(path, name)));
 }
 
 /** A hash of every input file's path and bytes, and of the esbuild version. */
 export function specBundleKey(): string {
   const hash = createHash('sha256').update(`esbuild ${ESBUILD_VERSION}\0`);
   for (const file of INPUTS.flatMap((input) => listFiles(join(ROOT, input)))) {
-    hash.update(`${relative(ROOT, file)}\0`).update(readFileSync(file)).update('\0');
+    hash
+      .update(`${relative(ROOT, file)}\0`)
+      .update(readFileSync(file))
+      .update('\0');
   }
   return hash.digest('hex').slice(0, 16);
 }

@@ -8,7 +8,13 @@ export function counting(): { prepare: PrepareFn; probes: ProbeSpec[]; prepared:
   const prepare: PrepareFn = (command) => {
     const supervisor = prepareSupervisor(command);
     prepared.push(supervisor);
-    return { ...supervisor, probe: (spec) => { probes.push(spec); return supervisor.probe(spec); } };
+    return {
+      ...supervisor,
+      probe: (spec) => {
+        probes.push(spec);
+        return supervisor.probe(spec);
+      },
+    };
   };
   return { prepare, probes, prepared };
 }

@@ -124,15 +124,20 @@ export function makeElfShims(): ElfShims {
       writeFileSync(join(dir, 'claude-version'), `${v}\n`);
       return dir;
     },
-    records: () => readdirSync(records).map((name) => ({
-      version: name.slice(name.indexOf('-') + 1),
-      argv: readFileSync(join(records, name), 'utf8').split('\n').filter((line) => line !== ''),
-    })),
+    records: () =>
+      readdirSync(records).map((name) => ({
+        version: name.slice(name.indexOf('-') + 1),
+        argv: readFileSync(join(records, name), 'utf8')
+          .split('\n')
+          .filter((line) => line !== ''),
+      })),
     relink(link, target) {
       const next = `${link}.next`;
       symlinkSync(target, next);
       renameSync(next, link);
     },
-    cleanup: () => { rmSync(home, { recursive: true, force: true }); },
+    cleanup: () => {
+      rmSync(home, { recursive: true, force: true });
+    },
   };
 }

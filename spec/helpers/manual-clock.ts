@@ -11,7 +11,9 @@ export function createManualClock(start = 0): Clock & { advance(ms: number): voi
     setTimeout(fn, ms) {
       const id = ++seq;
       timers.set(id, { at: current + ms, fn });
-      return () => { timers.delete(id); };
+      return () => {
+        timers.delete(id);
+      };
     },
     advance(ms) {
       const target = current + ms;

@@ -4,7 +4,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import {
-  MINIMAL_PATH, REPO_ROOT, SANDBOX_TAG_VAR, TRAFFIC_OFF_ENV, createNativeSandbox, pollUntilGone, realClaudeBin,
+  MINIMAL_PATH,
+  REPO_ROOT,
+  SANDBOX_TAG_VAR,
+  TRAFFIC_OFF_ENV,
+  createNativeSandbox,
+  pollUntilGone,
+  realClaudeBin,
 } from './native-env.ts';
 
 const GONE_WITHIN_MS = 5_000;
@@ -12,10 +18,21 @@ const GONE_WITHIN_MS = 5_000;
 test('the sandbox env is minimal, points at the base URL and turns traffic off', async () => {
   const sandbox = await createNativeSandbox({ baseUrl: 'http://127.0.0.1:9' });
   try {
-    assert.deepEqual(Object.keys(sandbox.env).sort(), [
-      'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'CLAUDE_CODE_MAX_RETRIES', 'CLAUDE_CODE_TMPDIR', 'HOME', 'LANG', 'PATH', 'TMPDIR',
-      ...Object.keys(TRAFFIC_OFF_ENV), SANDBOX_TAG_VAR,
-    ].sort());
+    assert.deepEqual(
+      Object.keys(sandbox.env).sort(),
+      [
+        'ANTHROPIC_API_KEY',
+        'ANTHROPIC_BASE_URL',
+        'CLAUDE_CODE_MAX_RETRIES',
+        'CLAUDE_CODE_TMPDIR',
+        'HOME',
+        'LANG',
+        'PATH',
+        'TMPDIR',
+        ...Object.keys(TRAFFIC_OFF_ENV),
+        SANDBOX_TAG_VAR,
+      ].sort(),
+    );
     assert.equal(sandbox.env['PATH'], MINIMAL_PATH);
     assert.equal(sandbox.env['HOME'], sandbox.home);
     assert.equal(sandbox.env['TMPDIR'], sandbox.tmp);

@@ -76,10 +76,21 @@ export async function createNativeSandbox(opts: NativeSandboxOptions): Promise<N
 
   let removed: Promise<void> | undefined;
   return {
-    root, home, cwd, tmp, apiKey, tag, env,
-    processes: () => findProcesses({
-      tag: `${SANDBOX_TAG_VAR}=${tag}`, home: `HOME=${home}`, root, excludePid: process.pid, binary: realClaudeBin(),
-    }),
+    root,
+    home,
+    cwd,
+    tmp,
+    apiKey,
+    tag,
+    env,
+    processes: () =>
+      findProcesses({
+        tag: `${SANDBOX_TAG_VAR}=${tag}`,
+        home: `HOME=${home}`,
+        root,
+        excludePid: process.pid,
+        binary: realClaudeBin(),
+      }),
     cleanup() {
       removed ??= rm(root, { recursive: true, force: true, maxRetries: 3 });
       return removed;
@@ -146,7 +157,14 @@ export async function findProcesses(match: ProcessMatch): Promise<SandboxProcess
 export async function pollUntilGone(list: () => Promise<SandboxProcess[]>, timeoutMs: number): Promise<SandboxProcess[]> {
   let left: SandboxProcess[] = [];
   try {
-    await pollUntil('sandbox processes gone', async () => { left = await list(); return left.length === 0; }, { timeoutMs, intervalMs: POLL_INTERVAL_MS });
+    await pollUntil(
+      'sandbox processes gone',
+      async () => {
+        left = await list();
+        return left.length === 0;
+      },
+      { timeoutMs, intervalMs: POLL_INTERVAL_MS },
+    );
     return [];
   } catch (error) {
     if (error instanceof PollTimeoutError) return left;

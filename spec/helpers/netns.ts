@@ -13,7 +13,9 @@ export interface NetworkView {
 }
 
 export function networkView(env: Readonly<Record<string, string | undefined>>): NetworkView {
-  const interfaces = readFileSync('/proc/net/dev', 'utf8').split('\n').slice(2)
+  const interfaces = readFileSync('/proc/net/dev', 'utf8')
+    .split('\n')
+    .slice(2)
     .map((line) => line.split(':')[0]?.trim() ?? '')
     .filter((name) => name !== '');
   return { interfaces, loopbackOnly: interfaces.length === 1 && interfaces[0] === 'lo', runnerClaim: env[NETNS_ENV_VAR] };

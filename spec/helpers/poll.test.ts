@@ -11,12 +11,32 @@ test('pollUntil resolves with the first value the probe gives, sync or async', a
 
 test('pollUntil rejects at its deadline naming what it waited for, after a last probe', async () => {
   let calls = 0;
-  await assert.rejects(pollUntil('the impossible', () => { calls++; return false; }, { timeoutMs: 30, intervalMs: 5 }), /timed out after 30 ms waiting for the impossible/);
+  await assert.rejects(
+    pollUntil(
+      'the impossible',
+      () => {
+        calls++;
+        return false;
+      },
+      { timeoutMs: 30, intervalMs: 5 },
+    ),
+    /timed out after 30 ms waiting for the impossible/,
+  );
   assert.ok(calls >= 2, `probed ${calls} time(s)`);
 });
 
 test('pollUntil names a lazily described state at its deadline, as a PollTimeoutError', async () => {
   let last = 0;
-  const failed = pollUntil(() => `a count past 1e9 (last ${last})`, () => { last++; return false; }, { timeoutMs: 20, intervalMs: 5 });
-  await assert.rejects(failed, (error: unknown) => error instanceof PollTimeoutError && /waiting for a count past 1e9 \(last [1-9]\d*\)/.test(error.message));
+  const failed = pollUntil(
+    () => `a count past 1e9 (last ${last})`,
+    () => {
+      last++;
+      return false;
+    },
+    { timeoutMs: 20, intervalMs: 5 },
+  );
+  await assert.rejects(
+    failed,
+    (error: unknown) => error instanceof PollTimeoutError && /waiting for a count past 1e9 \(last [1-9]\d*\)/.test(error.message),
+  );
 });

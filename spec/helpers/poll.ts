@@ -24,7 +24,11 @@ export class PollTimeoutError extends Error {
  * it; rejects with a PollTimeoutError "timed out after N ms waiting for <what>" once `timeoutMs` has passed. The probe always
  * runs at least once, and once more at the deadline, so a state reached just in time is not missed.
  */
-export async function pollUntil<T>(what: string | (() => string), probe: () => T | undefined | false | Promise<T | undefined | false>, options: PollOptions): Promise<T> {
+export async function pollUntil<T>(
+  what: string | (() => string),
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  options: PollOptions,
+): Promise<T> {
   const deadline = performance.now() + options.timeoutMs;
   const interval = options.intervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   for (;;) {

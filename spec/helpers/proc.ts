@@ -46,10 +46,13 @@ export interface ReadyLine {
 
 export function readReadyLines(file: string): ReadyLine[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l, i) => {
-    const line = parseObj(l, `ready line ${i + 1} of ${file}`);
-    return { ready: str(line['ready'], 'ready'), pid: num(line['pid'], 'pid') };
-  });
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.endsWith('}'))
+    .map((l, i) => {
+      const line = parseObj(l, `ready line ${i + 1} of ${file}`);
+      return { ready: str(line['ready'], 'ready'), pid: num(line['pid'], 'pid') };
+    });
 }
 
 /** Waits for a fixture's readiness line `ready` and returns the identity of the pid it names. */

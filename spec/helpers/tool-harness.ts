@@ -21,7 +21,10 @@ export interface ToolHarness {
   call(name: string, args: JsonObject, meta?: JsonObject, id?: number): Promise<ToolCallResult>;
   request(method: string, params?: JsonObject): Promise<JsonObject>;
   /** Long-polls claude.run.result (`waitSeconds` per call) until the run is completed; rejects past `timeoutMs`. */
-  settled(runId: string, options?: { waitSeconds?: number; timeoutMs?: number; detail?: 'summary' | 'full' }): Promise<ToolCallResult & { readonly result: JsonObject }>;
+  settled(
+    runId: string,
+    options?: { waitSeconds?: number; timeoutMs?: number; detail?: 'summary' | 'full' },
+  ): Promise<ToolCallResult & { readonly result: JsonObject }>;
   /** The whole result object of a run (claude.run.result with detail "full"). */
   full(runId: unknown): Promise<JsonObject>;
   close(): Promise<void>;
@@ -37,7 +40,9 @@ export interface ToolCallResult {
 
 let nextId = 1;
 
-export async function createToolHarness(options: { env?: Record<string, string>; config?: Partial<ProviderConfig>; protocolVersion?: string } = {}): Promise<ToolHarness> {
+export async function createToolHarness(
+  options: { env?: Record<string, string>; config?: Partial<ProviderConfig>; protocolVersion?: string } = {},
+): Promise<ToolHarness> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-tools-')));
   const env: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, ...options.env };
   const providers = createProviders({
@@ -51,14 +56,22 @@ export async function createToolHarness(options: { env?: Record<string, string>;
     supervision: { interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50, ...specSupervision() },
     ...options.config,
   });
-  const adapter = createAdapter({ toolProvider: providers.toolProvider, resourceProvider: providers.resourceProvider, onClose: providers.close });
+  const adapter = createAdapter({
+    toolProvider: providers.toolProvider,
+    resourceProvider: providers.resourceProvider,
+    onClose: providers.close,
+  });
   const notifications: JsonObject[] = [];
   adapter.onNotification((n) => notifications.push(n));
   const request = async (method: string, params?: JsonObject): Promise<JsonObject> => {
     const id = nextId++;
     return obj(await adapter.handle({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }), `${method} response`);
   };
-  await request('initialize', { protocolVersion: options.protocolVersion ?? '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } });
+  await request('initialize', {
+    protocolVersion: options.protocolVersion ?? '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'spec', version: '0' },
+  });
   await adapter.handle({ jsonrpc: '2.0', method: 'notifications/initialized' });
   const harness: ToolHarness = {
     adapter,
@@ -67,17 +80,33 @@ export async function createToolHarness(options: { env?: Record<string, string>;
     notifications,
     request,
     async call(name, args, meta, id) {
-      const res = rpcResult(await adapter.handle({ jsonrpc: '2.0', id: id ?? nextId++, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } }));
+      const res = rpcResult(
+        await adapter.handle({
+          jsonrpc: '2.0',
+          id: id ?? nextId++,
+          method: 'tools/call',
+          params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+        }),
+      );
       const text = arr(res['content'], 'content').length === 0 ? '' : firstText(res);
       const body = toolBody(res);
       const result = body['result'] ?? null;
-      return { isError: res['isError'] === true, result: result === null ? null : obj(result, 'structuredContent.result'), error: toolErrorOf(body['error'] ?? null), text };
+      return {
+        isError: res['isError'] === true,
+        result: result === null ? null : obj(result, 'structuredContent.result'),
+        error: toolErrorOf(body['error'] ?? null),
+        text,
+      };
     },
     settled(runId, { waitSeconds = 10, timeoutMs = 60_000, detail = 'summary' } = {}) {
-      return pollUntil(`run ${runId} to complete`, async () => {
-        const out = await harness.call('claude.run.result', { run_id: runId, wait_seconds: waitSeconds, detail });
-        return out.result?.['completed'] === true && { ...out, result: out.result };
-      }, { timeoutMs, intervalMs: 0 });
+      return pollUntil(
+        `run ${runId} to complete`,
+        async () => {
+          const out = await harness.call('claude.run.result', { run_id: runId, wait_seconds: waitSeconds, detail });
+          return out.result?.['completed'] === true && { ...out, result: out.result };
+        },
+        { timeoutMs, intervalMs: 0 },
+      );
     },
     async full(runId) {
       const out = await harness.call('claude.run.result', { run_id: String(runId), detail: 'full' });
@@ -119,13 +148,20 @@ export function readFakeRecord(file: string): FakeRecord {
   const raw = parseObj(readFileSync(file, 'utf8'), `fake record ${file}`);
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(obj(raw['env'], 'record env'))) env[key] = str(value, `record env.${key}`);
-  const record = { argv: arr(raw['argv'], 'record argv').map((a, i) => str(a, `record argv[${i}]`)), env, cwd: str(raw['cwd'], 'record cwd') };
+  const record = {
+    argv: arr(raw['argv'], 'record argv').map((a, i) => str(a, `record argv[${i}]`)),
+    env,
+    cwd: str(raw['cwd'], 'record cwd'),
+  };
   const stdin = raw['stdin'];
-  const fds = raw['fds'] === undefined ? undefined : objs(raw['fds'], 'record fds').map((f, i) => {
-    const cloexec = f['cloexec'];
-    if (cloexec !== null && typeof cloexec !== 'boolean') throw new Error(`record fds[${i}].cloexec: ${JSON.stringify(cloexec)}`);
-    return { fd: num(f['fd'], `record fds[${i}].fd`), target: str(f['target'], `record fds[${i}].target`), cloexec };
-  });
+  const fds =
+    raw['fds'] === undefined
+      ? undefined
+      : objs(raw['fds'], 'record fds').map((f, i) => {
+          const cloexec = f['cloexec'];
+          if (cloexec !== null && typeof cloexec !== 'boolean') throw new Error(`record fds[${i}].cloexec: ${JSON.stringify(cloexec)}`);
+          return { fd: num(f['fd'], `record fds[${i}].fd`), target: str(f['target'], `record fds[${i}].target`), cloexec };
+        });
   return {
     ...record,
     ...(stdin === undefined ? {} : { stdin: stdin === null ? null : str(stdin, 'record stdin') }),

@@ -113,7 +113,10 @@ export function parseObj(text: string, what = 'JSON text'): JsonObject {
 
 /** The non-empty lines of a JSON-lines text, each an object. */
 export function jsonLines(text: string, what = 'line'): JsonObject[] {
-  return text.split('\n').filter((line) => line.trim() !== '').map((line, i) => parseObj(line, `${what} ${i + 1}`));
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, i) => parseObj(line, `${what} ${i + 1}`));
 }
 
 // ---- JSON-RPC responses ----
@@ -174,15 +177,26 @@ export function eventPageOf(result: unknown): EventPageView {
     if (!Number.isInteger(n)) throw new Error(`claude.run.events result: ${key} is not an integer: ${n}`);
     return n;
   };
-  const events = objs(r['events'], 'events').map((e, i) => ({ seq: num(e['seq'], `events[${i}].seq`), event: obj(e['event'], `events[${i}].event`) }));
+  const events = objs(r['events'], 'events').map((e, i) => ({
+    seq: num(e['seq'], `events[${i}].seq`),
+    event: obj(e['event'], `events[${i}].event`),
+  }));
   return {
-    run_id: str(r['run_id'], 'run_id'), state: str(r['state'], 'state'), completed: bool('completed'),
-    events, next_cursor: str(r['next_cursor'], 'next_cursor'), has_more: bool('has_more'), missed_events: int('missed_events'), stale_cursor: bool('stale_cursor'),
-    events_total: int('events_total'), events_retained: int('events_retained'), bytes_retained: int('bytes_retained'),
-    events_dropped: int('events_dropped'), events_omitted: int('events_omitted'),
+    run_id: str(r['run_id'], 'run_id'),
+    state: str(r['state'], 'state'),
+    completed: bool('completed'),
+    events,
+    next_cursor: str(r['next_cursor'], 'next_cursor'),
+    has_more: bool('has_more'),
+    missed_events: int('missed_events'),
+    stale_cursor: bool('stale_cursor'),
+    events_total: int('events_total'),
+    events_retained: int('events_retained'),
+    bytes_retained: int('bytes_retained'),
+    events_dropped: int('events_dropped'),
+    events_omitted: int('events_omitted'),
   };
 }
-
 
 /** A run's permission_questions (ask_host): pending and decided questions, and how many decided were dropped. */
 export interface QuestionsView {
@@ -193,7 +207,11 @@ export interface QuestionsView {
 
 export function questionsOf(value: unknown): QuestionsView {
   const q = obj(value, 'permission_questions');
-  return { pending: objs(q['pending'], 'permission_questions.pending'), decided: objs(q['decided'], 'permission_questions.decided'), decided_dropped: num(q['decided_dropped'], 'permission_questions.decided_dropped') };
+  return {
+    pending: objs(q['pending'], 'permission_questions.pending'),
+    decided: objs(q['decided'], 'permission_questions.decided'),
+    decided_dropped: num(q['decided_dropped'], 'permission_questions.decided_dropped'),
+  };
 }
 
 /** A CallToolResult as the wire carries it, checked: text content items, isError, optional structuredContent. */
@@ -205,8 +223,12 @@ export interface CallToolResultView {
 
 export function callToolResultOf(value: unknown): CallToolResultView {
   const r = obj(value, 'CallToolResult');
-  const content = objs(r['content'], 'content').map((item, i) => ({ type: str(item['type'], `content[${i}].type`), text: str(item['text'], `content[${i}].text`) }));
-  if (r['isError'] !== undefined && typeof r['isError'] !== 'boolean') throw new Error(`isError is not a boolean: ${describe(r['isError'])}`);
+  const content = objs(r['content'], 'content').map((item, i) => ({
+    type: str(item['type'], `content[${i}].type`),
+    text: str(item['text'], `content[${i}].text`),
+  }));
+  if (r['isError'] !== undefined && typeof r['isError'] !== 'boolean')
+    throw new Error(`isError is not a boolean: ${describe(r['isError'])}`);
   const view = { content, isError: r['isError'] === true };
   return r['structuredContent'] === undefined ? view : { ...view, structuredContent: obj(r['structuredContent'], 'structuredContent') };
 }

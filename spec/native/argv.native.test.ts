@@ -17,7 +17,11 @@ const REAL = fileURLToPath(new URL('../../node_modules/.bin/claude', import.meta
 const SESSION = '0a1b2c3d-0000-4000-8000-00000000000a';
 const RUN_DEADLINE_MS = 60_000;
 
-interface Run { code: number | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function runReal(args: readonly string[], stdin: string | null, home: string): Promise<Run> {
   return new Promise((resolve, reject) => {
@@ -36,8 +40,12 @@ function runReal(args: readonly string[], stdin: string | null, home: string): P
     });
     let stdout = '';
     let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), RUN_DEADLINE_MS);
     child.on('error', reject);
     child.on('close', (code) => {
@@ -55,7 +63,9 @@ function lastResult(stdout: string): JsonObject {
 
 describe('the real pinned binary and the built argv', () => {
   let home = '';
-  before(() => { home = mkdtempSync(join(tmpdir(), 'claude-home-')); });
+  before(() => {
+    home = mkdtempSync(join(tmpdir(), 'claude-home-'));
+  });
   after(() => rmSync(home, { recursive: true, force: true }));
 
   it('parses every declared option as the builder emits it', async () => {
@@ -64,9 +74,16 @@ describe('the real pinned binary and the built argv', () => {
       outputMode: 'json',
       permissionMode: 'acceptEdits',
       options: {
-        model: 'sonnet', effort: 'high', append_system_prompt: 'Be terse.', max_budget_usd: 0.25, max_turns: 3,
-        session_id: SESSION, no_session_persistence: true,
-        allowed_tools: ['Read', 'Bash(git status:*)'], disallowed_tools: ['WebFetch'], add_dirs: [home, tmpdir()],
+        model: 'sonnet',
+        effort: 'high',
+        append_system_prompt: 'Be terse.',
+        max_budget_usd: 0.25,
+        max_turns: 3,
+        session_id: SESSION,
+        no_session_persistence: true,
+        allowed_tools: ['Read', 'Bash(git status:*)'],
+        disallowed_tools: ['WebFetch'],
+        add_dirs: [home, tmpdir()],
       },
       prompt: '-a prompt that looks like a flag',
       promptViaStdin: false,
@@ -80,7 +97,14 @@ describe('the real pinned binary and the built argv', () => {
   });
 
   it('takes the prompt from stdin when no positional is given', async () => {
-    const { args, stdin } = buildNativeArgv({ tree: CLI_TREE, outputMode: 'stream-json', permissionMode: 'dontAsk', options: { no_session_persistence: true, add_dirs: [home] }, prompt: 'hello over stdin', promptViaStdin: true });
+    const { args, stdin } = buildNativeArgv({
+      tree: CLI_TREE,
+      outputMode: 'stream-json',
+      permissionMode: 'dontAsk',
+      options: { no_session_persistence: true, add_dirs: [home] },
+      prompt: 'hello over stdin',
+      promptViaStdin: true,
+    });
     assert.equal(stdin, 'hello over stdin');
     assert.ok(!args.includes('--'));
     const run = await runReal(args, stdin, home);
@@ -90,7 +114,14 @@ describe('the real pinned binary and the built argv', () => {
 
   it('a prompt one byte over the threshold goes through stdin and is taken', async () => {
     const prompt = 'x'.repeat(CLI_TREE.prompt.max_argv_prompt_bytes + 1);
-    const { args, stdin } = buildNativeArgv({ tree: CLI_TREE, outputMode: 'json', permissionMode: 'dontAsk', options: { no_session_persistence: true }, prompt, promptViaStdin: false });
+    const { args, stdin } = buildNativeArgv({
+      tree: CLI_TREE,
+      outputMode: 'json',
+      permissionMode: 'dontAsk',
+      options: { no_session_persistence: true },
+      prompt,
+      promptViaStdin: false,
+    });
     assert.equal(stdin, prompt);
     const run = await runReal(args, stdin, home);
     assert.doesNotMatch(run.stderr, /Input must be provided/);
@@ -98,7 +129,14 @@ describe('the real pinned binary and the built argv', () => {
   });
 
   it('control: the same argv with empty stdin is refused for lack of a prompt', async () => {
-    const { args } = buildNativeArgv({ tree: CLI_TREE, outputMode: 'json', permissionMode: 'dontAsk', options: { no_session_persistence: true }, prompt: 'unused', promptViaStdin: true });
+    const { args } = buildNativeArgv({
+      tree: CLI_TREE,
+      outputMode: 'json',
+      permissionMode: 'dontAsk',
+      options: { no_session_persistence: true },
+      prompt: 'unused',
+      promptViaStdin: true,
+    });
     const run = await runReal(args, '', home);
     assert.equal(run.code, 1);
     assert.match(run.stderr, /Input must be provided either through stdin or as a prompt argument/);

@@ -17,16 +17,27 @@ const BEFORE_PERMISSION_MODE = new Set(['model', 'effort', 'append_system_prompt
 const STREAM_HEAD = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
 
 function build(over: Partial<NativeArgvInput> = {}): { args: string[]; stdin: string | null } {
-  return buildNativeArgv({ tree: CLI_TREE, outputMode: 'json', permissionMode: 'dontAsk', options: {}, prompt: 'hello', promptViaStdin: false, ...over });
+  return buildNativeArgv({
+    tree: CLI_TREE,
+    outputMode: 'json',
+    permissionMode: 'dontAsk',
+    options: {},
+    prompt: 'hello',
+    promptViaStdin: false,
+    ...over,
+  });
 }
 
 function rejects(over: Partial<NativeArgvInput>, path: string): void {
-  assert.throws(() => build(over), (error: unknown) => {
-    assert.ok(isToolError(error), 'a ToolError');
-    assert.equal(error.code, 'invalid_arguments');
-    assert.equal(error.path, path);
-    return true;
-  });
+  assert.throws(
+    () => build(over),
+    (error: unknown) => {
+      assert.ok(isToolError(error), 'a ToolError');
+      assert.equal(error.code, 'invalid_arguments');
+      assert.equal(error.path, path);
+      return true;
+    },
+  );
 }
 
 describe('buildNativeArgv: exact argv', () => {
@@ -72,8 +83,16 @@ describe('buildNativeArgv: exact argv', () => {
     ['allowed_tools', [], []],
     ['disallowed_tools', ['WebFetch', 'Bash(rm:*)'], ['--disallowedTools', 'WebFetch', '--disallowedTools', 'Bash(rm:*)']],
     ['add_dirs', ['/tmp/a', 'relative dir'], ['--add-dir', '/tmp/a', '--add-dir', 'relative dir']],
-    ['output_schema', { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] }, ['--json-schema', '{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}']],
-    ['output_schema', { type: ['string', 'null'], description: '-leading dash is data, not a flag' }, ['--json-schema', '{"type":["string","null"],"description":"-leading dash is data, not a flag"}']],
+    [
+      'output_schema',
+      { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] },
+      ['--json-schema', '{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}'],
+    ],
+    [
+      'output_schema',
+      { type: ['string', 'null'], description: '-leading dash is data, not a flag' },
+      ['--json-schema', '{"type":["string","null"],"description":"-leading dash is data, not a flag"}'],
+    ],
     ['permission_mode', 'dontAsk', []], // equal to permissionMode: accepted, emitted once at its tree position
   ];
   for (const [arg, value, tokens] of perOption) {
@@ -87,7 +106,10 @@ describe('buildNativeArgv: exact argv', () => {
 
   it('every declared option has an exact-argv case above', () => {
     const covered = new Set(perOption.map(([arg]) => arg));
-    assert.deepEqual(CLI_TREE.options.map((o) => o.arg).filter((arg) => !covered.has(arg)), []);
+    assert.deepEqual(
+      CLI_TREE.options.map((o) => o.arg).filter((arg) => !covered.has(arg)),
+      [],
+    );
   });
 
   it('all options at once come out in tree order, whatever the key order', () => {
@@ -109,17 +131,46 @@ describe('buildNativeArgv: exact argv', () => {
     };
     assert.deepEqual(build({ options, permissionMode: 'acceptEdits', prompt: '-starts with a dash' }).args, [
       ...JSON_HEAD,
-      '--model', 'sonnet', '--effort', 'high', '--append-system-prompt', 'Be terse.', '--max-budget-usd', '0.25',
-      '--max-turns', '3', '--permission-mode', 'acceptEdits', '--session-id', U1, '--resume', U2, '--continue',
-      '--fork-session', '--no-session-persistence', '--worktree', 'w1', '--allowedTools', 'Read', '--allowedTools', 'Bash(git status:*)',
-      '--disallowedTools', 'WebFetch', '--add-dir', '/tmp/a', '--add-dir', '/tmp/b',
-      '--', '-starts with a dash',
+      '--model',
+      'sonnet',
+      '--effort',
+      'high',
+      '--append-system-prompt',
+      'Be terse.',
+      '--max-budget-usd',
+      '0.25',
+      '--max-turns',
+      '3',
+      '--permission-mode',
+      'acceptEdits',
+      '--session-id',
+      U1,
+      '--resume',
+      U2,
+      '--continue',
+      '--fork-session',
+      '--no-session-persistence',
+      '--worktree',
+      'w1',
+      '--allowedTools',
+      'Read',
+      '--allowedTools',
+      'Bash(git status:*)',
+      '--disallowedTools',
+      'WebFetch',
+      '--add-dir',
+      '/tmp/a',
+      '--add-dir',
+      '/tmp/b',
+      '--',
+      '-starts with a dash',
     ]);
   });
 
   it('adds nothing that was not supplied (no model, effort, budget or turns defaults)', () => {
     const { args } = build({ outputMode: 'stream-json' });
-    for (const flag of ['--model', '--effort', '--max-budget-usd', '--max-turns', '--append-system-prompt']) assert.ok(!args.includes(flag), flag);
+    for (const flag of ['--model', '--effort', '--max-budget-usd', '--max-turns', '--append-system-prompt'])
+      assert.ok(!args.includes(flag), flag);
   });
 
   it('a prompt that looks like an option stays after --', () => {
@@ -175,7 +226,11 @@ describe('buildNativeArgv: rejections', () => {
     ['model null', { options: { model: null } }, '/model'],
     ['model array', { options: { model: ['opus'] } }, '/model'],
     ['append_system_prompt one past max chars', { options: { append_system_prompt: 'x'.repeat(maxChars + 1) } }, '/append_system_prompt'],
-    ['append_system_prompt one past max code points (astral)', { options: { append_system_prompt: '😀'.repeat(maxChars + 1) } }, '/append_system_prompt'],
+    [
+      'append_system_prompt one past max code points (astral)',
+      { options: { append_system_prompt: '😀'.repeat(maxChars + 1) } },
+      '/append_system_prompt',
+    ],
     ['append_system_prompt starting with -', { options: { append_system_prompt: '- bullet' } }, '/append_system_prompt'],
     ['effort not a choice', { options: { effort: 'bogus' } }, '/effort'],
     ['effort wrong case', { options: { effort: 'HIGH' } }, '/effort'],
@@ -213,7 +268,11 @@ describe('buildNativeArgv: rejections', () => {
     ['allowed_tools item starting with -', { options: { allowed_tools: ['Read', '-x'] } }, '/allowed_tools/1'],
     ['allowed_tools item with NUL', { options: { allowed_tools: ['Re\0ad'] } }, '/allowed_tools/0'],
     ['allowed_tools non-string item', { options: { allowed_tools: ['Read', 1] } }, '/allowed_tools/1'],
-    ['allowed_tools one item too many', { options: { allowed_tools: Array.from({ length: maxItems + 1 }, (_, i) => `T${i}`) } }, '/allowed_tools'],
+    [
+      'allowed_tools one item too many',
+      { options: { allowed_tools: Array.from({ length: maxItems + 1 }, (_, i) => `T${i}`) } },
+      '/allowed_tools',
+    ],
     ['allowed_tools item one char too long', { options: { allowed_tools: ['x'.repeat(maxItemChars + 1)] } }, '/allowed_tools/0'],
     ['disallowed_tools item --flag', { options: { disallowed_tools: ['--help'] } }, '/disallowed_tools/0'],
     ['add_dirs item starting with -', { options: { add_dirs: ['/ok', '-evil'] } }, '/add_dirs/1'],
@@ -223,16 +282,32 @@ describe('buildNativeArgv: rejections', () => {
     ['output_schema a string', { options: { output_schema: 'x' } }, '/output_schema'],
     ['output_schema unknown type name', { options: { output_schema: { type: 'nonsense' } } }, '/output_schema/type'],
     ['output_schema empty type list', { options: { output_schema: { type: [] } } }, '/output_schema/type'],
-    ['output_schema properties not an object', { options: { output_schema: { type: 'object', properties: 5 } } }, '/output_schema/properties'],
-    ['output_schema bad nested type', { options: { output_schema: { properties: { 'a/b': { items: { type: 'int' } } } } } }, '/output_schema/properties/a~1b/items/type'],
+    [
+      'output_schema properties not an object',
+      { options: { output_schema: { type: 'object', properties: 5 } } },
+      '/output_schema/properties',
+    ],
+    [
+      'output_schema bad nested type',
+      { options: { output_schema: { properties: { 'a/b': { items: { type: 'int' } } } } } },
+      '/output_schema/properties/a~1b/items/type',
+    ],
     ['output_schema required not strings', { options: { output_schema: { required: ['a', 1] } } }, '/output_schema/required'],
     ['output_schema required repeated', { options: { output_schema: { required: ['a', 'a'] } } }, '/output_schema/required'],
     ['output_schema anyOf empty', { options: { output_schema: { anyOf: [] } } }, '/output_schema/anyOf'],
     ['output_schema anyOf member not a schema', { options: { output_schema: { anyOf: [{}, 3] } } }, '/output_schema/anyOf/1'],
     ['output_schema minLength negative', { options: { output_schema: { minLength: -1 } } }, '/output_schema/minLength'],
     ['output_schema invalid pattern', { options: { output_schema: { pattern: '(' } } }, '/output_schema/pattern'],
-    ['output_schema too deep', { options: { output_schema: nest(MAX_SCHEMA_DEPTH + 2) } }, `/output_schema${'/not'.repeat(MAX_SCHEMA_DEPTH + 1)}`],
-    ['output_schema one character too long serialized', { options: { output_schema: { description: 'x'.repeat(maxChars - '{"description":""}'.length + 1) } } }, '/output_schema'],
+    [
+      'output_schema too deep',
+      { options: { output_schema: nest(MAX_SCHEMA_DEPTH + 2) } },
+      `/output_schema${'/not'.repeat(MAX_SCHEMA_DEPTH + 1)}`,
+    ],
+    [
+      'output_schema one character too long serialized',
+      { options: { output_schema: { description: 'x'.repeat(maxChars - '{"description":""}'.length + 1) } } },
+      '/output_schema',
+    ],
   ];
   for (const [name, over, path] of table) it(`${name} -> ${path}`, () => rejects(over, path));
 

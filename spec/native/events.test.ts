@@ -14,8 +14,18 @@ function kinds(name: string): EventKind[] {
 
 test('real golden stream: kinds in native order, result last although its key order starts elsewhere', () => {
   assert.deepEqual(kinds('golden-ok-stream-partial'), [
-    'system_init', 'system_status', 'stream_event', 'stream_event', 'stream_event', 'stream_event', 'stream_event',
-    'assistant', 'stream_event', 'stream_event', 'stream_event', 'result',
+    'system_init',
+    'system_status',
+    'stream_event',
+    'stream_event',
+    'stream_event',
+    'stream_event',
+    'stream_event',
+    'assistant',
+    'stream_event',
+    'stream_event',
+    'stream_event',
+    'result',
   ]);
   const last = lines('golden-ok-stream-partial').at(-1) ?? '';
   assert.ok(!last.startsWith('{"type"'), 'the capture really has type late in the key order');

@@ -35,15 +35,21 @@ Commands:
 
 describe('parseHelpOptions', () => {
   it('reads names, placeholders, variadic, choices and wrapped descriptions; stops at Commands', () => {
-    assert.deepEqual(parseHelpOptions(SMALL_HELP).map((o) => [o.names, o.valueName, o.valueOptional, o.variadic, o.choices]), [
-      [['--add-dir'], 'directories...', false, true, null],
-      [['--allowedTools', '--allowed-tools'], 'tools...', false, true, null],
-      [['-c', '--continue'], null, false, false, null],
-      [['-d', '--debug'], 'filter', true, false, null],
-      [['--permission-mode'], 'mode', false, false, ['acceptEdits', 'auto', 'dontAsk', 'plan']],
-      [['--prompt-suggestions'], 'value', true, false, ['true', 'false']],
-    ]);
-    assert.equal(parseHelpOptions(SMALL_HELP)[1]?.description, 'Comma or space-separated list of tool names to allow (e.g. "Bash(git *) Edit")');
+    assert.deepEqual(
+      parseHelpOptions(SMALL_HELP).map((o) => [o.names, o.valueName, o.valueOptional, o.variadic, o.choices]),
+      [
+        [['--add-dir'], 'directories...', false, true, null],
+        [['--allowedTools', '--allowed-tools'], 'tools...', false, true, null],
+        [['-c', '--continue'], null, false, false, null],
+        [['-d', '--debug'], 'filter', true, false, null],
+        [['--permission-mode'], 'mode', false, false, ['acceptEdits', 'auto', 'dontAsk', 'plan']],
+        [['--prompt-suggestions'], 'value', true, false, ['true', 'false']],
+      ],
+    );
+    assert.equal(
+      parseHelpOptions(SMALL_HELP)[1]?.description,
+      'Comma or space-separated list of tool names to allow (e.g. "Bash(git *) Edit")',
+    );
   });
   it('no Options section gives no options', () => assert.deepEqual(parseHelpOptions('Usage: x\n'), []));
 });
@@ -52,7 +58,14 @@ describe('drift against the real pinned binary', () => {
   let home = '';
   let help = '';
   let dir = '';
-  const realEnv = (): Record<string, string> => ({ PATH: process.env['PATH'] ?? '', HOME: home, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1' });
+  const realEnv = (): Record<string, string> => ({
+    PATH: process.env['PATH'] ?? '',
+    HOME: home,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_ERROR_REPORTING: '1',
+  });
   before(async () => {
     home = mkdtempSync(join(tmpdir(), 'claude-home-'));
     dir = mkdtempSync(join(tmpdir(), 'help-drift-'));
@@ -81,23 +94,89 @@ describe('drift against the real pinned binary', () => {
     assert.deepEqual(report.hidden_now_listed, []);
     assert.ok(report.not_declared.includes('--dangerously-skip-permissions'));
     for (const option of CLI_TREE.options) assert.ok(!report.not_declared.includes(option.flag));
-    for (const flag of ['--print', '--output-format', '--verbose', '--include-partial-messages', '--version', '--help']) assert.ok(!report.not_declared.includes(flag), flag);
+    for (const flag of ['--print', '--output-format', '--verbose', '--include-partial-messages', '--version', '--help'])
+      assert.ok(!report.not_declared.includes(flag), flag);
   });
 
   const mutations: readonly [string, (h: string) => string, boolean, (r: ReturnType<typeof compareHelpWithTree>) => void][] = [
-    ['a declared option disappears', (h) => h.replace(/^ {2}--effort .*\n(?: {20,}.*\n)*/m, ''), false, (r) => assert.deepEqual(r.removed, ['--effort'])],
-    ['a declared permission mode is no longer a choice', (h) => h.replace('"dontAsk", ', ''), false, (r) => assert.deepEqual(r.changed.map((c) => [c.flag, c.what]), [['--permission-mode', 'choices']])],
-    ['an effort level is no longer named', (h) => h.replace('xhigh, ', ''), false, (r) => assert.deepEqual(r.changed.map((c) => [c.flag, c.what]), [['--effort', 'choices']])],
-    ['a list option stops being variadic', (h) => h.replace('--add-dir <directories...>', '--add-dir <directory>   '), false, (r) => assert.deepEqual(r.changed.map((c) => [c.flag, c.what]), [['--add-dir', 'variadic']])],
-    ['a switch starts taking a value', (h) => h.replace('  --fork-session          ', '  --fork-session <id>     '), false, (r) => assert.deepEqual(r.changed.map((c) => [c.flag, c.what]), [['--fork-session', 'value']])],
-    ['an output mode is no longer a choice', (h) => h.replace(/(choices: "text", "json",\s+)"stream-json"\)/, '$1"jsonl")'), false, (r) => assert.deepEqual(r.changed.map((c) => [c.flag, c.what, c.expected]), [['--output-format', 'choices', 'stream-json']])],
-    ['a print-mode flag disappears', (h) => h.replace(/^ {2}--include-partial-messages .*\n(?: {20,}.*\n)*/m, ''), false, (r) => assert.deepEqual(r.removed, ['--include-partial-messages'])],
-    ['a hidden verified option shows up in help', (h) => h.replace('  --mcp-config', '  --max-turns <turns>                   Stop after N turns\n  --mcp-config'), true, (r) => {
-      assert.deepEqual(r.hidden_now_listed, ['--max-turns']);
-    }],
-    ['a new native option is informational only', (h) => h.replace('  --mcp-config', '  --shiny <x>                           New\n  --mcp-config'), true, (r) => {
-      assert.ok(r.not_declared.includes('--shiny'));
-    }],
+    [
+      'a declared option disappears',
+      (h) => h.replace(/^ {2}--effort .*\n(?: {20,}.*\n)*/m, ''),
+      false,
+      (r) => assert.deepEqual(r.removed, ['--effort']),
+    ],
+    [
+      'a declared permission mode is no longer a choice',
+      (h) => h.replace('"dontAsk", ', ''),
+      false,
+      (r) =>
+        assert.deepEqual(
+          r.changed.map((c) => [c.flag, c.what]),
+          [['--permission-mode', 'choices']],
+        ),
+    ],
+    [
+      'an effort level is no longer named',
+      (h) => h.replace('xhigh, ', ''),
+      false,
+      (r) =>
+        assert.deepEqual(
+          r.changed.map((c) => [c.flag, c.what]),
+          [['--effort', 'choices']],
+        ),
+    ],
+    [
+      'a list option stops being variadic',
+      (h) => h.replace('--add-dir <directories...>', '--add-dir <directory>   '),
+      false,
+      (r) =>
+        assert.deepEqual(
+          r.changed.map((c) => [c.flag, c.what]),
+          [['--add-dir', 'variadic']],
+        ),
+    ],
+    [
+      'a switch starts taking a value',
+      (h) => h.replace('  --fork-session          ', '  --fork-session <id>     '),
+      false,
+      (r) =>
+        assert.deepEqual(
+          r.changed.map((c) => [c.flag, c.what]),
+          [['--fork-session', 'value']],
+        ),
+    ],
+    [
+      'an output mode is no longer a choice',
+      (h) => h.replace(/(choices: "text", "json",\s+)"stream-json"\)/, '$1"jsonl")'),
+      false,
+      (r) =>
+        assert.deepEqual(
+          r.changed.map((c) => [c.flag, c.what, c.expected]),
+          [['--output-format', 'choices', 'stream-json']],
+        ),
+    ],
+    [
+      'a print-mode flag disappears',
+      (h) => h.replace(/^ {2}--include-partial-messages .*\n(?: {20,}.*\n)*/m, ''),
+      false,
+      (r) => assert.deepEqual(r.removed, ['--include-partial-messages']),
+    ],
+    [
+      'a hidden verified option shows up in help',
+      (h) => h.replace('  --mcp-config', '  --max-turns <turns>                   Stop after N turns\n  --mcp-config'),
+      true,
+      (r) => {
+        assert.deepEqual(r.hidden_now_listed, ['--max-turns']);
+      },
+    ],
+    [
+      'a new native option is informational only',
+      (h) => h.replace('  --mcp-config', '  --shiny <x>                           New\n  --mcp-config'),
+      true,
+      (r) => {
+        assert.ok(r.not_declared.includes('--shiny'));
+      },
+    ],
   ];
   for (const [name, mutate, ok, expect] of mutations) {
     it(`detects: ${name}`, () => {
@@ -111,7 +190,14 @@ describe('drift against the real pinned binary', () => {
 
   it('runCheck: exit 0 and a passing JSON report for the real binary', async () => {
     let out = '';
-    const code = await runCheck({ cliFlag: REAL, env: realEnv(), write: (text) => { out += text; }, timeoutMs: 30_000 });
+    const code = await runCheck({
+      cliFlag: REAL,
+      env: realEnv(),
+      write: (text) => {
+        out += text;
+      },
+      timeoutMs: 30_000,
+    });
     const report = parseObj(out, 'the check report');
     assert.equal(code, 0);
     assert.equal(report['ok'], true);
@@ -124,14 +210,27 @@ describe('drift against the real pinned binary', () => {
   it('runCheck: a drifted, mismatched fake fails with both verdicts', async () => {
     const helpFile = join(dir, 'help.txt');
     writeFileSync(helpFile, help.replace('"dontAsk", ', ''));
-    const env = { PATH: process.env['PATH'] ?? '', FAKE_VERSION_MODE: 'help', FAKE_HELP_FILE: helpFile, FAKE_VERSION_TEXT: '2.1.400 (Claude Code)\n' };
+    const env = {
+      PATH: process.env['PATH'] ?? '',
+      FAKE_VERSION_MODE: 'help',
+      FAKE_HELP_FILE: helpFile,
+      FAKE_VERSION_TEXT: '2.1.400 (Claude Code)\n',
+    };
     let out = '';
-    const code = await runCheck({ env: { ...env, CLAUDE_BIN: FAKE }, write: (text) => { out += text; } });
+    const code = await runCheck({
+      env: { ...env, CLAUDE_BIN: FAKE },
+      write: (text) => {
+        out += text;
+      },
+    });
     assert.equal(code, 1);
     const report = parseObj(out, 'the check report');
     assert.equal(report['ok'], false);
     assert.equal(at(report, 'version', 'error', 'code'), 'native_version_mismatch');
-    assert.deepEqual(objs(at(report, 'help', 'changed'), 'help.changed').map((c) => c['flag']), ['--permission-mode']);
+    assert.deepEqual(
+      objs(at(report, 'help', 'changed'), 'help.changed').map((c) => c['flag']),
+      ['--permission-mode'],
+    );
   });
 
   const helpFailures: readonly [string, Record<string, string>, RegExp][] = [
@@ -140,7 +239,11 @@ describe('drift against the real pinned binary', () => {
   ];
   for (const [name, vars, error] of helpFailures) {
     it(`runCheck: ${name} fails the check even when the version matches`, async () => {
-      const report = await getCheckReport({ cliFlag: FAKE, env: { PATH: process.env['PATH'] ?? '', FAKE_VERSION_MODE: 'help', ...vars }, write: () => {} });
+      const report = await getCheckReport({
+        cliFlag: FAKE,
+        env: { PATH: process.env['PATH'] ?? '', FAKE_VERSION_MODE: 'help', ...vars },
+        write: () => {},
+      });
       assert.equal(report.ok, false);
       assert.ok(report.version.ok);
       assert.ok(report.help !== null && 'error' in report.help);

@@ -51,8 +51,17 @@ test('the host session variables never reach the version check or the run; user-
 
 test('the list covers what the captures saw a host hand to its MCP servers', () => {
   // The names an MCP server was captured inheriting from Claude Code 2.1.332.
-  for (const name of ['CLAUDECODE', 'CLAUDE_CODE_SESSION_ID', 'CLAUDE_PROJECT_DIR', 'CLAUDE_CODE_ENTRYPOINT', 'CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS',
-    'CLAUDE_CODE_MESSAGING_SOCKET', 'CLAUDE_CODE_MESSAGING_TOKEN', 'CLAUDE_CODE_CHILD_NOTES_DIR', 'AI_AGENT']) {
+  for (const name of [
+    'CLAUDECODE',
+    'CLAUDE_CODE_SESSION_ID',
+    'CLAUDE_PROJECT_DIR',
+    'CLAUDE_CODE_ENTRYPOINT',
+    'CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS',
+    'CLAUDE_CODE_MESSAGING_SOCKET',
+    'CLAUDE_CODE_MESSAGING_TOKEN',
+    'CLAUDE_CODE_CHILD_NOTES_DIR',
+    'AI_AGENT',
+  ]) {
     assert.ok(HOST_SESSION_ENV.includes(name), name);
   }
 });

@@ -25,19 +25,29 @@ test('real golden turn: one short line per event with type and excerpt', () => {
 
 test('real tool turn, retries, denials and errors are named', () => {
   const tool = texts('golden-tool-turn-partial');
-  assert.ok(tool.some((t) => /^stream_event\/content_block_start tool_use \w+/.test(t)), tool.join('\n'));
+  assert.ok(
+    tool.some((t) => /^stream_event\/content_block_start tool_use \w+/.test(t)),
+    tool.join('\n'),
+  );
   assert.ok(tool.some((t) => t.startsWith('stream_event/content_block_delta input_json_delta')));
   assert.ok(tool.some((t) => /^assistant tool_use \w+/.test(t)));
   assert.ok(tool.some((t) => t.startsWith('user tool_result')));
-  assert.deepEqual(texts('err-def-http_529').filter((t) => t.startsWith('system/api_retry')), [
-    'system/api_retry attempt 1/10 status=529 overloaded retry in 601 ms',
-    'system/api_retry attempt 2/10 status=529 overloaded retry in 1048 ms',
-  ]);
+  assert.deepEqual(
+    texts('err-def-http_529').filter((t) => t.startsWith('system/api_retry')),
+    [
+      'system/api_retry attempt 1/10 status=529 overloaded retry in 601 ms',
+      'system/api_retry attempt 2/10 status=529 overloaded retry in 1048 ms',
+    ],
+  );
   assert.ok(tool.includes('stream_event/content_block_start tool_use Bash'));
   assert.ok(tool.includes('stream_event/message_delta stop_reason=tool_use'));
   assert.ok(texts('perm-dontAsk__bash_redirect').some((t) => /^system\/permission_denied Bash Permission to use Bash/.test(t)));
   assert.ok(texts('err-r0-http_401').some((t) => t.startsWith('assistant error authentication_failed text: Failed to authenticate')));
-  for (const [line, text] of [['{"type":"system","subtype":"model_fallback"}', 'system/model_fallback'], ['{"type":"rate_limit_event"}', 'rate_limit_event'], ['{}', 'event']] as const) {
+  for (const [line, text] of [
+    ['{"type":"system","subtype":"model_fallback"}', 'system/model_fallback'],
+    ['{"type":"rate_limit_event"}', 'rate_limit_event'],
+    ['{}', 'event'],
+  ] as const) {
     const parsed = parseNativeEvent(line);
     assert.ok(parsed.ok);
     assert.equal(progressText(parsed.kind, parsed.event), text);
@@ -45,7 +55,9 @@ test('real tool turn, retries, denials and errors are named', () => {
 });
 
 test('messages are single-line and at most MAX_PROGRESS_BYTES of UTF-8', () => {
-  const parsed = parseNativeEvent(JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text: 'a\nb\r\n' + '🎉'.repeat(2000) }] } }));
+  const parsed = parseNativeEvent(
+    JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text: 'a\nb\r\n' + '🎉'.repeat(2000) }] } }),
+  );
   assert.ok(parsed.ok);
   const text = progressText(parsed.kind, parsed.event);
   assert.ok(Buffer.byteLength(text) <= MAX_PROGRESS_BYTES);

@@ -17,11 +17,21 @@ function notFound(fn: () => unknown, message: RegExp): void {
 }
 
 describe('resolveNativeBinary with an injected executable set', () => {
-  const executables = new Set(['/opt/claude/bin/claude', '/usr/bin/claude', '/usr/local/bin/claude', '/usr/local/bin/claude-next', '/work/rel/bin/claude']);
+  const executables = new Set([
+    '/opt/claude/bin/claude',
+    '/usr/bin/claude',
+    '/usr/local/bin/claude',
+    '/usr/local/bin/claude-next',
+    '/work/rel/bin/claude',
+  ]);
   const isExecutable = (path: string): boolean => executables.has(path);
   const PATH = '/usr/local/bin:/usr/bin';
   const table: readonly [string, { cliFlag?: string; env: Record<string, string | undefined>; cwd?: string }, string][] = [
-    ['--claude-bin wins over CLAUDE_BIN and PATH', { cliFlag: '/opt/claude/bin/claude', env: { CLAUDE_BIN: '/usr/bin/claude', PATH } }, '/opt/claude/bin/claude'],
+    [
+      '--claude-bin wins over CLAUDE_BIN and PATH',
+      { cliFlag: '/opt/claude/bin/claude', env: { CLAUDE_BIN: '/usr/bin/claude', PATH } },
+      '/opt/claude/bin/claude',
+    ],
     ['CLAUDE_BIN wins over PATH', { env: { CLAUDE_BIN: '/opt/claude/bin/claude', PATH } }, '/opt/claude/bin/claude'],
     ['PATH order: first entry that has claude', { env: { PATH } }, '/usr/local/bin/claude'],
     ['PATH order reversed', { env: { PATH: '/usr/bin:/usr/local/bin' } }, '/usr/bin/claude'],
@@ -34,19 +44,26 @@ describe('resolveNativeBinary with an injected executable set', () => {
   for (const [name, input, expected] of table) it(name, () => assert.equal(resolveNativeBinary({ ...input, isExecutable }), expected));
 
   it('a relative PATH entry is never searched, even when it would match', () => {
-    notFound(() => resolveNativeBinary({ env: { PATH: 'usr/bin:.' }, cwd: '/', isExecutable: () => true }), /No executable "claude" on PATH/);
+    notFound(
+      () => resolveNativeBinary({ env: { PATH: 'usr/bin:.' }, cwd: '/', isExecutable: () => true }),
+      /No executable "claude" on PATH/,
+    );
   });
   it('missing PATH', () => notFound(() => resolveNativeBinary({ env: {}, isExecutable }), /No executable "claude" on PATH \(searched 0/));
-  it('nothing on PATH', () => notFound(() => resolveNativeBinary({ env: { PATH: '/nope:/also-nope' }, isExecutable }), /searched 2 absolute entries/));
+  it('nothing on PATH', () =>
+    notFound(() => resolveNativeBinary({ env: { PATH: '/nope:/also-nope' }, isExecutable }), /searched 2 absolute entries/));
   it('--claude-bin that is not executable does not fall back', () => {
     notFound(() => resolveNativeBinary({ cliFlag: '/nope/claude', env: { PATH }, isExecutable }), /--claude-bin names \/nope\/claude/);
   });
   it('CLAUDE_BIN that is not executable does not fall back', () => {
     notFound(() => resolveNativeBinary({ env: { CLAUDE_BIN: '/nope/claude', PATH }, isExecutable }), /CLAUDE_BIN names \/nope\/claude/);
   });
-  it('bare name not on PATH', () => notFound(() => resolveNativeBinary({ env: { CLAUDE_BIN: 'claude-x', PATH }, isExecutable }), /claude-x, which was not found/));
-  it('relative path without a cwd', () => notFound(() => resolveNativeBinary({ cliFlag: './claude', env: { PATH }, isExecutable }), /must be an absolute path/));
-  it('NUL in the value', () => notFound(() => resolveNativeBinary({ cliFlag: '/usr/bin/claude\0x', env: { PATH }, isExecutable }), /not a usable path/));
+  it('bare name not on PATH', () =>
+    notFound(() => resolveNativeBinary({ env: { CLAUDE_BIN: 'claude-x', PATH }, isExecutable }), /claude-x, which was not found/));
+  it('relative path without a cwd', () =>
+    notFound(() => resolveNativeBinary({ cliFlag: './claude', env: { PATH }, isExecutable }), /must be an absolute path/));
+  it('NUL in the value', () =>
+    notFound(() => resolveNativeBinary({ cliFlag: '/usr/bin/claude\0x', env: { PATH }, isExecutable }), /not a usable path/));
 });
 
 describe('resolveNativeBinary on a real filesystem', () => {

@@ -42,7 +42,10 @@ describe('cli-tree.json', () => {
       ['--add-dir', 'add_dirs', 'list'],
       ['--json-schema', 'output_schema', 'json_schema'],
     ];
-    assert.deepEqual(CLI_TREE.options.map((o) => [o.flag, o.arg, o.value]), expected);
+    assert.deepEqual(
+      CLI_TREE.options.map((o) => [o.flag, o.arg, o.value]),
+      expected,
+    );
   });
 
   it('declares exactly the three non-bypass permission modes and the native effort levels', () => {
@@ -55,12 +58,16 @@ describe('cli-tree.json', () => {
   });
 
   it('getNativeArgNames lists every declared argument', () => {
-    assert.deepEqual([...getNativeArgNames(CLI_TREE)], CLI_TREE.options.map((o) => o.arg));
+    assert.deepEqual(
+      [...getNativeArgNames(CLI_TREE)],
+      CLI_TREE.options.map((o) => o.arg),
+    );
     assert.ok(getNativeArgNames(CLI_TREE).has('permission_mode'));
   });
 
   it('records --max-turns as verified-hidden, every other option as read from help', () => {
-    for (const option of CLI_TREE.options) assert.equal(option.source, option.flag === '--max-turns' ? 'verified-hidden' : 'help', option.flag);
+    for (const option of CLI_TREE.options)
+      assert.equal(option.source, option.flag === '--max-turns' ? 'verified-hidden' : 'help', option.flag);
   });
 
   it('records the verified 2.1.332 behaviour of --json-schema: structured_output, absent without a valid call, bad schemas refused', () => {
@@ -81,50 +88,239 @@ describe('cli-tree.json', () => {
   it('declares the fixed flags of both output modes', () => {
     assert.deepEqual(CLI_TREE.print_mode, ['-p']);
     assert.deepEqual(CLI_TREE.output_modes, {
-      json: ['--output-format', 'json'],
+      'json': ['--output-format', 'json'],
       'stream-json': ['--output-format', 'stream-json', '--verbose', '--include-partial-messages'],
     });
   });
 
   const mutations: readonly [string, Mutate, RegExp][] = [
-    ['wrong format_version', (t) => { t.format_version = 2; }, /format_version/],
-    ['unknown top-level key', (t) => { t.extra = 1; }, /unknown key "extra"/],
-    ['no permission prompt tool declaration', (t) => { delete t.permission_prompt_tool; }, /permission_prompt_tool: must be an object/],
-    ['permission prompt tool flag not a long flag', (t) => { t.permission_prompt_tool.flag = '-x'; }, /permission_prompt_tool\.flag: must be a long flag/],
-    ['permission prompt tool answer incomplete', (t) => { delete t.permission_prompt_tool.answer.deny; }, /permission_prompt_tool\.answer/],
-    ['unknown permission prompt tool key', (t) => { t.permission_prompt_tool.timeout = 1; }, /unknown key "timeout"/],
-    ['bad tested_version', (t) => { t.native.tested_version = 'latest'; }, /tested_version/],
-    ['pattern without capture of the version', (t) => { t.native.version_output_pattern = '^\\d+'; }, /version_output_pattern/],
-    ['pattern not a regexp', (t) => { t.native.version_output_pattern = '('; }, /version_output_pattern/],
-    ['separator other than --', (t) => { t.prompt.separator = '-'; }, /separator/],
-    ['threshold at MAX_ARG_STRLEN', (t) => { t.prompt.max_argv_prompt_bytes = 131072; }, /max_argv_prompt_bytes/],
-    ['string limit that could overflow one argv element', (t) => { t.limits.max_string_chars = 32768; }, /max_string_chars/],
-    ['missing output mode', (t) => { delete t.output_modes.json; }, /output_modes\.json/],
-    ['duplicate flag', (t) => { t.options[1].flag = '--model'; }, /declared twice/],
-    ['duplicate arg', (t) => { t.options[1].arg = 'model'; }, /declared twice/],
-    ['option flag colliding with an output-mode flag', (t) => { t.options[0].flag = '--verbose'; }, /declared twice/],
-    ['short flag', (t) => { t.options[0].flag = '-m'; }, /long flag/],
-    ['unknown value kind', (t) => { t.options[0].value = 'path'; }, /unknown kind/],
-    ['enum without choices', (t) => { delete t.options[1].choices; }, /choices/],
-    ['choices on a string option', (t) => { t.options[0].choices = ['a']; }, /only enum/],
-    ['bound on a string option', (t) => { t.options[0].minimum = 1; }, /only numeric/],
-    ['list that is not repeatable', (t) => { t.options.find((o: { arg: string }) => o.arg === 'allowed_tools').repeatable = false; }, /repeatable/],
-    ['pattern on a non-string option', (t) => { t.options[4].pattern = '^a$'; }, /only string options have a pattern/],
-    ['pattern that is not a regular expression', (t) => { t.options[0].pattern = '^(a$'; }, /not a regular expression/],
-    ['pattern that admits a leading dash', (t) => { t.options[0].pattern = '^[-a-z]+$'; }, /leading '-'/],
-    ['pattern that is not anchored', (t) => { t.options[0].pattern = '[a-z]'; }, /anchored/],
-    ['multi-line description', (t) => { t.options[0].description = 'a\nb'; }, /one line/],
-    ['verified-hidden without a note', (t) => { delete t.options[4].verified; }, /verified/],
-    ['an empty verified note', (t) => { t.options[0].verified = ''; }, /verified/],
-    ['bypass mode reachable', (t) => { t.options[5].choices.push('bypassPermissions'); }, /permission_mode/],
-    ['unknown option key', (t) => { t.options[0].default = 'opus'; }, /unknown key "default"/],
+    [
+      'wrong format_version',
+      (t) => {
+        t.format_version = 2;
+      },
+      /format_version/,
+    ],
+    [
+      'unknown top-level key',
+      (t) => {
+        t.extra = 1;
+      },
+      /unknown key "extra"/,
+    ],
+    [
+      'no permission prompt tool declaration',
+      (t) => {
+        delete t.permission_prompt_tool;
+      },
+      /permission_prompt_tool: must be an object/,
+    ],
+    [
+      'permission prompt tool flag not a long flag',
+      (t) => {
+        t.permission_prompt_tool.flag = '-x';
+      },
+      /permission_prompt_tool\.flag: must be a long flag/,
+    ],
+    [
+      'permission prompt tool answer incomplete',
+      (t) => {
+        delete t.permission_prompt_tool.answer.deny;
+      },
+      /permission_prompt_tool\.answer/,
+    ],
+    [
+      'unknown permission prompt tool key',
+      (t) => {
+        t.permission_prompt_tool.timeout = 1;
+      },
+      /unknown key "timeout"/,
+    ],
+    [
+      'bad tested_version',
+      (t) => {
+        t.native.tested_version = 'latest';
+      },
+      /tested_version/,
+    ],
+    [
+      'pattern without capture of the version',
+      (t) => {
+        t.native.version_output_pattern = '^\\d+';
+      },
+      /version_output_pattern/,
+    ],
+    [
+      'pattern not a regexp',
+      (t) => {
+        t.native.version_output_pattern = '(';
+      },
+      /version_output_pattern/,
+    ],
+    [
+      'separator other than --',
+      (t) => {
+        t.prompt.separator = '-';
+      },
+      /separator/,
+    ],
+    [
+      'threshold at MAX_ARG_STRLEN',
+      (t) => {
+        t.prompt.max_argv_prompt_bytes = 131072;
+      },
+      /max_argv_prompt_bytes/,
+    ],
+    [
+      'string limit that could overflow one argv element',
+      (t) => {
+        t.limits.max_string_chars = 32768;
+      },
+      /max_string_chars/,
+    ],
+    [
+      'missing output mode',
+      (t) => {
+        delete t.output_modes.json;
+      },
+      /output_modes\.json/,
+    ],
+    [
+      'duplicate flag',
+      (t) => {
+        t.options[1].flag = '--model';
+      },
+      /declared twice/,
+    ],
+    [
+      'duplicate arg',
+      (t) => {
+        t.options[1].arg = 'model';
+      },
+      /declared twice/,
+    ],
+    [
+      'option flag colliding with an output-mode flag',
+      (t) => {
+        t.options[0].flag = '--verbose';
+      },
+      /declared twice/,
+    ],
+    [
+      'short flag',
+      (t) => {
+        t.options[0].flag = '-m';
+      },
+      /long flag/,
+    ],
+    [
+      'unknown value kind',
+      (t) => {
+        t.options[0].value = 'path';
+      },
+      /unknown kind/,
+    ],
+    [
+      'enum without choices',
+      (t) => {
+        delete t.options[1].choices;
+      },
+      /choices/,
+    ],
+    [
+      'choices on a string option',
+      (t) => {
+        t.options[0].choices = ['a'];
+      },
+      /only enum/,
+    ],
+    [
+      'bound on a string option',
+      (t) => {
+        t.options[0].minimum = 1;
+      },
+      /only numeric/,
+    ],
+    [
+      'list that is not repeatable',
+      (t) => {
+        t.options.find((o: { arg: string }) => o.arg === 'allowed_tools').repeatable = false;
+      },
+      /repeatable/,
+    ],
+    [
+      'pattern on a non-string option',
+      (t) => {
+        t.options[4].pattern = '^a$';
+      },
+      /only string options have a pattern/,
+    ],
+    [
+      'pattern that is not a regular expression',
+      (t) => {
+        t.options[0].pattern = '^(a$';
+      },
+      /not a regular expression/,
+    ],
+    [
+      'pattern that admits a leading dash',
+      (t) => {
+        t.options[0].pattern = '^[-a-z]+$';
+      },
+      /leading '-'/,
+    ],
+    [
+      'pattern that is not anchored',
+      (t) => {
+        t.options[0].pattern = '[a-z]';
+      },
+      /anchored/,
+    ],
+    [
+      'multi-line description',
+      (t) => {
+        t.options[0].description = 'a\nb';
+      },
+      /one line/,
+    ],
+    [
+      'verified-hidden without a note',
+      (t) => {
+        delete t.options[4].verified;
+      },
+      /verified/,
+    ],
+    [
+      'an empty verified note',
+      (t) => {
+        t.options[0].verified = '';
+      },
+      /verified/,
+    ],
+    [
+      'bypass mode reachable',
+      (t) => {
+        t.options[5].choices.push('bypassPermissions');
+      },
+      /permission_mode/,
+    ],
+    [
+      'unknown option key',
+      (t) => {
+        t.options[0].default = 'opus';
+      },
+      /unknown key "default"/,
+    ],
   ];
   for (const [name, mutate, problem] of mutations) {
     it(`rejects: ${name}`, () => {
       const tree = raw();
       mutate(tree);
       const problems = validateCliTree(tree);
-      assert.ok(problems.some((p) => problem.test(p)), problems.join('; ') || 'no problem reported');
+      assert.ok(
+        problems.some((p) => problem.test(p)),
+        problems.join('; ') || 'no problem reported',
+      );
       assert.throws(() => parseCliTree(tree), /invalid cli-tree\.json/);
     });
   }

@@ -47,15 +47,19 @@ async function rejectsWith(promise: Promise<unknown>, code: ToolErrorCode, messa
 
 /** True once pid is gone or a zombie nobody reaps (a container init may not); polled with a hard deadline. */
 async function waitUntilGone(pid: number, deadlineMs: number): Promise<boolean> {
-  return pollUntil(`pid ${pid} gone`, () => {
-    let state: string;
-    try {
-      state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] ?? '';
-    } catch {
-      return true;
-    }
-    return state === 'Z';
-  }, { timeoutMs: deadlineMs }).catch(() => false);
+  return pollUntil(
+    `pid ${pid} gone`,
+    () => {
+      let state: string;
+      try {
+        state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] ?? '';
+      } catch {
+        return true;
+      }
+      return state === 'Z';
+    },
+    { timeoutMs: deadlineMs },
+  ).catch(() => false);
 }
 
 function processExists(pid: number): boolean {
@@ -69,19 +73,25 @@ function processExists(pid: number): boolean {
 }
 
 async function waitForPidFile(path: string, deadlineMs: number): Promise<number> {
-  return pollUntil(`a pid in ${path}`, () => {
-    try {
-      const pid = Number(readFileSync(path, 'utf8'));
-      return pid > 0 ? pid : undefined;
-    } catch {
-      return undefined; // not written yet
-    }
-  }, { timeoutMs: deadlineMs });
+  return pollUntil(
+    `a pid in ${path}`,
+    () => {
+      try {
+        const pid = Number(readFileSync(path, 'utf8'));
+        return pid > 0 ? pid : undefined;
+      } catch {
+        return undefined; // not written yet
+      }
+    },
+    { timeoutMs: deadlineMs },
+  );
 }
 
 describe('assertNativeVersion with fake binaries', () => {
   let dir = '';
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'fake-version-')); });
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'fake-version-'));
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
   const env = (vars: Record<string, string>): Record<string, string> => ({ PATH: process.env['PATH'] ?? '', ...vars });
 
@@ -90,15 +100,27 @@ describe('assertNativeVersion with fake binaries', () => {
   });
 
   it('mismatch names both versions', async () => {
-    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: '2.1.400 (Claude Code)\n' })), 'native_version_mismatch', /2\.1\.400.*2\.1\.332/);
+    await rejectsWith(
+      checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: '2.1.400 (Claude Code)\n' })),
+      'native_version_mismatch',
+      /2\.1\.400.*2\.1\.332/,
+    );
   });
 
   it('an older version is a mismatch too', async () => {
-    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: '2.1.197 (Claude Code)' })), 'native_version_mismatch', /2\.1\.197/);
+    await rejectsWith(
+      checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: '2.1.197 (Claude Code)' })),
+      'native_version_mismatch',
+      /2\.1\.197/,
+    );
   });
 
   it('garbage is unreadable', async () => {
-    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: 'claude: unknown build\n' })), 'native_version_unreadable', /not a Claude Code version/);
+    await rejectsWith(
+      checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: 'claude: unknown build\n' })),
+      'native_version_unreadable',
+      /not a Claude Code version/,
+    );
   });
 
   it(`stdout of exactly ${MAX_VERSION_STDOUT_BYTES} bytes is read`, async () => {
@@ -110,15 +132,27 @@ describe('assertNativeVersion with fake binaries', () => {
   it('one byte more is unreadable (bounded capture)', async () => {
     const line = '2.1.332 (Claude Code)';
     const text = line + ' '.repeat(MAX_VERSION_STDOUT_BYTES + 1 - line.length);
-    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: text })), 'native_version_unreadable', /more than 4096 bytes/);
+    await rejectsWith(
+      checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_TEXT: text })),
+      'native_version_unreadable',
+      /more than 4096 bytes/,
+    );
   });
 
   it('non-zero exit is failed, with the first stderr line', async () => {
-    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_MODE: 'fail' })), 'native_version_failed', /exited with code 3: boom: cannot start$/);
+    await rejectsWith(
+      checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_MODE: 'fail' })),
+      'native_version_failed',
+      /exited with code 3: boom: cannot start$/,
+    );
   });
 
   it('death by signal is failed', async () => {
-    await rejectsWith(checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_MODE: 'signal' })), 'native_version_failed', /killed by SIGTERM/);
+    await rejectsWith(
+      checkVersionSupervised(FAKE, 10_000, env({ FAKE_VERSION_MODE: 'signal' })),
+      'native_version_failed',
+      /killed by SIGTERM/,
+    );
   });
 
   it('a missing binary is failed (spawn error)', async () => {
@@ -128,12 +162,21 @@ describe('assertNativeVersion with fake binaries', () => {
   it('a hanging binary is SIGKILLed at its timeout by the supervisor, and nothing of it remains', async () => {
     const pidFile = join(dir, 'hang.pid');
     const probed = await withProbes(FAKE, env({ FAKE_VERSION_MODE: 'hang', FAKE_VERSION_PID_FILE: pidFile }), async (query) => {
-      await rejectsWith(assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 300, query }), 'native_version_timeout', /within 300 ms/);
+      await rejectsWith(
+        assertNativeVersion({ bin: FAKE, tree: CLI_TREE, timeoutMs: 300, query }),
+        'native_version_timeout',
+        /within 300 ms/,
+      );
     });
     // On a busy machine the timeout may come before the fake got as far as writing its pid: then nothing of
     // it may be alive either, found by its unique environment.
     if (existsSync(pidFile)) assert.equal(processExists(Number(readFileSync(pidFile, 'utf8'))), false);
-    assert.deepEqual(readProcTable().filter((p) => environHas(p.pid, 'FAKE_VERSION_PID_FILE', pidFile) === true).map((p) => p.pid), []);
+    assert.deepEqual(
+      readProcTable()
+        .filter((p) => environHas(p.pid, 'FAKE_VERSION_PID_FILE', pidFile) === true)
+        .map((p) => p.pid),
+      [],
+    );
     assert.equal(probed.outcome.cleanup?.confirmed, true);
   });
 
@@ -155,7 +198,9 @@ describe('assertNativeVersion with fake binaries', () => {
 
 describe('the real pinned binary', () => {
   let home = '';
-  before(() => { home = mkdtempSync(join(tmpdir(), 'claude-home-')); });
+  before(() => {
+    home = mkdtempSync(join(tmpdir(), 'claude-home-'));
+  });
   after(() => rmSync(home, { recursive: true, force: true }));
   const realEnv = (): Record<string, string> => ({
     PATH: process.env['PATH'] ?? '',
@@ -186,7 +231,10 @@ describe('probe bounds', () => {
       for (let i = 0; i <= MAX_PROBES; i++) outcomes.push(await query({ args: ['--version'], timeoutMs: 10_000, maxStdoutBytes: 4096 }));
       return outcomes;
     });
-    assert.deepEqual(probed.value.slice(0, MAX_PROBES).map((o) => o.kind), Array(MAX_PROBES).fill('exited'));
+    assert.deepEqual(
+      probed.value.slice(0, MAX_PROBES).map((o) => o.kind),
+      Array(MAX_PROBES).fill('exited'),
+    );
     assert.deepEqual(probed.value[MAX_PROBES], { kind: 'spawn_error', message: `at most ${MAX_PROBES} probes per run` });
     assert.equal(probed.outcome.cleanup?.confirmed, true);
   });

@@ -12,8 +12,22 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { systemClock } from '../../lib/util/clock.ts';
-import { BRIDGE_AUTH_TIMEOUT_MS, createPermissionBroker, MAX_BRIDGE_CONNECTIONS, MAX_PENDING_QUESTIONS, type PermissionBroker, type PermissionQuestion } from '../../lib/permission/broker.ts';
-import { BRIDGE_ENV, BRIDGE_TOOL, bridgeCommandBeside, getBridgeCommand, withPermissionBridge, type BridgeCommand } from '../../lib/permission/spec.ts';
+import {
+  BRIDGE_AUTH_TIMEOUT_MS,
+  createPermissionBroker,
+  MAX_BRIDGE_CONNECTIONS,
+  MAX_PENDING_QUESTIONS,
+  type PermissionBroker,
+  type PermissionQuestion,
+} from '../../lib/permission/broker.ts';
+import {
+  BRIDGE_ENV,
+  BRIDGE_TOOL,
+  bridgeCommandBeside,
+  getBridgeCommand,
+  withPermissionBridge,
+  type BridgeCommand,
+} from '../../lib/permission/spec.ts';
 import { attachAskHost } from '../../lib/permission/attach.ts';
 import type { PreparedRun } from '../../lib/runs/execute.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
@@ -27,7 +41,8 @@ type Json = Record<string, unknown>;
 const base = mkdtempSync(join(tmpdir(), 'crm-perm-spec-'));
 after(() => rmSync(base, { recursive: true, force: true }));
 
-const newBroker = (boundMs = 30_000): PermissionBroker => createPermissionBroker({ clock: systemClock, random: (n) => randomBytes(n), boundMs, baseDir: base });
+const newBroker = (boundMs = 30_000): PermissionBroker =>
+  createPermissionBroker({ clock: systemClock, random: (n) => randomBytes(n), boundMs, baseDir: base });
 
 interface Bridge {
   readonly child: ChildProcessWithoutNullStreams;
@@ -38,7 +53,10 @@ interface Bridge {
 
 /** Starts the bridge exactly as the nested CLI would: the command of getBridgeCommand(), env from the wiring. */
 function startBridge(env: Record<string, string>, command: BridgeCommand = getBridgeCommand()): Bridge {
-  const child = spawn(command.file, [...command.args], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(command.file, [...command.args], {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const waiting = new Map<string | number, (m: Json) => void>();
   let buffered = '';
   child.stdout.on('data', (chunk: Buffer) => {
@@ -60,7 +78,9 @@ function startBridge(env: Record<string, string>, command: BridgeCommand = getBr
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
       return answer;
     },
-    notify(method, params) { child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method, params })}\n`); },
+    notify(method, params) {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method, params })}\n`);
+    },
     async close() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGINT');
@@ -70,12 +90,19 @@ function startBridge(env: Record<string, string>, command: BridgeCommand = getBr
   };
 }
 
-const envFor = (broker: PermissionBroker): Record<string, string> =>
-  ({ [BRIDGE_ENV.socket]: broker.socketPath, [BRIDGE_ENV.token]: broker.token, [BRIDGE_ENV.boundMs]: String(broker.boundMs) });
+const envFor = (broker: PermissionBroker): Record<string, string> => ({
+  [BRIDGE_ENV.socket]: broker.socketPath,
+  [BRIDGE_ENV.token]: broker.token,
+  [BRIDGE_ENV.boundMs]: String(broker.boundMs),
+});
 
 const INPUT = { command: 'touch fake-tool-marker.txt', description: 'Create a marker file' };
 const ask = (bridge: Bridge, input: Json = INPUT, id?: number): Promise<Json> =>
-  bridge.request('tools/call', { name: BRIDGE_TOOL, arguments: { tool_name: 'Bash', input, tool_use_id: 'toolu_1' }, _meta: { 'claudecode/toolUseId': 'toolu_1' } }, id);
+  bridge.request(
+    'tools/call',
+    { name: BRIDGE_TOOL, arguments: { tool_name: 'Bash', input, tool_use_id: 'toolu_1' }, _meta: { 'claudecode/toolUseId': 'toolu_1' } },
+    id,
+  );
 
 function nextQuestion(broker: PermissionBroker): Promise<PermissionQuestion> {
   return new Promise((resolve) => broker.onQuestion(resolve));
@@ -98,11 +125,18 @@ describe('permission bridge and broker', () => {
     try {
       const probe = await bridge.request('server/discover', {}, 'server-discover-probe-1');
       assert.equal(rpcError(probe).code, -32601, 'the probe gets an error, never silence');
-      const init = await bridge.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.332' } }, 0);
+      const init = await bridge.request(
+        'initialize',
+        { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.332' } },
+        0,
+      );
       assert.equal(rpcResult(init)['protocolVersion'], '2025-11-25');
       bridge.notify('notifications/initialized', {});
       const tools = objs(rpcResult(await bridge.request('tools/list'))['tools'], 'tools');
-      assert.deepEqual(tools.map((t) => t['name']), [BRIDGE_TOOL]);
+      assert.deepEqual(
+        tools.map((t) => t['name']),
+        [BRIDGE_TOOL],
+      );
     } finally {
       await bridge.close();
       broker.close();
@@ -117,11 +151,17 @@ describe('permission bridge and broker', () => {
       const response = ask(bridge);
       const q = await asked;
       assert.deepEqual([q.tool_name, q.tool_use_id, q.input, q.input_truncated], ['Bash', 'toolu_1', JSON.stringify(INPUT), false]);
-      assert.deepEqual(broker.pending().map((p) => p.question_id), [q.question_id]);
+      assert.deepEqual(
+        broker.pending().map((p) => p.question_id),
+        [q.question_id],
+      );
       broker.answer(q.question_id, { behavior: 'allow' });
       assert.deepEqual(decisionOf(await response), { behavior: 'allow', updatedInput: INPUT });
       assert.deepEqual(broker.pending(), []);
-      assert.throws(() => broker.answer(q.question_id, { behavior: 'allow' }), { code: 'permission_question_not_pending', message: /already answered/ });
+      assert.throws(() => broker.answer(q.question_id, { behavior: 'allow' }), {
+        code: 'permission_question_not_pending',
+        message: /already answered/,
+      });
       assert.equal(broker.decided().questions[0]?.late_answer, undefined, 'a second answer from the person is not a late one');
     } finally {
       await bridge.close();
@@ -182,7 +222,11 @@ describe('permission bridge and broker', () => {
   });
 
   it('an unreachable broker: every question is denied at once', async () => {
-    const bridge = startBridge({ [BRIDGE_ENV.socket]: join(base, 'absent', 'bridge.sock'), [BRIDGE_ENV.token]: 'x', [BRIDGE_ENV.boundMs]: '60000' });
+    const bridge = startBridge({
+      [BRIDGE_ENV.socket]: join(base, 'absent', 'bridge.sock'),
+      [BRIDGE_ENV.token]: 'x',
+      [BRIDGE_ENV.boundMs]: '60000',
+    });
     try {
       const decision = decisionOf(await ask(bridge));
       assert.equal(decision['behavior'], 'deny');
@@ -215,9 +259,16 @@ describe('permission bridge and broker', () => {
       bridge.notify('notifications/cancelled', { requestId: 7, reason: 'SdkError: Request timed out' });
       await pollUntil('the question to be withdrawn', () => broker.pending().length === 0, { timeoutMs: 10_000, intervalMs: 1 });
       assert.equal(broker.decided().questions[0]?.decided_by, 'withdrawn');
-      assert.throws(() => broker.answer(q.question_id, { behavior: 'allow' }), { code: 'permission_question_not_pending', message: /withdrew the call.*not used/ });
+      assert.throws(() => broker.answer(q.question_id, { behavior: 'allow' }), {
+        code: 'permission_question_not_pending',
+        message: /withdrew the call.*not used/,
+      });
       assert.throws(() => broker.answer(q.question_id, { behavior: 'deny' }), { code: 'permission_question_not_pending' });
-      assert.deepEqual(broker.decided().questions[0]?.late_answer?.behavior, 'allow', 'the first late answer is kept for the result, never acted on');
+      assert.deepEqual(
+        broker.decided().questions[0]?.late_answer?.behavior,
+        'allow',
+        'the first late answer is kept for the result, never acted on',
+      );
     } finally {
       await bridge.close();
       broker.close();
@@ -233,9 +284,15 @@ describe('permission bridge and broker', () => {
       const q = await asked;
       const intruder = connect(broker.socketPath);
       await once(intruder, 'connect');
-      intruder.write(`${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'decision', id: 'q1', behavior: 'allow', message: '' })}\n`);
+      intruder.write(
+        `${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'decision', id: 'q1', behavior: 'allow', message: '' })}\n`,
+      );
       await once(intruder, 'close');
-      assert.deepEqual(broker.pending().map((p) => p.question_id), [q.question_id], 'still pending: only answer() decides');
+      assert.deepEqual(
+        broker.pending().map((p) => p.question_id),
+        [q.question_id],
+        'still pending: only answer() decides',
+      );
     } finally {
       await bridge.close();
       broker.close();
@@ -248,13 +305,24 @@ describe('permission bridge and broker', () => {
     try {
       await once(client, 'connect');
       let received = '';
-      const firstLine = new Promise<void>((resolve) => client.on('data', (chunk: Buffer) => { received += chunk.toString('utf8'); if (received.includes('\n')) resolve(); }));
+      const firstLine = new Promise<void>((resolve) =>
+        client.on('data', (chunk: Buffer) => {
+          received += chunk.toString('utf8');
+          if (received.includes('\n')) resolve();
+        }),
+      );
       const lines = [JSON.stringify({ t: 'hello', token: broker.token })];
-      for (let i = 0; i <= MAX_PENDING_QUESTIONS; i += 1) lines.push(JSON.stringify({ t: 'ask', id: `q${i}`, tool_name: 'Bash', input: { i }, tool_use_id: `t${i}` }));
+      for (let i = 0; i <= MAX_PENDING_QUESTIONS; i += 1)
+        lines.push(JSON.stringify({ t: 'ask', id: `q${i}`, tool_name: 'Bash', input: { i }, tool_use_id: `t${i}` }));
       client.write(`${lines.join('\n')}\n`);
       await firstLine;
       assert.equal(broker.pending().length, MAX_PENDING_QUESTIONS);
-      assert.deepEqual(JSON.parse(received.trim()), { t: 'decision', id: `q${MAX_PENDING_QUESTIONS}`, behavior: 'deny', message: `claude-run-mcp: more than ${MAX_PENDING_QUESTIONS} questions waiting; denied.` });
+      assert.deepEqual(JSON.parse(received.trim()), {
+        t: 'decision',
+        id: `q${MAX_PENDING_QUESTIONS}`,
+        behavior: 'deny',
+        message: `claude-run-mcp: more than ${MAX_PENDING_QUESTIONS} questions waiting; denied.`,
+      });
       assert.equal(broker.decided().questions[0]?.decided_by, 'overflow');
     } finally {
       client.destroy();
@@ -274,7 +342,11 @@ describe('permission bridge and broker', () => {
       assert.equal(q.input.length, MAX_QUESTION_INPUT_CHARS + 1);
       assert.equal(q.input_bytes, Buffer.byteLength(JSON.stringify(big), 'utf8'));
       broker.answer(q.question_id, { behavior: 'allow' });
-      assert.deepEqual(decisionOf(await response), { behavior: 'allow', updatedInput: big }, 'the allowed input is the whole input, not the preview');
+      assert.deepEqual(
+        decisionOf(await response),
+        { behavior: 'allow', updatedInput: big },
+        'the allowed input is the whole input, not the preview',
+      );
     } finally {
       await bridge.close();
       broker.close();
@@ -285,12 +357,20 @@ describe('permission bridge and broker', () => {
     const bundleFile = await specBundle();
     const command = bridgeCommandBeside({ file: process.execPath, args: [bundleFile, SUPERVISOR_ARGV_FLAG] }, SUPERVISOR_ARGV_FLAG);
     assert.deepEqual(command, { file: process.execPath, args: [bundleFile, '__permission-bridge'] });
-    assert.equal(bridgeCommandBeside({ file: process.execPath, args: ['--import', 'tsx', 'lib/supervisor/child/main.ts'] }, SUPERVISOR_ARGV_FLAG), null, 'from source: the default command');
+    assert.equal(
+      bridgeCommandBeside({ file: process.execPath, args: ['--import', 'tsx', 'lib/supervisor/child/main.ts'] }, SUPERVISOR_ARGV_FLAG),
+      null,
+      'from source: the default command',
+    );
     assert.deepEqual(getBridgeCommand(`file://${bundleFile}`).args, [bundleFile, '__permission-bridge']);
     const broker = newBroker();
     const bridge = startBridge(envFor(broker), command!);
     try {
-      const init = await bridge.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.332' } }, 0);
+      const init = await bridge.request(
+        'initialize',
+        { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.332' } },
+        0,
+      );
       assert.equal(rpcResult(init)['protocolVersion'], '2025-11-25');
       const asked = nextQuestion(broker);
       const response = ask(bridge);
@@ -304,14 +384,26 @@ describe('permission bridge and broker', () => {
 
   it('wiring: flags go before the prompt separator, the mode becomes default only when none was chosen, the CLI gets a backstop', () => {
     const argv = { args: ['-p', '--permission-mode', 'dontAsk', '--', 'hi'], stdin: null };
-    const wiring = { command: { file: '/node', args: ['b.mjs', '__permission-bridge'] }, boundMs: 1000, useDefaultMode: true, flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' } };
+    const wiring = {
+      command: { file: '/node', args: ['b.mjs', '__permission-bridge'] },
+      boundMs: 1000,
+      useDefaultMode: true,
+      flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' },
+    };
     const wired = withPermissionBridge(argv, '--', wiring);
     assert.deepEqual(wired.args.slice(0, 3), ['-p', '--permission-mode', 'default']);
     assert.deepEqual(wired.args.slice(-4), ['--permission-prompt-tool', 'mcp__claude_run_mcp_permission__approve', '--', 'hi']);
     const config = parseObj(wired.args[wired.args.indexOf('--mcp-config') + 1]!, 'the --mcp-config value');
     assert.equal(at(config, 'mcpServers', 'claude_run_mcp_permission', 'timeout'), 16_000);
-    assert.deepEqual(at(config, 'mcpServers', 'claude_run_mcp_permission', 'env'), { [BRIDGE_ENV.boundMs]: '1000' }, 'no socket path, no token on the command line');
-    const kept = withPermissionBridge({ args: ['-p', '--permission-mode', 'acceptEdits'], stdin: 'big prompt' }, '--', { ...wiring, useDefaultMode: false });
+    assert.deepEqual(
+      at(config, 'mcpServers', 'claude_run_mcp_permission', 'env'),
+      { [BRIDGE_ENV.boundMs]: '1000' },
+      'no socket path, no token on the command line',
+    );
+    const kept = withPermissionBridge({ args: ['-p', '--permission-mode', 'acceptEdits'], stdin: 'big prompt' }, '--', {
+      ...wiring,
+      useDefaultMode: false,
+    });
     assert.equal(kept.args[2], 'acceptEdits');
     assert.equal(kept.args.at(-1), 'mcp__claude_run_mcp_permission__approve', 'a stdin prompt: flags appended');
     assert.equal(kept.stdin, 'big prompt');
@@ -332,13 +424,18 @@ describe('permission bridge and broker', () => {
       // Two idle connections take both slots (each accepted one arms its auth timer); a third is refused.
       const idle = [];
       for (let i = 0; i < MAX_BRIDGE_CONNECTIONS; i += 1) idle.push(await dial());
-      await pollUntil('both idle connections accepted', () => clock.pending() === MAX_BRIDGE_CONNECTIONS, { timeoutMs: 10_000, intervalMs: 1 });
+      await pollUntil('both idle connections accepted', () => clock.pending() === MAX_BRIDGE_CONNECTIONS, {
+        timeoutMs: 10_000,
+        intervalMs: 1,
+      });
       const refused = await dial();
       await once(refused, 'close');
       clock.advance(BRIDGE_AUTH_TIMEOUT_MS - 1);
       // One ms before the bound the first idle connection is still served: it authenticates and asks.
       const asked = nextQuestion(broker);
-      idle[0]!.write(`${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: {}, tool_use_id: 't1' })}\n`);
+      idle[0]!.write(
+        `${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: {}, tool_use_id: 't1' })}\n`,
+      );
       await asked;
       clock.advance(1);
       await once(idle[1]!, 'close');
@@ -346,7 +443,9 @@ describe('permission bridge and broker', () => {
       // The freed slot serves a re-spawned bridge.
       const respawned = await dial();
       const again = nextQuestion(broker);
-      respawned.write(`${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: {}, tool_use_id: 't2' })}\n`);
+      respawned.write(
+        `${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: {}, tool_use_id: 't2' })}\n`,
+      );
       assert.equal((await again).tool_use_id, 't2');
       assert.equal(broker.pending().length, 2);
     } finally {
@@ -358,12 +457,19 @@ describe('permission bridge and broker', () => {
   it('attach: the socket path and token reach the native through its environment, never its argv', () => {
     const request = { askHost: { timeoutMs: 1000, defaultMode: false } } as unknown as PreparedRun['request'];
     const prepared: PreparedRun = { request, bin: '/bin/claude', argv: { args: ['-p', '--', 'hi'], stdin: null }, env: { OWN: '1' } };
-    const { prepared: wired, broker } = attachAskHost(prepared, { clock: systemClock, random: (n) => randomBytes(n), separator: '--', flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' }, baseDir: base });
+    const { prepared: wired, broker } = attachAskHost(prepared, {
+      clock: systemClock,
+      random: (n) => randomBytes(n),
+      separator: '--',
+      flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' },
+      baseDir: base,
+    });
     try {
       assert.ok(broker);
       assert.deepEqual(wired.env, { OWN: '1', [BRIDGE_ENV.socket]: broker.socketPath, [BRIDGE_ENV.token]: broker.token });
       const line = wired.argv.args.join(' ');
-      for (const secret of [broker.token, broker.socketPath, BRIDGE_ENV.token, BRIDGE_ENV.socket]) assert.equal(line.includes(secret), false, secret);
+      for (const secret of [broker.token, broker.socketPath, BRIDGE_ENV.token, BRIDGE_ENV.socket])
+        assert.equal(line.includes(secret), false, secret);
     } finally {
       broker?.close();
     }

@@ -26,7 +26,14 @@ const nameOf = (owner: DirOwner, suffix = 'AbC123'): string => `${privateDirPref
 test('names: an owner round-trips through the name; anonymous and foreign names have no owner', () => {
   const owner = { pidNamespace: '4026531836', pid: 4242, start: '987654' };
   assert.deepEqual(parseDirOwner(nameOf(owner)), owner);
-  for (const name of ['crm-perm-AbC123', 'crm-perm-1.2.3-AbC12', 'crm-perm-1.0.3-AbC123', 'crm-perm-x.2.3-AbC123', 'other-1.2.3-AbC123', `${nameOf(owner)}/x`]) {
+  for (const name of [
+    'crm-perm-AbC123',
+    'crm-perm-1.2.3-AbC12',
+    'crm-perm-1.0.3-AbC123',
+    'crm-perm-x.2.3-AbC123',
+    'other-1.2.3-AbC123',
+    `${nameOf(owner)}/x`,
+  ]) {
     assert.equal(parseDirOwner(name), null, name);
   }
   assert.equal(privateDirPrefix(null), 'crm-perm-');
@@ -93,7 +100,13 @@ test('the sweep against the real process table: a dead server and a recycled pid
 
 test('a broker names its directory after its server, and an exit that runs code removes it', async () => {
   const self = selfDirOwner()!;
-  const broker = createPermissionBroker({ clock: systemClock, random: (n) => randomBytes(n), boundMs: 1000, baseDir: base, dirPrefix: privateDirPrefix(self) });
+  const broker = createPermissionBroker({
+    clock: systemClock,
+    random: (n) => randomBytes(n),
+    boundMs: 1000,
+    baseDir: base,
+    dirPrefix: privateDirPrefix(self),
+  });
   const name = basename(join(broker.socketPath, '..'));
   assert.deepEqual(parseDirOwner(name), self);
   broker.close();
@@ -106,7 +119,9 @@ test('a broker names its directory after its server, and an exit that runs code 
     setTimeout(() => process.exit(3), 50);`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout.on('data', (c: Buffer) => { out += c.toString('utf8'); });
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString('utf8');
+  });
   const [code] = await once(child, 'exit');
   assert.equal(code, 3);
   const socketPath = out.trim();

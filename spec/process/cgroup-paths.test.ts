@@ -22,7 +22,10 @@ test('parseCgroup2Mount finds the unified hierarchy beside v1 controllers, its r
 });
 
 test('parseUnifiedCgroupPath reads the 0:: line only, and refuses a deleted cgroup', () => {
-  assert.equal(parseUnifiedCgroupPath('9:name=systemd:/\n4:memory:/x\n0::/user.slice/user-1000.slice/session-2.scope\n'), '/user.slice/user-1000.slice/session-2.scope');
+  assert.equal(
+    parseUnifiedCgroupPath('9:name=systemd:/\n4:memory:/x\n0::/user.slice/user-1000.slice/session-2.scope\n'),
+    '/user.slice/user-1000.slice/session-2.scope',
+  );
   assert.equal(parseUnifiedCgroupPath('0::/\n'), '/');
   assert.equal(parseUnifiedCgroupPath('9:name=systemd:/\n'), null);
   assert.equal(parseUnifiedCgroupPath('0::/gone (deleted)\n'), null);
@@ -43,18 +46,36 @@ test('our cgroups are named after their owner, and only such names are ours', ()
   const owner = { pid: 4242, start: '123456789' };
   assert.equal(cgroupName(owner), 'claude-run-mcp-4242-123456789');
   assert.deepEqual(cgroupOwner(cgroupName(owner)), owner);
-  for (const name of ['claude-run-mcp-0-1', 'claude-run-mcp-12', 'claude-run-mcp-1-2-3', 'crm-spec-1-2', 'user.slice', 'claude-run-mcp-x-1']) assert.equal(cgroupOwner(name), null, name);
+  for (const name of [
+    'claude-run-mcp-0-1',
+    'claude-run-mcp-12',
+    'claude-run-mcp-1-2-3',
+    'crm-spec-1-2',
+    'user.slice',
+    'claude-run-mcp-x-1',
+  ])
+    assert.equal(cgroupOwner(name), null, name);
 });
 
 test('chooseCleanupBackend: auto takes a cgroup where one can be had, falls back with the reason; forced choices hold', () => {
   const found: CgroupDetection = { ok: true, base: '/sys/fs/cgroup/unified', kill: 'cgroup.kill' };
   const missing: CgroupDetection = { ok: false, reason: 'not_writable', detail: 'no delegation' };
   let detections = 0;
-  const detect = (d: CgroupDetection) => () => { detections++; return d; };
+  const detect = (d: CgroupDetection) => () => {
+    detections++;
+    return d;
+  };
   assert.deepEqual(chooseCleanupBackend('auto', detect(found)), { kind: 'cgroup', base: '/sys/fs/cgroup/unified', kill: 'cgroup.kill' });
-  assert.deepEqual(chooseCleanupBackend('auto', detect(missing)), { kind: 'process_scan', reason: 'not_writable', detail: 'no delegation' });
+  assert.deepEqual(chooseCleanupBackend('auto', detect(missing)), {
+    kind: 'process_scan',
+    reason: 'not_writable',
+    detail: 'no delegation',
+  });
   assert.deepEqual(chooseCleanupBackend('cgroup', detect(found)), { kind: 'cgroup', base: '/sys/fs/cgroup/unified', kill: 'cgroup.kill' });
-  assert.throws(() => chooseCleanupBackend('cgroup', detect(missing)), (e: unknown) => e instanceof CleanupBackendUnavailable && e.reason === 'not_writable');
+  assert.throws(
+    () => chooseCleanupBackend('cgroup', detect(missing)),
+    (e: unknown) => e instanceof CleanupBackendUnavailable && e.reason === 'not_writable',
+  );
   const before = detections;
   assert.equal(chooseCleanupBackend('process_scan', detect(found)).kind, 'process_scan');
   assert.equal(detections, before, 'process_scan does not even look');

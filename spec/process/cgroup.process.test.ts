@@ -4,14 +4,24 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { cgroupMembers, cgroupPopulated, detectOwnCgroup, killCgroupMembers, removeCgroupTree, runCgroupDir, sweepDeadCgroups, waitUntilEmpty } from '../../lib/process/cgroup.ts';
+import {
+  cgroupMembers,
+  cgroupPopulated,
+  detectOwnCgroup,
+  killCgroupMembers,
+  removeCgroupTree,
+  runCgroupDir,
+  sweepDeadCgroups,
+  waitUntilEmpty,
+} from '../../lib/process/cgroup.ts';
 import { identityOf } from '../../lib/process/proc-stat.ts';
 import { readProcStat } from '../../lib/process/proc-table.ts';
 import { waitFor } from '../helpers/proc.ts';
 
 const LAUNCH = new URL('../../fixtures/cgroup-launch.mjs', import.meta.url).pathname;
 /** A tree that keeps forking: a parent that starts a child every 20 ms, each child sleeping. */
-const FORKER = "const { spawn } = require('node:child_process'); setInterval(() => { spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' }); }, 20);";
+const FORKER =
+  "const { spawn } = require('node:child_process'); setInterval(() => { spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' }); }, 20);";
 
 function self() {
   const stat = readProcStat(process.pid);
@@ -34,7 +44,10 @@ test('detection proves a child cgroup can be made and killed here, and leaves no
   const found = detectOwnCgroup(self());
   assert.ok(found.ok, JSON.stringify(found));
   assert.equal(found.kill, 'cgroup.kill');
-  assert.equal(readdirSync(found.base).some((name) => name.startsWith(`claude-run-mcp-${process.pid}-`)), false);
+  assert.equal(
+    readdirSync(found.base).some((name) => name.startsWith(`claude-run-mcp-${process.pid}-`)),
+    false,
+  );
 });
 
 test('freeze, SIGKILL each, thaw (kernels without cgroup.kill): a tree that keeps forking is ended, populated 0', async () => {
@@ -71,10 +84,13 @@ test('the sweep ends and removes a cgroup whose owner is dead, and never touches
   try {
     startInside(dead, 'setInterval(() => {}, 1 << 30)');
     startInside(live, 'setInterval(() => {}, 1 << 30)');
-    await waitFor('the launcher and its child in each', () => (cgroupMembers(dead) ?? []).length === 2 && (cgroupMembers(live) ?? []).length === 2);
-    assert.ok(await sweepDeadCgroups(base()) >= 1);
+    await waitFor(
+      'the launcher and its child in each',
+      () => (cgroupMembers(dead) ?? []).length === 2 && (cgroupMembers(live) ?? []).length === 2,
+    );
+    assert.ok((await sweepDeadCgroups(base())) >= 1);
     assert.equal(existsSync(dead), false);
-    assert.equal(cgroupMembers(live)?.length, 2, 'a live owner\'s cgroup is left alone');
+    assert.equal(cgroupMembers(live)?.length, 2, "a live owner's cgroup is left alone");
   } finally {
     for (const dir of [dead, live]) {
       if (!existsSync(dir)) continue;

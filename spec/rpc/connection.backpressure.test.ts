@@ -17,7 +17,11 @@ async function initialized(rig: Rig): Promise<void> {
 
 /** Every response id exactly once, sorted. */
 const answeredIds = (rig: Rig): number[] =>
-  rig.sink.messages().map((m) => num(m['id'], 'id')).filter((id) => id !== 0).sort((a, b) => a - b);
+  rig.sink
+    .messages()
+    .map((m) => num(m['id'], 'id'))
+    .filter((id) => id !== 0)
+    .sort((a, b) => a - b);
 
 describe('connection backpressure', () => {
   it('a reader that stops accepting pauses input: handled requests and queued bytes stay bounded, and every request is answered exactly once afterwards', async () => {
@@ -43,11 +47,17 @@ describe('connection backpressure', () => {
     // Worst case: the bound plus the responses of what was in flight when the bound was crossed.
     const toolsListBytes = lineBytes(rig.sink.messages().at(-1)) + 8; // a tools/list response, longest id
     assert.ok(queued <= maxQueuedResponseBytes + maxInFlightRequests * toolsListBytes, `queued ${queued} bytes`);
-    assert.ok(rig.logs.some((line) => line.startsWith('output backed up')), rig.logs.join('\n'));
+    assert.ok(
+      rig.logs.some((line) => line.startsWith('output backed up')),
+      rig.logs.join('\n'),
+    );
 
     rig.sink.release();
     await waitFor(() => answeredIds(rig).length >= total, 20_000);
-    assert.deepEqual(answeredIds(rig), Array.from({ length: total }, (_, i) => i + 1));
+    assert.deepEqual(
+      answeredIds(rig),
+      Array.from({ length: total }, (_, i) => i + 1),
+    );
     rig.input.end();
     await rig.connection.closed;
   });
@@ -71,7 +81,7 @@ describe('connection backpressure', () => {
     await rig.connection.closed;
   });
 
-  it('queued bytes exactly at the bound keep reading; one past pauses; the stream\'s own buffer counts', async () => {
+  it("queued bytes exactly at the bound keep reading; one past pauses; the stream's own buffer counts", async () => {
     const one = lineBytes(pong(1));
     // The sink accepts writes (like a pipe into libuv) but completes none while gated.
     const rig = createRig({ maxQueuedResponseBytes: 2 * one, sinkHighWaterMark: 1024 * 1024 });
@@ -105,7 +115,7 @@ describe('connection backpressure', () => {
     rig.input.write(Array.from({ length: MAX_DISPATCH_PER_TURN + 1 }, (_, i) => `${JSON.stringify(ping(i + 1))}\n`).join(''));
     await waitFor(() => rig.handled() > 1);
     await settle();
-    assert.equal(rig.handled(), 1 + MAX_DISPATCH_PER_TURN, 'exactly one turn\'s worth; the next waits for the reader');
+    assert.equal(rig.handled(), 1 + MAX_DISPATCH_PER_TURN, "exactly one turn's worth; the next waits for the reader");
     rig.sink.release();
     await waitFor(() => answeredIds(rig).length === MAX_DISPATCH_PER_TURN + 1);
     rig.input.end();

@@ -31,8 +31,22 @@ describe('connection framing', () => {
     rig.input.write(`${ping3}\n`);
     assert.deepEqual(await rig.byId(3), { jsonrpc: '2.0', id: 3, result: {} });
     const errors = rig.sink.messages().filter((m) => m['id'] === null);
-    assert.deepEqual(errors, [{ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: frame exceeds ${max} bytes`, data: { code: 'frame_too_large', max_frame_bytes: max } } }]);
-    assert.equal(rig.sink.messages().some((m) => m['id'] === 2), false, 'the oversize request never ran');
+    assert.deepEqual(errors, [
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message: `Invalid Request: frame exceeds ${max} bytes`,
+          data: { code: 'frame_too_large', max_frame_bytes: max },
+        },
+      },
+    ]);
+    assert.equal(
+      rig.sink.messages().some((m) => m['id'] === 2),
+      false,
+      'the oversize request never ran',
+    );
     rig.input.end();
     await rig.connection.closed;
   });
@@ -96,7 +110,9 @@ describe('connection lifecycle', () => {
     await waitFor(() => rig.sink.messages().length === 1);
     rig.input.end();
     let closed = false;
-    void rig.connection.closed.then(() => { closed = true; });
+    void rig.connection.closed.then(() => {
+      closed = true;
+    });
     await waitFor(() => clock.pending() === 1);
     clock.advance(FLUSH_STALL_MS - 1);
     await new Promise((resolve) => setImmediate(resolve));
@@ -105,7 +121,10 @@ describe('connection lifecycle', () => {
     await rig.connection.closed;
     assert.equal(rig.cleanups(), 1);
     assert.equal(rig.sink.messages().length, 1, 'the queued ping response never reached the stalled reader');
-    assert.ok(rig.logs.some((line) => line.startsWith('gave up on ')), rig.logs.join('\n'));
+    assert.ok(
+      rig.logs.some((line) => line.startsWith('gave up on ')),
+      rig.logs.join('\n'),
+    );
   });
 
   it('a slow reader that keeps draining keeps shutdown waiting until every response arrived', async () => {
@@ -117,7 +136,9 @@ describe('connection lifecycle', () => {
     await waitFor(() => rig.connection.writer.stats().queuedMessages === 6);
     rig.input.end();
     let closed = false;
-    void rig.connection.closed.then(() => { closed = true; });
+    void rig.connection.closed.then(() => {
+      closed = true;
+    });
     await waitFor(() => clock.pending() === 1);
     // Each window the reader takes one more line: slower than any fixed short deadline, but alive.
     for (let delivered = 1; delivered < 7; delivered++) {
@@ -130,8 +151,14 @@ describe('connection lifecycle', () => {
     }
     rig.sink.release();
     await rig.connection.closed;
-    assert.deepEqual(rig.sink.messages().map((m) => m['id']), [0, 1, 2, 3, 4, 5, 6]);
-    assert.equal(rig.logs.some((line) => line.startsWith('gave up on ')), false);
+    assert.deepEqual(
+      rig.sink.messages().map((m) => m['id']),
+      [0, 1, 2, 3, 4, 5, 6],
+    );
+    assert.equal(
+      rig.logs.some((line) => line.startsWith('gave up on ')),
+      false,
+    );
   });
 });
 
@@ -155,7 +182,11 @@ describe('progress under backpressure', () => {
     const out = rig.sink.messages();
     assert.equal(out.at(-1)?.['id'], 1, 'the response comes after every progress notification');
     const counters = out.filter((m) => m['method'] === 'notifications/progress').map((m) => num(at(m, 'params', 'progress'), 'progress'));
-    assert.deepEqual(counters, [...counters].sort((a, b) => a - b), 'kept notifications stay in order');
+    assert.deepEqual(
+      counters,
+      [...counters].sort((a, b) => a - b),
+      'kept notifications stay in order',
+    );
     assert.equal(counters.length + stats.droppedProgress, 101);
     rig.input.end();
     await rig.connection.closed;

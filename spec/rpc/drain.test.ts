@@ -8,7 +8,14 @@ describe('settleUnlessStalled', () => {
   it('resolves true when the work settles, and leaves no timer behind', async () => {
     const clock = createManualClock();
     let finish: () => void = () => {};
-    const result = settleUnlessStalled(new Promise<void>((resolve) => { finish = resolve; }), () => 0, clock, 100);
+    const result = settleUnlessStalled(
+      new Promise<void>((resolve) => {
+        finish = resolve;
+      }),
+      () => 0,
+      clock,
+      100,
+    );
     assert.equal(clock.pending(), 1);
     finish();
     assert.equal(await result, true);
@@ -19,7 +26,9 @@ describe('settleUnlessStalled', () => {
     const clock = createManualClock();
     let mark = 0;
     let outcome: boolean | null = null;
-    void settleUnlessStalled(new Promise(() => {}), () => mark, clock, 100).then((value) => { outcome = value; });
+    void settleUnlessStalled(new Promise(() => {}), () => mark, clock, 100).then((value) => {
+      outcome = value;
+    });
     clock.advance(99);
     mark++;
     clock.advance(1); // window 1 saw progress
@@ -35,13 +44,15 @@ describe('settleUnlessStalled', () => {
 });
 
 describe('drained / flushOutput', () => {
-  it('resolves at once for an empty buffer, and only after the stream\'s own buffer drained otherwise', async () => {
+  it("resolves at once for an empty buffer, and only after the stream's own buffer drained otherwise", async () => {
     const sink = createGatedSink(true, 1024 * 1024);
     await drained(sink.stream);
     sink.stream.write('abc\n');
     let done = false;
     const clock = createManualClock();
-    const flushing = flushOutput(sink.stream, clock, 100).then((value) => { done = value; });
+    const flushing = flushOutput(sink.stream, clock, 100).then((value) => {
+      done = value;
+    });
     await settle();
     assert.equal(done, false);
     sink.release();

@@ -8,7 +8,10 @@ describe('decodeFrame', () => {
     assert.deepEqual(decodeFrame(Buffer.from('{"a":"é"}')), { kind: 'message', value: { a: 'é' } });
   });
   it('answers bad JSON with -32700 and id null', () => {
-    assert.deepEqual(decodeFrame(Buffer.from('{"a":')), { kind: 'error', response: { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } } });
+    assert.deepEqual(decodeFrame(Buffer.from('{"a":')), {
+      kind: 'error',
+      response: { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } },
+    });
   });
   it('answers invalid UTF-8 with -32700 instead of decoding replacement characters', () => {
     const bytes = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
@@ -22,8 +25,13 @@ describe('decodeFrame', () => {
   });
   it('oversize frames get -32600 with the bound in data', () => {
     assert.deepEqual(oversizeFrameResponse(1024), {
-      jsonrpc: '2.0', id: null,
-      error: { code: -32600, message: 'Invalid Request: frame exceeds 1024 bytes', data: { code: 'frame_too_large', max_frame_bytes: 1024 } },
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message: 'Invalid Request: frame exceeds 1024 bytes',
+        data: { code: 'frame_too_large', max_frame_bytes: 1024 },
+      },
     });
   });
 });
@@ -32,10 +40,22 @@ describe('rpcErrors', () => {
   it('every constructor yields a code from the table and a message without stack or path', () => {
     const codes = new Set<number>(Object.values(RPC_ERROR_CODES));
     const built = [
-      rpcErrors.parseError(), rpcErrors.invalidUtf8(), rpcErrors.invalidRequest(), rpcErrors.emptyBatch(), rpcErrors.batchNotSupported(),
-      rpcErrors.frameTooLarge(10), rpcErrors.duplicateId(), rpcErrors.alreadyInitialized(), rpcErrors.methodNotFound(),
-      rpcErrors.invalidParams('x', '/x'), rpcErrors.unknownTool(), rpcErrors.internal(), rpcErrors.notInitialized(), rpcErrors.closing(),
-      rpcErrors.resourceNotFound(), rpcErrors.resourceUnavailable('busy', 'Busy.'),
+      rpcErrors.parseError(),
+      rpcErrors.invalidUtf8(),
+      rpcErrors.invalidRequest(),
+      rpcErrors.emptyBatch(),
+      rpcErrors.batchNotSupported(),
+      rpcErrors.frameTooLarge(10),
+      rpcErrors.duplicateId(),
+      rpcErrors.alreadyInitialized(),
+      rpcErrors.methodNotFound(),
+      rpcErrors.invalidParams('x', '/x'),
+      rpcErrors.unknownTool(),
+      rpcErrors.internal(),
+      rpcErrors.notInitialized(),
+      rpcErrors.closing(),
+      rpcErrors.resourceNotFound(),
+      rpcErrors.resourceUnavailable('busy', 'Busy.'),
     ];
     for (const error of built) {
       assert.ok(codes.has(error.code));

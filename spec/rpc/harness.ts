@@ -15,7 +15,12 @@ export function createHarness(overrides: Partial<AdapterOptions> = {}): Harness 
   const tools = createFakeToolProvider();
   const logs: string[] = [];
   const notifications: JsonObject[] = [];
-  const adapter = createAdapter({ toolProvider: tools, resourceProvider: createFakeResourceProvider(), log: (line) => logs.push(line), ...overrides });
+  const adapter = createAdapter({
+    toolProvider: tools,
+    resourceProvider: createFakeResourceProvider(),
+    log: (line) => logs.push(line),
+    ...overrides,
+  });
   adapter.onNotification((n) => notifications.push(n));
   return {
     adapter,

@@ -25,11 +25,18 @@ describe('server/discover', () => {
     assert.deepEqual(result['supportedVersions'], [...ALL_PROTOCOL_VERSIONS]);
     assert.ok(arr(result['supportedVersions']).includes('2026-07-28'));
     assert.ok(arr(result['supportedVersions']).includes('2025-11-25'), 'a legacy fallback is always named');
-    assert.deepEqual(result['capabilities'], { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } }, 'the fake provider has no tasks: no extension advertised');
+    assert.deepEqual(
+      result['capabilities'],
+      { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } },
+      'the fake provider has no tasks: no extension advertised',
+    );
     assert.equal(result['ttlMs'], 0);
     assert.equal(result['cacheScope'], 'private');
     assert.equal(typeof result['instructions'], 'string');
-    assert.deepEqual(at(result, '_meta', SERVER_INFO_KEY), { name: 'claude-run-mcp', version: str(at(result, '_meta', SERVER_INFO_KEY, 'version')) });
+    assert.deepEqual(at(result, '_meta', SERVER_INFO_KEY), {
+      name: 'claude-run-mcp',
+      version: str(at(result, '_meta', SERVER_INFO_KEY, 'version')),
+    });
     assert.equal(h.adapter.state().protocolVersion, null, 'discover negotiates nothing');
   });
 
@@ -68,7 +75,13 @@ describe('modern requests without initialize', () => {
 
   it('tools/call is answered synchronously when the extension is not declared', async () => {
     const h = createHarness();
-    const result = resultOf(await h.request(1, 'tools/call', { name: 'echo', arguments: { text: 'hi' }, _meta: { ...meta(), progressToken: 1, 'claudecode/toolUseId': 'toolu_1' } }));
+    const result = resultOf(
+      await h.request(1, 'tools/call', {
+        name: 'echo',
+        arguments: { text: 'hi' },
+        _meta: { ...meta(), 'progressToken': 1, 'claudecode/toolUseId': 'toolu_1' },
+      }),
+    );
     assert.equal(result['resultType'], 'complete');
     assert.equal(result['isError'], false);
     assert.deepEqual(result['structuredContent'], { result: { text: 'hi' } });
@@ -100,7 +113,11 @@ describe('modern requests without initialize', () => {
     const h = createHarness();
     const pending = h.request(11, 'tools/call', { name: 'slow', arguments: {}, _meta: { ...meta(), progressToken: 11 } });
     await h.tools.started();
-    assert.deepEqual(h.notifications[0], { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 11, progress: 1, message: 'started' } });
+    assert.deepEqual(h.notifications[0], {
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: 11, progress: 1, message: 'started' },
+    });
     assert.equal(await h.adapter.handle({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 11 } }), undefined);
     assert.equal(await pending, undefined, 'no response for a cancelled request');
     assert.equal(h.tools.contexts[0]?.signal.reason, 'cancelled');
@@ -128,12 +145,42 @@ describe('modern requests without initialize', () => {
 
 describe('per-request _meta validation', () => {
   const cases: Array<{ name: string; meta: Record<string, unknown>; code: number; path?: string }> = [
-    { name: 'clientCapabilities missing', meta: meta({ 'io.modelcontextprotocol/clientCapabilities': undefined }), code: -32602, path: '/_meta/io.modelcontextprotocol~1clientCapabilities' },
-    { name: 'clientCapabilities not an object', meta: meta({ 'io.modelcontextprotocol/clientCapabilities': 'all' }), code: -32602, path: '/_meta/io.modelcontextprotocol~1clientCapabilities' },
-    { name: 'protocolVersion not a string', meta: meta({ 'io.modelcontextprotocol/protocolVersion': 20260728 }), code: -32602, path: '/_meta/io.modelcontextprotocol~1protocolVersion' },
-    { name: 'protocolVersion not a date', meta: meta({ 'io.modelcontextprotocol/protocolVersion': 'SECRET-latest' }), code: -32602, path: '/_meta/io.modelcontextprotocol~1protocolVersion' },
-    { name: 'clientInfo malformed', meta: meta({ 'io.modelcontextprotocol/clientInfo': { name: 'SECRET' } }), code: -32602, path: '/_meta/io.modelcontextprotocol~1clientInfo' },
-    { name: 'extensions not an object', meta: meta({ 'io.modelcontextprotocol/clientCapabilities': { extensions: ['SECRET'] } }), code: -32602, path: '/_meta/io.modelcontextprotocol~1clientCapabilities/extensions' },
+    {
+      name: 'clientCapabilities missing',
+      meta: meta({ 'io.modelcontextprotocol/clientCapabilities': undefined }),
+      code: -32602,
+      path: '/_meta/io.modelcontextprotocol~1clientCapabilities',
+    },
+    {
+      name: 'clientCapabilities not an object',
+      meta: meta({ 'io.modelcontextprotocol/clientCapabilities': 'all' }),
+      code: -32602,
+      path: '/_meta/io.modelcontextprotocol~1clientCapabilities',
+    },
+    {
+      name: 'protocolVersion not a string',
+      meta: meta({ 'io.modelcontextprotocol/protocolVersion': 20260728 }),
+      code: -32602,
+      path: '/_meta/io.modelcontextprotocol~1protocolVersion',
+    },
+    {
+      name: 'protocolVersion not a date',
+      meta: meta({ 'io.modelcontextprotocol/protocolVersion': 'SECRET-latest' }),
+      code: -32602,
+      path: '/_meta/io.modelcontextprotocol~1protocolVersion',
+    },
+    {
+      name: 'clientInfo malformed',
+      meta: meta({ 'io.modelcontextprotocol/clientInfo': { name: 'SECRET' } }),
+      code: -32602,
+      path: '/_meta/io.modelcontextprotocol~1clientInfo',
+    },
+    {
+      name: 'extensions not an object',
+      meta: meta({ 'io.modelcontextprotocol/clientCapabilities': { extensions: ['SECRET'] } }),
+      code: -32602,
+      path: '/_meta/io.modelcontextprotocol~1clientCapabilities/extensions',
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: ${c.code}, path named, value not echoed, nothing run`, async () => {
@@ -158,14 +205,21 @@ describe('per-request _meta validation', () => {
   for (const requested of ['2099-01-01', '2025-11-25', '1900-01-01']) {
     it(`an unsupported date ${requested} is -32022 naming every supported date, legacy ones included`, async () => {
       const h = createHarness();
-      const error = errorOf(await h.request(1, 'server/discover', { _meta: meta({ 'io.modelcontextprotocol/protocolVersion': requested }) }));
+      const error = errorOf(
+        await h.request(1, 'server/discover', { _meta: meta({ 'io.modelcontextprotocol/protocolVersion': requested }) }),
+      );
       assert.equal(error.code, -32022);
       assert.equal(error.message, 'Unsupported protocol version');
       assert.deepEqual(error.data, { supported: [...ALL_PROTOCOL_VERSIONS], requested });
       assert.ok(arr(at(error.data, 'supported')).includes('2025-11-25'), 'a client always has a fallback');
       // The process is still usable both ways afterwards.
       assert.equal(resultOf(await h.request(2, 'server/discover', { _meta: meta() }))['resultType'], 'complete');
-      assert.equal(resultOf(await h.request(3, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: CLIENT_INFO }))['protocolVersion'], '2025-11-25');
+      assert.equal(
+        resultOf(await h.request(3, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: CLIENT_INFO }))[
+          'protocolVersion'
+        ],
+        '2025-11-25',
+      );
     });
   }
 

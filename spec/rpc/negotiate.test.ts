@@ -17,10 +17,38 @@ describe('negotiateVersion', () => {
 
 describe('features by date', () => {
   const table = {
-    '2024-11-05': { batching: false, toolAnnotations: false, progressMessage: false, structuredContent: false, titles: false, validationAsToolError: false },
-    '2025-03-26': { batching: true, toolAnnotations: true, progressMessage: true, structuredContent: false, titles: false, validationAsToolError: false },
-    '2025-06-18': { batching: false, toolAnnotations: true, progressMessage: true, structuredContent: true, titles: true, validationAsToolError: false },
-    '2025-11-25': { batching: false, toolAnnotations: true, progressMessage: true, structuredContent: true, titles: true, validationAsToolError: true },
+    '2024-11-05': {
+      batching: false,
+      toolAnnotations: false,
+      progressMessage: false,
+      structuredContent: false,
+      titles: false,
+      validationAsToolError: false,
+    },
+    '2025-03-26': {
+      batching: true,
+      toolAnnotations: true,
+      progressMessage: true,
+      structuredContent: false,
+      titles: false,
+      validationAsToolError: false,
+    },
+    '2025-06-18': {
+      batching: false,
+      toolAnnotations: true,
+      progressMessage: true,
+      structuredContent: true,
+      titles: true,
+      validationAsToolError: false,
+    },
+    '2025-11-25': {
+      batching: false,
+      toolAnnotations: true,
+      progressMessage: true,
+      structuredContent: true,
+      titles: true,
+      validationAsToolError: true,
+    },
   } as const;
   for (const date of SUPPORTED_PROTOCOL_VERSIONS) {
     it(date, () => {

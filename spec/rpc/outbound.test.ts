@@ -18,7 +18,11 @@ import { systemClock } from '../../lib/util/clock.ts';
 import { createPermissionBroker, type DecidedQuestion } from '../../lib/permission/broker.ts';
 import { askThroughElicitation } from '../../lib/permission/elicit.ts';
 
-const FORM = { mode: 'form', message: 'allow?', requestedSchema: { type: 'object', properties: { decision: { type: 'string', enum: ['allow', 'deny'] } }, required: ['decision'] } };
+const FORM = {
+  mode: 'form',
+  message: 'allow?',
+  requestedSchema: { type: 'object', properties: { decision: { type: 'string', enum: ['allow', 'deny'] } }, required: ['decision'] },
+};
 
 /** Initializes with these capabilities and returns the CallContext of one running `slow` tool call. */
 async function contextOfACall(capabilities: unknown, modern = false): Promise<{ h: Harness; ctx: CallContext }> {
@@ -26,7 +30,13 @@ async function contextOfACall(capabilities: unknown, modern = false): Promise<{ 
   await h.request('init', 'initialize', { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'spec', version: '0' } });
   await h.adapter.handle({ jsonrpc: '2.0', method: 'notifications/initialized' });
   const meta = modern
-    ? { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'spec', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } } }
+    ? {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'spec', version: '0' },
+          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+        },
+      }
     : {};
   void h.request(1, 'tools/call', { name: 'slow', arguments: {}, ...meta });
   await h.tools.started();
@@ -45,14 +55,23 @@ describe('elicitation/create to the client', () => {
       const answer = ctx.elicit(FORM, new AbortController().signal);
       const [request] = sent(h, 'elicitation/create');
       assert.deepEqual(request, { jsonrpc: '2.0', id: 'claude-run-mcp-1', method: 'elicitation/create', params: FORM });
-      assert.equal(await h.adapter.handle({ jsonrpc: '2.0', id: 'claude-run-mcp-1', result: { action: 'accept', content: { decision: 'allow' } } }), undefined, 'a response is never answered');
+      assert.equal(
+        await h.adapter.handle({ jsonrpc: '2.0', id: 'claude-run-mcp-1', result: { action: 'accept', content: { decision: 'allow' } } }),
+        undefined,
+        'a response is never answered',
+      );
       assert.deepEqual(await answer, { action: 'accept', content: { decision: 'allow' } });
       h.tools.release();
     }
   });
 
   it('not declared, url only, or a modern-era request: no way to ask', async () => {
-    for (const [capabilities, modern] of [[{}, false], [{ elicitation: { url: {} } }, false], [{ elicitation: true }, false], [{ elicitation: { form: {} } }, true]] as const) {
+    for (const [capabilities, modern] of [
+      [{}, false],
+      [{ elicitation: { url: {} } }, false],
+      [{ elicitation: true }, false],
+      [{ elicitation: { form: {} } }, true],
+    ] as const) {
       const { h, ctx } = await contextOfACall(capabilities, modern);
       assert.equal(ctx.elicit, undefined, JSON.stringify([capabilities, modern]));
       h.tools.release();
@@ -65,8 +84,14 @@ describe('elicitation/create to the client', () => {
     const answer = ctx.elicit!(FORM, controller.signal);
     controller.abort();
     await assert.rejects(answer, (e: unknown) => e instanceof OutboundError && e.reason === 'aborted');
-    assert.deepEqual(sent(h, 'notifications/cancelled').map((n) => at(n, 'params', 'requestId')), ['claude-run-mcp-1']);
-    assert.equal(await h.adapter.handle({ jsonrpc: '2.0', id: 'claude-run-mcp-1', result: { action: 'accept', content: { decision: 'allow' } } }), undefined);
+    assert.deepEqual(
+      sent(h, 'notifications/cancelled').map((n) => at(n, 'params', 'requestId')),
+      ['claude-run-mcp-1'],
+    );
+    assert.equal(
+      await h.adapter.handle({ jsonrpc: '2.0', id: 'claude-run-mcp-1', result: { action: 'accept', content: { decision: 'allow' } } }),
+      undefined,
+    );
     h.tools.release();
   });
 
@@ -86,7 +111,10 @@ describe('elicitation/create to the client', () => {
     const outbound = createOutbound((m) => messages.push(m));
     const signal = new AbortController().signal;
     const pending = Array.from({ length: MAX_OUTBOUND_REQUESTS }, () => outbound.request('elicitation/create', FORM, signal));
-    await assert.rejects(outbound.request('elicitation/create', FORM, signal), (e: unknown) => e instanceof OutboundError && e.reason === 'too_many');
+    await assert.rejects(
+      outbound.request('elicitation/create', FORM, signal),
+      (e: unknown) => e instanceof OutboundError && e.reason === 'too_many',
+    );
     assert.equal(messages.length, MAX_OUTBOUND_REQUESTS);
     assert.equal(outbound.onResponse({ jsonrpc: '2.0', id: 'claude-run-mcp-1', result: {} }), true);
     assert.deepEqual(await pending[0], {});
@@ -98,7 +126,11 @@ describe('elicitation/create to the client', () => {
   /** Responses to our request id 'claude-run-mcp-1' that are not a clean JSON-RPC success, and why each fails. */
   const ACCEPT_ALLOW = { action: 'accept', content: { decision: 'allow' } };
   const NOT_A_SUCCESS: ReadonlyArray<readonly [string, JsonObject, string]> = [
-    ['both result and error', { jsonrpc: '2.0', id: 'claude-run-mcp-1', result: ACCEPT_ALLOW, error: { code: 1, message: 'x' } }, 'malformed_response'],
+    [
+      'both result and error',
+      { jsonrpc: '2.0', id: 'claude-run-mcp-1', result: ACCEPT_ALLOW, error: { code: 1, message: 'x' } },
+      'malformed_response',
+    ],
     ['both, error null', { jsonrpc: '2.0', id: 'claude-run-mcp-1', result: ACCEPT_ALLOW, error: null }, 'malformed_response'],
     ['neither result nor error', { jsonrpc: '2.0', id: 'claude-run-mcp-1' }, 'malformed_response'],
     ['no jsonrpc', { id: 'claude-run-mcp-1', result: ACCEPT_ALLOW }, 'malformed_response'],
@@ -131,7 +163,9 @@ describe('elicitation/create to the client', () => {
           const decided = new Promise<DecidedQuestion>((resolve) => broker.onDecision(resolve));
           const asked = new Promise<void>((resolve) => broker.onQuestion(() => resolve()));
           await once(bridge, 'connect');
-          bridge.write(`${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: { command: 'rm -rf x' }, tool_use_id: 'toolu_1' })}\n`);
+          bridge.write(
+            `${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: { command: 'rm -rf x' }, tool_use_id: 'toolu_1' })}\n`,
+          );
           await asked;
           assert.equal(sent(h, 'elicitation/create').length, 1, label);
           await h.adapter.handle(response);

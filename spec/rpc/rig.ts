@@ -35,9 +35,18 @@ export function createRig(options: RigOptions = {}): Rig {
   const logs: string[] = [];
   let cleanups = 0;
   let handled = 0;
-  const inner = createAdapter({ toolProvider: tools, resourceProvider: createFakeResourceProvider(), onClose: async () => { cleanups++; } });
+  const inner = createAdapter({
+    toolProvider: tools,
+    resourceProvider: createFakeResourceProvider(),
+    onClose: async () => {
+      cleanups++;
+    },
+  });
   const adapter = {
-    handle(message: unknown) { handled++; return inner.handle(message); },
+    handle(message: unknown) {
+      handled++;
+      return inner.handle(message);
+    },
     onNotification: inner.onNotification,
     close: inner.close,
   };

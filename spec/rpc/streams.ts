@@ -40,7 +40,9 @@ export function createGatedSink(gated = false, highWaterMark = 1): GatedSink {
     stream,
     chunkSizes,
     messages: () => jsonLines(Buffer.concat(bytes).toString('utf8'), 'written line'),
-    gate() { closed = true; },
+    gate() {
+      closed = true;
+    },
     release() {
       closed = false;
       const callbacks = held;

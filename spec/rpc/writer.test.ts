@@ -30,7 +30,13 @@ describe('message writer', () => {
     const responses = Array.from({ length: 50 }, (_, i) => writer.write({ id: i + 2 }));
     assert.equal(writer.writeDroppable(progress(4)), false);
     const queuedResponseBytes = Array.from({ length: 51 }, (_, i) => lineBytes({ id: i + 1 })).reduce((a, b) => a + b, 0);
-    assert.deepEqual(writer.stats(), { droppedProgress: 2, queuedProgressBytes: bound, queuedMessages: 52, queuedBytes: queuedResponseBytes + bound, writtenBytes: 0 });
+    assert.deepEqual(writer.stats(), {
+      droppedProgress: 2,
+      queuedProgressBytes: bound,
+      queuedMessages: 52,
+      queuedBytes: queuedResponseBytes + bound,
+      writtenBytes: 0,
+    });
     assert.deepEqual(sink.messages(), [{ id: 1 }], 'nothing else is written while the stream is backed up');
 
     sink.release();
@@ -48,14 +54,16 @@ describe('message writer', () => {
     const writer = createMessageWriter(sink.stream);
     void writer.write({ id: 1 });
     let flushed = false;
-    const flushing = writer.flush().then(() => { flushed = true; });
+    const flushing = writer.flush().then(() => {
+      flushed = true;
+    });
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(flushed, false);
     sink.release();
     await flushing;
   });
 
-  it('flush waits for the stream\'s own buffer too, not just the writer queue', async () => {
+  it("flush waits for the stream's own buffer too, not just the writer queue", async () => {
     // Like a pipe: write() accepts (returns true) but the bytes still sit in libuv's queue.
     const sink = createGatedSink(true, 1024 * 1024);
     const writer = createMessageWriter(sink.stream);
@@ -64,7 +72,9 @@ describe('message writer', () => {
     assert.equal(writer.stats().queuedMessages, 0);
     assert.equal(writer.queuedBytes(), lineBytes({ id: 1 }) + lineBytes({ id: 2 }), 'writableLength counts');
     let flushed = false;
-    const flushing = writer.flush().then(() => { flushed = true; });
+    const flushing = writer.flush().then(() => {
+      flushed = true;
+    });
     await settle();
     assert.equal(flushed, false, 'bytes still pending in the stream');
     sink.releaseOne();
@@ -84,7 +94,9 @@ describe('message writer', () => {
     assert.equal(writer.queuedBytes(), 4 * one);
     await writer.whenQueuedAtMost(4 * one); // exactly at the bound: already there
     let atTwo = false;
-    void writer.whenQueuedAtMost(2 * one).then(() => { atTwo = true; });
+    void writer.whenQueuedAtMost(2 * one).then(() => {
+      atTwo = true;
+    });
     sink.releaseOne();
     await settle();
     assert.equal(atTwo, false, 'three lines still queued');
@@ -133,7 +145,10 @@ describe('message writer', () => {
     await writer.flush();
     const expected = Buffer.from(`${JSON.stringify(message)}\n`);
     assert.ok(expected.length > 2 * WRITE_SLICE_BYTES);
-    assert.equal(sink.chunkSizes.reduce((a, b) => a + b, 0), expected.length);
+    assert.equal(
+      sink.chunkSizes.reduce((a, b) => a + b, 0),
+      expected.length,
+    );
     assert.ok(sink.chunkSizes.every((size) => size <= WRITE_SLICE_BYTES));
     assert.deepEqual(sink.messages(), [message]);
     await settle();

@@ -14,9 +14,23 @@ test('a run gets what remains; its cap is reserved until it reports, then it is 
   const ledger = createBudgetLedger(0.1);
   const a = granted(ledger.admit(null));
   assert.equal(a.capUsd, 0.1);
-  assert.deepEqual(ledger.snapshot(), { limit_usd: 0.1, spent_usd: 0, reserved_usd: 0.1, remaining_usd: 0.1, available_usd: 0, runs_reserving: 1 });
+  assert.deepEqual(ledger.snapshot(), {
+    limit_usd: 0.1,
+    spent_usd: 0,
+    reserved_usd: 0.1,
+    remaining_usd: 0.1,
+    available_usd: 0,
+    runs_reserving: 1,
+  });
   ledger.settle(a.ticket, 0.049148);
-  assert.deepEqual(ledger.snapshot(), { limit_usd: 0.1, spent_usd: 0.049148, reserved_usd: 0, remaining_usd: 0.050852, available_usd: 0.050852, runs_reserving: 0 });
+  assert.deepEqual(ledger.snapshot(), {
+    limit_usd: 0.1,
+    spent_usd: 0.049148,
+    reserved_usd: 0,
+    remaining_usd: 0.050852,
+    available_usd: 0.050852,
+    runs_reserving: 0,
+  });
   const b = granted(ledger.admit(null));
   assert.equal(b.capUsd, 0.050852, 'exactly what remains, no float drift');
   ledger.settle(b.ticket, 0.049148);
@@ -50,7 +64,14 @@ test('a run that settles without a reported cost is charged its whole cap', () =
   const ledger = createBudgetLedger(0.5);
   const a = granted(ledger.admit(0.3));
   ledger.settle(a.ticket, null);
-  assert.deepEqual(ledger.snapshot(), { limit_usd: 0.5, spent_usd: 0.3, reserved_usd: 0, remaining_usd: 0.2, available_usd: 0.2, runs_reserving: 0 });
+  assert.deepEqual(ledger.snapshot(), {
+    limit_usd: 0.5,
+    spent_usd: 0.3,
+    reserved_usd: 0,
+    remaining_usd: 0.2,
+    available_usd: 0.2,
+    runs_reserving: 0,
+  });
   ledger.settle(a.ticket, 0.01);
   assert.equal(ledger.snapshot().spent_usd, 0.3, 'a ticket settles once');
 });
@@ -67,14 +88,22 @@ test('the budget at its bound: the last micro-dollar is granted, then nothing', 
 const usage = (cost: number): JsonObject => ({ inputTokens: 1, costUSD: cost });
 
 test('the cost charged: this invocation (model_usage_since_last_result), not the conversation total', () => {
-  const resumed: JsonObject = { type: 'result', total_cost_usd: 0.098436, model_usage_since_last_result: { 'claude-opus-5-5': usage(0.04928) } };
+  const resumed: JsonObject = {
+    type: 'result',
+    total_cost_usd: 0.098436,
+    model_usage_since_last_result: { 'claude-opus-5-5': usage(0.04928) },
+  };
   assert.equal(getRunCostUsd({ final: resumed, events_total: 3, malformed_lines: 0 }), 0.04928);
   const twoModels: JsonObject = { total_cost_usd: 1, model_usage_since_last_result: { a: usage(0.25), b: usage(0.5) } };
   assert.equal(getRunCostUsd({ final: twoModels, events_total: 3, malformed_lines: 0 }), 0.75);
   const apiError: JsonObject = { total_cost_usd: 0, model_usage_since_last_result: {} };
   assert.equal(getRunCostUsd({ final: apiError, events_total: 2, malformed_lines: 0 }), 0);
   const noPerCall: JsonObject = { total_cost_usd: 0.2 };
-  assert.equal(getRunCostUsd({ final: noPerCall, events_total: 1, malformed_lines: 0 }), 0.2, 'fallback: the cumulative total (over-charges a resume)');
+  assert.equal(
+    getRunCostUsd({ final: noPerCall, events_total: 1, malformed_lines: 0 }),
+    0.2,
+    'fallback: the cumulative total (over-charges a resume)',
+  );
   const brokenPerCall: JsonObject = { total_cost_usd: 0.2, model_usage_since_last_result: { a: { inputTokens: 1 } } };
   assert.equal(getRunCostUsd({ final: brokenPerCall, events_total: 1, malformed_lines: 0 }), 0.2);
   assert.equal(getRunCostUsd({ final: { type: 'result' }, events_total: 1, malformed_lines: 0 }), null, 'no cost in the final event');

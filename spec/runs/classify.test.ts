@@ -100,12 +100,19 @@ test('real native failures (API errors, session refusals, signals) map to their 
 test('native messages are the native words', () => {
   assert.match(classifyRun(fromCapture('err-r0-http_401')).error?.message ?? '', /^Failed to authenticate\. API Error: 401/);
   assert.equal(classifyRun(fromCapture('opt-max-turns-1')).error?.message, 'Reached maximum number of turns (1)');
-  assert.equal(classifyRun(fromCapture('sess-03-session-id-reuse')).error?.message, 'Error: Session ID 11111111-2222-4333-8444-555555555555 is already in use.');
+  assert.equal(
+    classifyRun(fromCapture('sess-03-session-id-reuse')).error?.message,
+    'Error: Session ID 11111111-2222-4333-8444-555555555555 is already in use.',
+  );
   assert.equal(classifyRun(fromCapture('err-def-http_529')).api_retries, 2);
 });
 
 test('is_error decides whatever the subtype; an unexplained native failure is native_error', () => {
-  const outcome = classifyRun(fromFrames([result({ is_error: true, result: 'odd', api_error_status: null, terminal_reason: 'completed' })], { exit: { code: 1, signal: null } }));
+  const outcome = classifyRun(
+    fromFrames([result({ is_error: true, result: 'odd', api_error_status: null, terminal_reason: 'completed' })], {
+      exit: { code: 1, signal: null },
+    }),
+  );
   assert.equal(outcome.error?.code, 'native_error');
   assert.equal(outcome.error?.message, 'odd');
   const nonSuccess = classifyRun(fromFrames([result({ subtype: 'error_during_execution', is_error: false })]));
@@ -116,21 +123,53 @@ test('is_error decides whatever the subtype; an unexplained native failure is na
 });
 
 test('status and assistant-error mapping tables', () => {
-  const status: Array<[number, ToolErrorCode]> = [[401, 'authentication_failed'], [403, 'authentication_failed'], [429, 'rate_limited'], [529, 'overloaded'], [404, 'model_not_found'], [400, 'api_invalid_request'], [413, 'api_invalid_request'], [500, 'api_server_error'], [502, 'api_server_error'], [599, 'api_server_error']];
+  const status: Array<[number, ToolErrorCode]> = [
+    [401, 'authentication_failed'],
+    [403, 'authentication_failed'],
+    [429, 'rate_limited'],
+    [529, 'overloaded'],
+    [404, 'model_not_found'],
+    [400, 'api_invalid_request'],
+    [413, 'api_invalid_request'],
+    [500, 'api_server_error'],
+    [502, 'api_server_error'],
+    [599, 'api_server_error'],
+  ];
   for (const [code, expected] of status) {
     assert.equal(classifyRun(fromFrames([result({ is_error: true, api_error_status: code })])).error?.code, expected, String(code));
   }
-  const assistant: Array<[string, ToolErrorCode]> = [['authentication_failed', 'authentication_failed'], ['rate_limit', 'rate_limited'], ['overloaded', 'overloaded'], ['server_error', 'api_server_error'], ['invalid_request', 'api_invalid_request'], ['model_not_found', 'model_not_found'], ['max_output_tokens', 'output_token_limit'], ['unknown', 'native_error']];
+  const assistant: Array<[string, ToolErrorCode]> = [
+    ['authentication_failed', 'authentication_failed'],
+    ['rate_limit', 'rate_limited'],
+    ['overloaded', 'overloaded'],
+    ['server_error', 'api_server_error'],
+    ['invalid_request', 'api_invalid_request'],
+    ['model_not_found', 'model_not_found'],
+    ['max_output_tokens', 'output_token_limit'],
+    ['unknown', 'native_error'],
+  ];
   for (const [error, expected] of assistant) {
-    const frames = [JSON.stringify({ type: 'assistant', error, message: { model: '<synthetic>' } }), result({ is_error: true, api_error_status: null, terminal_reason: 'api_error' })];
+    const frames = [
+      JSON.stringify({ type: 'assistant', error, message: { model: '<synthetic>' } }),
+      result({ is_error: true, api_error_status: null, terminal_reason: 'api_error' }),
+    ];
     assert.equal(classifyRun(fromFrames(frames)).error?.code, expected, error);
   }
-  assert.equal(classifyRun(fromFrames([result({ is_error: true, api_error_status: null, terminal_reason: 'image_error' })])).error?.code, 'api_invalid_request');
-  assert.equal(classifyRun(fromFrames([result({ is_error: true, terminal_reason: 'aborted_tools', api_error_status: 500 })])).error?.code, 'aborted');
+  assert.equal(
+    classifyRun(fromFrames([result({ is_error: true, api_error_status: null, terminal_reason: 'image_error' })])).error?.code,
+    'api_invalid_request',
+  );
+  assert.equal(
+    classifyRun(fromFrames([result({ is_error: true, terminal_reason: 'aborted_tools', api_error_status: 500 })])).error?.code,
+    'aborted',
+  );
 });
 
 test('no final event: assistant error and stderr still explain the failure', () => {
-  const frames = [INIT, JSON.stringify({ type: 'assistant', error: 'rate_limit', api_error_status: 429, message: { model: '<synthetic>' } })];
+  const frames = [
+    INIT,
+    JSON.stringify({ type: 'assistant', error: 'rate_limit', api_error_status: 429, message: { model: '<synthetic>' } }),
+  ];
   assert.equal(classifyRun(fromFrames(frames, { exit: { code: 1, signal: null } })).error?.code, 'rate_limited');
   assert.equal(mapNativeError(fromFrames([INIT]).ingest, ''), null);
   assert.equal(mapNativeError(fromFrames([result({})]).ingest, 'is already in use'), null, 'a success is never re-read as a failure');
@@ -163,7 +202,11 @@ test('bound terminations report the offending sizes', () => {
   big.onFrame(Buffer.from(result({})));
   const final = classifyRun({ ...fromFrames([]), ingest: big.snapshot(), termination: 'final_too_large' });
   assert.equal(final.error?.code, 'final_event_too_large');
-  assert.match(final.error?.message ?? '', /exceeded its bound of 100 bytes\./, 'the message names the bound this run was held to, not the default');
+  assert.match(
+    final.error?.message ?? '',
+    /exceeded its bound of 100 bytes\./,
+    'the message names the bound this run was held to, not the default',
+  );
   assert.equal(final.final, null);
   assert.equal(final.result, null, 'no truncated success');
 });
@@ -183,7 +226,9 @@ test('spawn failure outranks everything but termination', () => {
 
 test('final-event problems: duplicate, invalid, malformed output, missing', () => {
   assert.equal(classifyRun(fromFrames([result({}), result({})])).error?.code, 'duplicate_final_event');
-  const dupAfterError = classifyRun(fromFrames([result({ is_error: true, api_error_status: 429 }), result({})], { exit: { code: 1, signal: null } }));
+  const dupAfterError = classifyRun(
+    fromFrames([result({ is_error: true, api_error_status: 429 }), result({})], { exit: { code: 1, signal: null } }),
+  );
   assert.equal(dupAfterError.error?.code, 'rate_limited', 'the native error outranks the duplicate');
   assert.equal(classifyRun(fromFrames(['{"type":"result","result":"x"}'])).error?.code, 'malformed_final_event');
   const garbled = classifyRun(fromFrames([INIT, '{"type":"result","subtype":"succ']));
@@ -213,14 +258,20 @@ test('exit status: non-zero, a signal, or unknown fail an otherwise successful r
 });
 
 test('cleanup: unconfirmed fails a success; recorded separately when an earlier error decides', () => {
-  const unconfirmed = classifyRun(fromFrames([result({})], { cleanup: { confirmed: false, error: 'pid 42 survived SIGKILL', proof: 'process_scan' as const } }));
+  const unconfirmed = classifyRun(
+    fromFrames([result({})], { cleanup: { confirmed: false, error: 'pid 42 survived SIGKILL', proof: 'process_scan' as const } }),
+  );
   assert.equal(unconfirmed.error?.code, 'cleanup_unconfirmed');
   assert.equal(unconfirmed.cleanup_error?.message, 'pid 42 survived SIGKILL');
   assert.equal(unconfirmed.cleanup_confirmed, false);
   assert.equal(unconfirmed.result, 'Hi! I am a fake Claude.');
-  const vanished = classifyRun(fromFrames([result({})], { cleanup: { confirmed: false, error: null, code: 'supervisor_failed', proof: 'process_scan' as const } }));
+  const vanished = classifyRun(
+    fromFrames([result({})], { cleanup: { confirmed: false, error: null, code: 'supervisor_failed', proof: 'process_scan' as const } }),
+  );
   assert.equal(vanished.error?.code, 'supervisor_failed');
-  const both = classifyRun(fromCapture('err-r0-http_401', { cleanup: { confirmed: false, error: 'EOF without report', proof: 'process_scan' as const } }));
+  const both = classifyRun(
+    fromCapture('err-r0-http_401', { cleanup: { confirmed: false, error: 'EOF without report', proof: 'process_scan' as const } }),
+  );
   assert.equal(both.error?.code, 'authentication_failed');
   assert.equal(both.cleanup_error?.code, 'cleanup_unconfirmed');
   const confirmed = classifyRun(fromFrames([result({})], { cleanup: { confirmed: true, error: 'note', proof: 'process_scan' as const } }));
@@ -272,8 +323,14 @@ test('resumed reflects what the native process reported (real session captures)'
     assert.equal(outcome.resumed, expected, `${name} ${JSON.stringify(session)} ${known.length}`);
     assert.equal(outcome.resume_requested, session.kind === 'resume' || session.kind === 'continue');
   }
-  const nothing = classifyRun(fromFrames([], { session: { kind: 'resume', sessionId: id, fork: false }, exit: null, spawnError: { code: 'ENOENT', message: 'x' } }));
+  const nothing = classifyRun(
+    fromFrames([], { session: { kind: 'resume', sessionId: id, fork: false }, exit: null, spawnError: { code: 'ENOENT', message: 'x' } }),
+  );
   assert.equal(nothing.resumed, null, 'nothing reported: unknown');
-  const mismatch = classifyRun(fromFrames([INIT.replace('89091831-a95e-44bd-95a5-40cc9d0c6251', id), result({ session_id: 'other' })], { session: { kind: 'resume', sessionId: id, fork: false } }));
+  const mismatch = classifyRun(
+    fromFrames([INIT.replace('89091831-a95e-44bd-95a5-40cc9d0c6251', id), result({ session_id: 'other' })], {
+      session: { kind: 'resume', sessionId: id, fork: false },
+    }),
+  );
   assert.equal(mismatch.resumed, false, 'init and final disagree');
 });

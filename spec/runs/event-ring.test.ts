@@ -1,7 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  createEventRing, encodeCursor, DEFAULT_PAGE_LIMIT, MAX_CURSOR_CHARS, MAX_RING_ID_CHARS, MAX_EVENTS, MAX_EVENT_BYTES, MAX_PAGE_BYTES, MAX_PAGE_LIMIT,
+  createEventRing,
+  encodeCursor,
+  DEFAULT_PAGE_LIMIT,
+  MAX_CURSOR_CHARS,
+  MAX_RING_ID_CHARS,
+  MAX_EVENTS,
+  MAX_EVENT_BYTES,
+  MAX_PAGE_BYTES,
+  MAX_PAGE_LIMIT,
 } from '../../lib/runs/event-ring.ts';
 import type { EventRing } from '../../lib/runs/event-ring.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
@@ -32,7 +40,13 @@ test('bounds are the documented ones', () => {
 test('event count: exactly MAX_EVENTS retained, one more evicts the oldest', () => {
   const ring = createEventRing({ ringId: 'r' });
   fill(ring, MAX_EVENTS);
-  assert.deepEqual(ring.counts(), { events_total: 256, events_retained: 256, bytes_retained: ring.counts().bytes_retained, events_dropped: 0, events_omitted: 0 });
+  assert.deepEqual(ring.counts(), {
+    events_total: 256,
+    events_retained: 256,
+    bytes_retained: ring.counts().bytes_retained,
+    events_dropped: 0,
+    events_omitted: 0,
+  });
   assert.equal(ring.push({ i: 256 }).seq, 257);
   const counts = ring.counts();
   assert.equal(counts.events_retained, 256);
@@ -84,7 +98,10 @@ test('paging walks every event once with monotonic seqs; next_cursor continues a
     cursor = page.next_cursor;
     if (!page.has_more) break;
   }
-  assert.deepEqual(seen, Array.from({ length: 120 }, (_, i) => i + 1));
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 120 }, (_, i) => i + 1),
+  );
   const first = ring.page(undefined);
   assert.equal(first.events.length, DEFAULT_PAGE_LIMIT);
   assert.deepEqual(first.events[0]?.event, { i: 0 });
@@ -121,22 +138,38 @@ test('page byte cap: exactly MAX_PAGE_BYTES fits, one more byte stops the page; 
   ring.push(sized(half));
   ring.push(sized(8));
   const page = ring.page(undefined, 10);
-  assert.deepEqual(page.events.map((e) => e.seq), [1, 2]);
+  assert.deepEqual(
+    page.events.map((e) => e.seq),
+    [1, 2],
+  );
   assert.equal(page.has_more, true);
-  assert.deepEqual(ring.page(page.next_cursor).events.map((e) => e.seq), [3]);
+  assert.deepEqual(
+    ring.page(page.next_cursor).events.map((e) => e.seq),
+    [3],
+  );
 
   const over = createEventRing({ ringId: 'r' });
   over.push(sized(half));
   over.push(sized(half + 1));
-  assert.deepEqual(over.page(undefined, 10).events.map((e) => e.seq), [1]);
+  assert.deepEqual(
+    over.page(undefined, 10).events.map((e) => e.seq),
+    [1],
+  );
 
   const big = createEventRing({ ringId: 'r' });
   big.push(sized(MAX_PAGE_BYTES + 1000));
   big.push(sized(8));
   const lone = big.page(undefined, 10);
-  assert.deepEqual(lone.events.map((e) => e.seq), [1], 'first event of a page is always included');
+  assert.deepEqual(
+    lone.events.map((e) => e.seq),
+    [1],
+    'first event of a page is always included',
+  );
   assert.equal(lone.has_more, true);
-  assert.deepEqual(big.page(lone.next_cursor, 10).events.map((e) => e.seq), [2]);
+  assert.deepEqual(
+    big.page(lone.next_cursor, 10).events.map((e) => e.seq),
+    [2],
+  );
 });
 
 test('overflow: a cursor behind the oldest retained event is stale, reports missed_events and continues', () => {
@@ -147,7 +180,10 @@ test('overflow: a cursor behind the oldest retained event is stale, reports miss
   const next = ring.page(page.next_cursor, 3);
   assert.equal(next.stale_cursor, true);
   assert.equal(next.missed_events, 6, 'seqs 5..10 were evicted before they were read');
-  assert.deepEqual(next.events.map((e) => e.seq), [11, 12, 13]);
+  assert.deepEqual(
+    next.events.map((e) => e.seq),
+    [11, 12, 13],
+  );
   const after = ring.page(next.next_cursor, 3);
   assert.equal(after.stale_cursor, false);
   assert.equal(after.missed_events, 0);
@@ -173,7 +209,10 @@ test('omitted events take a seq and show up as missed, not as stale', () => {
   ring.omit();
   ring.push({ i: 4 });
   const page = ring.page(cursor);
-  assert.deepEqual(page.events.map((e) => e.seq), [4]);
+  assert.deepEqual(
+    page.events.map((e) => e.seq),
+    [4],
+  );
   assert.equal(page.missed_events, 2);
   assert.equal(page.stale_cursor, false);
   assert.equal(page.events_omitted, 2);
@@ -196,7 +235,14 @@ test('cursors from another run, from the future, tampered or oversized are inval
   assert.equal(ring.page(encodeCursor(6, 'run-a')).events.length, 0, 'one past the newest is the live position');
   rejects(() => ring.page(encodeCursor(7, 'run-a')), '/cursor');
   rejects(() => ring.page(encodeCursor(0, 'run-a')), '/cursor');
-  for (const bad of ['', 'not a cursor!', 'AAAA', Buffer.from('v1:01:run-a').toString('base64url'), Buffer.from('v2:1:run-a').toString('base64url'), Buffer.from('v1:1:run-a').toString('base64url') + '=']) {
+  for (const bad of [
+    '',
+    'not a cursor!',
+    'AAAA',
+    Buffer.from('v1:01:run-a').toString('base64url'),
+    Buffer.from('v2:1:run-a').toString('base64url'),
+    Buffer.from('v1:1:run-a').toString('base64url') + '=',
+  ]) {
     rejects(() => ring.page(bad), '/cursor');
   }
   const valid = encodeCursor(1, 'run-a');
@@ -253,7 +299,11 @@ test('the byte arena: events that wrap around its end or move when it grows read
         assert.equal(ring.counts().events_retained, model.length);
         assert.equal(ring.counts().bytes_retained, held());
         const page = ring.page(undefined, MAX_PAGE_LIMIT);
-        assert.deepEqual(page.events.map((e) => ({ seq: e.seq, text: JSON.stringify(e.event) })), model, `ring ${maxEventBytes}/${r}, after push ${i}`);
+        assert.deepEqual(
+          page.events.map((e) => ({ seq: e.seq, text: JSON.stringify(e.event) })),
+          model,
+          `ring ${maxEventBytes}/${r}, after push ${i}`,
+        );
       }
     }
   }

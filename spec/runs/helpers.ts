@@ -14,7 +14,9 @@ export function counterRandom(): RandomBytes {
   };
 }
 
-export interface Live { readonly tag: string }
+export interface Live {
+  readonly tag: string;
+}
 
 export function makeRegistry(overrides: Partial<Omit<RegistryOptions, 'clock' | 'random'>> = {}) {
   const clock = createManualClock(Date.UTC(2025, 0, 1));

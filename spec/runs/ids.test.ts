@@ -5,7 +5,10 @@ import { isRunId, newRunId, RUN_ID_RANDOM_BYTES } from '../../lib/runs/ids.ts';
 
 test('newRunId encodes 16 random bytes as run_ + 22 base64url chars', () => {
   const seen: number[] = [];
-  const id = newRunId((n) => { seen.push(n); return Buffer.alloc(n, 0xff); });
+  const id = newRunId((n) => {
+    seen.push(n);
+    return Buffer.alloc(n, 0xff);
+  });
   assert.deepEqual(seen, [RUN_ID_RANDOM_BYTES]);
   assert.equal(id, 'run_' + '_'.repeat(21) + 'w');
   assert.ok(isRunId(id));

@@ -24,8 +24,11 @@ test('golden text turn: final kept whole, init facts, assistant model, every eve
   assert.equal(state.final?.['fast_mode_state'], 'off', 'extension fields retained');
   assert.equal(state.final_bytes, Buffer.byteLength(lines('golden-ok-stream-partial').at(-1) ?? ''));
   assert.deepEqual(state.init, {
-    session_id: '89091831-a95e-44bd-95a5-40cc9d0c6251', model: 'claude-opus-5-5', claude_code_version: '2.1.332',
-    permissionMode: 'default', cwd: '/path/to/cwd',
+    session_id: '89091831-a95e-44bd-95a5-40cc9d0c6251',
+    model: 'claude-opus-5-5',
+    claude_code_version: '2.1.332',
+    permissionMode: 'default',
+    cwd: '/path/to/cwd',
   });
   assert.equal(state.assistant_model, 'claude-opus-5-5');
   assert.equal(state.last_assistant_error, null);
@@ -70,7 +73,15 @@ test('denied tool names are bounded: exactly MAX_DENIED_TOOLS kept, one more cou
 test('non-JSON lines are counted, not stored; blank lines are ignored; init is the first one', () => {
   const ingest = createIngest({ ringId: 'r' });
   const [init] = lines('golden-ok-stream-partial');
-  for (const frame of ['not json', '', '   ', '[1]', '{"type":"result"', init ?? '', '{"type":"system","subtype":"init","session_id":"other"}']) {
+  for (const frame of [
+    'not json',
+    '',
+    '   ',
+    '[1]',
+    '{"type":"result"',
+    init ?? '',
+    '{"type":"system","subtype":"init","session_id":"other"}',
+  ]) {
     assert.equal(ingest.onFrame(Buffer.from(frame)), 'continue');
   }
   const state = ingest.snapshot();

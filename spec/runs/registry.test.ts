@@ -5,8 +5,7 @@ import { isRunId } from '../../lib/runs/ids.ts';
 import { createManualClock } from '../helpers/manual-clock.ts';
 import { makeRegistry, toolErrorCode } from './helpers.ts';
 
-const observe = (r: ReturnType<typeof makeRegistry>['registry']) =>
-  ({ list: r.list(), revision: r.revision, counts: r.counts() });
+const observe = (r: ReturnType<typeof makeRegistry>['registry']) => ({ list: r.list(), revision: r.revision, counts: r.counts() });
 
 test('bounds are 32 retained and 4 active', () => {
   assert.equal(MAX_RETAINED_RUNS, 32);
@@ -22,8 +21,18 @@ test('reserve records the run and builds the live slot with its id', () => {
   assert.equal(entry.created_at, new Date(clock.wallNow()).toISOString());
   assert.deepEqual(
     { ...entry, live: undefined },
-    { run_id: entry.run_id, created_at: entry.created_at, settled_at: null, acquired_by: 'inv-A', sync: true, state: 'checking_version',
-      completed: false, cleanup_confirmed: false, session_id: null, live: undefined },
+    {
+      run_id: entry.run_id,
+      created_at: entry.created_at,
+      settled_at: null,
+      acquired_by: 'inv-A',
+      sync: true,
+      state: 'checking_version',
+      completed: false,
+      cleanup_confirmed: false,
+      session_id: null,
+      live: undefined,
+    },
   );
   assert.equal(registry.get(entry.run_id), entry);
   assert.equal(registry.revision, 1);
@@ -35,7 +44,18 @@ test('the 4th active run is accepted, the 5th fails with active_limit_reached an
   assert.deepEqual(registry.counts(), { retained: 4, active: 4 });
   const before = observe(registry);
   let factoryCalls = 0;
-  assert.throws(() => registry.reserve({ acquiredBy: 'x', sync: false, live: () => { factoryCalls++; return { tag: '' }; } }), toolErrorCode('active_limit_reached'));
+  assert.throws(
+    () =>
+      registry.reserve({
+        acquiredBy: 'x',
+        sync: false,
+        live: () => {
+          factoryCalls++;
+          return { tag: '' };
+        },
+      }),
+    toolErrorCode('active_limit_reached'),
+  );
   assert.equal(factoryCalls, 0);
   assert.deepEqual(observe(registry), before);
 });
@@ -65,10 +85,16 @@ test('the 32nd retained run evicts nothing; the 33rd evicts the run that settled
   const newest = reserve('inv-33');
   assert.equal(registry.revision, revision + 1, 'eviction and reservation are one change');
   assert.deepEqual(registry.counts(), { retained: 32, active: 2 });
-  assert.throws(() => registry.get(settled[0]!), (e: Error) => toolErrorCode('run_not_found')(e) && /evicted/.test(e.message));
+  assert.throws(
+    () => registry.get(settled[0]!),
+    (e: Error) => toolErrorCode('run_not_found')(e) && /evicted/.test(e.message),
+  );
   assert.equal(registry.get(longRunning.run_id).completed, true, 'creation order alone does not pick the victim');
   assert.equal(registry.get(active.run_id).state, 'checking_version');
-  assert.deepEqual(registry.list().map((r) => r.run_id), [longRunning.run_id, ...settled.slice(1), active.run_id, newest.run_id]);
+  assert.deepEqual(
+    registry.list().map((r) => r.run_id),
+    [longRunning.run_id, ...settled.slice(1), active.run_id, newest.run_id],
+  );
 
   reserve('inv-34'); // next victim: the next settled run
   assert.throws(() => registry.get(settled[1]!), toolErrorCode('run_not_found'));
@@ -101,7 +127,17 @@ test('a throwing live factory changes nothing, not even an eviction', () => {
   const { registry, done } = makeRegistry({ maxRetainedRuns: 1 });
   const old = done();
   const before = observe(registry);
-  assert.throws(() => registry.reserve({ acquiredBy: 'x', sync: false, live: () => { throw new Error('boom'); } }), /boom/);
+  assert.throws(
+    () =>
+      registry.reserve({
+        acquiredBy: 'x',
+        sync: false,
+        live: () => {
+          throw new Error('boom');
+        },
+      }),
+    /boom/,
+  );
   assert.deepEqual(observe(registry), before);
   assert.equal(registry.get(old.run_id).run_id, old.run_id);
 });
@@ -121,15 +157,25 @@ test('release: run_active, then cleanup_unconfirmed (kept), then removed; later 
   const released = registry.release(entry.run_id);
   assert.equal(released.live.tag, `live:${entry.run_id}`);
   assert.equal(registry.counts().retained, 0);
-  for (const read of [() => registry.get(entry.run_id), () => registry.release(entry.run_id), () => registry.update(entry.run_id, { state: 'running' })]) {
+  for (const read of [
+    () => registry.get(entry.run_id),
+    () => registry.release(entry.run_id),
+    () => registry.update(entry.run_id, { state: 'running' }),
+  ]) {
     assert.throws(read, (e: Error) => toolErrorCode('run_not_found')(e) && /released/.test(e.message) && e.message.includes(entry.run_id));
   }
 });
 
 test('unknown ids say unknown; malformed ids are not echoed', () => {
   const { registry } = makeRegistry();
-  assert.throws(() => registry.get('run_AAAAAAAAAAAAAAAAAAAAAA'), (e: Error) => toolErrorCode('run_not_found')(e) && /unknown/.test(e.message) && e.message.includes('run_AAAA'));
-  assert.throws(() => registry.get('<script>'), (e: Error) => toolErrorCode('run_not_found')(e) && !e.message.includes('<script>'));
+  assert.throws(
+    () => registry.get('run_AAAAAAAAAAAAAAAAAAAAAA'),
+    (e: Error) => toolErrorCode('run_not_found')(e) && /unknown/.test(e.message) && e.message.includes('run_AAAA'),
+  );
+  assert.throws(
+    () => registry.get('<script>'),
+    (e: Error) => toolErrorCode('run_not_found')(e) && !e.message.includes('<script>'),
+  );
 });
 
 test('ended ids are remembered up to 256, then forgotten oldest first', () => {
@@ -150,7 +196,10 @@ test('acquired_by is fixed at reserve and never rebinds', () => {
   reserve('inv-B');
   assert.equal(registry.get(bound.run_id).acquired_by, 'inv-A');
   assert.equal(registry.get(unbound.run_id).acquired_by, null);
-  assert.deepEqual(registry.list().map((r) => r.acquired_by), ['inv-A', null, 'inv-B']);
+  assert.deepEqual(
+    registry.list().map((r) => r.acquired_by),
+    ['inv-A', null, 'inv-B'],
+  );
 });
 
 test('list is in creation order with the reported fields', () => {
@@ -161,10 +210,26 @@ test('list is in creation order with the reported fields', () => {
   clock.advance(1000);
   registry.settle(a.run_id, { cleanupConfirmed: true, sessionId: 'sess-a' });
   assert.deepEqual(registry.list(), [
-    { run_id: a.run_id, state: 'completed', completed: true, cleanup_confirmed: true, created_at: '2025-01-01T00:00:00.000Z',
-      settled_at: '2025-01-01T00:00:02.000Z', session_id: 'sess-a', acquired_by: 'a' },
-    { run_id: b.run_id, state: 'checking_version', completed: false, cleanup_confirmed: false, created_at: '2025-01-01T00:00:01.000Z',
-      settled_at: null, session_id: null, acquired_by: 'b' },
+    {
+      run_id: a.run_id,
+      state: 'completed',
+      completed: true,
+      cleanup_confirmed: true,
+      created_at: '2025-01-01T00:00:00.000Z',
+      settled_at: '2025-01-01T00:00:02.000Z',
+      session_id: 'sess-a',
+      acquired_by: 'a',
+    },
+    {
+      run_id: b.run_id,
+      state: 'checking_version',
+      completed: false,
+      cleanup_confirmed: false,
+      created_at: '2025-01-01T00:00:01.000Z',
+      settled_at: null,
+      session_id: null,
+      acquired_by: 'b',
+    },
   ]);
 });
 
@@ -198,7 +263,10 @@ test('misuse is refused: settling twice, updating a settled run, reserving compl
   registry.settle(e.run_id, { cleanupConfirmed: true });
   assert.throws(() => registry.settle(e.run_id, { cleanupConfirmed: true }), /already settled/);
   assert.throws(() => registry.update(e.run_id, { state: 'running' }), /completed/);
-  assert.throws(() => registry.reserve({ acquiredBy: null, sync: false, state: 'completed' as 'running', live: () => ({ tag: '' }) }), /completed/);
+  assert.throws(
+    () => registry.reserve({ acquiredBy: null, sync: false, state: 'completed' as 'running', live: () => ({ tag: '' }) }),
+    /completed/,
+  );
 });
 
 test('a synchronous run is retained after it settles, like a detached one', () => {
@@ -206,7 +274,10 @@ test('a synchronous run is retained after it settles, like a detached one', () =
   const e = reserve(null, true);
   registry.settle(e.run_id, { cleanupConfirmed: true, sessionId: 's' });
   assert.equal(registry.get(e.run_id).sync, true);
-  assert.deepEqual(registry.list().map((r) => r.run_id), [e.run_id]);
+  assert.deepEqual(
+    registry.list().map((r) => r.run_id),
+    [e.run_id],
+  );
 });
 
 test('repeated ids from the random source are retried, then refused', () => {

@@ -12,7 +12,12 @@ test('one holder per key, waiters granted in FIFO order', async () => {
   const lock = createSessionLock();
   const order: string[] = [];
   const first = await lock.acquire('session:a', never);
-  const waiters = ['w1', 'w2', 'w3'].map((name) => lock.acquire('session:a', never).then((release) => { order.push(name); return release; }));
+  const waiters = ['w1', 'w2', 'w3'].map((name) =>
+    lock.acquire('session:a', never).then((release) => {
+      order.push(name);
+      return release;
+    }),
+  );
   await flush();
   assert.deepEqual(order, []);
   assert.equal(lock.waiting('session:a'), 3);
@@ -33,7 +38,8 @@ test('different keys do not wait for each other', async () => {
   const a = await lock.acquire('session:a', never);
   const b = await lock.acquire('session:b', never);
   assert.equal(lock.isHeld('session:a') && lock.isHeld('session:b'), true);
-  a(); b();
+  a();
+  b();
   assert.equal(lock.size(), 0);
 });
 
@@ -42,8 +48,12 @@ test('release is idempotent: a double release does not skip a waiter', async () 
   const first = await lock.acquire('k', never);
   let second: ReleaseLock | undefined;
   let thirdGranted = false;
-  void lock.acquire('k', never).then((r) => { second = r; });
-  void lock.acquire('k', never).then(() => { thirdGranted = true; });
+  void lock.acquire('k', never).then((r) => {
+    second = r;
+  });
+  void lock.acquire('k', never).then(() => {
+    thirdGranted = true;
+  });
   first();
   first();
   await flush();
@@ -61,11 +71,17 @@ test('abort while waiting removes the waiter and rejects with an AbortError', as
   const controller = new AbortController();
   const aborted = lock.acquire('k', controller.signal);
   let nextGranted = false;
-  const next = lock.acquire('k', never).then((r) => { nextGranted = true; return r; });
+  const next = lock.acquire('k', never).then((r) => {
+    nextGranted = true;
+    return r;
+  });
   assert.equal(lock.waiting('k'), 2);
   controller.abort(new Error('client cancelled'));
-  await assert.rejects(aborted, (e: Error & { code?: string; cause?: unknown }) =>
-    e.name === 'AbortError' && e.code === 'ABORT_ERR' && e.cause instanceof Error && e.cause.message === 'client cancelled');
+  await assert.rejects(
+    aborted,
+    (e: Error & { code?: string; cause?: unknown }) =>
+      e.name === 'AbortError' && e.code === 'ABORT_ERR' && e.cause instanceof Error && e.cause.message === 'client cancelled',
+  );
   assert.equal(lock.waiting('k'), 1);
   holder();
   (await next)();
@@ -100,7 +116,14 @@ test(`waiters are bounded at ${MAX_WAITERS_PER_SESSION} per key; one more is ses
   const queued = Array.from({ length: MAX_WAITERS_PER_SESSION }, () => lock.acquire('k', new AbortController().signal));
   assert.equal(lock.waiting('k'), MAX_WAITERS_PER_SESSION);
   let refusal: unknown;
-  lock.acquire('k', never).then(() => { refusal = 'granted'; }, (error: unknown) => { refusal = error; });
+  lock.acquire('k', never).then(
+    () => {
+      refusal = 'granted';
+    },
+    (error: unknown) => {
+      refusal = error;
+    },
+  );
   await flush();
   assert.ok(isToolError(refusal), `refused with a ToolError: ${String(refusal)}`);
   assert.equal(refusal.code, 'session_busy');

@@ -17,7 +17,11 @@ function body(outcome: WorkSnapshotOutcome) {
 test('an empty registry is a valid snapshot at revision 0', () => {
   const { registry } = makeRegistry();
   assert.deepEqual(body(buildWorkSnapshot(registry, INSTANCE)), {
-    format_version: 1, uri: WORK_URI, instance_id: INSTANCE, revision: 0, owners: [],
+    format_version: 1,
+    uri: WORK_URI,
+    instance_id: INSTANCE,
+    revision: 0,
+    owners: [],
   });
   assert.equal(WORK_URI, 'computer-mcp://runtime/work/v1');
 });
@@ -35,11 +39,51 @@ test('every phase is an active owner; unconfirmed cleanup is uncertain even when
   const snapshot = body(buildWorkSnapshot(registry, INSTANCE));
   assert.equal(snapshot['revision'], registry.revision);
   assert.deepEqual(snapshot['owners'], [
-    { kind: 'claude.run', run_id: waiting.run_id, acquired_by: INV_A, state: 'waiting_for_session', completed: false, cleanup_confirmed: false, ownership: 'active' },
-    { kind: 'claude.run', run_id: checking.run_id, acquired_by: INV_A, state: 'checking_version', completed: false, cleanup_confirmed: false, ownership: 'active' },
-    { kind: 'claude.run', run_id: streaming.run_id, acquired_by: INV_B, state: 'running', completed: false, cleanup_confirmed: false, ownership: 'active' },
-    { kind: 'claude.run', run_id: failed.run_id, acquired_by: INV_B, state: 'completed', completed: true, cleanup_confirmed: false, ownership: 'uncertain' },
-    { kind: 'claude.run', run_id: doneRun.run_id, acquired_by: INV_A, state: 'completed', completed: true, cleanup_confirmed: true, ownership: 'active' },
+    {
+      kind: 'claude.run',
+      run_id: waiting.run_id,
+      acquired_by: INV_A,
+      state: 'waiting_for_session',
+      completed: false,
+      cleanup_confirmed: false,
+      ownership: 'active',
+    },
+    {
+      kind: 'claude.run',
+      run_id: checking.run_id,
+      acquired_by: INV_A,
+      state: 'checking_version',
+      completed: false,
+      cleanup_confirmed: false,
+      ownership: 'active',
+    },
+    {
+      kind: 'claude.run',
+      run_id: streaming.run_id,
+      acquired_by: INV_B,
+      state: 'running',
+      completed: false,
+      cleanup_confirmed: false,
+      ownership: 'active',
+    },
+    {
+      kind: 'claude.run',
+      run_id: failed.run_id,
+      acquired_by: INV_B,
+      state: 'completed',
+      completed: true,
+      cleanup_confirmed: false,
+      ownership: 'uncertain',
+    },
+    {
+      kind: 'claude.run',
+      run_id: doneRun.run_id,
+      acquired_by: INV_A,
+      state: 'completed',
+      completed: true,
+      cleanup_confirmed: true,
+      ownership: 'active',
+    },
   ]);
 });
 
@@ -74,13 +118,18 @@ test('revisions never go backwards and errors keep the last valid revision', () 
   const { registry, reserve } = makeRegistry();
   const reader = createWorkSnapshotReader(registry, INSTANCE);
   const seen: number[] = [];
-  const readOk = () => { const o = reader.read(); assert.ok(o.ok); seen.push(o.revision); return o; };
+  const readOk = () => {
+    const o = reader.read();
+    assert.ok(o.ok);
+    seen.push(o.revision);
+    return o;
+  };
 
-  readOk();                                            // 0
+  readOk(); // 0
   const bound = reserve(INV_A);
-  readOk();                                            // 1
+  readOk(); // 1
   assert.equal(reader.lastValidRevision(), 1);
-  const unbound = reserve(null);                       // 2 (not servable)
+  const unbound = reserve(null); // 2 (not servable)
   registry.update(unbound.run_id, { state: 'running' }); // 3
   for (let i = 0; i < 3; i++) {
     const error = reader.read();
@@ -91,10 +140,10 @@ test('revisions never go backwards and errors keep the last valid revision', () 
   assert.equal(reader.lastValidRevision(), 1, 'errors do not advance or lose it');
   assert.equal(registry.revision, 3, 'reads never consume a revision');
   registry.settle(unbound.run_id, { cleanupConfirmed: true }); // 4
-  registry.release(unbound.run_id);                            // 5
+  registry.release(unbound.run_id); // 5
   assert.equal(readOk().revision, 5);
   assert.equal(readOk().revision, 5, 'no change, same revision');
-  registry.update(bound.run_id, { state: 'running' });         // 6
+  registry.update(bound.run_id, { state: 'running' }); // 6
   readOk();
   assert.deepEqual(seen, [0, 1, 5, 5, 6]);
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i]! >= seen[i - 1]!);

@@ -29,7 +29,23 @@ type Case = [string, unknown, string | null, string?];
 // [title, value, expected path (null = valid), expected message fragment]
 const CASES: Case[] = [
   ['minimal valid', { prompt: 'hi' }, null],
-  ['everything valid', { prompt: 'hello', timeout_seconds: 1800, budget: 0.01, mode: 'plan', session_id: UUID, name: 'abc', allowed_tools: ['a', 'b', 'c'], verbose: true, nothing: null, nested: { 'a/b~c': 1 }, open: { anything: [1] } }, null],
+  [
+    'everything valid',
+    {
+      prompt: 'hello',
+      timeout_seconds: 1800,
+      budget: 0.01,
+      mode: 'plan',
+      session_id: UUID,
+      name: 'abc',
+      allowed_tools: ['a', 'b', 'c'],
+      verbose: true,
+      nothing: null,
+      nested: { 'a/b~c': 1 },
+      open: { anything: [1] },
+    },
+    null,
+  ],
   ['not an object', 'x', '', 'must be an object'],
   ['array is not an object', [], '', 'must be an object'],
   ['null is not an object', null, '', 'must be an object'],
@@ -60,7 +76,7 @@ const CASES: Case[] = [
   ['boolean', { prompt: 'a', verbose: 'yes' }, '/verbose', 'must be a boolean'],
   ['null type', { prompt: 'a', nothing: 0 }, '/nothing', 'must be null'],
   ['pointer escaping', { prompt: 'a', nested: { 'a/b~c': 'x' } }, '/nested/a~1b~0c', 'must be an integer'],
-  ['additional property name escaped', { prompt: 'a', 'x/y': 1 }, '/x~1y', 'is not an allowed property'],
+  ['additional property name escaped', { 'prompt': 'a', 'x/y': 1 }, '/x~1y', 'is not an allowed property'],
 ];
 
 describe('validate', () => {
@@ -80,7 +96,13 @@ describe('validate', () => {
 
   it('never echoes the submitted value', () => {
     const secret = 'SECRET-VALUE-123';
-    for (const value of [{ prompt: secret }, { prompt: 'a', mode: secret }, { prompt: 'a', session_id: secret }, { prompt: 'a', name: secret }, { prompt: 'a', timeout_seconds: secret }]) {
+    for (const value of [
+      { prompt: secret },
+      { prompt: 'a', mode: secret },
+      { prompt: 'a', session_id: secret },
+      { prompt: 'a', name: secret },
+      { prompt: 'a', timeout_seconds: secret },
+    ]) {
       const result = validate(RUN, value);
       assert.equal(result.ok, false);
       assert.ok(!JSON.stringify(result).includes(secret), JSON.stringify(result));
@@ -102,7 +124,11 @@ describe('validate', () => {
     const schema: JsonSchema = { type: 'object', properties: {}, required: ['toString'], additionalProperties: false };
     assert.deepEqual(validate(schema, {}), { ok: false, path: '/toString', message: 'is required' });
     const open: JsonSchema = { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false };
-    assert.deepEqual(validate(open, JSON.parse('{"__proto__": 1}')), { ok: false, path: '/__proto__', message: 'is not an allowed property' });
+    assert.deepEqual(validate(open, JSON.parse('{"__proto__": 1}')), {
+      ok: false,
+      path: '/__proto__',
+      message: 'is not an allowed property',
+    });
   });
 
   it('cuts very long property names in paths', () => {

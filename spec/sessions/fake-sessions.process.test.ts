@@ -11,19 +11,37 @@ import { encodeProjectPath } from '../../lib/native/transcripts.ts';
 import { at, jsonLines, num, objAt } from '../helpers/typed-results.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 
-interface Outcome { code: number | null; stdout: string; stderr: string; events: JsonObject[] }
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  events: JsonObject[];
+}
 
-function sandbox(): { home: string; cwd: string; other: string; run: (args: string[], cwd?: string, env?: Record<string, string>) => Outcome; projectDir: (cwd: string) => string; close: () => void } {
+function sandbox(): {
+  home: string;
+  cwd: string;
+  other: string;
+  run: (args: string[], cwd?: string, env?: Record<string, string>) => Outcome;
+  projectDir: (cwd: string) => string;
+  close: () => void;
+} {
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'crm-fake-sess-')));
   const cwd = join(home, 'work dir');
   const other = join(home, 'other');
   mkdirSync(cwd);
   mkdirSync(other);
   return {
-    home, cwd, other,
+    home,
+    cwd,
+    other,
     run(args, at = cwd, env = {}) {
       const out = spawnSync(process.execPath, [FAKE_CLAUDE, '-p', '--output-format', 'stream-json', '--verbose', ...args, '--', 'hello'], {
-        cwd: at, env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: home, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000,
+        cwd: at,
+        env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: home, ...env },
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 20_000,
       });
       const events = jsonLines(out.stdout, 'stream-json line');
       return { code: out.status, stdout: out.stdout, stderr: out.stderr, events };
@@ -91,9 +109,17 @@ test('fake sessions: new, in use, resume (cumulative cost), fork, continue, no p
     const readOnly = s.run(['--resume', freshId, '--no-session-persistence'], s.other);
     assert.equal(init(readOnly)?.['session_id'], freshId);
     assert.deepEqual(readdirSync(s.projectDir(s.other)).sort(), before);
-    const lines = readFileSync(join(s.projectDir(s.other), `${freshId}.jsonl`), 'utf8').trim().split('\n').length;
+    const lines = readFileSync(join(s.projectDir(s.other), `${freshId}.jsonl`), 'utf8')
+      .trim()
+      .split('\n').length;
     assert.equal(s.run(['--resume', freshId, '--no-session-persistence'], s.other).code, 0);
-    assert.equal(readFileSync(join(s.projectDir(s.other), `${freshId}.jsonl`), 'utf8').trim().split('\n').length, lines, 'reads but does not append');
+    assert.equal(
+      readFileSync(join(s.projectDir(s.other), `${freshId}.jsonl`), 'utf8')
+        .trim()
+        .split('\n').length,
+      lines,
+      'reads but does not append',
+    );
   } finally {
     s.close();
   }
@@ -106,7 +132,10 @@ test('fake sessions: a config folder outside the temp directory is never touched
     assert.equal(out.code, 0, out.stderr);
     assert.equal(existsSync('/nonexistent-config-for-spec'), false);
     const viaConfig = s.run([], s.cwd, { CLAUDE_CONFIG_DIR: join(s.home, 'cfg') });
-    assert.ok(existsSync(join(s.home, 'cfg', 'projects', encodeProjectPath(s.cwd), `${String(init(viaConfig)?.['session_id'])}.jsonl`)), 'CLAUDE_CONFIG_DIR wins over HOME');
+    assert.ok(
+      existsSync(join(s.home, 'cfg', 'projects', encodeProjectPath(s.cwd), `${String(init(viaConfig)?.['session_id'])}.jsonl`)),
+      'CLAUDE_CONFIG_DIR wins over HOME',
+    );
   } finally {
     s.close();
   }

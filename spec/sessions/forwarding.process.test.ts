@@ -27,28 +27,93 @@ test('every forwarded option reaches the native argv exactly, and only when supp
 
     const extra = h.subdir('extra');
     const full = await argvOf(h, {
-      model: 'sonnet', effort: 'high', append_system_prompt: 'Be brief.', max_budget_usd: 0.5, max_turns: 2,
-      allowed_tools: ['Read', 'Bash(git status:*)'], disallowed_tools: ['Write'], add_dirs: [extra, h.dir],
-      permission_mode: 'plan', session_id: ID, no_session_persistence: true,
+      model: 'sonnet',
+      effort: 'high',
+      append_system_prompt: 'Be brief.',
+      max_budget_usd: 0.5,
+      max_turns: 2,
+      allowed_tools: ['Read', 'Bash(git status:*)'],
+      disallowed_tools: ['Write'],
+      add_dirs: [extra, h.dir],
+      permission_mode: 'plan',
+      session_id: ID,
+      no_session_persistence: true,
     });
     assert.deepEqual(full.argv, [
-      ...HEAD, '--model', 'sonnet', '--effort', 'high', '--append-system-prompt', 'Be brief.', '--max-budget-usd', '0.5',
-      '--max-turns', '2', '--permission-mode', 'plan', '--session-id', ID, '--no-session-persistence',
-      '--allowedTools', 'Read', '--allowedTools', 'Bash(git status:*)', '--disallowedTools', 'Write',
-      '--add-dir', extra, '--add-dir', h.dir, '--', 'p',
+      ...HEAD,
+      '--model',
+      'sonnet',
+      '--effort',
+      'high',
+      '--append-system-prompt',
+      'Be brief.',
+      '--max-budget-usd',
+      '0.5',
+      '--max-turns',
+      '2',
+      '--permission-mode',
+      'plan',
+      '--session-id',
+      ID,
+      '--no-session-persistence',
+      '--allowedTools',
+      'Read',
+      '--allowedTools',
+      'Bash(git status:*)',
+      '--disallowedTools',
+      'Write',
+      '--add-dir',
+      extra,
+      '--add-dir',
+      h.dir,
+      '--',
+      'p',
     ]);
     assert.equal(full.result['model'], 'sonnet');
     assert.equal(full.result['session_id'], ID);
 
     await argvOf(h, { session_id: ID }); // now it exists, so it can be resumed
-    assert.deepEqual((await argvOf(h, { resume_session_id: ID, permission_mode: 'acceptEdits' })).argv,
-      [...HEAD, '--permission-mode', 'acceptEdits', '--resume', ID, '--', 'p']);
-    assert.deepEqual((await argvOf(h, { resume_session_id: ID, fork_session: true })).argv,
-      [...HEAD, '--permission-mode', 'dontAsk', '--resume', ID, '--fork-session', '--', 'p']);
-    assert.deepEqual((await argvOf(h, { continue_previous: true })).argv, [...HEAD, '--permission-mode', 'dontAsk', '--continue', '--', 'p']);
-    assert.deepEqual((await argvOf(h, { continue_previous: true, fork_session: true })).argv,
-      [...HEAD, '--permission-mode', 'dontAsk', '--continue', '--fork-session', '--', 'p']);
-    assert.deepEqual((await argvOf(h, { prompt: '--model=opus' })).argv, [...HEAD, '--permission-mode', 'dontAsk', '--', '--model=opus'], 'a prompt is never an option');
+    assert.deepEqual((await argvOf(h, { resume_session_id: ID, permission_mode: 'acceptEdits' })).argv, [
+      ...HEAD,
+      '--permission-mode',
+      'acceptEdits',
+      '--resume',
+      ID,
+      '--',
+      'p',
+    ]);
+    assert.deepEqual((await argvOf(h, { resume_session_id: ID, fork_session: true })).argv, [
+      ...HEAD,
+      '--permission-mode',
+      'dontAsk',
+      '--resume',
+      ID,
+      '--fork-session',
+      '--',
+      'p',
+    ]);
+    assert.deepEqual((await argvOf(h, { continue_previous: true })).argv, [
+      ...HEAD,
+      '--permission-mode',
+      'dontAsk',
+      '--continue',
+      '--',
+      'p',
+    ]);
+    assert.deepEqual((await argvOf(h, { continue_previous: true, fork_session: true })).argv, [
+      ...HEAD,
+      '--permission-mode',
+      'dontAsk',
+      '--continue',
+      '--fork-session',
+      '--',
+      'p',
+    ]);
+    assert.deepEqual(
+      (await argvOf(h, { prompt: '--model=opus' })).argv,
+      [...HEAD, '--permission-mode', 'dontAsk', '--', '--model=opus'],
+      'a prompt is never an option',
+    );
   } finally {
     await h.close();
   }
@@ -83,9 +148,15 @@ test('permission denials reported by the native result are surfaced, and the run
   try {
     const out = await h.call('claude.run', { prompt: 'run python', cwd: h.dir });
     assert.equal(out.isError, false, out.text.slice(0, 300));
-    assert.deepEqual(out.result?.['permission_denials'], [{ tool_name: 'Bash', tool_use_id: 'toolu_fake_1', tool_input: { command: 'python3 -c "print(1)"' } }]);
+    assert.deepEqual(out.result?.['permission_denials'], [
+      { tool_name: 'Bash', tool_use_id: 'toolu_fake_1', tool_input: { command: 'python3 -c "print(1)"' } },
+    ]);
     const argv = readFakeRecord(h.recordFile).argv;
-    assert.deepEqual(argv.slice(argv.indexOf('--permission-mode'), argv.indexOf('--permission-mode') + 2), ['--permission-mode', 'dontAsk'], 'the MCP default mode');
+    assert.deepEqual(
+      argv.slice(argv.indexOf('--permission-mode'), argv.indexOf('--permission-mode') + 2),
+      ['--permission-mode', 'dontAsk'],
+      'the MCP default mode',
+    );
   } finally {
     await h.close();
   }

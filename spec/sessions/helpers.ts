@@ -28,17 +28,20 @@ export interface FakeLine {
 /** The fake's ready lines so far (none before the file exists), each checked. */
 export function readFakeLines(file: string): FakeLine[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l.endsWith('}')).map((l, i) => {
-    const o = parseObj(l, `ready line ${i + 1}`);
-    const what = `ready line ${i + 1}`;
-    const line: FakeLine = { ready: str(o['ready'], `${what}: ready`), pid: num(o['pid'], `${what}: pid`), t: num(o['t'], `${what}: t`) };
-    return {
-      ...line,
-      ...(o['session'] === undefined ? {} : { session: str(o['session'], `${what}: session`) }),
-      ...(o['prompt'] === undefined ? {} : { prompt: str(o['prompt'], `${what}: prompt`) }),
-      ...(o['code'] === undefined || o['code'] === null ? {} : { code: num(o['code'], `${what}: code`) }),
-    };
-  });
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.endsWith('}'))
+    .map((l, i) => {
+      const o = parseObj(l, `ready line ${i + 1}`);
+      const what = `ready line ${i + 1}`;
+      const line: FakeLine = { ready: str(o['ready'], `${what}: ready`), pid: num(o['pid'], `${what}: pid`), t: num(o['t'], `${what}: t`) };
+      return {
+        ...line,
+        ...(o['session'] === undefined ? {} : { session: str(o['session'], `${what}: session`) }),
+        ...(o['prompt'] === undefined ? {} : { prompt: str(o['prompt'], `${what}: prompt`) }),
+        ...(o['code'] === undefined || o['code'] === null ? {} : { code: num(o['code'], `${what}: code`) }),
+      };
+    });
 }
 
 export interface SessionHarness extends ToolHarness {
@@ -56,13 +59,21 @@ export interface SessionHarness extends ToolHarness {
   settled(runId: string): ReturnType<ToolHarness['settled']>;
 }
 
-export async function createSessionHarness(env: Record<string, string> = {}, config: Partial<ProviderConfig> = {}): Promise<SessionHarness> {
+export async function createSessionHarness(
+  env: Record<string, string> = {},
+  config: Partial<ProviderConfig> = {},
+): Promise<SessionHarness> {
   const side = mkdtempSync(join(tmpdir(), 'crm-sess-side-'));
   const readyFile = join(side, 'ready.jsonl');
   const recordFile = join(side, 'record.json');
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_READY_FILE: readyFile, FAKE_CLAUDE_RECORD: recordFile, ...env }, protocolVersion: '2025-11-25', config });
+  const h = await createToolHarness({
+    env: { FAKE_CLAUDE_READY_FILE: readyFile, FAKE_CLAUDE_RECORD: recordFile, ...env },
+    protocolVersion: '2025-11-25',
+    config,
+  });
   const lines = (): FakeLine[] => readFakeLines(readyFile);
-  const settled = (runId: string): ReturnType<ToolHarness['settled']> => h.settled(runId, { waitSeconds: 30, timeoutMs: 120_000, detail: 'full' });
+  const settled = (runId: string): ReturnType<ToolHarness['settled']> =>
+    h.settled(runId, { waitSeconds: 30, timeoutMs: 120_000, detail: 'full' });
   return {
     ...h,
     readyFile,
@@ -76,7 +87,12 @@ export async function createSessionHarness(env: Record<string, string> = {}, con
     },
     transcripts(cwd) {
       const dir = join(h.dir, '.claude', 'projects', encodeProjectPath(cwd));
-      return existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -6)).sort() : [];
+      return existsSync(dir)
+        ? readdirSync(dir)
+            .filter((n) => n.endsWith('.jsonl'))
+            .map((n) => n.slice(0, -6))
+            .sort()
+        : [];
     },
     subdir(name) {
       const dir = join(h.dir, name);
@@ -103,5 +119,7 @@ export async function waitForState(h: ToolHarness, runId: string, state: string)
     const list = await h.call('claude.run.list', {});
     last = String(objs(at(list.result, 'runs'), 'runs').find((r) => r['run_id'] === runId)?.['state']);
     return last === state;
-  }).catch((error: unknown) => { throw new Error(`${String(error)} (last state ${last})`); });
+  }).catch((error: unknown) => {
+    throw new Error(`${String(error)} (last state ${last})`);
+  });
 }

@@ -48,7 +48,10 @@ test('two resumes of one session are serialized; another session runs in paralle
     const first = await h.start({ prompt: 'R1a', cwd, resume_session_id: S1 });
     const second = await h.start({ prompt: 'R1b', cwd, resume_session_id: S1 });
     const other = await h.start({ prompt: 'R2', cwd, resume_session_id: S2 });
-    await waitUntil('R1a and R2 streaming', () => h.lines().filter((l) => l.ready === 'session' && (l.prompt === 'R1a' || l.prompt === 'R2')).length === 2);
+    await waitUntil(
+      'R1a and R2 streaming',
+      () => h.lines().filter((l) => l.ready === 'session' && (l.prompt === 'R1a' || l.prompt === 'R2')).length === 2,
+    );
     const states = await statesNow(h);
     assert.equal(states[second], 'waiting_for_session', 'the queued run is visible as a state');
     assert.equal(states[first], 'running');
@@ -57,7 +60,14 @@ test('two resumes of one session are serialized; another session runs in paralle
 
     const results = [await h.settled(first), await h.settled(second), await h.settled(other)];
     for (const out of results) assert.equal(out.isError, false, out.text.slice(0, 300));
-    assert.deepEqual(results.map((o) => [o.result?.['session_id'], o.result?.['resumed']]), [[S1, true], [S1, true], [S2, true]]);
+    assert.deepEqual(
+      results.map((o) => [o.result?.['session_id'], o.result?.['resumed']]),
+      [
+        [S1, true],
+        [S1, true],
+        [S2, true],
+      ],
+    );
     const [a, b, c] = [h.span('R1a'), h.span('R1b'), h.span('R2')];
     assert.ok(a.end <= b.start, `R1b started (${b.start}) only after R1a ended (${a.end})`);
     assert.ok(overlaps(a, c), 'R2 ran while R1a ran');
@@ -74,7 +84,10 @@ test('continue is keyed by directory and by its newest conversation', async () =
     const x = h.subdir('x');
     const y = h.subdir('y');
     gate.open(); // the seeds need not wait
-    for (const id of [await h.start({ prompt: 'seedX', cwd: x, session_id: S1 }), await h.start({ prompt: 'seedY', cwd: y, session_id: S2 })]) {
+    for (const id of [
+      await h.start({ prompt: 'seedX', cwd: x, session_id: S1 }),
+      await h.start({ prompt: 'seedY', cwd: y, session_id: S2 }),
+    ]) {
       assert.equal((await h.settled(id)).isError, false);
     }
     gate.close();
@@ -84,14 +97,23 @@ test('continue is keyed by directory and by its newest conversation', async () =
     const cy = await h.start({ prompt: 'CY', cwd: y, continue_previous: true });
     await waitForState(h, cx2, 'waiting_for_session');
     await waitForState(h, rx, 'waiting_for_session');
-    await waitUntil('CX1 and CY streaming', () => h.lines().filter((l) => l.ready === 'session' && (l.prompt === 'CX1' || l.prompt === 'CY')).length === 2);
+    await waitUntil(
+      'CX1 and CY streaming',
+      () => h.lines().filter((l) => l.ready === 'session' && (l.prompt === 'CX1' || l.prompt === 'CY')).length === 2,
+    );
     gate.open();
     const ids = [cx1, cx2, rx, cy];
     const results = [];
     for (const id of ids) results.push(await h.settled(id));
     for (const out of results) assert.equal(out.isError, false, out.text.slice(0, 300));
-    assert.deepEqual(results.map((o) => o.result?.['session_id']), [S1, S1, S1, S2]);
-    assert.deepEqual(results.map((o) => o.result?.['resumed']), [true, true, true, true]);
+    assert.deepEqual(
+      results.map((o) => o.result?.['session_id']),
+      [S1, S1, S1, S2],
+    );
+    assert.deepEqual(
+      results.map((o) => o.result?.['resumed']),
+      [true, true, true, true],
+    );
     const spans = ['CX1', 'CX2', 'RX'].map((p) => h.span(p)).sort((p, q) => p.start - q.start);
     for (let i = 1; i < spans.length; i++) assert.ok(spans[i - 1]!.end <= spans[i]!.start, 'the writers of S1 never overlap');
     assert.ok(overlaps(h.span('CX1'), h.span('CY')), 'another directory continues in parallel');
@@ -115,7 +137,11 @@ test('cancelling a run that waits for its conversation ends it without spawning 
     assert.equal(out.error?.code, 'cancelled');
     assert.equal(out.result?.['cleanup_confirmed'], true);
     assert.equal((await h.settled(holder)).isError, false);
-    assert.equal(h.lines().some((l) => l.prompt === 'waiter'), false, 'the waiting run never started a process');
+    assert.equal(
+      h.lines().some((l) => l.prompt === 'waiter'),
+      false,
+      'the waiting run never started a process',
+    );
   } finally {
     await h.close();
   }

@@ -17,7 +17,9 @@ const failed = (checks: readonly Check[]): string[] => checks.filter((c) => !c.o
 /** Fresh builds of this file, removed after it; the first is reused by the audit's negative test. */
 const buildDirs: string[] = [];
 let firstBuild: BuiltBundle | undefined;
-after(() => { for (const dir of buildDirs) rmSync(dir, { recursive: true, force: true }); });
+after(() => {
+  for (const dir of buildDirs) rmSync(dir, { recursive: true, force: true });
+});
 async function freshBuild(): Promise<BuiltBundle> {
   const dir = mkdtempSync(join(tmpdir(), 'crm-ship-'));
   buildDirs.push(dir);
@@ -36,7 +38,7 @@ test('two builds are byte-identical and pass the static audit', async () => {
 });
 
 test('the audit fails a bundle with a foreign input or a non-node import, and a package.json with dependencies', async () => {
-  const built = firstBuild ?? await freshBuild();
+  const built = firstBuild ?? (await freshBuild());
   const metafile = structuredClone(built.metafile);
   metafile.inputs['node_modules/x/index.js'] = { bytes: 1, imports: [] };
   const output = Object.values(metafile.outputs)[0];

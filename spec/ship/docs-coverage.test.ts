@@ -32,7 +32,13 @@ test('every error code has its own row in the error tables of docs/tools.md', ()
 test('docs/tools.md names every tool in both spellings, and has a section per tool', () => {
   assert.equal(TOOL_NAMES.length, 9);
   assert.deepEqual(missing(tools, TOOL_NAMES), []);
-  assert.deepEqual(missing(tools, TOOL_NAMES.map((name) => toWireName(name, true))), []);
+  assert.deepEqual(
+    missing(
+      tools,
+      TOOL_NAMES.map((name) => toWireName(name, true)),
+    ),
+    [],
+  );
   const sections = TOOL_NAMES.filter((name) => !tools.includes(`\n## \`${name}\`\n`));
   assert.deepEqual(sections, []);
 });
@@ -55,7 +61,22 @@ test('docs/protocol.md names every wire error code and every protocol date', () 
 
 test('the README links every doc this repository ships, and each exists', () => {
   const readme = read('README.md');
-  const docs = ['docs/tools.md', 'docs/protocol.md', 'docs/supervisor.md', 'docs/security.md', 'docs/library.md', 'docs/maintaining-cli-tree.md', 'docs/AUDIT.md', 'docs/architecture.md'];
-  assert.deepEqual(docs.filter((doc) => !readme.includes(doc)), []);
-  assert.deepEqual(docs.filter((doc) => !existsSync(fileURLToPath(new URL(`../../${doc}`, import.meta.url)))), []);
+  const docs = [
+    'docs/tools.md',
+    'docs/protocol.md',
+    'docs/supervisor.md',
+    'docs/security.md',
+    'docs/library.md',
+    'docs/maintaining-cli-tree.md',
+    'docs/AUDIT.md',
+    'docs/architecture.md',
+  ];
+  assert.deepEqual(
+    docs.filter((doc) => !readme.includes(doc)),
+    [],
+  );
+  assert.deepEqual(
+    docs.filter((doc) => !existsSync(fileURLToPath(new URL(`../../${doc}`, import.meta.url)))),
+    [],
+  );
 });

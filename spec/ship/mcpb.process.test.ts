@@ -14,7 +14,14 @@ import { getMcpConfigForManifest, hasRequiredConfigMissing, unpackExtension, vAn
 import { BUNDLE_NAME, readCommittedHash, ROOT } from '../../scripts/build.ts';
 import { MCPB_CLI, packMcpb } from '../../scripts/pack-mcpb.ts';
 import { parseServeArgs } from '../../lib/cli/args.ts';
-import { DEFAULT_MAX_TIMEOUT_SECONDS, MAX_BUDGET_USD_LIMIT, MAX_TIMEOUT_SECONDS_LIMIT, OPTION_KEYS, SERVER_OPTIONS, toUserConfigKey } from '../../lib/cli/server-options.ts';
+import {
+  DEFAULT_MAX_TIMEOUT_SECONDS,
+  MAX_BUDGET_USD_LIMIT,
+  MAX_TIMEOUT_SECONDS_LIMIT,
+  OPTION_KEYS,
+  SERVER_OPTIONS,
+  toUserConfigKey,
+} from '../../lib/cli/server-options.ts';
 import { TOOL_NAMES } from '../../lib/tools/declarations.ts';
 import { startServer } from '../e2e/server-process.ts';
 import { at, objs, parseObj, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
@@ -26,7 +33,9 @@ const FAKE_CLAUDE = join(ROOT, 'fixtures', 'fake-claude.mjs');
 const readManifest = (file: string): McpbManifestAny => vAny.McpbManifestSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
 const manifest = readManifest(join(ROOT, 'manifest.json'));
 const work = realpathSync(mkdtempSync(join(tmpdir(), 'crm-mcpb-test-')));
-after(() => { rmSync(work, { recursive: true, force: true }); });
+after(() => {
+  rmSync(work, { recursive: true, force: true });
+});
 
 describe('manifest.json', () => {
   it('passes the official `mcpb validate`', async () => {
@@ -39,16 +48,31 @@ describe('manifest.json', () => {
     assert.equal(manifest.version, pkg['version']);
     assert.equal(manifest.server.entry_point, `dist/${BUNDLE_NAME}`);
     assert.equal(manifest.server.mcp_config.args?.[0], `\${__dirname}/${manifest.server.entry_point}`);
-    assert.deepEqual(manifest.tools?.map((t) => t.name), TOOL_NAMES.map((n) => n.replaceAll('.', '_')));
+    assert.deepEqual(
+      manifest.tools?.map((t) => t.name),
+      TOOL_NAMES.map((n) => n.replaceAll('.', '_')),
+    );
     assert.equal(`>=${manifest.compatibility?.runtimes?.node?.replace(/^>=|\.0$/g, '')}`, at(pkg, 'engines', 'node'));
     const config = manifest.user_config ?? {};
     assert.deepEqual(Object.keys(config), OPTION_KEYS.filter((key) => SERVER_OPTIONS[key].published).map(toUserConfigKey));
     assert.equal(config['claude_bin']?.['type'], 'file');
     assert.equal(config['claude_bin']?.['required'], true);
-    assert.deepEqual([config['max_timeout_seconds']?.['min'], config['max_timeout_seconds']?.['max'], config['max_timeout_seconds']?.['default']], [1, MAX_TIMEOUT_SECONDS_LIMIT, DEFAULT_MAX_TIMEOUT_SECONDS]);
+    assert.deepEqual(
+      [config['max_timeout_seconds']?.['min'], config['max_timeout_seconds']?.['max'], config['max_timeout_seconds']?.['default']],
+      [1, MAX_TIMEOUT_SECONDS_LIMIT, DEFAULT_MAX_TIMEOUT_SECONDS],
+    );
     assert.equal(config['underscore_names']?.['default'], true, 'Claude Desktop gets names without dots by default');
-    assert.deepEqual([config['budget_usd']?.['min'], config['budget_usd']?.['max'], config['budget_usd']?.['default']], [0, MAX_BUDGET_USD_LIMIT, 0], 'no budget unless one is set');
-    for (const value of [0, 0.5, MAX_BUDGET_USD_LIMIT]) assert.equal(parseServeArgs([`--budget-usd=${value}`]).kind, 'config', `budget_usd ${value} reaches the server as a valid --budget-usd`);
+    assert.deepEqual(
+      [config['budget_usd']?.['min'], config['budget_usd']?.['max'], config['budget_usd']?.['default']],
+      [0, MAX_BUDGET_USD_LIMIT, 0],
+      'no budget unless one is set',
+    );
+    for (const value of [0, 0.5, MAX_BUDGET_USD_LIMIT])
+      assert.equal(
+        parseServeArgs([`--budget-usd=${value}`]).kind,
+        'config',
+        `budget_usd ${value} reaches the server as a valid --budget-usd`,
+      );
     assert.equal(hasRequiredConfigMissing({ manifest, userConfig: {} }), true, 'no server starts without the binary path');
   });
 });
@@ -61,7 +85,12 @@ describe('npm run pack:mcpb', () => {
     assert.equal(await unpackExtension({ mcpbPath: packed.file, outputDir: unpacked, silent: true }), true);
     assert.deepEqual(readdirSync(unpacked).sort(), ['README.md', 'dist', 'manifest.json']);
     assert.deepEqual(readdirSync(join(unpacked, 'dist')), [BUNDLE_NAME]);
-    assert.equal(createHash('sha256').update(readFileSync(join(unpacked, 'dist', BUNDLE_NAME))).digest('hex'), readCommittedHash());
+    assert.equal(
+      createHash('sha256')
+        .update(readFileSync(join(unpacked, 'dist', BUNDLE_NAME)))
+        .digest('hex'),
+      readCommittedHash(),
+    );
 
     const config = await getMcpConfigForManifest({
       manifest: readManifest(join(unpacked, 'manifest.json')),
@@ -77,12 +106,21 @@ describe('npm run pack:mcpb', () => {
     const record = join(work, 'record.json');
     const server = startServer([], args, { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: work, FAKE_CLAUDE_RECORD: record } });
     try {
-      server.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'desktop-like', version: '0' } } });
+      server.send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'desktop-like', version: '0' } },
+      });
       await server.response(1);
       server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       server.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
       const tools = objs(rpcResult(await server.response(2))['tools'], 'tools');
-      assert.deepEqual(tools.map((t) => t['name']), manifest.tools?.map((t) => t.name), 'underscore names (the default)');
+      assert.deepEqual(
+        tools.map((t) => t['name']),
+        manifest.tools?.map((t) => t.name),
+        'underscore names (the default)',
+      );
       assert.equal(at(tools, 0, 'inputSchema', 'properties', 'timeout_seconds', 'maximum'), 900, 'max_timeout_seconds reached the server');
       const prompt = 'hello from a bundle';
       server.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'claude_run', arguments: { prompt, cwd: work } } });

@@ -31,14 +31,31 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 function runNode(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: dir, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      cwd: dir,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => { stdout += text; });
-    child.stderr.setEncoding('utf8').on('data', (text: string) => { stderr += text; });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`node ${args.join(' ')} did not exit within ${CHILD_DEADLINE_MS} ms`)); }, CHILD_DEADLINE_MS);
-    child.on('error', (error) => { clearTimeout(timer); reject(error); });
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      stdout += text;
+    });
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`node ${args.join(' ')} did not exit within ${CHILD_DEADLINE_MS} ms`));
+    }, CHILD_DEADLINE_MS);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -46,14 +63,22 @@ describe('one audited file for every face', () => {
   it(`the ES module face is under ${MAX_FACE_BYTES} bytes of names: one require of the bundle beside it, no code`, () => {
     const text = readFileSync(face, 'utf8');
     assert.ok(Buffer.byteLength(text) < MAX_FACE_BYTES, `${Buffer.byteLength(text)} bytes`);
-    const shapes = [/^\/\/ /, /^import \{ createRequire \} from 'node:module';$/, new RegExp(`^const library = createRequire\\(import\\.meta\\.url\\)\\('\\./${BUNDLE_NAME.replace('.', '\\.')}'\\);$`), /^export const \{$/, /^ {2}[A-Za-z_$][\w$]*,$/, /^\} = library;$/, /^$/];
+    const shapes = [
+      /^\/\/ /,
+      /^import \{ createRequire \} from 'node:module';$/,
+      new RegExp(`^const library = createRequire\\(import\\.meta\\.url\\)\\('\\./${BUNDLE_NAME.replace('.', '\\.')}'\\);$`),
+      /^export const \{$/,
+      /^ {2}[A-Za-z_$][\w$]*,$/,
+      /^\} = library;$/,
+      /^$/,
+    ];
     const other = text.split('\n').filter((line) => !shapes.some((shape) => shape.test(line)));
     assert.deepEqual(other, [], 'every line is a comment, the one import, the one require, or a name');
   });
 
   it('require() of the bundle and import of the face give the very objects lib/npm-entry.ts exports, by the same names', async () => {
     const required = createRequire(import.meta.url)(bundle) as Record<string, unknown>;
-    const imported = await import(pathToFileURL(face).href) as Record<string, unknown>;
+    const imported = (await import(pathToFileURL(face).href)) as Record<string, unknown>;
     const source = await import('../../lib/npm-entry.ts');
     const names = Object.keys(source).sort();
     assert.deepEqual(Object.keys(required).sort(), names);
@@ -74,7 +99,7 @@ describe('one audited file for every face', () => {
     writeFileSync(join(dir, 'imports.mjs'), CONSUMER);
     const out = await runNode(['imports.mjs', face, FAKE_CLAUDE]);
     assert.equal(out.code, 0, out.stderr);
-    const result = parseObj(out.stdout, 'the consumer\'s report');
+    const result = parseObj(out.stdout, "the consumer's report");
     assert.equal(result['is_error'], false, JSON.stringify(result['error']));
     assert.equal(result['cleanup_confirmed'], true);
   });

@@ -19,9 +19,46 @@ const SCHEMA_URL = 'https://static.modelcontextprotocol.io/schemas/2025-12-11/se
 const NAME_PATTERN = /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/;
 /** Version ranges the schema rejects ('^1.2.3', '~1.2.3', '>=1.2.3', '1.x', '1.*'), and 'latest'. */
 const VERSION_RANGE = /[\^~<>=*\s|]|(^|\.)x(\.|$)/;
-const SERVER_KEYS = ['$schema', '_meta', 'description', 'icons', 'name', 'packages', 'remotes', 'repository', 'title', 'version', 'websiteUrl'];
-const PACKAGE_KEYS = ['environmentVariables', 'fileSha256', 'identifier', 'packageArguments', 'registryBaseUrl', 'registryType', 'runtimeArguments', 'runtimeHint', 'transport', 'version'];
-const INPUT_KEYS = ['choices', 'default', 'description', 'format', 'isRequired', 'isSecret', 'placeholder', 'value', 'variables', 'type', 'name', 'isRepeated', 'valueHint'];
+const SERVER_KEYS = [
+  '$schema',
+  '_meta',
+  'description',
+  'icons',
+  'name',
+  'packages',
+  'remotes',
+  'repository',
+  'title',
+  'version',
+  'websiteUrl',
+];
+const PACKAGE_KEYS = [
+  'environmentVariables',
+  'fileSha256',
+  'identifier',
+  'packageArguments',
+  'registryBaseUrl',
+  'registryType',
+  'runtimeArguments',
+  'runtimeHint',
+  'transport',
+  'version',
+];
+const INPUT_KEYS = [
+  'choices',
+  'default',
+  'description',
+  'format',
+  'isRequired',
+  'isSecret',
+  'placeholder',
+  'value',
+  'variables',
+  'type',
+  'name',
+  'isRepeated',
+  'valueHint',
+];
 const FORMATS = ['string', 'number', 'boolean', 'filepath'];
 
 const text = (value: unknown, min: number, max: number): boolean => typeof value === 'string' && value.length >= min && value.length <= max;
@@ -29,14 +66,18 @@ const text = (value: unknown, min: number, max: number): boolean => typeof value
 /** Every rule this spec holds server.json to; returns the violations (JSON paths), empty when valid. */
 function checkServerJson(doc: Json, pkg: Json): string[] {
   const problems: string[] = [];
-  const fail = (path: string, what: string): void => { problems.push(`${path}: ${what}`); };
+  const fail = (path: string, what: string): void => {
+    problems.push(`${path}: ${what}`);
+  };
   for (const key of Object.keys(doc)) if (!SERVER_KEYS.includes(key)) fail(`/${key}`, 'not a ServerDetail property');
   if (doc['$schema'] !== SCHEMA_URL) fail('/$schema', `must be ${SCHEMA_URL}`);
-  if (!text(doc['name'], 3, 200) || !NAME_PATTERN.test(String(doc['name']))) fail('/name', 'reverse-DNS namespace/name, 3 to 200 characters');
+  if (!text(doc['name'], 3, 200) || !NAME_PATTERN.test(String(doc['name'])))
+    fail('/name', 'reverse-DNS namespace/name, 3 to 200 characters');
   if (doc['name'] !== pkg['mcpName']) fail('/name', 'must equal package.json mcpName (npm ownership verification)');
   if (!text(doc['description'], 1, 100)) fail('/description', '1 to 100 characters');
   if (doc['title'] !== undefined && !text(doc['title'], 1, 100)) fail('/title', '1 to 100 characters');
-  if (!text(doc['version'], 1, 255) || VERSION_RANGE.test(String(doc['version'])) || doc['version'] === 'latest') fail('/version', 'a specific version, no range');
+  if (!text(doc['version'], 1, 255) || VERSION_RANGE.test(String(doc['version'])) || doc['version'] === 'latest')
+    fail('/version', 'a specific version, no range');
   if (doc['version'] !== pkg['version']) fail('/version', 'must equal package.json version');
   const packages = doc['packages'];
   if (!Array.isArray(packages) || packages.length !== 1) return [...problems, '/packages: exactly one package'];
@@ -53,12 +94,17 @@ function checkServerJson(doc: Json, pkg: Json): string[] {
   if (!Array.isArray(args)) return [...problems, '/packages/0/packageArguments: an array'];
   args.forEach((arg, i) => {
     const at = `/packages/0/packageArguments/${i}`;
-    if (!isJsonObject(arg)) { fail(at, 'an Argument object'); return; }
+    if (!isJsonObject(arg)) {
+      fail(at, 'an Argument object');
+      return;
+    }
     for (const key of Object.keys(arg)) if (!INPUT_KEYS.includes(key)) fail(`${at}/${key}`, 'not an Argument property');
-    if (arg['type'] !== 'named' || typeof arg['name'] !== 'string' || !arg['name'].startsWith('--')) fail(at, 'a named argument with its dashes');
+    if (arg['type'] !== 'named' || typeof arg['name'] !== 'string' || !arg['name'].startsWith('--'))
+      fail(at, 'a named argument with its dashes');
     if (arg['format'] !== undefined && !FORMATS.includes(String(arg['format']))) fail(`${at}/format`, FORMATS.join(', '));
     if (!text(arg['description'], 1, Number.MAX_SAFE_INTEGER)) fail(`${at}/description`, 'a description');
-    for (const key of ['isRequired', 'isSecret', 'isRepeated']) if (arg[key] !== undefined && typeof arg[key] !== 'boolean') fail(`${at}/${key}`, 'boolean');
+    for (const key of ['isRequired', 'isSecret', 'isRepeated'])
+      if (arg[key] !== undefined && typeof arg[key] !== 'boolean') fail(`${at}/${key}`, 'boolean');
     if (arg['default'] !== undefined && typeof arg['default'] !== 'string') fail(`${at}/default`, 'string');
   });
   return problems;
@@ -78,12 +124,42 @@ describe('server.json (MCP Registry)', () => {
       change(copy, objAt(copy, 'packages', 0));
       return checkServerJson(copy, pkg);
     };
-    assert.match(broken((c) => { c['name'] = 'no-slash'; }).join('\n'), /^\/name: reverse-DNS/m);
-    assert.match(broken((c) => { c['description'] = 'x'.repeat(101); }).join('\n'), /^\/description/m);
-    assert.match(broken((_c, p) => { p['version'] = 'latest'; }).join('\n'), /^\/packages\/0\/version/m);
-    assert.match(broken((c) => { c['version'] = '^0.1.0'; }).join('\n'), /^\/version: a specific version/m);
-    assert.match(broken((_c, p) => { p['transport'] = { type: 'sse' }; }).join('\n'), /^\/packages\/0\/transport/m);
-    assert.match(broken((_c, p) => { p['command'] = 'npx'; }).join('\n'), /^\/packages\/0\/command: not a Package property/m);
+    assert.match(
+      broken((c) => {
+        c['name'] = 'no-slash';
+      }).join('\n'),
+      /^\/name: reverse-DNS/m,
+    );
+    assert.match(
+      broken((c) => {
+        c['description'] = 'x'.repeat(101);
+      }).join('\n'),
+      /^\/description/m,
+    );
+    assert.match(
+      broken((_c, p) => {
+        p['version'] = 'latest';
+      }).join('\n'),
+      /^\/packages\/0\/version/m,
+    );
+    assert.match(
+      broken((c) => {
+        c['version'] = '^0.1.0';
+      }).join('\n'),
+      /^\/version: a specific version/m,
+    );
+    assert.match(
+      broken((_c, p) => {
+        p['transport'] = { type: 'sse' };
+      }).join('\n'),
+      /^\/packages\/0\/transport/m,
+    );
+    assert.match(
+      broken((_c, p) => {
+        p['command'] = 'npx';
+      }).join('\n'),
+      /^\/packages\/0\/command: not a Package property/m,
+    );
   });
 
   it('every argument, rendered --flag=value, is accepted by the server; together they cover its user options', () => {
@@ -91,15 +167,32 @@ describe('server.json (MCP Registry)', () => {
     const args = objs(at(doc, 'packages', 0, 'packageArguments'), 'packageArguments').map((a, i) => {
       const what = `packageArguments[${i}]`;
       const name = str(a['name'], `${what}.name`);
-      const value = a['default'] === undefined ? sample[a['format'] === undefined ? 'string' : str(a['format'], `${what}.format`)] : str(a['default'], `${what}.default`);
+      const value =
+        a['default'] === undefined
+          ? sample[a['format'] === undefined ? 'string' : str(a['format'], `${what}.format`)]
+          : str(a['default'], `${what}.default`);
       return { name, value: str(value, `${what}: a default or a sample value`) };
     });
     for (const { name, value } of args) {
       const parsed = parseServeArgs([`${name}=${value}`]);
       assert.equal(parsed.kind, 'config', `${name}=${value}`);
     }
-    assert.deepEqual(args.map((a) => a.name), OPTION_KEYS.filter((key) => SERVER_OPTIONS[key].published).map((key) => SERVER_OPTIONS[key].flag));
+    assert.deepEqual(
+      args.map((a) => a.name),
+      OPTION_KEYS.filter((key) => SERVER_OPTIONS[key].published).map((key) => SERVER_OPTIONS[key].flag),
+    );
     const parsed = parseServeArgs(args.map((a) => `${a.name}=${a.value}`));
-    assert.deepEqual(parsed, { kind: 'config', config: { claudeBin: '/usr/local/bin/claude', maxTimeoutSeconds: 1800, underscoreNames: false, promptViaStdin: false, maxFrameBytes: 16 * 1024 * 1024, cleanupBackend: 'auto', budgetUsd: null } });
+    assert.deepEqual(parsed, {
+      kind: 'config',
+      config: {
+        claudeBin: '/usr/local/bin/claude',
+        maxTimeoutSeconds: 1800,
+        underscoreNames: false,
+        promptViaStdin: false,
+        maxFrameBytes: 16 * 1024 * 1024,
+        cleanupBackend: 'auto',
+        budgetUsd: null,
+      },
+    });
   });
 });

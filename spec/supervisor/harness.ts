@@ -29,7 +29,16 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
   return { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, ...extra };
 }
 
-export function startFake(scenario: string, options: { env?: Record<string, string>; args?: string[]; stdin?: string | null; spec?: Partial<SupervisedSpec>; cleanup?: CleanupBackend } = {}): FakeRun {
+export function startFake(
+  scenario: string,
+  options: {
+    env?: Record<string, string>;
+    args?: string[];
+    stdin?: string | null;
+    spec?: Partial<SupervisedSpec>;
+    cleanup?: CleanupBackend;
+  } = {},
+): FakeRun {
   const dir = mkdtempSync(join(tmpdir(), 'sup-spec-'));
   const readyFile = join(dir, 'ready.jsonl');
   const recordFile = join(dir, 'record.json');
@@ -44,14 +53,27 @@ export function startFake(scenario: string, options: { env?: Record<string, stri
       stdin: options.stdin ?? null,
       ...options.spec,
     },
-    { onStdout: (chunk) => { chunks.push(chunk); }, onReport: (message) => { reports.push(message); } },
+    {
+      onStdout: (chunk) => {
+        chunks.push(chunk);
+      },
+      onReport: (message) => {
+        reports.push(message);
+      },
+    },
     options.cleanup === undefined ? {} : { cleanup: options.cleanup },
   );
   return {
-    run, dir, readyFile, recordFile, reports,
+    run,
+    dir,
+    readyFile,
+    recordFile,
+    reports,
     stdout: () => Buffer.concat(chunks),
     record: () => readFakeRecord(recordFile),
-    dispose: () => { rmSync(dir, { recursive: true, force: true }); },
+    dispose: () => {
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -7,41 +7,104 @@ import { createByteTail } from '../../lib/supervisor/child/stderr-tail.ts';
 import { isCloseOnExec } from '../../lib/supervisor/child/fds.ts';
 import { formatProbeResult, parseReportLine } from '../../lib/supervisor/report-parse.ts';
 import { getSupervisorCommand, SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
-import { PROBE_LINE_MAX_BYTES, PROBE_STDERR_MAX_BYTES, PROBE_STDOUT_MAX_BYTES, REPORT_MAX_BYTES, type ProbeOutcome, type RawProbeOutcome } from '../../lib/supervisor/protocol.ts';
+import {
+  PROBE_LINE_MAX_BYTES,
+  PROBE_STDERR_MAX_BYTES,
+  PROBE_STDOUT_MAX_BYTES,
+  REPORT_MAX_BYTES,
+  type ProbeOutcome,
+  type RawProbeOutcome,
+} from '../../lib/supervisor/protocol.ts';
 
 const MARKER = '0123456789abcdef'.repeat(2);
-const spawnLine = { type: 'spawn', marker: MARKER, cgroup: null, file: '/bin/x', args: ['-p'], cwd: '/', env: { A: 'b' }, stdin: null, interruptGraceMs: 1, termGraceMs: 0, killGraceMs: 0, trackIntervalMs: 1, expectFileId: null, expectImageId: null };
+const spawnLine = {
+  type: 'spawn',
+  marker: MARKER,
+  cgroup: null,
+  file: '/bin/x',
+  args: ['-p'],
+  cwd: '/',
+  env: { A: 'b' },
+  stdin: null,
+  interruptGraceMs: 1,
+  termGraceMs: 0,
+  killGraceMs: 0,
+  trackIntervalMs: 1,
+  expectFileId: null,
+  expectImageId: null,
+};
 
 test('parseControlLine accepts spawn and terminate, rejects anything off-shape', () => {
   assert.deepEqual(parseControlLine(JSON.stringify(spawnLine)), spawnLine);
   assert.deepEqual(parseControlLine('{"type":"terminate","reason":"cancel"}'), { type: 'terminate', reason: 'cancel' });
   const bad = [
-    'not json', '[]', '{"type":"terminate","reason":"whim"}', '{"type":"other"}',
-    { ...spawnLine, args: [1] }, { ...spawnLine, env: { A: 1 } }, { ...spawnLine, stdin: 3 }, { ...spawnLine, file: '' },
-    { ...spawnLine, trackIntervalMs: 0 }, { ...spawnLine, termGraceMs: -1 }, { ...spawnLine, killGraceMs: 1.5 }, { ...spawnLine, interruptGraceMs: 600_001 },
-    { ...spawnLine, marker: undefined }, { ...spawnLine, marker: MARKER.toUpperCase() }, { ...spawnLine, marker: `${MARKER}0` }, { ...spawnLine, marker: 'x'.repeat(32) },
-    { ...spawnLine, expectFileId: '' }, { ...spawnLine, expectFileId: '1:2:3:4' }, { ...spawnLine, expectFileId: 12345 },
-    { ...spawnLine, cgroup: 'relative/dir' }, { ...spawnLine, cgroup: '/sys/fs/cgroup/../etc' }, { ...spawnLine, cgroup: 7 },
-    { ...spawnLine, expectImageId: '' }, { ...spawnLine, expectImageId: '1:2:3:4' }, { ...spawnLine, expectImageId: 12345 },
+    'not json',
+    '[]',
+    '{"type":"terminate","reason":"whim"}',
+    '{"type":"other"}',
+    { ...spawnLine, args: [1] },
+    { ...spawnLine, env: { A: 1 } },
+    { ...spawnLine, stdin: 3 },
+    { ...spawnLine, file: '' },
+    { ...spawnLine, trackIntervalMs: 0 },
+    { ...spawnLine, termGraceMs: -1 },
+    { ...spawnLine, killGraceMs: 1.5 },
+    { ...spawnLine, interruptGraceMs: 600_001 },
+    { ...spawnLine, marker: undefined },
+    { ...spawnLine, marker: MARKER.toUpperCase() },
+    { ...spawnLine, marker: `${MARKER}0` },
+    { ...spawnLine, marker: 'x'.repeat(32) },
+    { ...spawnLine, expectFileId: '' },
+    { ...spawnLine, expectFileId: '1:2:3:4' },
+    { ...spawnLine, expectFileId: 12345 },
+    { ...spawnLine, cgroup: 'relative/dir' },
+    { ...spawnLine, cgroup: '/sys/fs/cgroup/../etc' },
+    { ...spawnLine, cgroup: 7 },
+    { ...spawnLine, expectImageId: '' },
+    { ...spawnLine, expectImageId: '1:2:3:4' },
+    { ...spawnLine, expectImageId: 12345 },
   ];
   for (const b of bad) assert.equal(parseControlLine(typeof b === 'string' ? b : JSON.stringify(b)), null, JSON.stringify(b));
   assert.notEqual(parseControlLine(JSON.stringify({ ...spawnLine, interruptGraceMs: 600_000 })), null);
-  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: '64769:1234:99:1700000000000000000:1700000000000000001' }))?.type, 'spawn');
+  assert.deepEqual(
+    parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: '64769:1234:99:1700000000000000000:1700000000000000001' }))?.type,
+    'spawn',
+  );
   // Absent (a server older than the supervisor file it started) is unbound, not malformed.
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: undefined, expectImageId: undefined })), spawnLine);
-  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectImageId: '1:2:3:4:5' })), { ...spawnLine, expectImageId: '1:2:3:4:5' });
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectImageId: '1:2:3:4:5' })), {
+    ...spawnLine,
+    expectImageId: '1:2:3:4:5',
+  });
   // The same for the cgroup base: absent means /proc tracking; an absolute base is taken as given.
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, cgroup: undefined })), spawnLine);
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, cgroup: '/sys/fs/cgroup/user.slice' }))?.type, 'spawn');
 });
 
-const probeLine = { type: 'probe', id: 0, marker: MARKER, cgroup: null, file: '/bin/x', args: ['--version'], cwd: '/', env: { A: 'b' }, timeoutMs: 10_000, maxStdoutBytes: 4096 };
+const probeLine = {
+  type: 'probe',
+  id: 0,
+  marker: MARKER,
+  cgroup: null,
+  file: '/bin/x',
+  args: ['--version'],
+  cwd: '/',
+  env: { A: 'b' },
+  timeoutMs: 10_000,
+  maxStdoutBytes: 4096,
+};
 
 test('parseControlLine accepts a probe with its bounds and rejects one off-shape', () => {
   assert.deepEqual(parseControlLine(JSON.stringify(probeLine)), probeLine);
   const bad = [
-    { ...probeLine, id: -1 }, { ...probeLine, id: 1.5 }, { ...probeLine, timeoutMs: 0 }, { ...probeLine, timeoutMs: 600_001 },
-    { ...probeLine, maxStdoutBytes: -1 }, { ...probeLine, marker: 'short' }, { ...probeLine, args: 'x' }, { ...probeLine, cwd: '' },
+    { ...probeLine, id: -1 },
+    { ...probeLine, id: 1.5 },
+    { ...probeLine, timeoutMs: 0 },
+    { ...probeLine, timeoutMs: 600_001 },
+    { ...probeLine, maxStdoutBytes: -1 },
+    { ...probeLine, marker: 'short' },
+    { ...probeLine, args: 'x' },
+    { ...probeLine, cwd: '' },
   ];
   for (const b of bad) assert.equal(parseControlLine(JSON.stringify(b)), null, JSON.stringify(b));
   assert.notEqual(parseControlLine(JSON.stringify({ ...probeLine, timeoutMs: 600_000 })), null);
@@ -51,20 +114,40 @@ test('probe results survive the wire whatever bytes they carry (base64 on the pi
   const outcomes: ProbeOutcome[] = [
     { kind: 'exited', code: 0, signal: null, stdout: '2.1.332 (Claude Code)\n\u0000\u001f"\\', stdoutOverflow: false, stderr: 'é' },
     { kind: 'exited', code: null, signal: 'SIGKILL', stdout: '', stdoutOverflow: true, stderr: '' },
-    { kind: 'timeout' }, { kind: 'cancelled' }, { kind: 'spawn_error', message: 'ENOENT' },
+    { kind: 'timeout' },
+    { kind: 'cancelled' },
+    { kind: 'spawn_error', message: 'ENOENT' },
   ];
-  const raw = (o: ProbeOutcome): RawProbeOutcome => (o.kind === 'exited' ? { ...o, stdout: Buffer.from(o.stdout, 'utf8'), stderr: Buffer.from(o.stderr, 'utf8') } : o);
+  const raw = (o: ProbeOutcome): RawProbeOutcome =>
+    o.kind === 'exited' ? { ...o, stdout: Buffer.from(o.stdout, 'utf8'), stderr: Buffer.from(o.stderr, 'utf8') } : o;
   for (const outcome of outcomes) {
     const line = formatProbeResult(7, raw(outcome), null, null);
     assert.ok(line.endsWith('\n') && !line.slice(0, -1).includes('\n'));
     assert.deepEqual(parseReportLine(line.trimEnd()), { type: 'probe_result', id: 7, outcome, fileId: null, imageId: null });
   }
   const bound = formatProbeResult(8, { kind: 'timeout' }, '1:2:3:4:5', '6:7:8:9:10').trimEnd();
-  assert.deepEqual(parseReportLine(bound), { type: 'probe_result', id: 8, outcome: { kind: 'timeout' }, fileId: '1:2:3:4:5', imageId: '6:7:8:9:10' });
+  assert.deepEqual(parseReportLine(bound), {
+    type: 'probe_result',
+    id: 8,
+    outcome: { kind: 'timeout' },
+    fileId: '1:2:3:4:5',
+    imageId: '6:7:8:9:10',
+  });
   assert.equal(parseReportLine(bound.replace('"6:7:8:9:10"', '"6:7"')), null, 'a malformed image id');
   // Absent (an older supervisor file): the answer vouches for no file and no image.
-  assert.deepEqual(parseReportLine(bound.replace(',"image_id":"6:7:8:9:10"', '')), { type: 'probe_result', id: 8, outcome: { kind: 'timeout' }, fileId: '1:2:3:4:5', imageId: null });
-  assert.equal(parseReportLine('{"type":"probe_result","id":1,"kind":"exited","code":0,"signal":null,"stdout_overflow":false,"stdout_b64":1,"stderr_b64":""}'), null);
+  assert.deepEqual(parseReportLine(bound.replace(',"image_id":"6:7:8:9:10"', '')), {
+    type: 'probe_result',
+    id: 8,
+    outcome: { kind: 'timeout' },
+    fileId: '1:2:3:4:5',
+    imageId: null,
+  });
+  assert.equal(
+    parseReportLine(
+      '{"type":"probe_result","id":1,"kind":"exited","code":0,"signal":null,"stdout_overflow":false,"stdout_b64":1,"stderr_b64":""}',
+    ),
+    null,
+  );
   assert.equal(parseReportLine('{"type":"probe_result","id":1,"kind":"whatever"}'), null);
 });
 
@@ -72,7 +155,19 @@ test('probe results survive the wire whatever bytes they carry (base64 on the pi
 const LONGEST_ID = Array.from({ length: 5 }, () => String(2n ** 64n - 1n)).join(':');
 
 test('a probe result line at the largest outputs stays within its bound, whatever the bytes (invalid UTF-8 too)', () => {
-  const line = formatProbeResult(Number.MAX_SAFE_INTEGER, { kind: 'exited', code: 255, signal: null, stdout: Buffer.alloc(PROBE_STDOUT_MAX_BYTES, 0xff), stdoutOverflow: true, stderr: Buffer.alloc(PROBE_STDERR_MAX_BYTES, 0xff) }, LONGEST_ID, LONGEST_ID);
+  const line = formatProbeResult(
+    Number.MAX_SAFE_INTEGER,
+    {
+      kind: 'exited',
+      code: 255,
+      signal: null,
+      stdout: Buffer.alloc(PROBE_STDOUT_MAX_BYTES, 0xff),
+      stdoutOverflow: true,
+      stderr: Buffer.alloc(PROBE_STDERR_MAX_BYTES, 0xff),
+    },
+    LONGEST_ID,
+    LONGEST_ID,
+  );
   assert.ok(Buffer.byteLength(line) <= PROBE_LINE_MAX_BYTES, `${Buffer.byteLength(line)} bytes`);
   const parsed = parseReportLine(line.trimEnd());
   assert.ok(parsed?.type === 'probe_result' && parsed.outcome.kind === 'exited');
@@ -136,8 +231,20 @@ test('parseReportLine validates every message and distrusts a contradictory "con
   assert.equal(parseReportLine('{"type":"exit","code":"1","signal":null}'), null);
   assert.equal(parseReportLine('{"type":"spawned","pid":5}'), null);
   assert.equal(parseReportLine('nope'), null);
-  const cleanup = { type: 'cleanup', confirmed: true, survivors: [{ pid: 3, start: '1' }], survivors_omitted: 0, steps: [], error: null, stderr_tail: '', stderr_bytes: 0 };
-  const confirmedOf = (line: string): boolean | undefined => { const m = parseReportLine(line); return m?.type === 'cleanup' ? m.confirmed : undefined; };
+  const cleanup = {
+    type: 'cleanup',
+    confirmed: true,
+    survivors: [{ pid: 3, start: '1' }],
+    survivors_omitted: 0,
+    steps: [],
+    error: null,
+    stderr_tail: '',
+    stderr_bytes: 0,
+  };
+  const confirmedOf = (line: string): boolean | undefined => {
+    const m = parseReportLine(line);
+    return m?.type === 'cleanup' ? m.confirmed : undefined;
+  };
   assert.equal(confirmedOf(JSON.stringify(cleanup)), false);
   assert.equal(confirmedOf(JSON.stringify({ ...cleanup, survivors: [] })), true);
   assert.equal(parseReportLine(JSON.stringify({ ...cleanup, survivors: [{ pid: '3' }] })), null);
@@ -149,5 +256,8 @@ test('getSupervisorCommand: tsx + main.ts from source, the bundle with its dispa
   assert.equal(source.args[0], '--import');
   assert.match(source.args[1] ?? '', /^file:.*tsx/);
   assert.equal(source.args[2], '/repo/lib/supervisor/child/main.ts');
-  assert.deepEqual(getSupervisorCommand('file:///opt/dist/claude-run-mcp.cjs'), { file: process.execPath, args: ['/opt/dist/claude-run-mcp.cjs', SUPERVISOR_ARGV_FLAG] });
+  assert.deepEqual(getSupervisorCommand('file:///opt/dist/claude-run-mcp.cjs'), {
+    file: process.execPath,
+    args: ['/opt/dist/claude-run-mcp.cjs', SUPERVISOR_ARGV_FLAG],
+  });
 });

@@ -22,27 +22,59 @@ async function budgetOf(h: ToolHarness): Promise<JsonObject> {
 
 const ledger = (limit: number, spent: number, reserved: number, runs: number): JsonObject => {
   const remaining = Math.max(0, Math.round((limit - spent) * 1e6) / 1e6);
-  return { limit_usd: limit, spent_usd: spent, reserved_usd: reserved, remaining_usd: remaining, available_usd: Math.max(0, Math.round((remaining - reserved) * 1e6) / 1e6), runs_reserving: runs };
+  return {
+    limit_usd: limit,
+    spent_usd: spent,
+    reserved_usd: reserved,
+    remaining_usd: remaining,
+    available_usd: Math.max(0, Math.round((remaining - reserved) * 1e6) / 1e6),
+    runs_reserving: runs,
+  };
 };
 
 /** Processes whose parent is this test process: supervisors (the library keeps no spare), tsx's own helper. */
-const children = (): number[] => readProcTable().filter((p) => p.ppid === process.pid).map((p) => p.pid);
+const children = (): number[] =>
+  readProcTable()
+    .filter((p) => p.ppid === process.pid)
+    .map((p) => p.pid);
 
-interface Rig { readonly h: ToolHarness; readonly scratch: string; caps(): Array<string | null> }
+interface Rig {
+  readonly h: ToolHarness;
+  readonly scratch: string;
+  caps(): Array<string | null>;
+}
 
 async function withBudget(budgetUsd: number | null, body: (rig: Rig) => Promise<void>): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), 'crm-budget-'));
   const records = join(scratch, 'records');
   mkdirSync(records);
   const h = await createToolHarness({
-    env: { FAKE_CLAUDE_COST_USD: String(CALL_COST_USD), FAKE_CLAUDE_RECORD_DIR: records, FAKE_CLAUDE_READY_FILE: join(scratch, 'ready'), FAKE_CLAUDE_GATE_FILE: join(scratch, 'gate'), FAKE_CLAUDE_SLOW_EVENTS: '1', FAKE_CLAUDE_DELAY_MS: '1' },
+    env: {
+      FAKE_CLAUDE_COST_USD: String(CALL_COST_USD),
+      FAKE_CLAUDE_RECORD_DIR: records,
+      FAKE_CLAUDE_READY_FILE: join(scratch, 'ready'),
+      FAKE_CLAUDE_GATE_FILE: join(scratch, 'gate'),
+      FAKE_CLAUDE_SLOW_EVENTS: '1',
+      FAKE_CLAUDE_DELAY_MS: '1',
+    },
     config: { budgetUsd },
   });
   // The --max-budget-usd of every native process so far, sorted (record files are named by pid).
   const caps = (): Array<string | null> => {
     let files: string[] = [];
-    try { files = readdirSync(records); } catch { return []; }
-    return files.map((f) => readFakeRecord(join(records, f)).argv).filter((argv) => !argv.includes('--version')).map((argv) => { const i = argv.indexOf('--max-budget-usd'); return i < 0 ? null : argv[i + 1] ?? null; }).sort();
+    try {
+      files = readdirSync(records);
+    } catch {
+      return [];
+    }
+    return files
+      .map((f) => readFakeRecord(join(records, f)).argv)
+      .filter((argv) => !argv.includes('--version'))
+      .map((argv) => {
+        const i = argv.indexOf('--max-budget-usd');
+        return i < 0 ? null : (argv[i + 1] ?? null);
+      })
+      .sort();
   };
   try {
     await body({ h, scratch, caps });
@@ -56,7 +88,11 @@ describe('the operator budget', () => {
   it('charges each run its reported cost, hands the next what remains, then refuses with nothing spawned', async () => {
     await withBudget(1, async ({ h, caps }) => {
       assert.deepEqual(await budgetOf(h), ledger(1, 0, 0, 0));
-      for (const [i, spent, cap] of [[1, 0.3, '1'], [2, 0.6, '0.7'], [3, 0.9, '0.4']] as const) {
+      for (const [i, spent, cap] of [
+        [1, 0.3, '1'],
+        [2, 0.6, '0.7'],
+        [3, 0.9, '0.4'],
+      ] as const) {
         const out = await h.call('claude.run', { prompt: `run ${i}` });
         assert.equal(out.result?.['is_error'], false, out.text);
         assert.ok(caps().includes(cap), `run ${i} got --max-budget-usd ${cap}: ${JSON.stringify(caps())}`);
@@ -74,7 +110,11 @@ describe('the operator budget', () => {
       assert.equal(refused.result, null);
       const detached = await h.call('claude.run.start', { prompt: 'run 6' });
       assert.equal(detached.error?.code, 'server_budget_exhausted');
-      assert.deepEqual(children().filter((pid) => !childrenBefore.includes(pid)), [], 'no supervisor was started');
+      assert.deepEqual(
+        children().filter((pid) => !childrenBefore.includes(pid)),
+        [],
+        'no supervisor was started',
+      );
       assert.equal(caps().length, before, 'no native process was started');
       const listed = await h.call('claude.run.list', {});
       assert.equal(arr(listed.result?.['runs'], 'runs').length, 4, 'the refused starts reserved no run');
@@ -129,7 +169,12 @@ describe('the operator budget', () => {
         'io.modelcontextprotocol/clientInfo': { name: 'spec', version: '0' },
         'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
       };
-      const answer = await h.adapter.handle({ jsonrpc: '2.0', id: 'task-1', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'as a task' }, _meta: meta } });
+      const answer = await h.adapter.handle({
+        jsonrpc: '2.0',
+        id: 'task-1',
+        method: 'tools/call',
+        params: { name: 'claude.run', arguments: { prompt: 'as a task' }, _meta: meta },
+      });
       const result = obj(obj(answer, 'answer')['result'], 'result');
       assert.equal(result['resultType'], 'complete', 'no task was created');
       assert.equal(result['isError'], true);
@@ -143,7 +188,14 @@ describe('the operator budget', () => {
       assert.equal((await h.call('claude.run', { prompt: 'free' })).result?.['is_error'], false);
       assert.equal((await h.call('claude.run', { prompt: 'capped', max_budget_usd: 0.5 })).result?.['is_error'], false);
       assert.deepEqual(caps(), ['0.5', null]);
-      assert.deepEqual(await budgetOf(h), { limit_usd: null, spent_usd: null, reserved_usd: null, remaining_usd: null, available_usd: null, runs_reserving: null });
+      assert.deepEqual(await budgetOf(h), {
+        limit_usd: null,
+        spent_usd: null,
+        reserved_usd: null,
+        remaining_usd: null,
+        available_usd: null,
+        runs_reserving: null,
+      });
     });
   });
 });

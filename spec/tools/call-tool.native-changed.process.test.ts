@@ -15,9 +15,15 @@ test('a binary re-linked during its own version check is not started: native_cha
   const b = join(dir, 'b.mjs');
   const a = join(dir, 'a.mjs');
   // B: the "upgraded" binary; it must never run as the native.
-  writeFileSync(b, `#!${process.execPath}\nimport { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(ran)}, process.argv.slice(2).join(' '));\n`);
+  writeFileSync(
+    b,
+    `#!${process.execPath}\nimport { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(ran)}, process.argv.slice(2).join(' '));\n`,
+  );
   // A: answers the tested version, but re-links the bin to B while answering.
-  writeFileSync(a, `#!${process.execPath}\nimport { renameSync, symlinkSync } from 'node:fs';\nsymlinkSync(${JSON.stringify(b)}, ${JSON.stringify(`${link}.next`)});\nrenameSync(${JSON.stringify(`${link}.next`)}, ${JSON.stringify(link)});\nprocess.stdout.write('2.1.332 (Claude Code)\\n');\n`);
+  writeFileSync(
+    a,
+    `#!${process.execPath}\nimport { renameSync, symlinkSync } from 'node:fs';\nsymlinkSync(${JSON.stringify(b)}, ${JSON.stringify(`${link}.next`)});\nrenameSync(${JSON.stringify(`${link}.next`)}, ${JSON.stringify(link)});\nprocess.stdout.write('2.1.332 (Claude Code)\\n');\n`,
+  );
   chmodSync(a, 0o755);
   chmodSync(b, 0o755);
   symlinkSync(a, link);

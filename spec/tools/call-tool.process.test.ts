@@ -33,7 +33,10 @@ test('claude.run succeeds end to end with honest fields, progress and confirmed 
     const progress = h.notifications.filter((n) => n['method'] === 'notifications/progress');
     assert.ok(progress.length >= 5);
     const counters = progress.map((n) => num(at(n, 'params', 'progress'), 'progress'));
-    assert.deepEqual(counters, counters.map((_, i) => i + 1));
+    assert.deepEqual(
+      counters,
+      counters.map((_, i) => i + 1),
+    );
   } finally {
     await h.close();
   }
@@ -48,14 +51,29 @@ test('the native process receives exact argv with the prompt after --, and only 
     assert.equal(out.isError, false, out.text);
     const rec = readFakeRecord(record);
     assert.deepEqual(rec.argv, [
-      '-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages',
-      '--max-turns', '3', '--permission-mode', 'dontAsk', '--allowedTools', 'Read', '--allowedTools', 'Grep',
-      '--', '-starts with a dash',
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--include-partial-messages',
+      '--max-turns',
+      '3',
+      '--permission-mode',
+      'dontAsk',
+      '--allowedTools',
+      'Read',
+      '--allowedTools',
+      'Grep',
+      '--',
+      '-starts with a dash',
     ]);
     assert.ok(!('COMPUTER_MCP_SECRET' in rec.env));
     assert.equal(rec.env['CLAUDE_RUN_MCP_ACTIVE'], '1');
     // Node's own descriptors are close-on-exec (created after exec); anything inherited would not be.
-    assert.deepEqual(rec.fds?.filter((f) => f.fd > 2 && f.cloexec !== true), []);
+    assert.deepEqual(
+      rec.fds?.filter((f) => f.fd > 2 && f.cloexec !== true),
+      [],
+    );
   } finally {
     await h2.close();
     rmSync(recordDir, { recursive: true, force: true });
@@ -93,18 +111,29 @@ for (const [scenario, code] of failures) {
 
 /** Resolves once the fake CLI has written a readiness line `what` to its ready file. */
 async function waitForReady(file: string, what: string): Promise<void> {
-  await pollUntil(`the fake's readiness line "${what}"`, () => {
-    let text = '';
-    try { text = readFileSync(file, 'utf8'); } catch { /* not yet written */ }
-    return text.split('\n').some((line) => line.includes(`"ready":"${what}"`));
-  }, { timeoutMs: 30_000 });
+  await pollUntil(
+    `the fake's readiness line "${what}"`,
+    () => {
+      let text = '';
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        /* not yet written */
+      }
+      return text.split('\n').some((line) => line.includes(`"ready":"${what}"`));
+    },
+    { timeoutMs: 30_000 },
+  );
 }
 
 test('timeout: a final event followed by a process that never exits still times out', async () => {
   const clock = createManualClock();
   const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
   const readyFile = join(readyDir, 'ready.jsonl');
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'hang_after_result', FAKE_CLAUDE_READY_FILE: readyFile }, config: { clock } });
+  const h = await createToolHarness({
+    env: { FAKE_CLAUDE_SCENARIO: 'hang_after_result', FAKE_CLAUDE_READY_FILE: readyFile },
+    config: { clock },
+  });
   try {
     const pending = h.call('claude.run', { prompt: 'x', cwd: h.dir, timeout_seconds: 5 });
     await waitForReady(readyFile, 'result');
@@ -126,7 +155,10 @@ test('idle timeout ends a run that stays silent for idle_timeout_seconds', async
   const clock = createManualClock();
   const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
   const readyFile = join(readyDir, 'ready.jsonl');
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_DELAY_MS: '60000', FAKE_CLAUDE_READY_FILE: readyFile }, config: { clock } });
+  const h = await createToolHarness({
+    env: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_DELAY_MS: '60000', FAKE_CLAUDE_READY_FILE: readyFile },
+    config: { clock },
+  });
   try {
     const pending = h.call('claude.run', { prompt: 'x', cwd: h.dir, idle_timeout_seconds: 2, timeout_seconds: 100 });
     await waitForReady(readyFile, 'streaming');
@@ -176,7 +208,10 @@ test('recursion sentinel: an adapter started inside a run refuses to run tools',
 });
 
 test('recursion sentinel: such a server keeps no warm spare either (it would check the binary for nothing)', async () => {
-  for (const [env, spare] of [[{ CLAUDE_RUN_MCP_ACTIVE: '1' }, false], [{}, true]] as const) {
+  for (const [env, spare] of [
+    [{ CLAUDE_RUN_MCP_ACTIVE: '1' }, false],
+    [{}, true],
+  ] as const) {
     const h = await createToolHarness({ env, config: { spareSupervisor: true } });
     try {
       await h.request('tools/list');
@@ -194,7 +229,12 @@ test('timeout_seconds also bounds waiting for the conversation lock: a queued ru
   const h = await createToolHarness({ env: { FAKE_CLAUDE_DELAY_MS: '60000', FAKE_CLAUDE_READY_FILE: readyFile }, config: { clock } });
   const id = '0b6f7c9e-3d2a-4c1b-9e8f-7a6b5c4d3e2f';
   try {
-    const first = await h.call('claude.run.start', { prompt: '[fake:slow] hold the conversation', cwd: h.dir, session_id: id, timeout_seconds: 100 });
+    const first = await h.call('claude.run.start', {
+      prompt: '[fake:slow] hold the conversation',
+      cwd: h.dir,
+      session_id: id,
+      timeout_seconds: 100,
+    });
     await waitForReady(readyFile, 'streaming');
     const second = await h.call('claude.run.start', { prompt: 'queued behind it', cwd: h.dir, resume_session_id: id, timeout_seconds: 5 });
     const secondId = String(second.result!['run_id']);
@@ -205,7 +245,9 @@ test('timeout_seconds also bounds waiting for the conversation lock: a queued ru
     assert.equal(settled.error?.code, 'timeout');
     assert.equal(settled.result!['exit_code'], null, 'nothing was spawned for the queued run');
     assert.equal(settled.result!['cleanup_confirmed'], true);
-    const spawned = readFileSync(readyFile, 'utf8').split('\n').filter((line) => line.includes('"ready":"native"'));
+    const spawned = readFileSync(readyFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"ready":"native"'));
     assert.equal(spawned.length, 1, 'only the first run started a native process');
     await h.call('claude.run.cancel', { run_id: String(first.result!['run_id']) });
   } finally {
@@ -214,34 +256,47 @@ test('timeout_seconds also bounds waiting for the conversation lock: a queued ru
   }
 });
 
-for (const backend of BACKENDS) test(`${backend.name}: a wedged supervisor (SIGSTOP) is killed after the ladder deadline; the fallback ends the native and the state is honest`, async () => {
-  const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
-  const readyFile = join(readyDir, 'ready.jsonl');
-  const h = await createToolHarness({ env: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_DELAY_MS: '60000', FAKE_CLAUDE_READY_FILE: readyFile }, config: { cleanupBackend: backend.option } });
-  try {
-    const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
-    const runId = String(started.result!['run_id']);
-    await waitForReady(readyFile, 'streaming');
-    const nativePid = num(jsonLines(readFileSync(readyFile, 'utf8')).find((l) => l['ready'] === 'streaming')?.['pid'], 'pid of the streaming line');
-    const supervisorPid = Number(readFileSync(`/proc/${nativePid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
-    process.kill(supervisorPid, 'SIGSTOP');
-    await h.call('claude.run.cancel', { run_id: runId });
-    const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
-    assert.equal(out.result!['completed'], true);
-    assert.equal(out.error?.code, 'cancelled');
-    if (backend.name === 'cgroup') {
-      // The native was born in the run's cgroup: the adapter ends it there and the kernel proves it.
-      assert.equal(out.result!['cleanup_confirmed'], true, JSON.stringify(out.result!['cleanup_error']));
-      assert.equal((await h.full(runId))['cleanup_proof'], 'cgroup');
-    } else {
-      assert.equal(out.result!['cleanup_confirmed'], false, 'a lost supervisor cannot prove cleanup by /proc');
-      assert.equal(at(out.result, 'cleanup_error', 'code'), 'supervisor_failed');
+for (const backend of BACKENDS)
+  test(`${backend.name}: a wedged supervisor (SIGSTOP) is killed after the ladder deadline; the fallback ends the native and the state is honest`, async () => {
+    const readyDir = mkdtempSync(join(tmpdir(), 'crm-ready-'));
+    const readyFile = join(readyDir, 'ready.jsonl');
+    const h = await createToolHarness({
+      env: { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_DELAY_MS: '60000', FAKE_CLAUDE_READY_FILE: readyFile },
+      config: { cleanupBackend: backend.option },
+    });
+    try {
+      const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
+      const runId = String(started.result!['run_id']);
+      await waitForReady(readyFile, 'streaming');
+      const nativePid = num(
+        jsonLines(readFileSync(readyFile, 'utf8')).find((l) => l['ready'] === 'streaming')?.['pid'],
+        'pid of the streaming line',
+      );
+      const supervisorPid = Number(readFileSync(`/proc/${nativePid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      process.kill(supervisorPid, 'SIGSTOP');
+      await h.call('claude.run.cancel', { run_id: runId });
+      const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 30 });
+      assert.equal(out.result!['completed'], true);
+      assert.equal(out.error?.code, 'cancelled');
+      if (backend.name === 'cgroup') {
+        // The native was born in the run's cgroup: the adapter ends it there and the kernel proves it.
+        assert.equal(out.result!['cleanup_confirmed'], true, JSON.stringify(out.result!['cleanup_error']));
+        assert.equal((await h.full(runId))['cleanup_proof'], 'cgroup');
+      } else {
+        assert.equal(out.result!['cleanup_confirmed'], false, 'a lost supervisor cannot prove cleanup by /proc');
+        assert.equal(at(out.result, 'cleanup_error', 'code'), 'supervisor_failed');
+      }
+      // SIGKILL is asynchronous: poll the process table with a hard deadline.
+      const alive = (): boolean => {
+        try {
+          return !readFileSync(`/proc/${nativePid}/stat`, 'utf8').includes(') Z ');
+        } catch {
+          return false;
+        }
+      };
+      await pollUntil('the fallback to end the native process', () => !alive(), { timeoutMs: 5_000 });
+    } finally {
+      await h.close();
+      rmSync(readyDir, { recursive: true, force: true });
     }
-    // SIGKILL is asynchronous: poll the process table with a hard deadline.
-    const alive = (): boolean => { try { return !readFileSync(`/proc/${nativePid}/stat`, 'utf8').includes(') Z '); } catch { return false; } };
-    await pollUntil('the fallback to end the native process', () => !alive(), { timeoutMs: 5_000 });
-  } finally {
-    await h.close();
-    rmSync(readyDir, { recursive: true, force: true });
-  }
-});
+  });

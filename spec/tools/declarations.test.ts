@@ -15,11 +15,28 @@ const EXPECTED = {
   'claude.run.cancel': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
   'claude.run.release': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
   'claude.run.answer': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
-  'claude.worktree.remove': { risk: 'destructive', continuation: false, readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  'claude.worktree.remove': {
+    risk: 'destructive',
+    continuation: false,
+    readOnly: false,
+    destructive: true,
+    idempotent: true,
+    openWorld: false,
+  },
 } as const;
 
 test('the canonical tool list, in order', () => {
-  assert.deepEqual(TOOL_NAMES, ['claude.run', 'claude.run.start', 'claude.run.list', 'claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release', 'claude.run.answer', 'claude.worktree.remove']);
+  assert.deepEqual(TOOL_NAMES, [
+    'claude.run',
+    'claude.run.start',
+    'claude.run.list',
+    'claude.run.result',
+    'claude.run.events',
+    'claude.run.cancel',
+    'claude.run.release',
+    'claude.run.answer',
+    'claude.worktree.remove',
+  ]);
   assert.deepEqual(Object.keys(EXPECTED), [...TOOL_NAMES]);
 });
 
@@ -35,7 +52,10 @@ for (const name of TOOL_NAMES) {
     assert.deepEqual(meta, expectedMeta);
     assert.equal(toolMeta(name)[META_RISK], want.risk);
     assert.deepEqual(toolAnnotations(name), {
-      readOnlyHint: want.readOnly, destructiveHint: want.destructive, idempotentHint: want.idempotent, openWorldHint: want.openWorld,
+      readOnlyHint: want.readOnly,
+      destructiveHint: want.destructive,
+      idempotentHint: want.idempotent,
+      openWorldHint: want.openWorld,
     });
   });
 }
@@ -51,7 +71,20 @@ test('toolMeta returns a fresh object each call', () => {
 test('wire names: dotted by default, underscores on request, and back', () => {
   assert.equal(toWireName('claude.run.start', false), 'claude.run.start');
   assert.equal(toWireName('claude.run.start', true), 'claude_run_start');
-  assert.deepEqual(TOOL_NAMES.map((n) => toWireName(n, true)), ['claude_run', 'claude_run_start', 'claude_run_list', 'claude_run_result', 'claude_run_events', 'claude_run_cancel', 'claude_run_release', 'claude_run_answer', 'claude_worktree_remove']);
+  assert.deepEqual(
+    TOOL_NAMES.map((n) => toWireName(n, true)),
+    [
+      'claude_run',
+      'claude_run_start',
+      'claude_run_list',
+      'claude_run_result',
+      'claude_run_events',
+      'claude_run_cancel',
+      'claude_run_release',
+      'claude_run_answer',
+      'claude_worktree_remove',
+    ],
+  );
   assert.equal(fromWireName('claude_run_release', true), 'claude.run.release');
   assert.equal(fromWireName('claude.run.release', true), null);
   assert.equal(fromWireName('claude_run_release', false), null);

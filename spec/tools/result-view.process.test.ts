@@ -12,11 +12,31 @@ import { OMITTED_WHEN_EMPTY, SUMMARY_FIELDS } from '../../lib/tools/result-view.
 /** The summary's keys when nothing is left out for being empty (unfinished_subagents with total 0 is). */
 const COMPACT_KEYS = SUMMARY_FIELDS.filter((field) => !(OMITTED_WHEN_EMPTY as readonly string[]).includes(field));
 import type { JsonObject } from '../../lib/util/json.ts';
-import { at, callToolResultOf, obj, objAt, objs, parseObj, rpcResult, str, toolResultOf, type CallToolResultView } from '../helpers/typed-results.ts';
+import {
+  at,
+  callToolResultOf,
+  obj,
+  objAt,
+  objs,
+  parseObj,
+  rpcResult,
+  str,
+  toolResultOf,
+  type CallToolResultView,
+} from '../helpers/typed-results.ts';
 
 /** The raw CallToolResult of one tools/call. */
 async function rawCall(h: ToolHarness, name: string, args: JsonObject): Promise<CallToolResultView> {
-  return callToolResultOf(rpcResult(await h.adapter.handle({ jsonrpc: '2.0', id: Math.floor(Math.random() * 1e9), method: 'tools/call', params: { name, arguments: args } })));
+  return callToolResultOf(
+    rpcResult(
+      await h.adapter.handle({
+        jsonrpc: '2.0',
+        id: Math.floor(Math.random() * 1e9),
+        method: 'tools/call',
+        params: { name, arguments: args },
+      }),
+    ),
+  );
 }
 
 const occurrences = (haystack: string, needle: string): number => haystack.split(needle).length - 1;
@@ -84,12 +104,20 @@ test('before structuredContent (2025-03-26) the text carries the summary object 
 });
 
 test('killed and refused background subagents are reported by native kind, without making the run an error', async () => {
-  const stats = JSON.stringify({ spawned: 3, killed: { parent: 0, user: 0, system: 2 }, refused: { depth_limit: 0, concurrency_limit: 0, budget: 1 } });
+  const stats = JSON.stringify({
+    spawned: 3,
+    killed: { parent: 0, user: 0, system: 2 },
+    refused: { depth_limit: 0, concurrency_limit: 0, budget: 1 },
+  });
   const h = await createToolHarness({ env: { FAKE_CLAUDE_SUBAGENT_STATS: stats } });
   try {
     const out = await h.call('claude.run', { prompt: 'fan out', cwd: h.dir });
     assert.equal(out.isError, false, out.text);
-    assert.deepEqual(out.result!['unfinished_subagents'], { total: 3, killed: { system: 2 }, refused: { budget: 1 } }, 'kept in the summary: it carries news');
+    assert.deepEqual(
+      out.result!['unfinished_subagents'],
+      { total: 3, killed: { system: 2 }, refused: { budget: 1 } },
+      'kept in the summary: it carries news',
+    );
     assert.match(out.text, /3 background subagent\(s\) did not finish \(unfinished_subagents\)/);
   } finally {
     await h.close();
@@ -128,11 +156,17 @@ test('the descriptions a model reads point from a returned session_id to resume_
   const h = await createToolHarness();
   try {
     const tools = objs(rpcResult(await h.request('tools/list'))['tools'], 'tools');
-    const run = obj(tools.find((t) => t['name'] === 'claude.run'), 'claude.run');
+    const run = obj(
+      tools.find((t) => t['name'] === 'claude.run'),
+      'claude.run',
+    );
     assert.match(str(run['description']), /pass that id as resume_session_id/);
     assert.match(String(at(run, 'inputSchema', 'properties', 'session_id', 'description')), /NEW .*resume_session_id/);
     assert.match(String(at(run, 'inputSchema', 'properties', 'resume_session_id', 'description')), /session_id a previous result returned/);
-    const result = obj(tools.find((t) => t['name'] === 'claude.run.result'), 'claude.run.result');
+    const result = obj(
+      tools.find((t) => t['name'] === 'claude.run.result'),
+      'claude.run.result',
+    );
     assert.deepEqual(at(result, 'inputSchema', 'properties', 'detail', 'enum'), ['summary', 'full']);
   } finally {
     await h.close();
@@ -143,7 +177,10 @@ test('output_schema reaches the native --json-schema; the structured output is i
   const recordDir = mkdtempSync(join(tmpdir(), 'crm-output-schema-'));
   const structured = { answer: '42', confidence: 0.9 };
   // 2025-11-25: a schema-level refusal (not an object) is a tool error too, like the deeper ones.
-  const h = await createToolHarness({ protocolVersion: '2025-11-25', env: { FAKE_CLAUDE_RECORD_DIR: recordDir, FAKE_CLAUDE_STRUCTURED: JSON.stringify(structured) } });
+  const h = await createToolHarness({
+    protocolVersion: '2025-11-25',
+    env: { FAKE_CLAUDE_RECORD_DIR: recordDir, FAKE_CLAUDE_STRUCTURED: JSON.stringify(structured) },
+  });
   const schema = { type: 'object', properties: { answer: { type: 'string' }, confidence: { type: 'number' } }, required: ['answer'] };
   try {
     const raw = await rawCall(h, 'claude.run', { prompt: 'answer', cwd: h.dir, output_schema: schema });
@@ -152,13 +189,19 @@ test('output_schema reaches the native --json-schema; the structured output is i
     assert.deepEqual(r['structured_output'], structured);
     assert.equal(r['result'], null, 'the JSON text of the same object is not sent twice');
     assert.equal(occurrences(JSON.stringify(raw.structuredContent), '"42"'), 1);
-    const argv = readdirSync(recordDir).map((n) => readFakeRecord(join(recordDir, n)).argv).find((a) => a.includes('-p'));
+    const argv = readdirSync(recordDir)
+      .map((n) => readFakeRecord(join(recordDir, n)).argv)
+      .find((a) => a.includes('-p'));
     assert.ok(argv, 'the run was recorded');
     assert.equal(argv[argv.indexOf('--json-schema') + 1], JSON.stringify(schema));
     const full = await h.full(r['run_id']);
     assert.equal(full['result'], JSON.stringify(structured), 'the full object keeps the native text');
 
-    const bad = await h.call('claude.run', { prompt: 'answer', cwd: h.dir, output_schema: { type: 'object', properties: { answer: { type: 'text' } } } });
+    const bad = await h.call('claude.run', {
+      prompt: 'answer',
+      cwd: h.dir,
+      output_schema: { type: 'object', properties: { answer: { type: 'text' } } },
+    });
     assert.equal(bad.isError, true);
     assert.deepEqual([bad.error!['code'], bad.error!['path']], ['invalid_arguments', '/output_schema/properties/answer/type']);
     assert.equal(bad.result, null);

@@ -6,14 +6,26 @@ import { isToolError } from '../../lib/tool-errors.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 
 const ctx = {
-  nativeArgNames: new Set(['model', 'session_id', 'resume_session_id', 'continue_previous', 'fork_session', 'no_session_persistence', 'allowed_tools', 'disallowed_tools', 'permission_mode']),
+  nativeArgNames: new Set([
+    'model',
+    'session_id',
+    'resume_session_id',
+    'continue_previous',
+    'fork_session',
+    'no_session_persistence',
+    'allowed_tools',
+    'disallowed_tools',
+    'permission_mode',
+  ]),
   defaultCwd: '/srv/default',
   isDirectory: (p: string) => p === '/srv/default' || p === '/tmp',
 };
 const ID = '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5';
 
 function errorOf(fn: () => unknown): { code: string; path: string | undefined } {
-  try { fn(); } catch (error) {
+  try {
+    fn();
+  } catch (error) {
     assert.ok(isToolError(error));
     return { code: error.code, path: error.path };
   }
@@ -31,8 +43,14 @@ test('defaults: dontAsk, server cwd, 600 s, fresh session, only supplied native 
 });
 
 test('cwd must be absolute and an existing directory', () => {
-  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', cwd: 'rel/dir' }, ctx)), { code: 'invalid_arguments', path: '/cwd' });
-  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', cwd: '/nope' }, ctx)), { code: 'invalid_arguments', path: '/cwd' });
+  assert.deepEqual(
+    errorOf(() => parseRunInput({ prompt: 'x', cwd: 'rel/dir' }, ctx)),
+    { code: 'invalid_arguments', path: '/cwd' },
+  );
+  assert.deepEqual(
+    errorOf(() => parseRunInput({ prompt: 'x', cwd: '/nope' }, ctx)),
+    { code: 'invalid_arguments', path: '/cwd' },
+  );
   assert.equal(parseRunInput({ prompt: 'x', cwd: '/tmp' }, ctx).cwd, '/tmp');
 });
 
@@ -51,7 +69,11 @@ for (const [name, extra, path] of exclusivity) {
   test(`session rule: ${name}`, () => {
     const args = { prompt: 'x', ...extra };
     if (path === null) parseRunInput(args, ctx);
-    else assert.deepEqual(errorOf(() => parseRunInput(args, ctx)), { code: 'invalid_arguments', path });
+    else
+      assert.deepEqual(
+        errorOf(() => parseRunInput(args, ctx)),
+        { code: 'invalid_arguments', path },
+      );
   });
 }
 
@@ -64,24 +86,36 @@ test('session ids are normalized to lower case so one conversation has one lock 
 
 test('session intents', () => {
   assert.deepEqual(parseRunInput({ prompt: 'x', session_id: ID }, ctx).session, { kind: 'new', sessionId: ID });
-  assert.deepEqual(parseRunInput({ prompt: 'x', resume_session_id: ID, fork_session: true }, ctx).session, { kind: 'resume', sessionId: ID, fork: true });
+  assert.deepEqual(parseRunInput({ prompt: 'x', resume_session_id: ID, fork_session: true }, ctx).session, {
+    kind: 'resume',
+    sessionId: ID,
+    fork: true,
+  });
   assert.deepEqual(parseRunInput({ prompt: 'x', continue_previous: true }, ctx).session, { kind: 'continue', fork: false });
 });
 
 test('idle timeout may not exceed the wall timeout', () => {
-  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', timeout_seconds: 10, idle_timeout_seconds: 11 }, ctx)), { code: 'invalid_arguments', path: '/idle_timeout_seconds' });
+  assert.deepEqual(
+    errorOf(() => parseRunInput({ prompt: 'x', timeout_seconds: 10, idle_timeout_seconds: 11 }, ctx)),
+    { code: 'invalid_arguments', path: '/idle_timeout_seconds' },
+  );
   assert.equal(parseRunInput({ prompt: 'x', timeout_seconds: 10, idle_timeout_seconds: 10 }, ctx).idleTimeoutMs, 10_000);
 });
 
 test('carve-out deny under a broad allow fails closed, with an explanation', () => {
-  const err = errorOf(() => parseRunInput({ prompt: 'x', allowed_tools: ['Read', 'Bash(git:*)'], disallowed_tools: ['Bash(git commit:*)'] }, ctx));
+  const err = errorOf(() =>
+    parseRunInput({ prompt: 'x', allowed_tools: ['Read', 'Bash(git:*)'], disallowed_tools: ['Bash(git commit:*)'] }, ctx),
+  );
   assert.deepEqual(err, { code: 'permission_rule_fails_open', path: '/disallowed_tools/0' });
-  assert.throws(() => checkPermissionRules(['Bash(git:*)'], ['Bash(git commit:*)']), (e: unknown) => {
-    assert.ok(e instanceof Error);
-    assert.match(e.message, /fails open/);
-    assert.match(e.message, /before the subcommand/);
-    return true;
-  });
+  assert.throws(
+    () => checkPermissionRules(['Bash(git:*)'], ['Bash(git commit:*)']),
+    (e: unknown) => {
+      assert.ok(e instanceof Error);
+      assert.match(e.message, /fails open/);
+      assert.match(e.message, /before the subcommand/);
+      return true;
+    },
+  );
 });
 
 const rules: Array<[string[], string[], boolean]> = [
@@ -101,7 +135,11 @@ const rules: Array<[string[], string[], boolean]> = [
 ];
 for (const [allow, deny, rejected] of rules) {
   test(`permission rules ${JSON.stringify(allow)} / ${JSON.stringify(deny)} -> ${rejected ? 'rejected' : 'accepted'}`, () => {
-    if (rejected) assert.throws(() => checkPermissionRules(allow, deny), (e) => isToolError(e) && e.code === 'permission_rule_fails_open');
+    if (rejected)
+      assert.throws(
+        () => checkPermissionRules(allow, deny),
+        (e) => isToolError(e) && e.code === 'permission_rule_fails_open',
+      );
     else checkPermissionRules(allow, deny);
   });
 }
@@ -109,18 +147,43 @@ for (const [allow, deny, rejected] of rules) {
 test('ask_host: opt-in; without a mode or with default it asks in the native default mode; dontAsk and plan never ask and are refused; default alone is refused', () => {
   assert.equal(parseRunInput({ prompt: 'x' }, ctx).askHost, null, 'nothing changes without the argument');
   assert.deepEqual(parseRunInput({ prompt: 'x', ask_host: true }, ctx).askHost, { timeoutMs: 180_000, defaultMode: true });
-  assert.deepEqual(parseRunInput({ prompt: 'x', ask_host: true, permission_mode: 'acceptEdits', ask_host_timeout_seconds: 5 }, ctx).askHost, { timeoutMs: 5000, defaultMode: false });
+  assert.deepEqual(
+    parseRunInput({ prompt: 'x', ask_host: true, permission_mode: 'acceptEdits', ask_host_timeout_seconds: 5 }, ctx).askHost,
+    { timeoutMs: 5000, defaultMode: false },
+  );
   for (const mode of ['dontAsk', 'plan']) {
-    assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', ask_host: true, permission_mode: mode }, ctx)), { code: 'invalid_arguments', path: '/permission_mode' });
+    assert.deepEqual(
+      errorOf(() => parseRunInput({ prompt: 'x', ask_host: true, permission_mode: mode }, ctx)),
+      { code: 'invalid_arguments', path: '/permission_mode' },
+    );
   }
-  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', ask_host_timeout_seconds: 5 }, ctx)), { code: 'invalid_arguments', path: '/ask_host_timeout_seconds' });
+  assert.deepEqual(
+    errorOf(() => parseRunInput({ prompt: 'x', ask_host_timeout_seconds: 5 }, ctx)),
+    { code: 'invalid_arguments', path: '/ask_host_timeout_seconds' },
+  );
   // default is the mode ask_host asks in: with ask_host it is what leaving the mode out is; alone, nothing could answer.
   const named = parseRunInput({ prompt: 'x', ask_host: true, permission_mode: 'default' }, ctx);
   const omitted = parseRunInput({ prompt: 'x', ask_host: true }, ctx);
   assert.deepEqual(named, omitted);
-  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', permission_mode: 'default' }, ctx)), { code: 'invalid_arguments', path: '/permission_mode' });
-  assert.throws(() => parseRunInput({ prompt: 'x', permission_mode: 'default' }, ctx), (e) => isToolError(e) && /add ask_host: true/.test(e.message) && /leave permission_mode out/.test(e.message));
-  assert.throws(() => parseRunInput({ prompt: 'x', ask_host: true, permission_mode: 'plan' }, ctx), (e) => isToolError(e) && /leave permission_mode out \(or pass default\)/.test(e.message));
-  assert.deepEqual(errorOf(() => parseRunInput({ prompt: 'x', ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 60 }, ctx)), { code: 'invalid_arguments', path: '/idle_timeout_seconds' }, 'the idle timer must outlast a question');
-  assert.deepEqual(parseRunInput({ prompt: 'x', ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 61 }, ctx).askHost, { timeoutMs: 60_000, defaultMode: true });
+  assert.deepEqual(
+    errorOf(() => parseRunInput({ prompt: 'x', permission_mode: 'default' }, ctx)),
+    { code: 'invalid_arguments', path: '/permission_mode' },
+  );
+  assert.throws(
+    () => parseRunInput({ prompt: 'x', permission_mode: 'default' }, ctx),
+    (e) => isToolError(e) && /add ask_host: true/.test(e.message) && /leave permission_mode out/.test(e.message),
+  );
+  assert.throws(
+    () => parseRunInput({ prompt: 'x', ask_host: true, permission_mode: 'plan' }, ctx),
+    (e) => isToolError(e) && /leave permission_mode out \(or pass default\)/.test(e.message),
+  );
+  assert.deepEqual(
+    errorOf(() => parseRunInput({ prompt: 'x', ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 60 }, ctx)),
+    { code: 'invalid_arguments', path: '/idle_timeout_seconds' },
+    'the idle timer must outlast a question',
+  );
+  assert.deepEqual(parseRunInput({ prompt: 'x', ask_host: true, ask_host_timeout_seconds: 60, idle_timeout_seconds: 61 }, ctx).askHost, {
+    timeoutMs: 60_000,
+    defaultMode: true,
+  });
 });

@@ -13,12 +13,28 @@ import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 const SURVIVOR: ProcessIdentity = { pid: 424242, start: '777' };
 
 function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervisor {
-  const result = JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'ok', session_id: '11111111-2222-4333-8444-555555555555' });
+  const result = JSON.stringify({
+    type: 'result',
+    subtype: 'success',
+    is_error: false,
+    result: 'ok',
+    session_id: '11111111-2222-4333-8444-555555555555',
+  });
   const outcome: SupervisedOutcome = {
     spawned: { pid: 1, start: '1' },
     spawnError: null,
     exit: { code: 0, signal: null },
-    cleanup: { type: 'cleanup', confirmed: survivors.length === 0, survivors, survivors_omitted: 0, steps: [], error: null, stderr_tail: '', stderr_bytes: 0, proof: 'process_scan' },
+    cleanup: {
+      type: 'cleanup',
+      confirmed: survivors.length === 0,
+      survivors,
+      survivors_omitted: 0,
+      steps: [],
+      error: null,
+      stderr_tail: '',
+      stderr_bytes: 0,
+      proof: 'process_scan',
+    },
     supervisorExit: { code: 0, signal: null },
     stderrTail: '',
     stderrBytes: 0,
@@ -33,10 +49,16 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
     kill: () => {},
     probedFile: () => undefined,
     probedImage: () => undefined,
-    probe: () => Promise.resolve({ kind: 'exited', code: 0, signal: null, stdout: '2.1.332 (Claude Code)\n', stdoutOverflow: false, stderr: '' }),
+    probe: () =>
+      Promise.resolve({ kind: 'exited', code: 0, signal: null, stdout: '2.1.332 (Claude Code)\n', stdoutOverflow: false, stderr: '' }),
     start: (_spec, hooks) => {
       queueMicrotask(() => hooks.onStdout(Buffer.from(`${result}\n`)));
-      return { supervisorPid: 99, terminate: () => {}, killSupervisor: () => {}, done: new Promise((resolve) => setTimeout(() => resolve(outcome), 5)) };
+      return {
+        supervisorPid: 99,
+        terminate: () => {},
+        killSupervisor: () => {},
+        done: new Promise((resolve) => setTimeout(() => resolve(outcome), 5)),
+      };
     },
   };
 }
@@ -53,14 +75,25 @@ test('a run settled with a survivor stays uncertain until the survivor is gone, 
     listSessionIds: () => [],
     nativeEnv: {},
   });
-  const request = { prompt: 'x', cwd: '/', permissionMode: 'dontAsk' as const, nativeOptions: {}, session: { kind: 'fresh' as const }, timeoutMs: 60_000, idleTimeoutMs: null };
+  const request = {
+    prompt: 'x',
+    cwd: '/',
+    permissionMode: 'dontAsk' as const,
+    nativeOptions: {},
+    session: { kind: 'fresh' as const },
+    timeoutMs: 60_000,
+    idleTimeoutMs: null,
+  };
   const entry = runtime.start({ request, bin: '/bin/true', argv: { args: [], stdin: null } }, { acquiredBy: null, sync: false });
   await entry.live.settled;
   const before = runtime.resultOf(entry);
   assert.equal(before.cleanup_confirmed, false);
   assert.equal(before.error?.code, 'cleanup_unconfirmed');
   assert.equal(runtime.registry.counts().active, 1, 'the uncertain run keeps an active slot');
-  assert.throws(() => runtime.release(entry.run_id), (e) => isToolError(e) && e.code === 'cleanup_unconfirmed');
+  assert.throws(
+    () => runtime.release(entry.run_id),
+    (e) => isToolError(e) && e.code === 'cleanup_unconfirmed',
+  );
 
   survivorAlive = false;
   const after = runtime.resultOf(entry);

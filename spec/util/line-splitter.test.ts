@@ -12,8 +12,12 @@ function splitAll(chunks: readonly Buffer[], maxLineBytes: number, end = true): 
   const seen: Seen = { lines: [], oversize: [] };
   const splitter = createLineSplitter({
     maxLineBytes,
-    onLine: (frame) => { seen.lines.push(frame.toString('utf8')); },
-    onOversize: (bytes) => { seen.oversize.push(bytes); },
+    onLine: (frame) => {
+      seen.lines.push(frame.toString('utf8'));
+    },
+    onOversize: (bytes) => {
+      seen.oversize.push(bytes);
+    },
   });
   for (const chunk of chunks) splitter.push(chunk);
   if (end) splitter.end();
@@ -68,31 +72,59 @@ test('a frame spanning many chunks grows the buffer past its initial size and ar
 
 test('frames stay correct after later pushes (views of chunks, copies of assembled frames)', () => {
   const frames: Buffer[] = [];
-  const splitter = createLineSplitter({ maxLineBytes: 64, onLine: (frame) => { frames.push(frame); }, onOversize: () => {} });
+  const splitter = createLineSplitter({
+    maxLineBytes: 64,
+    onLine: (frame) => {
+      frames.push(frame);
+    },
+    onOversize: () => {},
+  });
   splitter.push(Buffer.from('one\ntw'));
   splitter.push(Buffer.from('o\nthree\n'));
   splitter.push(Buffer.from('four\n'));
-  assert.deepEqual(frames.map((f) => f.toString()), ['one', 'two', 'three', 'four']);
+  assert.deepEqual(
+    frames.map((f) => f.toString()),
+    ['one', 'two', 'three', 'four'],
+  );
 });
 
 test('an assembled frame that grew the buffer leaves with it: frames kept without copying stay intact', () => {
   const frames: Buffer[] = [];
-  const splitter = createLineSplitter({ maxLineBytes: 1024 * 1024, onLine: (frame) => { frames.push(frame); }, onOversize: () => {} });
+  const splitter = createLineSplitter({
+    maxLineBytes: 1024 * 1024,
+    onLine: (frame) => {
+      frames.push(frame);
+    },
+    onOversize: () => {},
+  });
   const first = 'a'.repeat(150 * 1024);
   const second = 'b'.repeat(100 * 1024);
   const stream = Buffer.from(`${first}\n${second}\nsmall-${'c'.repeat(100)}\n${'d'.repeat(70 * 1024)}\ntail`);
   for (const chunk of chunked(stream, 4096)) splitter.push(chunk);
   splitter.end();
   // Checked only now: every later frame was assembled after the earlier ones were handed out.
-  assert.deepEqual(frames.map((f) => f.toString()), [first, second, `small-${'c'.repeat(100)}`, 'd'.repeat(70 * 1024), 'tail']);
+  assert.deepEqual(
+    frames.map((f) => f.toString()),
+    [first, second, `small-${'c'.repeat(100)}`, 'd'.repeat(70 * 1024), 'tail'],
+  );
 });
 
 test('at the starting buffer size an assembled frame is copied out (the buffer is reused); one byte more and it leaves with its buffer', () => {
   for (const size of [INITIAL_BYTES, INITIAL_BYTES + 1]) {
     const frames: Buffer[] = [];
-    const splitter = createLineSplitter({ maxLineBytes: 1024 * 1024, onLine: (frame) => { frames.push(frame); }, onOversize: () => {} });
+    const splitter = createLineSplitter({
+      maxLineBytes: 1024 * 1024,
+      onLine: (frame) => {
+        frames.push(frame);
+      },
+      onOversize: () => {},
+    });
     const lines = ['p', 'q', 'r'].map((c) => c.repeat(size));
     for (const chunk of chunked(Buffer.from(`${lines.join('\n')}\n`), 1000)) splitter.push(chunk);
-    assert.deepEqual(frames.map((f) => f.toString()), lines, `frames of ${size} bytes`);
+    assert.deepEqual(
+      frames.map((f) => f.toString()),
+      lines,
+      `frames of ${size} bytes`,
+    );
   }
 });

@@ -9,8 +9,15 @@ import { createGitRunner, createGitRunnerSync } from '../../lib/worktree/git.ts'
 import { readProcTable } from '../../lib/process/proc-table.ts';
 
 /** Children of this test process, other than those it had before (tsx's esbuild service). */
-const BEFORE = new Set(readProcTable().filter((p) => p.ppid === process.pid).map((p) => p.pid));
-const children = (): number[] => readProcTable().filter((p) => p.ppid === process.pid && !BEFORE.has(p.pid)).map((p) => p.pid);
+const BEFORE = new Set(
+  readProcTable()
+    .filter((p) => p.ppid === process.pid)
+    .map((p) => p.pid),
+);
+const children = (): number[] =>
+  readProcTable()
+    .filter((p) => p.ppid === process.pid && !BEFORE.has(p.pid))
+    .map((p) => p.pid);
 
 describe('bounded git runner', () => {
   it('a call past its time bound is killed and reported as git_timeout, nothing left running', async () => {

@@ -17,7 +17,11 @@ const HEAD = 'b'.repeat(40);
 function scripted(answers: Record<string, GitOutcome>): (args: readonly string[]) => GitOutcome {
   return (args) => {
     const key = args.slice(0, 2).join(' ');
-    const found = answers[key] ?? answers[`${args[0]} ${args.includes('--name-status') ? 'names' : args.includes('--numstat') ? 'numbers' : ''}${args.includes(BASE) ? ' committed' : ''}`];
+    const found =
+      answers[key] ??
+      answers[
+        `${args[0]} ${args.includes('--name-status') ? 'names' : args.includes('--numstat') ? 'numbers' : ''}${args.includes(BASE) ? ' committed' : ''}`
+      ];
     if (found === undefined) assert.fail(`unexpected git ${args.join(' ')}`);
     return found;
   };
@@ -26,19 +30,31 @@ function scripted(answers: Record<string, GitOutcome>): (args: readonly string[]
 describe('git listings', () => {
   it('name-status -z: letters and paths, any path text', () => {
     assert.deepEqual(parseNameStatus('M\0a b.txt\0A\0new\nline\0D\0gone\0T\0link\0'), [
-      { path: 'a b.txt', status: 'modified' }, { path: 'new\nline', status: 'added' }, { path: 'gone', status: 'deleted' }, { path: 'link', status: 'modified' },
+      { path: 'a b.txt', status: 'modified' },
+      { path: 'new\nline', status: 'added' },
+      { path: 'gone', status: 'deleted' },
+      { path: 'link', status: 'modified' },
     ]);
   });
   it('numstat -z: counts, and null for a binary file', () => {
     const parsed = parseNumstat('3\t1\ta.txt\0-\t-\timg.png\0');
-    assert.deepEqual([...parsed], [['a.txt', { added: 3, deleted: 1 }], ['img.png', { added: null, deleted: null }]]);
+    assert.deepEqual(
+      [...parsed],
+      [
+        ['a.txt', { added: 3, deleted: 1 }],
+        ['img.png', { added: null, deleted: null }],
+      ],
+    );
   });
   it('counts add up by status and lines, binary files adding no lines', () => {
-    assert.deepEqual(countChanges([
-      { path: 'a', status: 'added', committed: true, lines_added: 2, lines_deleted: 0 },
-      { path: 'b', status: 'modified', committed: true, lines_added: null, lines_deleted: null },
-      { path: 'c', status: 'deleted', committed: true, lines_added: 0, lines_deleted: 5 },
-    ]), { files: 3, added: 1, modified: 1, deleted: 1, lines_added: 2, lines_deleted: 5 });
+    assert.deepEqual(
+      countChanges([
+        { path: 'a', status: 'added', committed: true, lines_added: 2, lines_deleted: 0 },
+        { path: 'b', status: 'modified', committed: true, lines_added: null, lines_deleted: null },
+        { path: 'c', status: 'deleted', committed: true, lines_added: 0, lines_deleted: 5 },
+      ]),
+      { files: 3, added: 1, modified: 1, deleted: 1, lines_added: 2, lines_deleted: 5 },
+    );
   });
 });
 
@@ -66,7 +82,14 @@ describe('inspectWorktree', () => {
     assert.equal(report.head_commit, HEAD);
     assert.deepEqual(report.committed, { files: 1, added: 1, modified: 0, deleted: 0, lines_added: 1, lines_deleted: 0 });
     assert.deepEqual(report.uncommitted, { files: 2, added: 1, modified: 1, deleted: 0, lines_added: 4, lines_deleted: 1 });
-    assert.deepEqual(report.files.map((f) => [f.path, f.committed]), [['f0', true], ['shared.txt', false], ['u.txt', false]]);
+    assert.deepEqual(
+      report.files.map((f) => [f.path, f.committed]),
+      [
+        ['f0', true],
+        ['shared.txt', false],
+        ['u.txt', false],
+      ],
+    );
     assert.equal(report.changes_error, null);
   });
 
@@ -97,11 +120,24 @@ describe('inspectWorktree', () => {
 describe('before a run asks for a worktree', () => {
   const top = ok('/repo\n/repo/.git\n');
   const refusal = (fn: () => unknown): { code: string; path: string | undefined; message: string } => {
-    try { fn(); } catch (error) { if (isToolError(error)) return { code: error.code, path: error.path, message: error.message }; throw error; }
+    try {
+      fn();
+    } catch (error) {
+      if (isToolError(error)) return { code: error.code, path: error.path, message: error.message };
+      throw error;
+    }
     assert.fail('not refused');
   };
-  it('outside a repository, a taken folder or branch, an empty repository, a run\'s own worktree: refused at /worktree', () => {
-    const check = (answers: Record<string, GitOutcome>, exists = false) => refusal(() => checkWorktreeRequest(scripted({ 'rev-parse --path-format=absolute': top, 'rev-parse --verify': failed, ...answers }), '/repo', 'w1', () => exists));
+  it("outside a repository, a taken folder or branch, an empty repository, a run's own worktree: refused at /worktree", () => {
+    const check = (answers: Record<string, GitOutcome>, exists = false) =>
+      refusal(() =>
+        checkWorktreeRequest(
+          scripted({ 'rev-parse --path-format=absolute': top, 'rev-parse --verify': failed, ...answers }),
+          '/repo',
+          'w1',
+          () => exists,
+        ),
+      );
     assert.match(check({ 'rev-parse --path-format=absolute': failed }).message, /inside a git repository/);
     assert.match(check({}, true).message, /worktree w1 exists already/);
     assert.deepEqual(check({ 'rev-parse --path-format=absolute': ok('/repo/.claude/worktrees/x\n/repo/.git\n') }).path, '/worktree');
@@ -116,7 +152,10 @@ describe('before a run asks for a worktree', () => {
       if (args[0] === 'rev-parse' && args[1] === '--path-format=absolute') return top;
       return args.includes('refs/heads/worktree-w1') ? failed : ok(`${HEAD}\n`);
     };
-    assert.deepEqual(checkWorktreeRequest(git, '/repo/sub', 'w1', () => false), { name: 'w1', repository: '/repo', path: '/repo/.claude/worktrees/w1', branch: 'worktree-w1' });
+    assert.deepEqual(
+      checkWorktreeRequest(git, '/repo/sub', 'w1', () => false),
+      { name: 'w1', repository: '/repo', path: '/repo/.claude/worktrees/w1', branch: 'worktree-w1' },
+    );
     assert.equal(calls, 3);
   });
   it('the native cwd of a worktree names it; any other cwd does not', () => {
@@ -125,10 +164,17 @@ describe('before a run asks for a worktree', () => {
     assert.equal(worktreeFromCwd('/r'), null);
   });
   it('worktree with resume or continue needs fork_session', () => {
-    const ctx = { nativeArgNames: new Set(['worktree', 'resume_session_id', 'continue_previous', 'fork_session']), defaultCwd: '/', isDirectory: () => true };
+    const ctx = {
+      nativeArgNames: new Set(['worktree', 'resume_session_id', 'continue_previous', 'fork_session']),
+      defaultCwd: '/',
+      isDirectory: () => true,
+    };
     const id = '00000000-0000-4000-8000-000000000000';
     assert.deepEqual(refusal(() => parseRunInput({ prompt: 'x', worktree: 'w', resume_session_id: id }, ctx)).path, '/worktree');
     assert.deepEqual(refusal(() => parseRunInput({ prompt: 'x', worktree: 'w', continue_previous: true }, ctx)).path, '/worktree');
-    assert.equal(parseRunInput({ prompt: 'x', worktree: 'w', resume_session_id: id, fork_session: true }, ctx).nativeOptions['worktree'], 'w');
+    assert.equal(
+      parseRunInput({ prompt: 'x', worktree: 'w', resume_session_id: id, fork_session: true }, ctx).nativeOptions['worktree'],
+      'w',
+    );
   });
 });

@@ -38,7 +38,10 @@ export async function runCgroupLadder(target: CgroupLadderTarget, options: Omit<
     steps.push(killStep(target));
     const deadline = performance.now() + options.killGraceMs;
     // Freezing lets a fork in flight finish into the frozen cgroup: repeat until nothing is left.
-    while (!(await waitUntilEmpty(scope.dir, Math.min(KILL_ROUND_MS, Math.max(0, deadline - performance.now())), target.nativeExited)) && performance.now() < deadline) {
+    while (
+      !(await waitUntilEmpty(scope.dir, Math.min(KILL_ROUND_MS, Math.max(0, deadline - performance.now())), target.nativeExited)) &&
+      performance.now() < deadline
+    ) {
       if (target.scope.kill === 'freeze') killCgroupMembers(scope.dir, 'freeze');
     }
   }
@@ -80,7 +83,8 @@ function proveEmpty(target: CgroupLadderTarget, steps: string[]): LadderOutcome 
   const populated = cgroupPopulated(scope.dir);
   const survivors: ProcessIdentity[] = populated === true ? liveMembers(scope.dir) : [];
   let error: string | null = null;
-  if (scope.stuckInside()) error = `the supervisor could not leave the run's cgroup ${scope.dir}; its members were not killed by cgroup.kill`;
+  if (scope.stuckInside())
+    error = `the supervisor could not leave the run's cgroup ${scope.dir}; its members were not killed by cgroup.kill`;
   else if (!target.nativeExited()) error = 'native process exit was not observed';
   else if (populated === true) error = survivors.length === 0 ? `the run's cgroup ${scope.dir} is still populated` : null;
   else if (!removeCgroupTree(scope.dir)) error = `the run's cgroup ${scope.dir} is empty but could not be removed`;

@@ -20,7 +20,9 @@ export function cleanUp(s: SupervisorState, interrupt: boolean, why: string): vo
   s.probe?.cancel();
   const running = s.native;
   const timings = s.spec ?? { ...PROBE_ONLY_LADDER, trackIntervalMs: PROBE_TRACK_INTERVAL_MS };
-  const interruptNative = (): void => { running?.kill('SIGINT'); };
+  const interruptNative = (): void => {
+    running?.kill('SIGINT');
+  };
   const nativeExited = (): boolean => s.unreaped.size === 0;
   const grace = { interruptGraceMs: timings.interruptGraceMs, termGraceMs: timings.termGraceMs, killGraceMs: timings.killGraceMs };
   const interruptRunning = interrupt && running !== null && s.unreaped.has(running);
@@ -44,7 +46,15 @@ async function finish(s: SupervisorState, outcome: LadderOutcome, extraSteps: re
   s.stopTracking();
   await s.settleStderr(s.spec?.killGraceMs ?? 0);
   const { tail } = s;
-  s.report.write(formatCleanupLine({ ...outcome, steps: [...extraSteps, ...outcome.steps], stderrTail: tail.text(), stderrBytes: tail.totalBytes(), proof: s.scope === null ? 'process_scan' : 'cgroup' }));
+  s.report.write(
+    formatCleanupLine({
+      ...outcome,
+      steps: [...extraSteps, ...outcome.steps],
+      stderrTail: tail.text(),
+      stderrBytes: tail.totalBytes(),
+      proof: s.scope === null ? 'process_scan' : 'cgroup',
+    }),
+  );
   await s.report.end();
   process.exit(0);
 }

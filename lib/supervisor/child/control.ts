@@ -46,7 +46,13 @@ export function parseControlLine(line: string): ControlMessage | null {
 }
 
 function parseCommand(value: Record<string, unknown>): Command | null {
-  const { file, args, cwd, env, marker } = { file: value['file'], args: value['args'], cwd: value['cwd'], env: value['env'], marker: value['marker'] };
+  const { file, args, cwd, env, marker } = {
+    file: value['file'],
+    args: value['args'],
+    cwd: value['cwd'],
+    env: value['env'],
+    marker: value['marker'],
+  };
   if (typeof file !== 'string' || file === '' || typeof cwd !== 'string' || cwd === '') return null;
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) return null;
   if (!isPlainObject(env) || !Object.values(env).every((v) => typeof v === 'string')) return null;

@@ -142,7 +142,12 @@ function answeredAs(pid: number, name: string | null, fileId: string): string | 
  * Why the native just spawned is not what was checked, or null when it is. `pid` must be unreaped.
  * Only machine code is held to its image; a file not bound (expectFileId null) is not checked.
  */
-export function nativeImageMismatch(pid: number, file: CheckedFile | null, expectFileId: string | null, expectImageId: string | null): string | null {
+export function nativeImageMismatch(
+  pid: number,
+  file: CheckedFile | null,
+  expectFileId: string | null,
+  expectImageId: string | null,
+): string | null {
   if (expectFileId === null || file === null || !file.machineCode) return null;
   const image = imageIdentity(pid);
   if (image === expectFileId || (image !== null && image === expectImageId)) return null;

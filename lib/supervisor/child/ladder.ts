@@ -85,7 +85,8 @@ export async function runLadder(target: LadderTarget, options: LadderOptions): P
   }
   // Nothing of the run was seen, but no two scans in a row could show it (other jobs' processes keep vanishing
   // mid-scan on a busy machine): keep looking a bounded while longer before settling for "unconfirmed".
-  if (run.proof === null && target.nativeExited() && target.tracker.remaining(table).length === 0) await waitUntil(run, isSettled, PROOF_RETRY_MS);
+  if (run.proof === null && target.nativeExited() && target.tracker.remaining(table).length === 0)
+    await waitUntil(run, isSettled, PROOF_RETRY_MS);
   return outcomeOf(run);
 }
 
@@ -124,7 +125,9 @@ async function waitUntil(run: LadderRun, done: (table: readonly ProcStat[]) => b
   const deadline = performance.now() + ms;
   let table = observe(run);
   while (!done(table) && performance.now() < deadline) {
-    await process.getBuiltinModule('node:timers/promises').setTimeout(Math.max(1, Math.min(run.options.pollMs, deadline - performance.now())));
+    await process
+      .getBuiltinModule('node:timers/promises')
+      .setTimeout(Math.max(1, Math.min(run.options.pollMs, deadline - performance.now())));
     table = observe(run);
   }
   return table;
@@ -167,7 +170,9 @@ function ladderError(run: LadderRun, remaining: readonly ProcStat[], unverifiabl
   if (failures.length > 0) return `signal refused (EPERM) for pid ${[...new Set(failures)].join(', ')}`;
   if (!target.nativeExited()) return 'native process exit was not observed';
   if (target.tracker.overflowed()) return 'more processes than the tracker can remember: some may have escaped unseen';
-  if (unverifiable.length > 0) return `started during the run with an unreadable environment (not proven outside the run): pid ${unverifiable.map((s) => s.pid).join(', ')}`;
-  if (run.proof === null && remaining.length === 0) return `no two consecutive scans could show the run gone (${run.unprovable} could not: a listed process vanished before it was read, or a scan took over ${PROOF_SCAN_MAX_MS} ms)`;
+  if (unverifiable.length > 0)
+    return `started during the run with an unreadable environment (not proven outside the run): pid ${unverifiable.map((s) => s.pid).join(', ')}`;
+  if (run.proof === null && remaining.length === 0)
+    return `no two consecutive scans could show the run gone (${run.unprovable} could not: a listed process vanished before it was read, or a scan took over ${PROOF_SCAN_MAX_MS} ms)`;
   return null;
 }

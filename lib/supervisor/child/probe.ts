@@ -19,7 +19,12 @@ export interface RunningProbe {
 }
 
 /** Runs `execPath` (the probe's file, or an alias of it) with argv[0] the file's own path. */
-export function startProbe(message: ProbeMessage, env: Record<string, string>, execPath: string, onDone: (outcome: RawProbeOutcome) => void): RunningProbe | null {
+export function startProbe(
+  message: ProbeMessage,
+  env: Record<string, string>,
+  execPath: string,
+  onDone: (outcome: RawProbeOutcome) => void,
+): RunningProbe | null {
   let settled = false;
   const settle = (outcome: RawProbeOutcome): void => {
     if (settled) return;
@@ -28,7 +33,13 @@ export function startProbe(message: ProbeMessage, env: Record<string, string>, e
     clearTimeout(pipeTimer);
     onDone(outcome);
   };
-  const child = process.getBuiltinModule('node:child_process').spawn(execPath, [...message.args], { argv0: message.file, cwd: message.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+  const child = process.getBuiltinModule('node:child_process').spawn(execPath, [...message.args], {
+    argv0: message.file,
+    cwd: message.cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
   let pipeTimer: NodeJS.Timeout | undefined;
   const timer = setTimeout(() => {
     child.kill('SIGKILL');
@@ -74,7 +85,10 @@ function capture(stream: Readable | null, maxBytes: number): { bytes(): Buffer; 
   let kept = 0;
   let overflow = false;
   stream?.on('data', (chunk: Buffer) => {
-    if (kept >= maxBytes) { overflow = true; return; }
+    if (kept >= maxBytes) {
+      overflow = true;
+      return;
+    }
     const part = chunk.length > maxBytes - kept ? chunk.subarray(0, maxBytes - kept) : chunk;
     if (part.length < chunk.length) overflow = true;
     chunks.push(part);

@@ -3,10 +3,20 @@ import { MAX_PROBES, RUN_MARKER_ENV } from '../protocol.ts';
 import { formatProbeResult } from '../report-parse.ts';
 import { newProbeName, pinFile, UNBOUND_PROBE, watchProbe } from './exe-check.ts';
 import { startProbe } from './probe.ts';
-import { adopt, CGROUP_REFUSED_MESSAGE, PROBE_TRACK_INTERVAL_MS, spawnRunProcess, track, type ProbeMessage, type SupervisorState } from './supervisor-state.ts';
+import {
+  adopt,
+  CGROUP_REFUSED_MESSAGE,
+  PROBE_TRACK_INTERVAL_MS,
+  spawnRunProcess,
+  track,
+  type ProbeMessage,
+  type SupervisorState,
+} from './supervisor-state.ts';
 
 export function runProbe(s: SupervisorState, message: ProbeMessage): void {
-  const refuse = (why: string): void => { s.report.write(formatProbeResult(message.id, { kind: 'spawn_error', message: why }, null, null)); };
+  const refuse = (why: string): void => {
+    s.report.write(formatProbeResult(message.id, { kind: 'spawn_error', message: why }, null, null));
+  };
   if (s.probe !== null || s.spec !== null) return refuse('a probe or the run is already under way');
   if (s.probesRun >= MAX_PROBES) return refuse(`at most ${MAX_PROBES} probes per run`);
   s.probesRun++;

@@ -9,7 +9,9 @@ export interface Sink {
 
 export function createSink(stream: Writable): Sink {
   let broken = false;
-  stream.on('error', () => { broken = true; });
+  stream.on('error', () => {
+    broken = true;
+  });
   return {
     write(chunk) {
       if (!broken) stream.write(chunk);

@@ -10,7 +10,15 @@ import { cleanUp } from './clean-up.ts';
 import { nativeImageMismatch, pinFile, type PinnedFile } from './exe-check.ts';
 import { releaseStdout } from './fds.ts';
 import type { RunTracker } from './tracker.ts';
-import { adopt, CGROUP_REFUSED_MESSAGE, reportLine, spawnRunProcess, track, type SpawnMessage, type SupervisorState } from './supervisor-state.ts';
+import {
+  adopt,
+  CGROUP_REFUSED_MESSAGE,
+  reportLine,
+  spawnRunProcess,
+  track,
+  type SpawnMessage,
+  type SupervisorState,
+} from './supervisor-state.ts';
 
 export function startNative(s: SupervisorState, message: SpawnMessage): void {
   s.spec = message;
@@ -22,17 +30,21 @@ export function startNative(s: SupervisorState, message: SpawnMessage): void {
     checked?.release();
     return refuseSpawn(s, SPAWN_ERROR_FILE_CHANGED, `${message.file} is no longer the file whose version was checked; it was not started`);
   }
-  const child = spawnRunProcess(s, () => process.getBuiltinModule('node:child_process').spawn(checked?.execPath ?? message.file, [...message.args], {
-    argv0: message.file,
-    cwd: message.cwd,
-    env: { ...message.env, [RUN_MARKER_ENV]: message.marker },
-    stdio: [message.stdin === null ? 'ignore' : 'pipe', 1, 'pipe'],
-    windowsHide: true,
-  }));
+  const child = spawnRunProcess(s, () =>
+    process.getBuiltinModule('node:child_process').spawn(checked?.execPath ?? message.file, [...message.args], {
+      argv0: message.file,
+      cwd: message.cwd,
+      env: { ...message.env, [RUN_MARKER_ENV]: message.marker },
+      stdio: [message.stdin === null ? 'ignore' : 'pipe', 1, 'pipe'],
+      windowsHide: true,
+    }),
+  );
   checked?.release();
   if (child === null) return refuseSpawn(s, SPAWN_ERROR_NO_CODE, CGROUP_REFUSED_MESSAGE);
   if (child.pid === undefined) {
-    child.once('error', (error: NodeJS.ErrnoException) => { refuseSpawn(s, error.code ?? SPAWN_ERROR_NO_CODE, error.message); });
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      refuseSpawn(s, error.code ?? SPAWN_ERROR_NO_CODE, error.message);
+    });
     return;
   }
   onSpawned(s, message, child, child.pid, checked, runTracker);
@@ -45,7 +57,14 @@ function refuseSpawn(s: SupervisorState, code: string, message: string): void {
 }
 
 /** The native has a pid: bind it to the checked image, report it, feed its stdin, keep its stderr tail. */
-function onSpawned(s: SupervisorState, message: SpawnMessage, child: ChildProcess, pid: number, checked: PinnedFile | null, runTracker: RunTracker | null): void {
+function onSpawned(
+  s: SupervisorState,
+  message: SpawnMessage,
+  child: ChildProcess,
+  pid: number,
+  checked: PinnedFile | null,
+  runTracker: RunTracker | null,
+): void {
   s.native = child;
   releaseStdout();
   adopt(s, child, runTracker);
@@ -63,7 +82,9 @@ function onSpawned(s: SupervisorState, message: SpawnMessage, child: ChildProces
   }
   const err = child.stderr;
   if (err) {
-    err.on('data', (chunk: Buffer) => { s.tail.push(chunk); });
+    err.on('data', (chunk: Buffer) => {
+      s.tail.push(chunk);
+    });
     s.settleStderr = watchEnd(err);
   }
   child.once('exit', (code, signal) => {
@@ -86,18 +107,19 @@ function watchEnd(stream: Readable): (graceMs: number) => Promise<void> {
   stream.once('end', markEnded);
   stream.once('close', markEnded);
   stream.once('error', markEnded);
-  return (graceMs) => new Promise((resolve) => {
-    if (ended) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(() => {
-      stream.destroy();
-      markEnded();
-    }, graceMs);
-    ends.push(() => {
-      clearTimeout(timer);
-      resolve();
+  return (graceMs) =>
+    new Promise((resolve) => {
+      if (ended) {
+        resolve();
+        return;
+      }
+      const timer = setTimeout(() => {
+        stream.destroy();
+        markEnded();
+      }, graceMs);
+      ends.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
     });
-  });
 }

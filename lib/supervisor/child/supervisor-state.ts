@@ -89,12 +89,17 @@ export function reportLine(s: SupervisorState, message: ReportMessage): void {
 function trackerOf(s: SupervisorState): RunTracker {
   const { marker, selfStat, selfUid } = s;
   s.tracker ??= createRunTracker({
-    selfPid: s.selfPid, groupMode: s.groupMode, roots: [],
-    marker: marker === null || selfStat === null ? null : {
-      notBefore: selfStat.start,
-      markerOf: (pid) => environMarker(pid, RUN_MARKER_ENV, marker),
-      sameUser: (pid) => processUid(pid) === selfUid,
-    },
+    selfPid: s.selfPid,
+    groupMode: s.groupMode,
+    roots: [],
+    marker:
+      marker === null || selfStat === null
+        ? null
+        : {
+            notBefore: selfStat.start,
+            markerOf: (pid) => environMarker(pid, RUN_MARKER_ENV, marker),
+            sameUser: (pid) => processUid(pid) === selfUid,
+          },
   });
   return s.tracker;
 }
@@ -106,8 +111,12 @@ export function track(s: SupervisorState, intervalMs: number): RunTracker {
   // No scan right away: a process forked this instant has no descendants yet, and a scan costs CPU the
   // new process needs to start. The ladder scans first thing anyway.
   const tick: TickState = { emptyScans: 0, view: createProcView(), lastFull: -Infinity };
-  const interval = setInterval(() => { trackTick(s, runTracker, tick); }, intervalMs);
-  s.stopTracking = () => { clearInterval(interval); };
+  const interval = setInterval(() => {
+    trackTick(s, runTracker, tick);
+  }, intervalMs);
+  s.stopTracking = () => {
+    clearInterval(interval);
+  };
   return runTracker;
 }
 
@@ -120,7 +129,8 @@ interface TickState {
 function trackTick(s: SupervisorState, runTracker: RunTracker, tick: TickState): void {
   if (s.cleaning) return;
   // A new process is seen by the tick after its birth either way; a full scan also reads strangers again.
-  const partial = s.spec !== null && performance.now() - tick.lastFull < FULL_SCAN_EVERY_MS ? tick.view.delta(runTracker.trackedIdentities()) : null;
+  const partial =
+    s.spec !== null && performance.now() - tick.lastFull < FULL_SCAN_EVERY_MS ? tick.view.delta(runTracker.trackedIdentities()) : null;
   if (partial !== null) {
     runTracker.observeDelta(partial.fresh, partial.view);
     return;
@@ -130,7 +140,8 @@ function trackTick(s: SupervisorState, runTracker: RunTracker, tick: TickState):
   runTracker.observe(scan.table, scan.vanished);
   // Waiting between probes and the run (a warm spare may wait long): once nothing of the run is left,
   // proven as cleanup is (consecutive empty scans), there is nothing to follow until the next command.
-  if (s.spec !== null || s.probe !== null || runTracker.remaining(scan.table).length > 0 || !runTracker.lastScanComplete()) tick.emptyScans = 0;
+  if (s.spec !== null || s.probe !== null || runTracker.remaining(scan.table).length > 0 || !runTracker.lastScanComplete())
+    tick.emptyScans = 0;
   else if (++tick.emptyScans >= IDLE_EMPTY_SCANS) s.stopTracking();
 }
 
@@ -156,7 +167,9 @@ export function spawnRunProcess<T>(s: SupervisorState, spawn: () => T): T | null
 /** Counts a started process as unreaped until its exit, and as a root of the run when it is tracked. */
 export function adopt(s: SupervisorState, child: ChildProcess, runTracker: RunTracker | null): void {
   s.unreaped.add(child);
-  child.once('exit', () => { s.unreaped.delete(child); });
+  child.once('exit', () => {
+    s.unreaped.delete(child);
+  });
   if (runTracker === null) return;
   // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
   const stat = child.pid === undefined ? null : readProcStat(child.pid);

@@ -28,10 +28,16 @@ export function runSupervisor(): void {
   const s = createSupervisorState();
   const splitter = createLineSplitter({
     maxLineBytes: CONTROL_LINE_MAX_BYTES,
-    onLine: (frame) => { onControl(s, parseControlLine(frame.toString('utf8'))); },
-    onOversize: () => { onControl(s, null); },
+    onLine: (frame) => {
+      onControl(s, parseControlLine(frame.toString('utf8')));
+    },
+    onOversize: () => {
+      onControl(s, null);
+    },
   });
-  process.stdin.on('data', (chunk: Buffer) => { splitter.push(chunk); });
+  process.stdin.on('data', (chunk: Buffer) => {
+    splitter.push(chunk);
+  });
   const onEof = (): void => {
     splitter.end();
     cleanUp(s, true, 'control_eof');
@@ -48,9 +54,16 @@ function onControl(s: SupervisorState, message: ControlMessage | null): void {
     return;
   }
   switch (message.type) {
-    case 'probe': runProbe(s, message); break;
-    case 'spawn': if (s.spec === null && s.probe === null) startNative(s, message); break;
-    case 'terminate': cleanUp(s, true, `terminate:${message.reason}`); break;
-    default: assertNever(message);
+    case 'probe':
+      runProbe(s, message);
+      break;
+    case 'spawn':
+      if (s.spec === null && s.probe === null) startNative(s, message);
+      break;
+    case 'terminate':
+      cleanUp(s, true, `terminate:${message.reason}`);
+      break;
+    default:
+      assertNever(message);
   }
 }

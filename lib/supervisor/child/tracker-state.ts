@@ -69,7 +69,11 @@ function owns(owned: ReadonlyMap<number, string>, id: number, byPid: ReadonlyMap
 }
 
 export function isOurs(t: TrackerState, stat: ProcStat, byPid: ReadonlyMap<number, ProcStat>): boolean {
-  return (t.groupMode && (stat.pgid === t.selfPid || stat.sid === t.selfPid)) || owns(t.ownedSessions, stat.sid, byPid) || owns(t.ownedGroups, stat.pgid, byPid);
+  return (
+    (t.groupMode && (stat.pgid === t.selfPid || stat.sid === t.selfPid)) ||
+    owns(t.ownedSessions, stat.sid, byPid) ||
+    owns(t.ownedGroups, stat.pgid, byPid)
+  );
 }
 
 /**
@@ -86,7 +90,12 @@ export function markerOf(t: TrackerState, stat: ProcStat): boolean | null | 'pen
   if (state === undefined || (state.at < t.observation && (state.found === null || state.pending))) {
     const read = marker.markerOf(stat.pid);
     const empties = (state?.empties ?? 0) + (read === 'empty' ? 1 : 0);
-    state = { found: read === 'yes' ? true : read === 'unreadable' ? null : false, pending: read === 'empty' && empties < 2, empties, at: t.observation };
+    state = {
+      found: read === 'yes' ? true : read === 'unreadable' ? null : false,
+      pending: read === 'empty' && empties < 2,
+      empties,
+      at: t.observation,
+    };
     t.markerChecked.set(key, state);
   }
   return state.pending ? 'pending' : state.found;
@@ -95,7 +104,13 @@ export function markerOf(t: TrackerState, stat: ProcStat): boolean | null | 'pen
 /** Records the session and group a tracked process leads; true when one is new. */
 export function lead(t: TrackerState, stat: ProcStat): boolean {
   let added = false;
-  if (stat.sid === stat.pid && !t.ownedSessions.has(stat.sid)) { t.ownedSessions.set(stat.sid, identityKey(stat)); added = true; }
-  if (stat.pgid === stat.pid && !t.ownedGroups.has(stat.pgid)) { t.ownedGroups.set(stat.pgid, identityKey(stat)); added = true; }
+  if (stat.sid === stat.pid && !t.ownedSessions.has(stat.sid)) {
+    t.ownedSessions.set(stat.sid, identityKey(stat));
+    added = true;
+  }
+  if (stat.pgid === stat.pid && !t.ownedGroups.has(stat.pgid)) {
+    t.ownedGroups.set(stat.pgid, identityKey(stat));
+    added = true;
+  }
   return added;
 }

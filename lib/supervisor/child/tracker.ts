@@ -60,10 +60,20 @@ export interface TrackerOptions {
 
 export function createRunTracker(options: TrackerOptions): RunTracker {
   const t: TrackerState = {
-    selfPid: options.selfPid, groupMode: options.groupMode, marker: options.marker,
-    tracked: new Map(), ownedSessions: new Map(), ownedGroups: new Map(), markerChecked: new Map(),
-    observation: 0, settledStrangers: new Map(), seenDead: new Set(), seenDeadPids: new Set(),
-    complete: false, previousKeys: new Set(), overflow: false,
+    selfPid: options.selfPid,
+    groupMode: options.groupMode,
+    marker: options.marker,
+    tracked: new Map(),
+    ownedSessions: new Map(),
+    ownedGroups: new Map(),
+    markerChecked: new Map(),
+    observation: 0,
+    settledStrangers: new Map(),
+    seenDead: new Set(),
+    seenDeadPids: new Set(),
+    complete: false,
+    previousKeys: new Set(),
+    overflow: false,
   };
   for (const root of options.roots) {
     t.tracked.set(identityKey(root), root);
@@ -75,9 +85,13 @@ export function createRunTracker(options: TrackerOptions): RunTracker {
       t.tracked.set(identityKey(identity), identity);
       t.previousKeys.add(identityKey(identity));
     },
-    observe(table, vanished = []) { observe(t, table, vanished); },
+    observe(table, vanished = []) {
+      observe(t, table, vanished);
+    },
     lastScanComplete: () => t.complete,
-    observeDelta(fresh, view) { observeDelta(t, fresh, view); },
+    observeDelta(fresh, view) {
+      observeDelta(t, fresh, view);
+    },
     trackedIdentities: () => [...t.tracked.values()],
     remaining: (table) => remaining(t, table),
     unverifiable: (table) => unverifiable(t, table),
@@ -188,6 +202,14 @@ function unverifiable(t: TrackerState, table: readonly ProcStat[]): ProcStat[] {
   const byPid = new Map(table.filter(isLive).map((s) => [s.pid, s]));
   // Only a session leader (a daemon: ssh-agent, gpg-agent) is suspect; a foreign non-dumpable program run
   // from a terminal (sudo) is not, so a busy machine does not make every run unprovable.
-  return table.filter((stat) => stat.pid !== t.selfPid && isLive(stat) && stat.sid === stat.pid && !t.tracked.has(identityKey(stat)) && !isOurs(t, stat, byPid)
-    && t.markerChecked.get(identityKey(stat))?.found === null && marker.sameUser(stat.pid));
+  return table.filter(
+    (stat) =>
+      stat.pid !== t.selfPid &&
+      isLive(stat) &&
+      stat.sid === stat.pid &&
+      !t.tracked.has(identityKey(stat)) &&
+      !isOurs(t, stat, byPid) &&
+      t.markerChecked.get(identityKey(stat))?.found === null &&
+      marker.sameUser(stat.pid),
+  );
 }

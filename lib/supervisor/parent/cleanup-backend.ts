@@ -27,7 +27,8 @@ export class CleanupBackendUnavailable extends Error {
 
 /** Pure: the backend an option and a detection give; throws when `cgroup` is forced and unavailable. */
 export function chooseCleanupBackend(option: CleanupBackendOption, detect: () => CgroupDetection): CleanupBackend {
-  if (option === 'process_scan') return { kind: 'process_scan', reason: 'forced_off', detail: 'the process_scan backend was chosen explicitly' };
+  if (option === 'process_scan')
+    return { kind: 'process_scan', reason: 'forced_off', detail: 'the process_scan backend was chosen explicitly' };
   const found = detect();
   if (found.ok) return { kind: 'cgroup', base: found.base, kill: found.kill };
   if (option === 'cgroup') throw new CleanupBackendUnavailable(found.reason, found.detail);
@@ -40,9 +41,10 @@ let detected: CgroupDetection | null = null;
 export function detectOnce(): CgroupDetection {
   if (detected === null) {
     const self = readProcStat(process.pid);
-    detected = self === null
-      ? { ok: false, reason: 'no_cgroup2_mount', detail: '/proc/self/stat cannot be read' }
-      : detectOwnCgroup(identityOf(self));
+    detected =
+      self === null
+        ? { ok: false, reason: 'no_cgroup2_mount', detail: '/proc/self/stat cannot be read' }
+        : detectOwnCgroup(identityOf(self));
   }
   return detected;
 }

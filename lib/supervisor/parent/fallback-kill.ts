@@ -16,7 +16,11 @@ export function killLeftovers(supervisor: ProcessIdentity | null, native: Proces
   const table = supervisor || native ? readProcTable() : [];
   const victims = new Map<number, ProcStat>();
   // One snapshot first, then signals: killing the native first would reparent its children out of reach.
-  for (const stat of collectDescendants(table, [supervisor, native].filter((id): id is ProcessIdentity => id !== null))) victims.set(stat.pid, stat);
+  for (const stat of collectDescendants(
+    table,
+    [supervisor, native].filter((id): id is ProcessIdentity => id !== null),
+  ))
+    victims.set(stat.pid, stat);
   // The dead supervisor's session and group ids name our processes only while its pid is not reused:
   // a live process holding that pid means the id may now lead someone else's session, so skip the sweep.
   const recycled = supervisor !== null && table.some((stat) => stat.pid === supervisor.pid);

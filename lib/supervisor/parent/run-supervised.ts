@@ -130,7 +130,9 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     cgroup,
     exited: link.exited,
     probe: (spec) => runProbe(link, spec),
-    kill() { child.kill('SIGKILL'); },
+    kill() {
+      child.kill('SIGKILL');
+    },
     probedFile: (file) => link.probedFiles.get(file),
     probedImage: (file) => link.probedImages.get(file),
     start: (spec, hooks) => startRun(link, spec, hooks),
@@ -140,7 +142,8 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
 
 function runProbe(link: SupervisorLink, spec: ProbeSpec): Promise<ProbeOutcome> {
   const { phase, child, marker, cgroup } = link;
-  if (phase !== 'idle' || !link.controlOpen || child.pid === undefined) return Promise.resolve({ kind: 'spawn_error', message: `the supervisor is ${phase === 'idle' ? 'gone' : phase}` });
+  if (phase !== 'idle' || !link.controlOpen || child.pid === undefined)
+    return Promise.resolve({ kind: 'spawn_error', message: `the supervisor is ${phase === 'idle' ? 'gone' : phase}` });
   const id = link.nextProbeId++;
   const result = new Promise<ProbeOutcome>((resolve) => {
     // The supervisor kills the probe at its timeout; a supervisor that stopped answering does not, so the
@@ -157,7 +160,18 @@ function runProbe(link: SupervisorLink, spec: ProbeSpec): Promise<ProbeOutcome> 
     });
   });
   link.probeFiles.set(id, spec.file);
-  sendControl(link, { type: 'probe', id, marker, cgroup, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, timeoutMs: spec.timeoutMs, maxStdoutBytes: spec.maxStdoutBytes });
+  sendControl(link, {
+    type: 'probe',
+    id,
+    marker,
+    cgroup,
+    file: spec.file,
+    args: spec.args,
+    cwd: spec.cwd,
+    env: spec.env,
+    timeoutMs: spec.timeoutMs,
+    maxStdoutBytes: spec.maxStdoutBytes,
+  });
   return result;
 }
 
@@ -189,7 +203,9 @@ function startRun(link: SupervisorLink, spec: SupervisedSpec, hooks: SupervisedH
       sendControl(link, { type: 'terminate', reason });
     },
     // ChildProcess.kill is a no-op once the exit was reaped, so a recycled pid is never signalled.
-    killSupervisor() { child.kill('SIGKILL'); },
+    killSupervisor() {
+      child.kill('SIGKILL');
+    },
     supervisorPid: child.pid ?? null,
     done: link.done,
   };

@@ -106,7 +106,11 @@ export function createSparePool(prepare: PrepareFn, options: SparePoolOptions = 
       // With a cgroup, the EOF above is enough: the spare ends its check by cgroup.kill, removes its cgroup
       // and exits within milliseconds, also after this server is gone; a SIGKILL would leave the cgroup behind.
       if (entry !== null && !entry.gone && entry.supervisor.supervisorPid !== null && entry.supervisor.cgroup === null) {
-        try { process.kill(-entry.supervisor.supervisorPid, 'SIGKILL'); } catch { /* already gone */ }
+        try {
+          process.kill(-entry.supervisor.supervisorPid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
       }
     },
     async close() {

@@ -36,7 +36,12 @@ const SUPERVISOR_ENV_DROPPED = ['NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS'] as const;
 export function getSupervisorEnv(adapterEnv: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(adapterEnv)) {
-    if (value === undefined || (SUPERVISOR_ENV_DROPPED as readonly string[]).includes(key) || key.toUpperCase().startsWith(RESERVED_ENV_PREFIX)) continue;
+    if (
+      value === undefined ||
+      (SUPERVISOR_ENV_DROPPED as readonly string[]).includes(key) ||
+      key.toUpperCase().startsWith(RESERVED_ENV_PREFIX)
+    )
+      continue;
     env[key] = value;
   }
   // fd 2 is the report pipe: a process warning printed there would break a report line. The native

@@ -94,24 +94,72 @@ export interface SupervisorLink extends LinkPlacement {
 /** Starts reading a freshly spawned supervisor's pipes and watching its end. */
 export function openLink(child: SupervisorChild, placement: LinkPlacement): SupervisorLink {
   let resolveExited = (): void => {};
-  const exited = new Promise<void>((resolve) => { resolveExited = resolve; });
+  const exited = new Promise<void>((resolve) => {
+    resolveExited = resolve;
+  });
   let resolveDone = (_outcome: SupervisedOutcome): void => {};
-  const done = new Promise<SupervisedOutcome>((resolve) => { resolveDone = resolve; });
+  const done = new Promise<SupervisedOutcome>((resolve) => {
+    resolveDone = resolve;
+  });
   const link: SupervisorLink = {
-    ...placement, child, hooks: null, phase: 'idle',
-    spawned: null, spawnError: null, exit: null, cleanup: null,
-    terminated: false, controlOpen: true, nextProbeId: 0,
-    probes: new Map(), probeFiles: new Map(), probedFiles: new Map(), probedImages: new Map(),
+    ...placement,
+    child,
+    hooks: null,
+    phase: 'idle',
+    spawned: null,
+    spawnError: null,
+    exit: null,
+    cleanup: null,
+    terminated: false,
+    controlOpen: true,
+    nextProbeId: 0,
+    probes: new Map(),
+    probeFiles: new Map(),
+    probedFiles: new Map(),
+    probedImages: new Map(),
     // Native stdout (nothing comes before `start`; whatever might come then is drained, not kept).
-    stdout: readInSlices(child.stdout, STDOUT_SLICE_BYTES, (slice) => { link.hooks?.onStdout(slice); }, () => { settleEarly(link); }),
-    reports: readReports(child.stderr, (message) => { onReport(link, message); }, () => { settleEarly(link); }),
-    supervisorExit: null, pipeTimer: null, settled: false, fallbackKilled: 0, fallbackProof: null, lostCgroup: null,
-    done, exited, resolveDone, resolveExited,
+    stdout: readInSlices(
+      child.stdout,
+      STDOUT_SLICE_BYTES,
+      (slice) => {
+        link.hooks?.onStdout(slice);
+      },
+      () => {
+        settleEarly(link);
+      },
+    ),
+    reports: readReports(
+      child.stderr,
+      (message) => {
+        onReport(link, message);
+      },
+      () => {
+        settleEarly(link);
+      },
+    ),
+    supervisorExit: null,
+    pipeTimer: null,
+    settled: false,
+    fallbackKilled: 0,
+    fallbackProof: null,
+    lostCgroup: null,
+    done,
+    exited,
+    resolveDone,
+    resolveExited,
   };
-  child.stdin.on('error', () => { link.controlOpen = false; });
-  child.once('exit', (code, signal) => { onSupervisorExit(link, code, signal); });
-  child.once('close', () => { onSupervisorClose(link); });
-  child.once('error', (error: NodeJS.ErrnoException) => { onSpawnFailure(link, error); });
+  child.stdin.on('error', () => {
+    link.controlOpen = false;
+  });
+  child.once('exit', (code, signal) => {
+    onSupervisorExit(link, code, signal);
+  });
+  child.once('close', () => {
+    onSupervisorClose(link);
+  });
+  child.once('error', (error: NodeJS.ErrnoException) => {
+    onSpawnFailure(link, error);
+  });
   return link;
 }
 
@@ -139,11 +187,21 @@ function onReport(link: SupervisorLink, message: ReportMessage): void {
       resolve?.(message.outcome);
       return;
     }
-    case 'spawned': link.spawned = { pid: message.pid, start: message.start }; break;
-    case 'spawn_error': link.spawnError = { code: message.code, message: message.message }; break;
-    case 'exit': link.exit = { code: message.code, signal: message.signal }; break;
-    case 'cleanup': link.cleanup = message; endProbes(link, { kind: 'cancelled' }); break;
-    default: assertNever(message);
+    case 'spawned':
+      link.spawned = { pid: message.pid, start: message.start };
+      break;
+    case 'spawn_error':
+      link.spawnError = { code: message.code, message: message.message };
+      break;
+    case 'exit':
+      link.exit = { code: message.code, signal: message.signal };
+      break;
+    case 'cleanup':
+      link.cleanup = message;
+      endProbes(link, { kind: 'cancelled' });
+      break;
+    default:
+      assertNever(message);
   }
   link.hooks?.onReport?.(message);
 }
@@ -160,7 +218,13 @@ function settle(link: SupervisorLink): void {
   const { spawned, spawnError, exit, supervisorExit, fallbackKilled, fallbackProof } = link;
   const report: CleanupReport | null = link.cleanup;
   link.resolveDone({
-    spawned, spawnError, exit, cleanup: report, supervisorExit, fallbackKilled, fallbackProof,
+    spawned,
+    spawnError,
+    exit,
+    cleanup: report,
+    supervisorExit,
+    fallbackKilled,
+    fallbackProof,
     stderrTail: report?.stderr_tail ?? '',
     stderrBytes: report?.stderr_bytes ?? 0,
   });
@@ -175,7 +239,10 @@ function onSupervisorExit(link: SupervisorLink, code: number | null, signal: Nod
   if ((code !== 0 || signal !== null) && link.cleanup === null) startFallback(link);
   // A process that escaped could still hold our read ends' peers open; do not wait on it forever.
   const { child } = link;
-  link.pipeTimer = setTimeout(() => { child.stdout.destroy(); child.stderr.destroy(); }, SUPERVISOR_PIPE_GRACE_MS);
+  link.pipeTimer = setTimeout(() => {
+    child.stdout.destroy();
+    child.stderr.destroy();
+  }, SUPERVISOR_PIPE_GRACE_MS);
   link.pipeTimer.unref();
 }
 
@@ -186,10 +253,13 @@ function onSupervisorExit(link: SupervisorLink, code: number | null, signal: Nod
 function startFallback(link: SupervisorLink): void {
   const { cgroup, supervisorId, marker } = link;
   const dir = cgroup === null || supervisorId === null ? null : runCgroupDir(cgroup, supervisorId);
-  link.lostCgroup = dir === null ? null : endLostRunCgroup(dir, link.fallbackGraceMs).then((lost) => {
-    if (lost.proven) link.fallbackProof = 'cgroup';
-    if (!lost.existed) link.fallbackKilled += killLeftovers(supervisorId, link.spawned, marker);
-  });
+  link.lostCgroup =
+    dir === null
+      ? null
+      : endLostRunCgroup(dir, link.fallbackGraceMs).then((lost) => {
+          if (lost.proven) link.fallbackProof = 'cgroup';
+          if (!lost.existed) link.fallbackKilled += killLeftovers(supervisorId, link.spawned, marker);
+        });
   if (link.lostCgroup === null) link.fallbackKilled += killLeftovers(supervisorId, link.spawned, marker);
 }
 
@@ -198,7 +268,10 @@ function onSupervisorClose(link: SupervisorLink): void {
   link.stdout.flush();
   const lost = link.lostCgroup;
   if (lost !== null) {
-    void lost.then(() => { settle(link); link.resolveExited(); });
+    void lost.then(() => {
+      settle(link);
+      link.resolveExited();
+    });
     return;
   }
   // A second sweep: whatever was re-parented or started while the first one ran.

@@ -24,7 +24,14 @@ const OTHER = '9.9.9';
 /** Runs started under the flipping link (EXE_BINDING_TRIALS to measure with more). */
 const TRIALS = Number(process.env['EXE_BINDING_TRIALS'] ?? 12);
 const answer = (v: string): string => `${v} (Claude Code)\n`;
-const versionProbe = (file: string, cwd: string): ProbeSpec => ({ file, args: ['--version'], cwd, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000, maxStdoutBytes: 4096 });
+const versionProbe = (file: string, cwd: string): ProbeSpec => ({
+  file,
+  args: ['--version'],
+  cwd,
+  env: { PATH: '/usr/bin:/bin' },
+  timeoutMs: 10_000,
+  maxStdoutBytes: 4096,
+});
 
 let shims: ElfShims;
 let serverDir: string;
@@ -35,8 +42,9 @@ before(() => {
   mkdirSync(serverDir);
   shims.relink(join(shims.home, 'bin', 'claude'), shims.version(TESTED));
 });
-after(() => { shims.cleanup(); });
-
+after(() => {
+  shims.cleanup();
+});
 
 /** A pool whose spare asked `file` for its version in the server's directory; `use` takes it from there. */
 async function withEarlyAnswer(file: string, use: (supervisor: PreparedSupervisor, probes: ProbeSpec[]) => Promise<void>): Promise<void> {
@@ -44,7 +52,7 @@ async function withEarlyAnswer(file: string, use: (supervisor: PreparedSuperviso
   const pool = createSparePool(prepare, { earlyProbe: () => versionProbe(file, serverDir) });
   try {
     pool.warm();
-    await pollUntil('the spare\'s early answer', () => prepared[0]?.probedFile(file) !== undefined, { timeoutMs: 15_000 });
+    await pollUntil("the spare's early answer", () => prepared[0]?.probedFile(file) !== undefined, { timeoutMs: 15_000 });
     const supervisor = pool.take();
     await use(supervisor, probes);
     await supervisor.dispose();
@@ -56,44 +64,56 @@ async function withEarlyAnswer(file: string, use: (supervisor: PreparedSuperviso
 }
 
 const cases: readonly [ShimKind, 'a pinned directory' | 'an upgrade behind the shim'][] = [
-  ['exec', 'a pinned directory'], ['exec', 'an upgrade behind the shim'],
-  ['fork', 'a pinned directory'], ['fork', 'an upgrade behind the shim'],
+  ['exec', 'a pinned directory'],
+  ['exec', 'an upgrade behind the shim'],
+  ['fork', 'a pinned directory'],
+  ['fork', 'an upgrade behind the shim'],
 ];
 for (const [kind, change] of cases) {
-  test(`a shim that ${kind === 'exec' ? 'execs' : 'forks and waits for'} the version it picks, ${change}: the early answer is not reused, the run asks again`, () => withEarlyAnswer(shims.shim(kind), async (supervisor, probes) => {
-    const shim = shims.shim(kind);
-    // The early answer was the shim's pick in the server's directory, given by another program than the file.
-    assert.equal(supervisor.probedFile(shim), fileIdentity(shim));
-    assert.notEqual(supervisor.probedImage(shim), supervisor.probedFile(shim), 'the answer was not the file\'s own');
-    let cwd = serverDir;
-    if (change === 'a pinned directory') cwd = shims.pinnedDir(OTHER);
-    else shims.setDefault(OTHER);
-    const outcome = await supervisor.probe(versionProbe(shim, cwd));
-    assert.ok(outcome.kind === 'exited');
-    assert.equal(outcome.stdout, answer(OTHER), 'the run\'s own answer: what the shim runs now, here');
-    assert.equal(probes.length, 2, 'asked again');
-  }));
+  test(`a shim that ${kind === 'exec' ? 'execs' : 'forks and waits for'} the version it picks, ${change}: the early answer is not reused, the run asks again`, () =>
+    withEarlyAnswer(shims.shim(kind), async (supervisor, probes) => {
+      const shim = shims.shim(kind);
+      // The early answer was the shim's pick in the server's directory, given by another program than the file.
+      assert.equal(supervisor.probedFile(shim), fileIdentity(shim));
+      assert.notEqual(supervisor.probedImage(shim), supervisor.probedFile(shim), "the answer was not the file's own");
+      let cwd = serverDir;
+      if (change === 'a pinned directory') cwd = shims.pinnedDir(OTHER);
+      else shims.setDefault(OTHER);
+      const outcome = await supervisor.probe(versionProbe(shim, cwd));
+      assert.ok(outcome.kind === 'exited');
+      assert.equal(outcome.stdout, answer(OTHER), "the run's own answer: what the shim runs now, here");
+      assert.equal(probes.length, 2, 'asked again');
+    }));
 }
 
-test('a plain binary (a bin link to the file, as the native installer makes it): the early answer serves a run in the same directory, and the run starts', () => withEarlyAnswer(join(shims.home, 'bin', 'claude'), async (supervisor, probes) => {
-  const link = join(shims.home, 'bin', 'claude');
-  assert.equal(supervisor.probedImage(link), fileIdentity(link), 'the file answered itself');
-  const outcome = await supervisor.probe(versionProbe(link, serverDir));
-  assert.deepEqual(outcome, { kind: 'exited', code: 0, signal: null, stdout: answer(TESTED), stdoutOverflow: false, stderr: '' });
-  assert.equal(probes.length, 1, 'the early answer was used');
-  const chunks: Buffer[] = [];
-  const run = supervisor.start({ file: link, args: ['-p', 'hi'], cwd: serverDir, env: { PATH: '/usr/bin:/bin' }, stdin: null }, { onStdout: (c) => { chunks.push(c); } });
-  const done = await run.done;
-  assert.equal(done.spawnError, null);
-  assert.equal(done.cleanup?.confirmed, true);
-  assert.match(Buffer.concat(chunks).toString(), /"result":"2\.1\.332"/);
-}));
+test('a plain binary (a bin link to the file, as the native installer makes it): the early answer serves a run in the same directory, and the run starts', () =>
+  withEarlyAnswer(join(shims.home, 'bin', 'claude'), async (supervisor, probes) => {
+    const link = join(shims.home, 'bin', 'claude');
+    assert.equal(supervisor.probedImage(link), fileIdentity(link), 'the file answered itself');
+    const outcome = await supervisor.probe(versionProbe(link, serverDir));
+    assert.deepEqual(outcome, { kind: 'exited', code: 0, signal: null, stdout: answer(TESTED), stdoutOverflow: false, stderr: '' });
+    assert.equal(probes.length, 1, 'the early answer was used');
+    const chunks: Buffer[] = [];
+    const run = supervisor.start(
+      { file: link, args: ['-p', 'hi'], cwd: serverDir, env: { PATH: '/usr/bin:/bin' }, stdin: null },
+      {
+        onStdout: (c) => {
+          chunks.push(c);
+        },
+      },
+    );
+    const done = await run.done;
+    assert.equal(done.spawnError, null);
+    assert.equal(done.cleanup?.confirmed, true);
+    assert.match(Buffer.concat(chunks).toString(), /"result":"2\.1\.332"/);
+  }));
 
-test('a plain binary asked early in the server\'s directory: a run in another directory asks again', () => withEarlyAnswer(join(shims.home, 'bin', 'claude'), async (supervisor, probes) => {
-  const outcome = await supervisor.probe(versionProbe(join(shims.home, 'bin', 'claude'), shims.pinnedDir(TESTED)));
-  assert.equal(outcome.kind, 'exited');
-  assert.equal(probes.length, 2);
-}));
+test("a plain binary asked early in the server's directory: a run in another directory asks again", () =>
+  withEarlyAnswer(join(shims.home, 'bin', 'claude'), async (supervisor, probes) => {
+    const outcome = await supervisor.probe(versionProbe(join(shims.home, 'bin', 'claude'), shims.pinnedDir(TESTED)));
+    assert.equal(outcome.kind, 'exited');
+    assert.equal(probes.length, 2);
+  }));
 
 test('a bin link pointed at another binary one millisecond in four: no run ever executes the one that was not checked', async (t) => {
   const link = join(shims.home, 'bin', 'flipping');
@@ -101,7 +121,9 @@ test('a bin link pointed at another binary one millisecond in four: no run ever 
   const bad = shims.version('6.6.6');
   shims.relink(link, good);
   let flips = 0;
-  const flipper = setInterval(() => { shims.relink(link, ++flips % 4 === 0 ? bad : good); }, 1);
+  const flipper = setInterval(() => {
+    shims.relink(link, ++flips % 4 === 0 ? bad : good);
+  }, 1);
   const tally = { refusedByVersion: 0, nativeChanged: 0, unbound: 0, ran: 0 };
   try {
     for (let trial = 0; trial < TRIALS; trial++) {
@@ -117,7 +139,10 @@ test('a bin link pointed at another binary one millisecond in four: no run ever 
         await supervisor.dispose();
         continue;
       }
-      const done = await supervisor.start({ file: link, args: ['-p', `trial-${trial}`], cwd: serverDir, env: { PATH: '/usr/bin:/bin' }, stdin: null }, { onStdout: () => {} }).done;
+      const done = await supervisor.start(
+        { file: link, args: ['-p', `trial-${trial}`], cwd: serverDir, env: { PATH: '/usr/bin:/bin' }, stdin: null },
+        { onStdout: () => {} },
+      ).done;
       if (done.spawnError?.code === SPAWN_ERROR_FILE_CHANGED) tally.nativeChanged++;
       else tally.ran++;
       assert.equal(done.cleanup?.confirmed, true);
@@ -139,9 +164,13 @@ test('the image check after spawn: a process running another executable than the
     assert.ok(child.pid !== undefined);
     const checked = { id: fileIdentity(ran) ?? '', machineCode: true };
     assert.equal(nativeImageMismatch(child.pid, checked, fileIdentity(ran), null), null, 'the checked file runs');
-    assert.equal(nativeImageMismatch(child.pid, checked, fileIdentity(other), fileIdentity(ran)), null, 'the image a launcher exec\'d');
+    assert.equal(nativeImageMismatch(child.pid, checked, fileIdentity(other), fileIdentity(ran)), null, "the image a launcher exec'd");
     assert.match(nativeImageMismatch(child.pid, checked, fileIdentity(other), null) ?? '', /another executable/);
-    assert.equal(nativeImageMismatch(child.pid, { ...checked, machineCode: false }, fileIdentity(other), null), null, 'a script is not held to its image');
+    assert.equal(
+      nativeImageMismatch(child.pid, { ...checked, machineCode: false }, fileIdentity(other), null),
+      null,
+      'a script is not held to its image',
+    );
   } finally {
     child.kill('SIGKILL');
     await once(child, 'exit');

@@ -24,14 +24,21 @@ for (const [scenario, readiness] of CASES) {
   test(`adapter SIGKILL during ${scenario}: every process of the run is gone within 5 s`, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'sup-adapter-'));
     const readyFile = join(dir, 'ready');
-    const parent = spawn(process.execPath, ['--import', 'tsx', PARENT, scenario, readyFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const parent = spawn(process.execPath, ['--import', 'tsx', PARENT, scenario, readyFile], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
-    parent.stdout.on('data', (c: Buffer) => { out += c.toString(); });
-    const parentClosed = new Promise((resolve) => { parent.on('close', resolve); });
+    parent.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    const parentClosed = new Promise((resolve) => {
+      parent.on('close', resolve);
+    });
     const victims: (ProcessIdentity | null)[] = [];
     try {
       const line = await waitFor('parent readiness', () => out.split('\n').find((l) => l.includes('supervisorPid')));
-      const supervisor = identify(num(parseObj(line, 'the parent\'s readiness line')['supervisorPid'], 'supervisorPid'));
+      const supervisor = identify(num(parseObj(line, "the parent's readiness line")['supervisorPid'], 'supervisorPid'));
       assert.ok(supervisor);
       const native = await waitForReady(readyFile, 'native');
       const extra = await waitForReady(readyFile, readiness);

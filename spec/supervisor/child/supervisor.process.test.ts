@@ -27,21 +27,32 @@ function startDirect(extraFd?: number): Direct {
   const child = spawn(command.file, [...command.args], { detached: true, stdio });
   let stdout = '';
   let report = '';
-  child.stdout?.on('data', (c: Buffer) => { stdout += c.toString(); });
-  child.stderr?.on('data', (c: Buffer) => { report += c.toString(); });
+  child.stdout?.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    report += c.toString();
+  });
   const done = new Promise<{ code: number | null; signal: string | null; reports: ReportMessage[]; stdout: string }>((resolve) => {
     child.on('close', (code, signal) => {
-      const reports = report.split('\n').filter((l) => l !== '').map((l) => {
-        const parsed = parseReportLine(l);
-        assert.ok(parsed, `unparseable report line: ${l}`);
-        return parsed;
-      });
+      const reports = report
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => {
+          const parsed = parseReportLine(l);
+          assert.ok(parsed, `unparseable report line: ${l}`);
+          return parsed;
+        });
       resolve({ code, signal, reports, stdout });
     });
   });
   return {
-    send: (m) => { child.stdin?.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n'); },
-    endControl: () => { child.stdin?.end(); },
+    send: (m) => {
+      child.stdin?.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n');
+    },
+    endControl: () => {
+      child.stdin?.end();
+    },
     pid: child.pid ?? -1,
     done,
   };
@@ -51,9 +62,24 @@ function spawnMessage(dir: string, scenario: string): ControlMessage {
   return {
     // A fresh marker per run, as the adapter makes: a shared one would let two suites running at once adopt
     // (and end) each other's processes.
-    type: 'spawn', marker: randomBytes(16).toString('hex'), cgroup: null, file: FAKE_CLAUDE, args: ['-p', '--output-format', 'stream-json', '--', 'hi'], cwd: dir, stdin: null,
-    env: baseEnv({ FAKE_CLAUDE_SCENARIO: scenario, FAKE_CLAUDE_READY_FILE: join(dir, 'ready'), FAKE_CLAUDE_RECORD: join(dir, 'record.json') }),
-    interruptGraceMs: 1000, termGraceMs: 500, killGraceMs: 500, trackIntervalMs: 50, expectFileId: null, expectImageId: null,
+    type: 'spawn',
+    marker: randomBytes(16).toString('hex'),
+    cgroup: null,
+    file: FAKE_CLAUDE,
+    args: ['-p', '--output-format', 'stream-json', '--', 'hi'],
+    cwd: dir,
+    stdin: null,
+    env: baseEnv({
+      FAKE_CLAUDE_SCENARIO: scenario,
+      FAKE_CLAUDE_READY_FILE: join(dir, 'ready'),
+      FAKE_CLAUDE_RECORD: join(dir, 'record.json'),
+    }),
+    interruptGraceMs: 1000,
+    termGraceMs: 500,
+    killGraceMs: 500,
+    trackIntervalMs: 50,
+    expectFileId: null,
+    expectImageId: null,
   };
 }
 
@@ -74,8 +100,14 @@ test('a descriptor leaked into the supervisor never reaches the native process',
     assert.equal(cleanupOf(reports).confirmed, true);
     const { fds } = readFakeRecord(join(dir, 'record.json'));
     assert.ok(fds, 'the record lists the descriptors');
-    assert.deepEqual(fds.filter((f) => f.target.endsWith('leaked-file')), []);
-    assert.deepEqual(fds.filter((f) => f.fd > 2 && f.cloexec !== true), []);
+    assert.deepEqual(
+      fds.filter((f) => f.target.endsWith('leaked-file')),
+      [],
+    );
+    assert.deepEqual(
+      fds.filter((f) => f.fd > 2 && f.cloexec !== true),
+      [],
+    );
   } finally {
     closeSync(leaked);
     rmSync(dir, { recursive: true, force: true });
@@ -88,7 +120,19 @@ test('control EOF before any spawn: confirmed empty cleanup, exit 0', async () =
   const { code, reports, stdout } = await sup.done;
   assert.equal(code, 0);
   assert.equal(stdout, '');
-  assert.deepEqual(reports, [{ type: 'cleanup', confirmed: true, survivors: [], survivors_omitted: 0, steps: ['control_eof'], error: null, stderr_tail: '', stderr_bytes: 0, proof: 'process_scan' }]);
+  assert.deepEqual(reports, [
+    {
+      type: 'cleanup',
+      confirmed: true,
+      survivors: [],
+      survivors_omitted: 0,
+      steps: ['control_eof'],
+      error: null,
+      stderr_tail: '',
+      stderr_bytes: 0,
+      proof: 'process_scan',
+    },
+  ]);
 });
 
 test('a malformed first control line is a spawn_error, nothing is spawned', async () => {
@@ -96,7 +140,10 @@ test('a malformed first control line is a spawn_error, nothing is spawned', asyn
   sup.send('{"type":"spawn"}');
   const { code, reports } = await sup.done;
   assert.equal(code, 0);
-  assert.deepEqual(reports.map((r) => r.type), ['spawn_error', 'cleanup']);
+  assert.deepEqual(
+    reports.map((r) => r.type),
+    ['spawn_error', 'cleanup'],
+  );
   assert.equal(reports[0]?.type === 'spawn_error' && reports[0].code, 'BAD_CONTROL');
 });
 
@@ -128,7 +175,10 @@ test('group-wide SIGTERM/SIGINT/SIGHUP do not kill the supervisor: it still repo
     process.kill(-sup.pid, 'SIGHUP');
     const { code, reports } = await sup.done;
     assert.equal(code, 0);
-    assert.deepEqual(reports.find((r) => r.type === 'exit'), { type: 'exit', code: null, signal: 'SIGHUP' });
+    assert.deepEqual(
+      reports.find((r) => r.type === 'exit'),
+      { type: 'exit', code: null, signal: 'SIGHUP' },
+    );
     assert.equal(cleanupOf(reports).confirmed, true);
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       const again = startDirect();

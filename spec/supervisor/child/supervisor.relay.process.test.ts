@@ -20,7 +20,9 @@ test('a 2 MiB line is relayed intact', async () => {
     assert.equal(events.at(-1)?.['type'], 'result');
     // Same byte count as the fixture printing straight to a pipe (ids and timestamps are fixed-width).
     const direct = spawnSync(FAKE_CLAUDE, ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hello'], {
-      env: baseEnv({ FAKE_CLAUDE_SCENARIO: 'huge_line' }), cwd: fake.dir, maxBuffer: 64 * 1024 * 1024,
+      env: baseEnv({ FAKE_CLAUDE_SCENARIO: 'huge_line' }),
+      cwd: fake.dir,
+      maxBuffer: 64 * 1024 * 1024,
     });
     assert.equal(fake.stdout().length, direct.stdout.length);
   } finally {

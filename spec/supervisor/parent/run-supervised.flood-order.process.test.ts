@@ -34,7 +34,9 @@ test(`${FLOODS} concurrent floods of ${LINES} numbered lines: every line once, i
   const runs = Array.from({ length: FLOODS }, () => startFake('numbered_flood', { env: { FAKE_CLAUDE_FLOOD_LINES: String(LINES) } }));
   // Keep the event loop busy meanwhile, as a server answering polls would.
   let spinning = true;
-  const spin = (): void => { if (spinning) setImmediate(spin); };
+  const spin = (): void => {
+    if (spinning) setImmediate(spin);
+  };
   spin();
   try {
     const outcomes = await Promise.all(runs.map((r) => r.run.done));

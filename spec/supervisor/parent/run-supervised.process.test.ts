@@ -18,35 +18,42 @@ test('normal exit: stdout relayed, exit reported, cleanup confirmed, native gone
     assert.equal(outcome.cleanup?.confirmed, true);
     assert.deepEqual(outcome.cleanup?.survivors, []);
     assert.equal(outcome.fallbackKilled, 0);
-    assert.ok(outcome.supervisorExit === null || (outcome.supervisorExit.code === 0 && outcome.supervisorExit.signal === null), JSON.stringify(outcome.supervisorExit));
+    assert.ok(
+      outcome.supervisorExit === null || (outcome.supervisorExit.code === 0 && outcome.supervisorExit.signal === null),
+      JSON.stringify(outcome.supervisorExit),
+    );
     assert.ok(outcome.spawned);
     assert.equal(isRunning(outcome.spawned), false);
     const events = stdoutEvents(fake.stdout());
     assert.equal(events.at(-1)?.['type'], 'result');
     assert.equal(events[0]?.['subtype'], 'init');
-    assert.deepEqual(fake.reports.map((r) => r.type), ['spawned', 'exit', 'cleanup']);
+    assert.deepEqual(
+      fake.reports.map((r) => r.type),
+      ['spawned', 'exit', 'cleanup'],
+    );
   } finally {
     fake.dispose();
   }
 });
 
-for (const backend of BACKENDS) test(`${backend.name}: a grandchild holding native stdout open is ended after the native exit`, async () => {
-  const fake = startFake('grandchild_holds_stdout', { spec: FAST, cleanup: backend.cleanup() });
-  let grandchild: ProcessIdentity | null = null;
-  try {
-    grandchild = await waitForReady(fake.readyFile, 'grandchild');
-    const outcome = await fake.run.done;
-    assert.deepEqual(outcome.exit, { code: 0, signal: null });
-    assert.equal(outcome.cleanup?.confirmed, true, JSON.stringify(outcome.cleanup));
-    assert.ok(outcome.cleanup?.steps.includes('SIGTERM:group'));
-    assert.equal(outcome.cleanup?.proof, backend.name);
-    assert.equal(isRunning(grandchild), false);
-    assert.equal(stdoutEvents(fake.stdout()).at(-1)?.['type'], 'result');
-  } finally {
-    killIfRunning([grandchild]);
-    fake.dispose();
-  }
-});
+for (const backend of BACKENDS)
+  test(`${backend.name}: a grandchild holding native stdout open is ended after the native exit`, async () => {
+    const fake = startFake('grandchild_holds_stdout', { spec: FAST, cleanup: backend.cleanup() });
+    let grandchild: ProcessIdentity | null = null;
+    try {
+      grandchild = await waitForReady(fake.readyFile, 'grandchild');
+      const outcome = await fake.run.done;
+      assert.deepEqual(outcome.exit, { code: 0, signal: null });
+      assert.equal(outcome.cleanup?.confirmed, true, JSON.stringify(outcome.cleanup));
+      assert.ok(outcome.cleanup?.steps.includes('SIGTERM:group'));
+      assert.equal(outcome.cleanup?.proof, backend.name);
+      assert.equal(isRunning(grandchild), false);
+      assert.equal(stdoutEvents(fake.stdout()).at(-1)?.['type'], 'result');
+    } finally {
+      killIfRunning([grandchild]);
+      fake.dispose();
+    }
+  });
 
 test('a setsid child (own session, like the Bash tool) is tracked and ended after a normal exit', async () => {
   const fake = startFake('setsid_child', { spec: FAST, env: { FAKE_CLAUDE_HOLD_MS: '400' } });
@@ -87,41 +94,47 @@ test('terminate: SIGINT yields the native final error result, and the setsid chi
   }
 });
 
-for (const backend of BACKENDS) test(`${backend.name}: sigint_result: terminate gives the final result and needs no SIGTERM`, async () => {
-  const fake = startFake('sigint_result', { spec: FAST, cleanup: backend.cleanup() });
-  try {
-    await waitForReady(fake.readyFile, 'handlers');
-    const started = performance.now();
-    fake.run.terminate('timeout');
-    fake.run.terminate('cancel');
-    const outcome = await fake.run.done;
-    assert.ok(performance.now() - started < FAST.interruptGraceMs, 'ended within the interrupt grace');
-    assert.deepEqual(outcome.cleanup?.steps, ['terminate:timeout', 'SIGINT:native', ...(backend.name === 'cgroup' ? ['cgroup:empty'] : [])]);
-    assert.equal(outcome.cleanup?.confirmed, true);
-    assert.deepEqual(outcome.exit, { code: 0, signal: null });
-    const final = stdoutEvents(fake.stdout()).at(-1);
-    assert.equal(final?.['type'], 'result');
-    assert.equal(final?.['is_error'], true);
-  } finally {
-    fake.dispose();
-  }
-});
+for (const backend of BACKENDS)
+  test(`${backend.name}: sigint_result: terminate gives the final result and needs no SIGTERM`, async () => {
+    const fake = startFake('sigint_result', { spec: FAST, cleanup: backend.cleanup() });
+    try {
+      await waitForReady(fake.readyFile, 'handlers');
+      const started = performance.now();
+      fake.run.terminate('timeout');
+      fake.run.terminate('cancel');
+      const outcome = await fake.run.done;
+      assert.ok(performance.now() - started < FAST.interruptGraceMs, 'ended within the interrupt grace');
+      assert.deepEqual(outcome.cleanup?.steps, [
+        'terminate:timeout',
+        'SIGINT:native',
+        ...(backend.name === 'cgroup' ? ['cgroup:empty'] : []),
+      ]);
+      assert.equal(outcome.cleanup?.confirmed, true);
+      assert.deepEqual(outcome.exit, { code: 0, signal: null });
+      const final = stdoutEvents(fake.stdout()).at(-1);
+      assert.equal(final?.['type'], 'result');
+      assert.equal(final?.['is_error'], true);
+    } finally {
+      fake.dispose();
+    }
+  });
 
-for (const backend of BACKENDS) test(`${backend.name}: a native process that ignores SIGINT and SIGTERM is escalated to SIGKILL`, async () => {
-  const fake = startFake('ignore_sigterm', { spec: { ...FAST, interruptGraceMs: 300, termGraceMs: 300 }, cleanup: backend.cleanup() });
-  try {
-    const native = await waitForReady(fake.readyFile, 'handlers');
-    fake.run.terminate('cancel');
-    const outcome = await fake.run.done;
-    assert.deepEqual(outcome.exit, { code: null, signal: 'SIGKILL' });
-    const kill = backend.name === 'cgroup' ? ['cgroup.kill', 'cgroup:empty'] : ['SIGKILL:1'];
-    assert.deepEqual(outcome.cleanup?.steps, ['terminate:cancel', 'SIGINT:native', 'SIGTERM:group', 'SIGTERM:0', ...kill]);
-    assert.equal(outcome.cleanup?.confirmed, true);
-    assert.equal(isRunning(native), false);
-  } finally {
-    fake.dispose();
-  }
-});
+for (const backend of BACKENDS)
+  test(`${backend.name}: a native process that ignores SIGINT and SIGTERM is escalated to SIGKILL`, async () => {
+    const fake = startFake('ignore_sigterm', { spec: { ...FAST, interruptGraceMs: 300, termGraceMs: 300 }, cleanup: backend.cleanup() });
+    try {
+      const native = await waitForReady(fake.readyFile, 'handlers');
+      fake.run.terminate('cancel');
+      const outcome = await fake.run.done;
+      assert.deepEqual(outcome.exit, { code: null, signal: 'SIGKILL' });
+      const kill = backend.name === 'cgroup' ? ['cgroup.kill', 'cgroup:empty'] : ['SIGKILL:1'];
+      assert.deepEqual(outcome.cleanup?.steps, ['terminate:cancel', 'SIGINT:native', 'SIGTERM:group', 'SIGTERM:0', ...kill]);
+      assert.equal(outcome.cleanup?.confirmed, true);
+      assert.equal(isRunning(native), false);
+    } finally {
+      fake.dispose();
+    }
+  });
 
 test('hang_after_result: the final event stays relayed when the run is ended afterwards', async () => {
   const fake = startFake('hang_after_result', { spec: FAST });
@@ -144,15 +157,30 @@ test('the native environment is exactly the one given, plus the run marker', asy
     assert.equal(outcome.cleanup?.confirmed, true);
     const record = fake.record();
     // Node itself copies NODE_V8_COVERAGE into every child it spawns while coverage is being collected.
-    const keys = Object.keys(record.env).filter((key) => key !== 'NODE_V8_COVERAGE' || process.env['NODE_V8_COVERAGE'] === undefined).sort();
-    assert.deepEqual(keys, ['CLAUDE_RUN_MCP_RUN_MARKER', 'FAKE_CLAUDE_READY_FILE', 'FAKE_CLAUDE_RECORD', 'FAKE_CLAUDE_SCENARIO', 'ONLY_THIS', 'PATH']);
+    const keys = Object.keys(record.env)
+      .filter((key) => key !== 'NODE_V8_COVERAGE' || process.env['NODE_V8_COVERAGE'] === undefined)
+      .sort();
+    assert.deepEqual(keys, [
+      'CLAUDE_RUN_MCP_RUN_MARKER',
+      'FAKE_CLAUDE_READY_FILE',
+      'FAKE_CLAUDE_RECORD',
+      'FAKE_CLAUDE_SCENARIO',
+      'ONLY_THIS',
+      'PATH',
+    ]);
     assert.match(record.env['CLAUDE_RUN_MCP_RUN_MARKER'] ?? '', /^[0-9a-f]{32}$/);
     assert.deepEqual(record.argv, ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hello']);
     assert.equal(record.stdin, null, 'stdin is /dev/null when no prompt is piped');
     assert.ok(record.fds, 'the record lists the descriptors');
-    assert.deepEqual(record.fds.slice(0, 3).map((f) => f.fd), [0, 1, 2]);
+    assert.deepEqual(
+      record.fds.slice(0, 3).map((f) => f.fd),
+      [0, 1, 2],
+    );
     // Descriptors above 2 that lack O_CLOEXEC survived an exec: they were inherited, not opened by node.
-    assert.deepEqual(record.fds.filter((f) => f.fd > 2 && f.cloexec !== true), []);
+    assert.deepEqual(
+      record.fds.filter((f) => f.fd > 2 && f.cloexec !== true),
+      [],
+    );
   } finally {
     fake.dispose();
   }
@@ -203,7 +231,7 @@ test('process_scan: supervisor SIGKILL: no report, so cleanup stays null and the
   }
 });
 
-test('cgroup: supervisor SIGKILL: no report, the adapter ends the run\'s cgroup and the kernel proves it empty', async () => {
+test("cgroup: supervisor SIGKILL: no report, the adapter ends the run's cgroup and the kernel proves it empty", async () => {
   const cleanup = BACKENDS[0]?.cleanup();
   assert.ok(cleanup?.kind === 'cgroup');
   const fake = startFake('sigint_result', { spec: FAST, cleanup });
@@ -220,7 +248,7 @@ test('cgroup: supervisor SIGKILL: no report, the adapter ends the run\'s cgroup 
     assert.equal(outcome.cleanup, null);
     assert.equal(outcome.fallbackProof, 'cgroup');
     assert.equal(isRunning(native), false);
-    assert.equal(existsSync(dir), false, 'the run\'s cgroup was removed');
+    assert.equal(existsSync(dir), false, "the run's cgroup was removed");
   } finally {
     killIfRunning([native]);
     fake.dispose();

@@ -25,9 +25,17 @@ function collect(slice: number, meddleWith: (stream: PassThrough) => (i: number)
   const parts: Buffer[] = [];
   let maxSlice = 0;
   return new Promise((resolve) => {
-    readInSlices(stream, slice, (s) => { parts.push(Buffer.from(s)); maxSlice = Math.max(maxSlice, s.length); }, () => {
-      resolve({ text: Buffer.concat(parts).toString('utf8'), maxSlice });
-    });
+    readInSlices(
+      stream,
+      slice,
+      (s) => {
+        parts.push(Buffer.from(s));
+        maxSlice = Math.max(maxSlice, s.length);
+      },
+      () => {
+        resolve({ text: Buffer.concat(parts).toString('utf8'), maxSlice });
+      },
+    );
     void feed(stream, meddleWith(stream));
   });
 }
@@ -47,7 +55,9 @@ test('every byte arrives once and in order, in slices no larger than the bound',
 
 test('a stream resumed from outside while slices are pending loses nothing and keeps the order', async () => {
   // Node resumes a child's stdio when the child exits; here someone resumes it after every write.
-  const { text, maxSlice } = await collect(512, (stream) => () => { stream.resume(); });
+  const { text, maxSlice } = await collect(512, (stream) => () => {
+    stream.resume();
+  });
   assertEveryLineOnceInOrder(text);
   assert.ok(maxSlice <= 512);
 });
@@ -56,7 +66,14 @@ test('a flush while slices are pending hands on the rest at once, then end follo
   const stream = new PassThrough();
   const parts: Buffer[] = [];
   let ended = false;
-  const reader = readInSlices(stream, 10, (s) => parts.push(Buffer.from(s)), () => { ended = true; });
+  const reader = readInSlices(
+    stream,
+    10,
+    (s) => parts.push(Buffer.from(s)),
+    () => {
+      ended = true;
+    },
+  );
   stream.write('0123456789abcdefghij');
   stream.resume();
   stream.write('KLMNOPQRST');

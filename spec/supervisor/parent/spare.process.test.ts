@@ -12,12 +12,26 @@ const RUN_ARGS = ['-p', '--output-format', 'stream-json', '--verbose', '--', 'hi
 /** Counts the supervisors the pool prepared, so each test can account for every one it started. */
 function counting(): { prepare: typeof prepareSupervisor; prepared: PreparedSupervisor[] } {
   const prepared: PreparedSupervisor[] = [];
-  return { prepared, prepare: (command) => { const s = prepareSupervisor(command); prepared.push(s); return s; } };
+  return {
+    prepared,
+    prepare: (command) => {
+      const s = prepareSupervisor(command);
+      prepared.push(s);
+      return s;
+    },
+  };
 }
 
 async function runOn(supervisor: PreparedSupervisor): Promise<void> {
   const chunks: Buffer[] = [];
-  const run = supervisor.start({ file: FAKE_CLAUDE, args: RUN_ARGS, cwd: '/', env: baseEnv(), stdin: null }, { onStdout: (c) => { chunks.push(c); } });
+  const run = supervisor.start(
+    { file: FAKE_CLAUDE, args: RUN_ARGS, cwd: '/', env: baseEnv(), stdin: null },
+    {
+      onStdout: (c) => {
+        chunks.push(c);
+      },
+    },
+  );
   const outcome = await run.done;
   assert.equal(outcome.cleanup?.confirmed, true);
   assert.equal(stdoutEvents(Buffer.concat(chunks)).at(-1)?.['type'], 'result');
@@ -43,7 +57,14 @@ test('warm prepares one idle spare; take hands it out once; the next spare boots
     assert.notEqual(second.supervisorPid, sparePid, 'never handed out twice');
     assert.equal(prepared.length, 2);
     // The version probe and the run go through the spare like any prepared supervisor.
-    const probe = await first.probe({ file: FAKE_CLAUDE, args: ['--version'], cwd: '/', env: baseEnv(), timeoutMs: 10_000, maxStdoutBytes: 4096 });
+    const probe = await first.probe({
+      file: FAKE_CLAUDE,
+      args: ['--version'],
+      cwd: '/',
+      env: baseEnv(),
+      timeoutMs: 10_000,
+      maxStdoutBytes: 4096,
+    });
     assert.equal(probe.kind, 'exited');
     await runOn(first);
     await runOn(second);
