@@ -87,12 +87,25 @@ function cleanupOf(outcome: SupervisedOutcome | null): ClassifyInput['cleanup'] 
   return { confirmed: false, error: describeLostSupervisor(outcome), code: 'supervisor_failed', proof: 'process_scan' };
 }
 
-function describeLostSupervisor(outcome: SupervisedOutcome): string {
+/** How much of a crashed supervisor's error line a message quotes. */
+export const MAX_LAST_WORDS_CHARS = 300;
+
+export function describeLostSupervisor(outcome: SupervisedOutcome): string {
   const exit = outcome.supervisorExit;
   const how = exit === null ? 'exit not observed' : (exit.signal ?? `exit code ${String(exit.code)}`);
   if (outcome.fallbackProof === 'cgroup')
     return `the supervisor ended (${how}) without a cleanup report; the adapter ended the run's cgroup and the kernel showed it empty`;
-  return `the supervisor ended (${how}) without a cleanup report; the adapter killed ${outcome.fallbackKilled} leftover process(es) but cannot prove nothing survived`;
+  return `the supervisor ended (${how}) without a cleanup report; the adapter killed ${outcome.fallbackKilled} leftover process(es) but cannot prove nothing survived${lastWords(outcome.crashText)}`;
+}
+
+/** The error line of a supervisor's crash text (its uncaught exception), for the message; '' when none. */
+function lastWords(crashText: string | null): string {
+  const lines = (crashText ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  const line = lines.find((l) => /^[A-Za-z]*Error\b/.test(l)) ?? lines.at(-1);
+  return line === undefined ? '' : `; it wrote: ${line.slice(0, MAX_LAST_WORDS_CHARS)}`;
 }
 
 function survivorsText(outcome: SupervisedOutcome): string {

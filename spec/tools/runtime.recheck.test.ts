@@ -40,6 +40,7 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
     stderrBytes: 0,
     fallbackKilled: 0,
     fallbackProof: null,
+    crashText: null,
   };
   return {
     supervisorPid: 99,

@@ -42,6 +42,8 @@ export interface SupervisedOutcome {
    * it empty (then removed): cleanup is proven all the same. null otherwise.
    */
   readonly fallbackProof: 'cgroup' | null;
+  /** What the supervisor wrote on its report pipe that was no report (an uncaught exception's text), or null. */
+  readonly crashText: string | null;
 }
 
 export type SupervisorChild = ChildProcessByStdio<Writable, Readable, Readable>;
@@ -225,6 +227,7 @@ function settle(link: SupervisorLink): void {
     supervisorExit,
     fallbackKilled,
     fallbackProof,
+    crashText: link.reports.unparsedTail() === '' ? null : link.reports.unparsedTail(),
     stderrTail: report?.stderr_tail ?? '',
     stderrBytes: report?.stderr_bytes ?? 0,
   });

@@ -211,6 +211,24 @@ test('a missing native binary is a spawn_error with confirmed (empty) cleanup', 
   assert.equal(outcome.cleanup?.confirmed, true);
 });
 
+test('a supervisor that crashes: its uncaught exception is kept (bounded) and named in the outcome, never taken for a report', async () => {
+  const { startSupervised } = await import('../../../lib/supervisor/parent/run-supervised.ts');
+  const { UNPARSED_TAIL_MAX_BYTES } = await import('../../../lib/supervisor/parent/report-reader.ts');
+  // A stand-in supervisor that writes more than the bound of noise, then dies of an uncaught exception.
+  const crash = `process.stderr.write('x'.repeat(${UNPARSED_TAIL_MAX_BYTES * 2}) + '\\n'); throw new TypeError('the supervisor broke');`;
+  const supervisorCommand = { file: process.execPath, args: ['-e', crash] };
+  const run = startSupervised(
+    { file: '/nonexistent/claude', args: [], cwd: '/', env: {}, stdin: null, supervisorCommand },
+    { onStdout: () => {} },
+    { cleanup: PROCESS_SCAN },
+  );
+  const outcome = await run.done;
+  assert.equal(outcome.cleanup, null);
+  assert.deepEqual(outcome.supervisorExit, { code: 1, signal: null });
+  assert.match(outcome.crashText ?? '', /TypeError: the supervisor broke/);
+  assert.ok(Buffer.byteLength(outcome.crashText ?? '') <= UNPARSED_TAIL_MAX_BYTES, 'the crash text is bounded');
+});
+
 test('process_scan: supervisor SIGKILL: no report, so cleanup stays null and the adapter kills the native itself', async () => {
   const fake = startFake('sigint_result', { spec: FAST, cleanup: PROCESS_SCAN });
   let native: ProcessIdentity | null = null;
