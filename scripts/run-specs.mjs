@@ -3,6 +3,7 @@
 // with its own temp dir, and ends whatever a file leaves behind (scripts/spec-reap.mjs), however the file ended.
 // Usage: node scripts/run-specs.mjs [--unit | --fast] [--only <path-fragment>]... [--exclude <path-fragment>]...
 //          [--concurrency N] [--file-timeout-seconds S] [--list]
+// The real-host tier (*.host.test.ts) runs first, one file at a time with nothing beside it; the rest share the slots.
 // --unit runs only the pure tiers (no process spawned, no network, no real CLI): seconds, for the edit loop.
 // --fast runs everything but the real-binary and real-host tiers: the unit tier plus the process tiers.
 // --only and --exclude may be repeated: a file runs when it matches any --only and no --exclude.
@@ -231,18 +232,25 @@ function report(result) {
 /** Runs the jobs `concurrency` at a time, reporting each as it ends. */
 async function schedule(jobs, options) {
   const results = [];
+  const runOne = async (job) => {
+    const result = await runJob(job, options);
+    report(result);
+    results.push(result);
+  };
+  // The real-host tier first and alone: Claude Code gives a server 3 s to answer its discover probe, and a
+  // second file's load must not decide whether the session it tests has tasks at all.
+  for (const job of jobs.filter(isExclusive)) if (run.stopping === null) await runOne(job);
+  const shared = jobs.filter((job) => !isExclusive(job));
   let next = 0;
   const worker = async () => {
-    while (next < jobs.length && run.stopping === null) {
-      const job = jobs[next++];
-      const result = await runJob(job, options);
-      report(result);
-      results.push(result);
-    }
+    while (next < shared.length && run.stopping === null) await runOne(shared[next++]);
   };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency, jobs.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, shared.length) }, worker));
   return results;
 }
+
+/** Files that run with no other file beside them. */
+const isExclusive = (job) => job.files.every((f) => tierOf(f) === 'host');
 
 function summarize(results, files, seconds) {
   const sum = (key) => results.reduce((total, r) => total + (r.counts?.[key] ?? 0), 0);
