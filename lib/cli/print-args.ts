@@ -99,37 +99,54 @@ export function parsePrintArgs(argv: readonly string[], tree: CliTree): PrintArg
     }
     const option = tree.options.find((o) => o.flag === flag);
     if (option === undefined) throw usage(`unknown option ${quoteFlag(flag)} (${HELP_HINT})`);
-    switch (option.value) {
-      case 'none':
-        if (inline !== undefined) throw usage(`${flag} takes no value`);
-        args[option.arg] = true;
-        break;
-      case 'list': {
-        const list = (args[option.arg] as JsonValue[] | undefined) ?? [];
-        list.push(value('a value'));
-        args[option.arg] = list;
-        break;
-      }
-      case 'number':
-      case 'integer':
-        args[option.arg] = toNumber(value('a number'), flag);
-        break;
-      case 'uuid':
-        args[option.arg] = value('a session UUID');
-        break;
-      case 'enum':
-        args[option.arg] = value(`one of ${option.choices.join(', ')}`);
-        break;
-      case 'string':
-        args[option.arg] = value('a value');
-        break;
-      case 'json_schema':
-        args[option.arg] = toJson(value('a JSON Schema object'), flag);
-        break;
-      default:
-        assertNever(option);
-    }
+    takeNativeOption(args, option, flag, inline, value);
   }
+  checkComplete(args, tree);
+  return { kind: 'run', args, claudeBin };
+}
+
+/** Takes one declared native option (and its value, when it has one) into the tool arguments. */
+function takeNativeOption(
+  args: Record<string, JsonValue>,
+  option: CliTree['options'][number],
+  flag: string,
+  inline: string | undefined,
+  value: (what: string) => string,
+): void {
+  switch (option.value) {
+    case 'none':
+      if (inline !== undefined) throw usage(`${flag} takes no value`);
+      args[option.arg] = true;
+      break;
+    case 'list': {
+      const list = (args[option.arg] as JsonValue[] | undefined) ?? [];
+      list.push(value('a value'));
+      args[option.arg] = list;
+      break;
+    }
+    case 'number':
+    case 'integer':
+      args[option.arg] = toNumber(value('a number'), flag);
+      break;
+    case 'uuid':
+      args[option.arg] = value('a session UUID');
+      break;
+    case 'enum':
+      args[option.arg] = value(`one of ${option.choices.join(', ')}`);
+      break;
+    case 'string':
+      args[option.arg] = value('a value');
+      break;
+    case 'json_schema':
+      args[option.arg] = toJson(value('a JSON Schema object'), flag);
+      break;
+    default:
+      assertNever(option);
+  }
+}
+
+/** What a print run cannot go without: a permission mode (no default here) and a prompt. */
+function checkComplete(args: Readonly<Record<string, JsonValue>>, tree: CliTree): void {
   if (typeof args['permission_mode'] !== 'string') {
     const modes = tree.options.find((o) => o.arg === 'permission_mode');
     throw usage(
@@ -138,7 +155,6 @@ export function parsePrintArgs(argv: readonly string[], tree: CliTree): PrintArg
   }
   if (typeof args['prompt'] !== 'string' || args['prompt'] === '')
     throw usage('a prompt is required after --: claude-run-mcp print [options] -- PROMPT');
-  return { kind: 'run', args, claudeBin };
 }
 
 /**

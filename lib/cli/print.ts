@@ -17,7 +17,9 @@ import { assertNativeVersion, VERSION_TIMEOUT_MS } from '../native/version.ts';
 import { getNativeEnv } from '../native/native-env.ts';
 import { validate } from '../schema/validate.ts';
 import { createSessionLock } from '../runs/session-lock.ts';
-import { startRunExecution } from '../runs/execute.ts';
+import { startRunExecution, type PreparedRun } from '../runs/execute.ts';
+import type { Classification } from '../runs/classify.ts';
+import type { JsonValue } from '../util/json.ts';
 import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { parseRunInput } from '../tools/run-input.ts';
@@ -45,60 +47,7 @@ export async function runPrint(argv: readonly string[], io: CommandIo): Promise<
     return 0;
   }
   try {
-    const schema: JsonSchema = {
-      type: 'object',
-      additionalProperties: true,
-      properties: {
-        ...getNativeOptionSchemas(CLI_TREE),
-        timeout_seconds: { type: 'integer', minimum: 1, maximum: DEFAULT_MAX_TIMEOUT_SECONDS },
-      },
-    };
-    const checked = validate(schema, parsed.args);
-    if (!checked.ok) throw new ToolError('invalid_arguments', checked.message, checked.path);
-    const request = parseRunInput(parsed.args, { nativeArgNames: getNativeArgNames(CLI_TREE), defaultCwd: io.cwd, isDirectory });
-    const argvOut = buildNativeArgv({
-      tree: CLI_TREE,
-      outputMode: 'json',
-      permissionMode: request.permissionMode,
-      options: request.nativeOptions,
-      prompt: request.prompt,
-      promptViaStdin: false,
-    });
-    const bin = resolveNativeBinary({ cliFlag: parsed.claudeBin ?? undefined, env: io.env, cwd: io.cwd });
-    const nativeEnv = getNativeEnv(io.env, ADAPTER_VERSION);
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    const execution = startRunExecution(
-      {
-        clock: systemClock,
-        checkVersion: async (checked, query) => {
-          await assertNativeVersion({ bin: checked, tree: CLI_TREE, timeoutMs: VERSION_TIMEOUT_MS, query });
-        },
-        prepareSupervisor,
-        sessionLock: createSessionLock(),
-        listSessionIds: () => [],
-        nativeEnv,
-      },
-      `print_${process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex')}`,
-      { request: { ...request, cwd: realpathSync(request.cwd) }, bin, argv: argvOut },
-      {
-        onState: () => {},
-        onStdout: (chunk) => {
-          // The json mode prints one line; keep at most the final-event bound (plus its newline).
-          if (kept + chunk.length <= MAX_FINAL_BYTES + 1) {
-            chunks.push(chunk);
-            kept += chunk.length;
-          }
-        },
-      },
-    );
-    const onSignal = (): void => execution.cancel();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    const outcome = await execution.done;
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    if (outcome.final !== null) io.stdout(Buffer.concat(chunks));
+    const outcome = await executePrint(preparePrint(parsed.args, parsed.claudeBin, io), io);
     if (!outcome.is_error) return 0;
     const error = outcome.error ?? { code: 'native_error', message: 'the native run failed' };
     return fail(error.code, error.message);
@@ -113,4 +62,67 @@ export async function runPrint(argv: readonly string[], io: CommandIo): Promise<
       );
     throw error;
   }
+}
+
+/** The run a print command asks for, checked as a claude.run call would be; throws a ToolError when refused. */
+function preparePrint(args: Readonly<Record<string, JsonValue>>, claudeBin: string | null, io: CommandIo): PreparedRun {
+  const schema: JsonSchema = {
+    type: 'object',
+    additionalProperties: true,
+    properties: {
+      ...getNativeOptionSchemas(CLI_TREE),
+      timeout_seconds: { type: 'integer', minimum: 1, maximum: DEFAULT_MAX_TIMEOUT_SECONDS },
+    },
+  };
+  const checked = validate(schema, args);
+  if (!checked.ok) throw new ToolError('invalid_arguments', checked.message, checked.path);
+  const request = parseRunInput(args, { nativeArgNames: getNativeArgNames(CLI_TREE), defaultCwd: io.cwd, isDirectory });
+  const argvOut = buildNativeArgv({
+    tree: CLI_TREE,
+    outputMode: 'json',
+    permissionMode: request.permissionMode,
+    options: request.nativeOptions,
+    prompt: request.prompt,
+    promptViaStdin: false,
+  });
+  const bin = resolveNativeBinary({ cliFlag: claudeBin ?? undefined, env: io.env, cwd: io.cwd });
+  return { request: { ...request, cwd: realpathSync(request.cwd) }, bin, argv: argvOut };
+}
+
+/** Runs it supervised, as a tool call would, and prints the native final line; SIGINT/SIGTERM cancel it. */
+async function executePrint(prepared: PreparedRun, io: CommandIo): Promise<Classification> {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  const execution = startRunExecution(
+    {
+      clock: systemClock,
+      checkVersion: async (checked, query) => {
+        await assertNativeVersion({ bin: checked, tree: CLI_TREE, timeoutMs: VERSION_TIMEOUT_MS, query });
+      },
+      prepareSupervisor,
+      sessionLock: createSessionLock(),
+      listSessionIds: () => [],
+      nativeEnv: getNativeEnv(io.env, ADAPTER_VERSION),
+    },
+    `print_${process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex')}`,
+    prepared,
+    {
+      onState: () => {},
+      onStdout: (chunk) => {
+        // The json mode prints one line; keep at most the final-event bound (plus its newline).
+        if (kept + chunk.length <= MAX_FINAL_BYTES + 1) {
+          chunks.push(chunk);
+          kept += chunk.length;
+        }
+      },
+    },
+  );
+  const onSignal = (): void => execution.cancel();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const outcome = await execution.done;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  if (outcome.final !== null) io.stdout(Buffer.concat(chunks));
+  return outcome;
 }

@@ -124,6 +124,73 @@ function define(name: ToolName, options: CatalogOptions, title: string, descript
   };
 }
 
+/** claude.run.result's own properties (beside run_id). */
+const RESULT_INPUT: Record<string, JsonSchema> = {
+  wait_seconds: {
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_WAIT_SECONDS,
+    default: 0,
+    description: 'Wait up to this long for the run to settle.',
+  },
+  detail: {
+    type: 'string',
+    enum: RESULT_DETAILS,
+    default: 'summary',
+    description: 'summary (default): what claude.run returns; full: the whole result object with the native final event.',
+  },
+};
+
+/** claude.run.events' own properties (beside run_id). */
+const EVENTS_INPUT: Record<string, JsonSchema> = {
+  cursor: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 256,
+    description: 'Opaque next_cursor of a previous page; omit to start at the oldest retained event.',
+  },
+  limit: {
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_EVENTS_PAGE_LIMIT,
+    default: DEFAULT_EVENTS_PAGE_LIMIT,
+    description: `Events per page (1-${MAX_EVENTS_PAGE_LIMIT}).`,
+  },
+};
+
+const ANSWER_INPUT: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['run_id', 'question_id', 'decision'],
+  properties: {
+    run_id: RUN_ID,
+    question_id: { type: 'string', minLength: 1, maxLength: 128, description: 'The question_id of a pending question of this run.' },
+    decision: { type: 'string', enum: ['allow', 'deny'] },
+    reason: { type: 'string', maxLength: MAX_DENY_REASON_CHARS, description: 'Deny only: why, as the nested model will read it.' },
+  },
+};
+
+function worktreeRemoveInput(worktreeName: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['cwd', 'name'],
+    properties: {
+      cwd: {
+        type: 'string',
+        minLength: 1,
+        description: "Absolute path inside the repository (its main checkout, as the run's cwd was).",
+      },
+      name: { ...worktreeName, description: 'The worktree name the run was given (its worktree.name).' },
+      force: {
+        type: 'boolean',
+        default: false,
+        description: 'Remove even when uncommitted changes or unreachable commits would be lost.',
+      },
+    },
+  };
+}
+
 /** The advertised tools in a fixed order; the validator checks calls against these very schemas. */
 export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
   const runInput = runInputSchema(options);
@@ -161,42 +228,14 @@ export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
       options,
       'Run result',
       `Current state of a run, or its completed result (the summary claude.run returns; detail "full" adds the native final event, usage, exit status, stderr tail and counters). wait_seconds (0-${MAX_WAIT_SECONDS}) waits for the run to settle. Reading never releases the handle.`,
-      byId({
-        wait_seconds: {
-          type: 'integer',
-          minimum: 0,
-          maximum: MAX_WAIT_SECONDS,
-          default: 0,
-          description: 'Wait up to this long for the run to settle.',
-        },
-        detail: {
-          type: 'string',
-          enum: RESULT_DETAILS,
-          default: 'summary',
-          description: 'summary (default): what claude.run returns; full: the whole result object with the native final event.',
-        },
-      }),
+      byId(RESULT_INPUT),
     ),
     define(
       'claude.run.events',
       options,
       'Run events',
       `A bounded cursor page of the run's native stream-json events (the run keeps at most 256 events / 256 KiB; overflow is reported as missed_events). Reading never releases the handle.`,
-      byId({
-        cursor: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 256,
-          description: 'Opaque next_cursor of a previous page; omit to start at the oldest retained event.',
-        },
-        limit: {
-          type: 'integer',
-          minimum: 1,
-          maximum: MAX_EVENTS_PAGE_LIMIT,
-          default: DEFAULT_EVENTS_PAGE_LIMIT,
-          description: `Events per page (1-${MAX_EVENTS_PAGE_LIMIT}).`,
-        },
-      }),
+      byId(EVENTS_INPUT),
     ),
     define(
       'claude.run.cancel',
@@ -217,41 +256,14 @@ export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
       options,
       'Answer a permission question',
       'Answer one pending permission question of a run started with ask_host (claude.run.result shows them under permission_questions): allow lets the nested Claude Code run that tool use with exactly the input shown; deny refuses it (reason optional, shown to the nested model). Only a pending question can be answered (permission_question_not_pending otherwise).',
-      {
-        type: 'object',
-        additionalProperties: false,
-        required: ['run_id', 'question_id', 'decision'],
-        properties: {
-          run_id: RUN_ID,
-          question_id: { type: 'string', minLength: 1, maxLength: 128, description: 'The question_id of a pending question of this run.' },
-          decision: { type: 'string', enum: ['allow', 'deny'] },
-          reason: { type: 'string', maxLength: MAX_DENY_REASON_CHARS, description: 'Deny only: why, as the nested model will read it.' },
-        },
-      },
+      ANSWER_INPUT,
     ),
     define(
       'claude.worktree.remove',
       options,
       "Remove a run's worktree",
       "Delete the git worktree a run made (<repository>/.claude/worktrees/<name>) and its branch worktree-<name>. Worktrees and branches are the runs' work product and outlive runs and this server; nothing removes them but this tool. Refused (worktree_has_work) when the worktree has uncommitted changes or its branch has commits no other branch reaches, unless force is true; refused while a run of this server still works there. Reports what it removed and, when forced, what it discarded.",
-      {
-        type: 'object',
-        additionalProperties: false,
-        required: ['cwd', 'name'],
-        properties: {
-          cwd: {
-            type: 'string',
-            minLength: 1,
-            description: "Absolute path inside the repository (its main checkout, as the run's cwd was).",
-          },
-          name: { ...worktreeName, description: 'The worktree name the run was given (its worktree.name).' },
-          force: {
-            type: 'boolean',
-            default: false,
-            description: 'Remove even when uncommitted changes or unreachable commits would be lost.',
-          },
-        },
-      },
+      worktreeRemoveInput(worktreeName),
     ),
   ];
 }
