@@ -94,31 +94,61 @@ export interface ProcScan {
   readonly durationMs: number;
 }
 
-/** Lists /proc, then reads each process's stat; a listed pid gone by then is reported, not dropped. */
 /** Directory entries fetched per getdents call during a scan. */
 const LISTING_BATCH_ENTRIES = 32;
 
+/** Lists /proc, reading each process's stat as it is listed; a listed pid gone by then is reported, not dropped. */
 export function scanProcTable(): ProcScan {
   const started = performance.now();
-  const table: ProcStat[] = [];
-  const vanished: number[] = [];
   // Each entry is read right after the kernel listed it (a few dozen at a time), not after the whole listing:
   // on a busy machine, processes of other jobs that die between their listing and their read would otherwise
   // make most scans unusable as proof.
   const dir = opendirSync('/proc', { bufferSize: LISTING_BATCH_ENTRIES });
   try {
-    for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
-      const code = entry.name.charCodeAt(0);
-      if (code < 48 || code > 57) continue;
-      const pid = Number(entry.name);
-      const stat = readProcStat(pid);
-      if (stat) table.push(stat);
-      else vanished.push(pid);
-    }
+    return { ...scanListing(dir, readProcStat), durationMs: performance.now() - started };
   } finally {
     dir.closeSync();
   }
-  return { table, vanished, durationMs: performance.now() - started };
+}
+
+/** The directory reader a scan needs (a node:fs Dir). */
+export interface ProcListing {
+  readSync(): { readonly name: string } | null;
+}
+
+/**
+ * The pass over a /proc listing. The kernel lists a process that exits while it is being listed with an
+ * unknown type, and Node then lstat()s the entry and throws ENOENT, dropping the rest of that batch: the pid
+ * counts as vanished (so the scan proves nothing) and the listing goes on with the next batch.
+ */
+export function scanListing(dir: ProcListing, readStat: (pid: number) => ProcStat | null): Omit<ProcScan, 'durationMs'> {
+  const table: ProcStat[] = [];
+  const vanished: number[] = [];
+  for (;;) {
+    let entry: { readonly name: string } | null;
+    try {
+      entry = dir.readSync();
+    } catch (error) {
+      const pid = vanishedEntryPid(error);
+      if (pid === null) throw error;
+      vanished.push(pid);
+      continue;
+    }
+    if (entry === null) return { table, vanished };
+    const code = entry.name.charCodeAt(0);
+    if (code < 48 || code > 57) continue;
+    const pid = Number(entry.name);
+    const stat = readStat(pid);
+    if (stat) table.push(stat);
+    else vanished.push(pid);
+  }
+}
+
+/** The pid of a `/proc/<pid>` entry that was gone when Node looked at it; null for any other error. */
+function vanishedEntryPid(error: unknown): number | null {
+  const { code, path } = (error ?? {}) as { code?: unknown; path?: unknown };
+  const match = code === 'ENOENT' && typeof path === 'string' ? /^\/proc\/(\d+)$/.exec(path) : null;
+  return match === null ? null : Number(match[1]);
 }
 
 /** The last pid the kernel allocated in this pid namespace; null when it cannot be read. */
