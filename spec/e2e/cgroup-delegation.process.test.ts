@@ -79,6 +79,9 @@ async function capabilitiesCleanup(server: ServerProcess): Promise<Record<string
   return cleanup;
 }
 
+/** How long a result call waits for the run to settle (a busy machine's /proc ladder takes seconds). */
+const RESULT_WAIT_SECONDS = 30;
+
 async function runOnce(server: ServerProcess, cwd: string): Promise<Record<string, unknown>> {
   server.send({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: { name: 'claude.run.start', arguments: { prompt: 'x', cwd } } });
   const started = toolResultOf(rpcResult(await server.response('run')));
@@ -86,9 +89,10 @@ async function runOnce(server: ServerProcess, cwd: string): Promise<Record<strin
     jsonrpc: '2.0',
     id: 'result',
     method: 'tools/call',
-    params: { name: 'claude.run.result', arguments: { run_id: started['run_id'], wait_seconds: 30, detail: 'full' } },
+    params: { name: 'claude.run.result', arguments: { run_id: started['run_id'], wait_seconds: RESULT_WAIT_SECONDS, detail: 'full' } },
   });
-  const result = toolResultOf(rpcResult(await server.response('result')));
+  // The response comes when the run settles or the wait ends: the deadline outlasts the wait.
+  const result = toolResultOf(rpcResult(await server.response('result', (RESULT_WAIT_SECONDS + 15) * 1000)));
   assert.equal(result['completed'], true, JSON.stringify(result));
   return result;
 }

@@ -23,7 +23,8 @@ export interface ServerProcess {
   /** Resolves with the first parsed stdout message matching `predicate` (hard deadline). */
   waitForMessage(predicate: (message: JsonObject) => boolean): Promise<JsonObject>;
   /** Resolves with the response carrying this id. */
-  response(id: unknown): Promise<JsonObject>;
+  /** The response to `id`; `deadlineMs` (default DEADLINE_MS) must outlast any wait the request itself asks for. */
+  response(id: unknown, deadlineMs?: number): Promise<JsonObject>;
   /** Resolves with what `probe` gives, checked at each stdout or stderr chunk and at exit (hard deadline). */
   waitUntil<T>(what: string, probe: () => T | undefined): Promise<T>;
   /** Resolves once the server logged that it serves (its readiness signal on stderr). */
@@ -70,7 +71,7 @@ export function startServer(
     notify();
   });
 
-  const until = <T>(probe: () => T | undefined, what: string): Promise<T> =>
+  const until = <T>(probe: () => T | undefined, what: string, deadlineMs = DEADLINE_MS): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const check = (): void => {
         const value = probe();
@@ -81,8 +82,8 @@ export function startServer(
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`deadline: ${what}; stderr: ${stderr}`));
-      }, DEADLINE_MS);
+        reject(new Error(`deadline: ${what} (${deadlineMs} ms); stderr: ${stderr}`));
+      }, deadlineMs);
       const cleanup = (): void => {
         clearTimeout(timer);
         waiters.delete(check);
@@ -105,7 +106,8 @@ export function startServer(
     },
     waitUntil: (what, probe) => until(probe, what),
     waitForMessage: (predicate) => until(() => parsed().find(predicate), 'message'),
-    response: (id) => until(() => parsed().find((m) => m['id'] === id && ('result' in m || 'error' in m)), `response ${String(id)}`),
+    response: (id, deadlineMs) =>
+      until(() => parsed().find((m) => m['id'] === id && ('result' in m || 'error' in m)), `response ${String(id)}`, deadlineMs),
     ready: () => until(() => (stderr.includes('serving MCP on stdio') ? true : undefined), 'ready').then(() => {}),
     exited: () => until(() => exit ?? undefined, 'exit'),
     kill: () => {
