@@ -8,17 +8,21 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { inCwd, marker, startAdapterTier, type AdapterTier } from './adapter-tier.ts';
 import { promptTag, type Scenario } from '../../fixtures/fake-anthropic/server.ts';
 import { questionsOf } from '../helpers/typed-results.ts';
 
-const JOBS = ['esc3011', 'esc3012', 'esc3013', 'esc3014', 'esc3015', 'esc3016'] as const;
-// esc3016 clears its environment (no run marker) in a session of its own whose parent exits at once: beyond
-// /proc tracking, inside the run's cgroup.
+// Job names unique to this process: another suite on the machine may run the same jobs at the same time.
+const RUN_TAG = randomBytes(4).toString('hex');
+const JOBS = [3011, 3012, 3013, 3014, 3015, 3016].map((n) => `esc${n}-${RUN_TAG}`);
+const [J1, J2, J3, J4, J5, J6] = JOBS as [string, string, string, string, string, string];
+// The last job clears its environment (no run marker) in a session of its own whose parent exits at once:
+// beyond /proc tracking, inside the run's cgroup.
 const COMMAND =
-  `touch ${JOBS.join(' ')}; tail -f esc3011 & nohup tail -f esc3012 >/dev/null 2>&1 & setsid tail -f esc3013 & ` +
-  `perl -e 'setpgrp(0,0); exec "tail", "-f", "esc3014"' & sh -c "tail -f esc3015 & exit 0"; ` +
-  `sh -c "env -i /usr/bin/setsid /usr/bin/tail -f esc3016 & exit 0"; echo started`;
+  `touch ${JOBS.join(' ')}; tail -f ${J1} & nohup tail -f ${J2} >/dev/null 2>&1 & setsid tail -f ${J3} & ` +
+  `perl -e 'setpgrp(0,0); exec "tail", "-f", "${J4}"' & sh -c "tail -f ${J5} & exit 0"; ` +
+  `sh -c "env -i /usr/bin/setsid /usr/bin/tail -f ${J6} & exit 0"; echo started`;
 const SCENARIOS: Record<string, Scenario> = {
   bash_jobs: { kind: 'tool_use', tool: 'Bash', input: { command: COMMAND, description: 'start background jobs' } },
 };

@@ -4,7 +4,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { promptTag } from '../../fixtures/fake-anthropic/server.ts';
-import { inCwd, marker, startAdapterTier } from './adapter-tier.ts';
+import { inCwd, LEAK_POLL_MS, marker, startAdapterTier } from './adapter-tier.ts';
+import { pollUntilGone } from '../helpers/native-env.ts';
 import type { AdapterTier } from './adapter-tier.ts';
 import { firstText, num, obj, objAt, parseObj, str } from '../helpers/typed-results.ts';
 import { toolErrorOf } from '../helpers/tool-harness.ts';
@@ -86,7 +87,9 @@ describe('the operator budget over the real binary', () => {
       // No result: the error travels in the text (summary line, then the JSON), not in structuredContent.
       const text = firstText(refused, 'content');
       assert.equal(toolErrorOf(parseObj(text.slice(text.indexOf('\n') + 1), 'refusal')['error'])?.code, 'server_budget_exhausted', text);
-      assert.deepEqual(await tier.strays(), [], 'no supervisor, no native process');
+      // The previous run's supervisor exits a moment after its report, and the spare is re-warmed after it: the
+      // refusal's own claim is that nothing is left once those settled.
+      assert.deepEqual(await pollUntilGone(() => tier.strays(), LEAK_POLL_MS), [], 'no supervisor, no native process');
       assert.equal(tier.fake.requests.length, requestsBefore, 'no API call');
     });
   });
