@@ -76,7 +76,7 @@ for (const backend of BACKENDS)
       for (let i = 0; i < POINTS; i++) {
         const known = knownSupervisors();
         const runId = await startRun(h);
-        const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
+        const supervisor = await waitFor('the prepared supervisor', newSupervisor(known), 30_000);
         // Alternate the phase the kill hits: the supervisor booting or running the version check, then a
         // streaming native (the point counts from the native's appearance).
         const streaming = i % 2 === 1;
@@ -121,7 +121,7 @@ test('kill -9 of the native process at random points: an error, cleanup still pr
     for (let i = 0; i < POINTS; i++) {
       const known = knownSupervisors();
       const runId = await startRun(h);
-      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known), 30_000);
       const native = await waitFor('the native process', () => nativeOf(supervisor.pid), 30_000);
       victims.push(supervisor, native);
       const pointMs = Math.floor(random() * 1500);
@@ -153,7 +153,7 @@ for (const backend of BACKENDS)
     try {
       const known = knownSupervisors();
       const runId = await startRun(h);
-      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known), 30_000);
       const line = await waitFor('ready setsid', () => readReadyLines(readyFile).find((l) => l.ready === 'setsid'), 30_000);
       const escapee = identify(line.pid);
       assert.ok(escapee);
@@ -219,8 +219,8 @@ for (const c of LADDER_CASES) {
     try {
       const known = knownSupervisors();
       const runId = await startRun(run);
-      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known));
-      const line = await waitFor(`ready ${c.ready}`, () => readReadyLines(readyFile).find((l) => l.ready === c.ready));
+      const supervisor = await waitFor('the prepared supervisor', newSupervisor(known), 30_000);
+      const line = await waitFor(`ready ${c.ready}`, () => readReadyLines(readyFile).find((l) => l.ready === c.ready), 30_000);
       const extra = identify(line.pid);
       const native = nativeOf(supervisor.pid) ?? null;
       victims.push(supervisor, extra, native);

@@ -26,8 +26,15 @@ export function isRunning(id: ProcessIdentity): boolean {
   return isSameProcess(id, stat) && stat !== null && isLive(stat);
 }
 
-/** Polls `probe` until it returns a value other than undefined/false; throws at the deadline. */
-export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+/** waitFor's deadline when the caller names none. */
+export const WAIT_FOR_DEFAULT_MS = 30_000;
+
+/**
+ * Polls `probe` until it returns a value other than undefined/false; throws at the deadline, naming `what`.
+ * The default deadline is a liveness bound, not a time claim: with two suites at once a fake's readiness line
+ * has taken more than 10 s.
+ */
+export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = WAIT_FOR_DEFAULT_MS): Promise<T> {
   return pollUntil(what, probe, { timeoutMs, intervalMs: POLL_MS });
 }
 
@@ -56,7 +63,7 @@ export function readReadyLines(file: string): ReadyLine[] {
 }
 
 /** Waits for a fixture's readiness line `ready` and returns the identity of the pid it names. */
-export async function waitForReady(file: string, ready: string, timeoutMs = 10_000): Promise<ProcessIdentity> {
+export async function waitForReady(file: string, ready: string, timeoutMs = WAIT_FOR_DEFAULT_MS): Promise<ProcessIdentity> {
   const line = await waitFor(`ready "${ready}" in ${file}`, () => readReadyLines(file).find((l) => l.ready === ready), timeoutMs);
   const id = identify(line.pid);
   if (id === null) throw new Error(`ready "${ready}" named pid ${line.pid}, which is not running`);
