@@ -43,39 +43,54 @@ async function askingServer(tmp: string, label: string): Promise<Asking> {
       [tagName]: tagValue,
     },
   });
-  await server.ready();
-  server.send({
-    jsonrpc: '2.0',
-    id: 'init',
-    method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'spec', version: '0' } },
-  });
-  await server.response('init');
-  server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  server.send({
-    jsonrpc: '2.0',
-    id: 'start',
-    method: 'tools/call',
-    params: { name: 'claude.run.start', arguments: { prompt: '[fake:ask_bridge] make a marker', cwd: home, ask_host: true } },
-  });
-  const runId = String(objAt(toolBody(rpcResult(await server.response('start'))), 'result')['run_id']);
-  let seq = 0;
-  await pollUntil(
-    'a pending permission question',
-    async () => {
-      const id = `result-${(seq += 1)}`;
-      server.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'claude.run.result', arguments: { run_id: runId } } });
-      return questionsOf(objAt(toolBody(rpcResult(await server.response(id))), 'result')['permission_questions']).pending.length === 1;
-    },
-    { timeoutMs: DEADLINE_MS, intervalMs: 20 },
-  );
-  const asked = readFileSync(readyFile, 'utf8')
-    .split('\n')
-    .filter((line) => line.endsWith('}'))
-    .map((line) => parseObj(line, 'a ready line'))
-    .find((line) => line['ready'] === 'asked');
-  assert.ok(asked && typeof asked['bridge'] === 'number', 'the fake CLI started the bridge');
-  return { server, tag, home, bridgePid: asked['bridge'] };
+  // A failure before the caller holds the server must not leave it running (the file would never end).
+  try {
+    await server.ready();
+    server.send({
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'spec', version: '0' } },
+    });
+    await server.response('init');
+    server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    server.send({
+      jsonrpc: '2.0',
+      id: 'start',
+      method: 'tools/call',
+      params: { name: 'claude.run.start', arguments: { prompt: '[fake:ask_bridge] make a marker', cwd: home, ask_host: true } },
+    });
+    const runId = String(objAt(toolBody(rpcResult(await server.response('start'))), 'result')['run_id']);
+    let seq = 0;
+    await pollUntil(
+      'a pending permission question',
+      async () => {
+        const id = `result-${(seq += 1)}`;
+        server.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'claude.run.result', arguments: { run_id: runId } } });
+        return questionsOf(objAt(toolBody(rpcResult(await server.response(id))), 'result')['permission_questions']).pending.length === 1;
+      },
+      { timeoutMs: DEADLINE_MS, intervalMs: 20 },
+    );
+    // The question can be pending a moment before the fake CLI has written that it asked: wait for its line too.
+    let asked: Record<string, unknown> | undefined;
+    await pollUntil(
+      'the fake CLI saying it started the bridge',
+      () => {
+        asked = (existsSync(readyFile) ? readFileSync(readyFile, 'utf8') : '')
+          .split('\n')
+          .filter((line) => line.endsWith('}'))
+          .map((line) => parseObj(line, 'a ready line'))
+          .find((line) => line['ready'] === 'asked');
+        return asked !== undefined;
+      },
+      { timeoutMs: DEADLINE_MS, intervalMs: 20 },
+    );
+    assert.ok(asked && typeof asked['bridge'] === 'number', 'the fake CLI started the bridge');
+    return { server, tag, home, bridgePid: asked['bridge'] };
+  } catch (error) {
+    server.kill();
+    throw error;
+  }
 }
 
 const privateDirs = (tmp: string): string[] => readdirSync(tmp).filter((name) => name.startsWith('crm-perm-'));
