@@ -209,26 +209,34 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       assert.equal(r['cancelled'], true);
       assert.deepEqual(done.error?.code, 'cancelled');
       assert.equal(obj(r['error'])['code'], 'cancelled');
-      assert.equal(obj(r['native_error'])['code'], 'aborted', 'the native account of the interruption is kept');
-      const final = obj(r['final']);
-      assert.equal(final['subtype'], 'error_during_execution');
-      assert.equal(final['is_error'], true);
-      assert.equal(final['terminal_reason'], 'aborted_streaming');
-      assert.equal(r['session_id'], final['session_id']);
-      assert.equal(
-        r['exit_code'],
-        0,
-        'SIGINT: the CLI exits 0 after writing its result (2.1.332 writes an error_during_execution result on SIGINT, then exits 0)',
-      );
-      assert.equal(r['signal'], null);
+      if (r['final'] === null) {
+        // 2.1.332 writes an error_during_execution result on SIGINT, but not every time (seen under load): then
+        // there is nothing to keep, and the run says so rather than inventing one. The fake CLI's sigint_result
+        // scenario proves the keeping itself deterministically.
+        assert.equal(r['native_error'], null);
+        t.diagnostic('this time the CLI wrote no interrupted result');
+      } else {
+        assert.equal(obj(r['native_error'])['code'], 'aborted', 'the native account of the interruption is kept');
+        const final = obj(r['final']);
+        assert.equal(final['subtype'], 'error_during_execution');
+        assert.equal(final['is_error'], true);
+        assert.equal(final['terminal_reason'], 'aborted_streaming');
+        assert.equal(r['session_id'], final['session_id']);
+        assert.equal(
+          r['exit_code'],
+          0,
+          'SIGINT: the CLI exits 0 after writing its result (2.1.332 writes an error_during_execution result on SIGINT, then exits 0)',
+        );
+        assert.equal(r['signal'], null);
+        const text = String(final['result'] ?? '');
+        assert.ok(!text.includes('slow '.repeat(200)), 'the stream did not run to its end');
+      }
       assert.equal(r['cleanup_confirmed'], true);
       assert.equal(r['cleanup_error'], null);
       assert.equal(r['timed_out'], false);
       assert.ok(!(await tier.strays()).some((p) => p.pid === claudePid), `claude ${String(claudePid)} is gone once the result says so`);
       const [call] = tier.callsWith(prompt);
       assert.ok(call, 'the slow stream was requested');
-      const text = String(final['result'] ?? '');
-      assert.ok(!text.includes('slow '.repeat(200)), 'the stream did not run to its end');
       await release(tier, runId);
       t.diagnostic(`cancel to settled result: ${settleMs} ms`);
     });
