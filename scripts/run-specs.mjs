@@ -2,20 +2,21 @@
 // Lists spec/**/*.test.ts itself and runs them under tsx, a few files at a time, each file in its own process
 // with its own temp dir, and ends whatever a file leaves behind (scripts/spec-reap.mjs), however the file ended.
 // Usage: node scripts/run-specs.mjs [--unit | --fast] [--only <path-fragment>]... [--exclude <path-fragment>]...
-//          [--concurrency N] [--file-timeout-seconds S] [--list]
+//          [--concurrency N] [--file-timeout-seconds S] [--spec-dir D] [--list]
 // The real-host tier (*.host.test.ts) runs first, one file at a time with nothing beside it; the rest share the slots.
 // --unit runs only the pure tiers (no process spawned, no network, no real CLI): seconds, for the edit loop.
 // --fast runs everything but the real-binary and real-host tiers: the unit tier plus the process tiers.
 // --only and --exclude may be repeated: a file runs when it matches any --only and no --exclude.
 // --list prints the processes the selection would start, one a line, and runs nothing.
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { SPEC_MARKER_ENV, findOwned, killGroup, killOwned, removeTempDir, waitGone } from './spec-reap.mjs';
 import { prepareSpecBundle } from './spec-bundle.mjs';
+import { cpuSeconds, enterFileCgroup, openRunCgroup, removeTree } from './spec-cgroup.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -44,7 +45,7 @@ const SLOWEST_SHOWN = 10;
 /** tsx keeps its transform cache at <tmpdir>/tsx-<euid>: each file's temp dir links to the shared one, so a private TMPDIR costs no cold compile. */
 const TSX_CACHE_NAME = `tsx-${process.geteuid?.() ?? 'user'}`;
 
-const VALUE_FLAGS = ['--only', '--exclude', '--concurrency', '--file-timeout-seconds'];
+const VALUE_FLAGS = ['--only', '--exclude', '--concurrency', '--file-timeout-seconds', '--spec-dir'];
 const SWITCHES = ['--unit', '--fast', '--list'];
 
 function parseArgs(argv) {
@@ -70,13 +71,15 @@ function parseArgs(argv) {
     concurrency: one('--concurrency', DEFAULT_CONCURRENCY),
     fileTimeoutMs: one('--file-timeout-seconds', DEFAULT_FILE_TIMEOUT_SECONDS) * 1000,
     list: argv.includes('--list'),
+    // Where the spec files are (the runner's own spec points it at fixtures); relative to the repository.
+    specDir: all('--spec-dir').at(-1) ?? 'spec',
   };
 }
 
 function usage(why) {
   console.error(`run-specs: ${why}`);
   console.error(
-    'usage: node scripts/run-specs.mjs [--unit | --fast] [--only <fragment>]... [--exclude <fragment>]... [--concurrency N] [--file-timeout-seconds S] [--list]',
+    'usage: node scripts/run-specs.mjs [--unit | --fast] [--only <fragment>]... [--exclude <fragment>]... [--concurrency N] [--file-timeout-seconds S] [--spec-dir D] [--list]',
   );
   process.exit(2);
 }
@@ -92,7 +95,7 @@ function walk(dir) {
 }
 
 function selectFiles(options) {
-  return walk(join(root, 'spec'))
+  return walk(join(root, options.specDir))
     .filter((f) => (options.tier === 'unit' ? tierOf(f) === 'unit' : true))
     .filter((f) => (options.tier === 'fast' ? !isRealTier(f) : true))
     .filter((f) => (options.only.length > 0 ? options.only.some((o) => f.includes(o)) : true))
@@ -130,11 +133,11 @@ async function beforeAllFiles(jobs) {
 }
 
 /** State shared with the signal handlers: what is running (by session id), every temp dir so far, a stop. */
-const run = { id: randomBytes(4).toString('hex'), running: new Map(), dirs: [], stopping: null };
+const run = { id: randomBytes(4).toString('hex'), running: new Map(), dirs: [], stopping: null, cgroup: null };
 
 /** Only running files' sessions: an ended session's id is a free pid number that another process may take. */
 function runOwner() {
-  return { markerPrefix: `${run.id}-`, sessions: [...run.running.keys()], dirs: run.dirs };
+  return { markerPrefix: `${run.id}-`, sessions: [...run.running.keys()], dirs: run.dirs, cgroup: run.cgroup?.dir ?? null };
 }
 
 /** Starts one job in a new session with its own TMPDIR and marker; resolves once it ended and was reaped. */
@@ -153,6 +156,8 @@ async function runJob(job, options) {
   child.stderr.on('data', (chunk) => output.push(chunk));
   const pipesClosed = new Promise((resolve) => child.on('close', resolve));
   if (child.pid !== undefined) run.running.set(child.pid, job);
+  // At once, before the file's node has run a line (so before it can fork): all it starts is born inside.
+  const cgroup = child.pid === undefined ? null : enterFileCgroup(run.cgroup, job.index, child.pid);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -166,12 +171,14 @@ async function runJob(job, options) {
   const seconds = (Date.now() - started) / 1000;
   const stoppedBy = run.stopping?.signal ?? null;
   const passedProcess = exit.code === 0 && !timedOut && stoppedBy === null;
-  const owner = { markerEquals: marker, sessions: child.pid === undefined ? [] : [child.pid], dirs: [dir] };
+  const owner = { markerEquals: marker, sessions: child.pid === undefined ? [] : [child.pid], dirs: [dir], cgroup };
   const lingering = passedProcess ? await waitGone(owner, LEAK_GRACE_MS) : findOwned(owner);
   const { survivors } = await killOwned(owner, REAP_DEADLINE_MS);
   await Promise.race([pipesClosed, new Promise((resolve) => setTimeout(resolve, PIPES_CLOSE_TIMEOUT_MS).unref())]);
   if (child.pid !== undefined) run.running.delete(child.pid);
   const leftEntries = removeTempDir(dir, [TSX_CACHE_NAME]);
+  const cpu = cgroup === null ? null : cpuSeconds(cgroup);
+  if (cgroup !== null && !removeTree(cgroup)) leftEntries.push(`cgroup ${cgroup}`);
   const text = Buffer.concat(output).toString('utf8');
   return {
     job,
@@ -179,6 +186,7 @@ async function runJob(job, options) {
     timedOut,
     stoppedBy,
     seconds,
+    cpu,
     text,
     counts: parseCounts(text),
     lingering,
@@ -264,14 +272,27 @@ function summarize(results, files, seconds) {
     `# tests ${sum('tests')}: pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')}`,
     `# leaks: ${leakedProcesses} processes, ${leakedEntries} temp entries${leakedByPassing.length > 0 ? ` (from passing files: ${leakedByPassing.map((r) => r.job.label).join(', ')})` : ''}`,
     ...failed.map((r) => `# FAILED ${r.job.label}: ${verdict(r)}`),
-    `# slowest:`,
+    cpuLine(results),
+    `# slowest (wall, and CPU of everything the file started where a cgroup per file could be had):`,
     ...[...results]
       .sort((a, b) => b.seconds - a.seconds)
       .slice(0, SLOWEST_SHOWN)
-      .map((r) => `#   ${r.seconds.toFixed(1).padStart(6)} s  ${r.job.label}`),
+      .map(
+        (r) =>
+          `#   ${r.seconds.toFixed(1).padStart(6)} s  ${r.cpu === null ? '' : `${r.cpu.toFixed(1).padStart(6)} s CPU  `}${r.job.label}`,
+      ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   return failed.length === 0 && leakedByPassing.length === 0;
+}
+
+/** The files' CPU time in all (from their cgroups), against the machine's cores: what bounds the run's wall time. */
+function cpuLine(results) {
+  const measured = results.filter((r) => r.cpu !== null);
+  if (measured.length === 0) return '# cpu: not measured (no cgroup per file here)';
+  const total = measured.reduce((sum, r) => sum + r.cpu, 0);
+  const cores = availableParallelism();
+  return `# cpu: ${total.toFixed(1)} s in ${measured.length} of ${results.length} files: at least ${(total / cores).toFixed(1)} s on ${cores} cores`;
 }
 
 /** Ends every file still running and whatever any file of this run left, then removes every temp dir. */
@@ -279,6 +300,8 @@ async function reapRun() {
   for (const pid of run.running.keys()) killGroup(pid);
   const { killed, survivors } = await killOwned(runOwner(), REAP_DEADLINE_MS);
   for (const dir of run.dirs) removeTempDir(dir, []);
+  if (run.cgroup !== null && !removeTree(run.cgroup.dir))
+    process.stderr.write(`run-specs: LEAK: the run's cgroup ${run.cgroup.dir} could not be removed\n`);
   return { killed, survivors };
 }
 
@@ -308,6 +331,7 @@ async function main() {
   onSignal('SIGTERM', 143);
   onSignal('SIGHUP', 129);
   const started = Date.now();
+  run.cgroup = openRunCgroup(run.id);
   await beforeAllFiles(jobs);
   const results = await schedule(jobs, options);
   const { killed } = await reapRun();

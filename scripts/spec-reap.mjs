@@ -11,23 +11,26 @@
 // Together they catch a detached setsid child that was handed a fresh environment (the fake native's
 // escapes), as long as its cwd or environment points into the file's temp dir, which every spec fixture's
 // does. None can match a process of another run or user: the marker, the session and the dir are this file's.
-// A cgroup per file would be stronger still, but needs a writable cgroup2 tree that CI may not grant, and
-// would move the cgroup specs' own delegation checks under a runner-made parent.
+// Where the runner could give the file a cgroup (spec-cgroup.mjs), its members are a fourth mark, the one a
+// process cannot shed, and each kill round also writes the cgroup's `cgroup.kill`: a chain that re-spawns
+// into new sessions faster than a scan reads /proc is ended there, found or not.
 import { readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { cgroupKill, cgroupTreeMembers } from './spec-cgroup.mjs';
 
 export const SPEC_MARKER_ENV = 'CLAUDE_RUN_MCP_SPEC_MARKER';
 const POLL_INTERVAL_MS = 50;
 const CMDLINE_SHOWN_CHARS = 160;
 
 /**
- * @typedef {{ markerEquals?: string, markerPrefix?: string, sessions: readonly number[], dirs: readonly string[] }} Owner
+ * @typedef {{ markerEquals?: string, markerPrefix?: string, sessions: readonly number[], dirs: readonly string[], cgroup?: string | null }} Owner
  * @typedef {{ pid: number, sid: number, why: string, cmdline: string }} OwnedProcess
  */
 
 /** Live processes (zombies excluded: they hold nothing and vanish with their parent) that belong to `owner`. */
 export function findOwned(owner, selfPid = process.pid) {
   const found = [];
+  const inCgroup = new Set(owner.cgroup ? cgroupTreeMembers(owner.cgroup) : []);
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
@@ -38,7 +41,7 @@ export function findOwned(owner, selfPid = process.pid) {
     const state = fields[0];
     const sid = Number(fields[3]);
     if (state === 'Z' || state === 'X') continue;
-    const why = ownership(owner, pid, sid);
+    const why = inCgroup.has(pid) ? 'cgroup' : ownership(owner, pid, sid);
     if (why === null) continue;
     const cmdline = (readOrNull(`/proc/${pid}/cmdline`) ?? '')
       .split('\0')
@@ -88,6 +91,7 @@ export async function killOwned(owner, deadlineMs) {
     const left = findOwned(owner);
     for (const p of left) if (!seen.has(p.pid)) seen.set(p.pid, p);
     if (left.length === 0 || Date.now() >= deadline) return { killed: [...seen.values()], survivors: left };
+    if (owner.cgroup) cgroupKill(owner.cgroup);
     for (const p of left) {
       try {
         process.kill(p.pid, 'SIGKILL');

@@ -66,7 +66,11 @@ async function oneRun(backend: NamedBackend): Promise<string> {
     const confirmed = outcome.cleanup?.confirmed === true;
     // The escape really happened: the chain announced itself before the native exited.
     assert.equal(readReadyLines(fake.readyFile).filter((l) => l.ready === 'escapee').length, 1);
-    return alive ? (confirmed ? 'CONFIRMED-WHILE-ALIVE' : 'unconfirmed') : confirmed ? 'ended' : 'ended-unconfirmed';
+    const label = alive ? (confirmed ? 'CONFIRMED-WHILE-ALIVE' : 'unconfirmed') : confirmed ? 'ended' : 'ended-unconfirmed';
+    // An unproven run says why (its steps and error), so a failure names the step that ran out.
+    return label === 'ended'
+      ? label
+      : `${label}[${outcome.cleanup?.steps.join(',') ?? 'no report'}: ${outcome.cleanup?.error ?? 'no error'}]`;
   } finally {
     await endChain(fake.readyFile);
     fake.dispose();
@@ -81,7 +85,7 @@ for (const backend of BACKENDS) {
       outcomes.push(...(await Promise.all(Array.from({ length: Math.min(RUNS_AT_ONCE, RUNS - i) }, () => oneRun(backend)))));
     }
     process.stderr.write(`respawn under load (${backend.name}): ${outcomes.join(' ')}\n`);
-    assert.equal(outcomes.filter((o) => o === 'CONFIRMED-WHILE-ALIVE').length, 0, outcomes.join(' '));
+    assert.equal(outcomes.filter((o) => o.startsWith('CONFIRMED-WHILE-ALIVE')).length, 0, outcomes.join(' '));
     // The cgroup holds every generation, however fast it moves: cgroup.kill ends them all and the kernel says so.
     if (backend.name === 'cgroup')
       assert.deepEqual(
