@@ -7,7 +7,7 @@ import { isDirectory } from '../util/is-directory.ts';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallContext, Providers, ToolProvider } from '../contracts/providers.ts';
-import { copyJsonObject, type JsonObject } from '../util/json.ts';
+import type { JsonObject } from '../util/json.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { CLI_TREE, getNativeArgNames, type CliTree } from '../native/tree.ts';
 import { getNativeOptionSchemas } from '../native/schema-gen.ts';
@@ -16,27 +16,18 @@ import { resolveNativeBinary } from '../native/resolve-bin.ts';
 import { assertNativeVersion, MAX_VERSION_STDOUT_BYTES, VERSION_TIMEOUT_MS } from '../native/version.ts';
 import { getNativeEnv, isRecursiveLaunch } from '../native/native-env.ts';
 import { getProjectDir, listTranscriptIds, type TranscriptDirReader } from '../native/transcripts.ts';
-import { ALL_PROTOCOL_VERSIONS } from '../rpc/negotiate.ts';
 import { createSessionLock } from '../runs/session-lock.ts';
 import { createWorkSnapshotReader } from '../runs/work-snapshot.ts';
-import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
-import { MAX_EVENTS, MAX_EVENT_BYTES } from '../runs/event-ring.ts';
-import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
-import { MAX_NATIVE_FRAME_BYTES } from '../native/events.ts';
 import type { ExecuteDeps, PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
-import {
-  cleanupBackendFor,
-  describeCleanup,
-  type CleanupBackend,
-  type CleanupBackendOption,
-} from '../supervisor/parent/cleanup-backend.ts';
+import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
 import { readProcStat } from '../process/proc-table.ts';
 import { isLive, isSameProcess } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { buildCatalog } from './catalog.ts';
+import { describeCapabilities } from './capabilities.ts';
 import { fromWireName } from './declarations.ts';
 import { callTool } from './call-tool.ts';
 import { parseRunInput } from './run-input.ts';
@@ -329,46 +320,19 @@ function instanceId(h: HostParts): string {
 }
 
 function getCapabilities(h: HostParts): JsonObject {
-  const { config, tree, ledger } = h;
-  let binary: string | null = null;
-  let binaryError: string | null = null;
-  try {
-    binary = resolveBin(config);
-  } catch (error) {
-    binaryError = error instanceof ToolError ? error.code : 'native_not_found';
-  }
-  return {
-    adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: instanceId(h) },
-    native: {
-      binary,
-      binary_error: binaryError,
-      asserted_version: h.assertedVersion,
-      tested_version: tree.native.tested_version,
-      authentication: 'not checked: a version answer says nothing about login or API access',
-    },
-    protocol_versions: [...ALL_PROTOCOL_VERSIONS],
-    // CliTree is deeply readonly (readonly arrays) and JsonObject is not: a copy, typed as it is built.
-    cli_tree: copyJsonObject(tree),
-    limits: {
-      max_retained_runs: MAX_RETAINED_RUNS,
-      max_active_runs: MAX_ACTIVE_RUNS,
-      max_events_per_run: MAX_EVENTS,
-      max_event_bytes_per_run: MAX_EVENT_BYTES,
-      max_final_event_bytes: MAX_FINAL_BYTES,
-      max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES,
-      max_timeout_seconds: config.maxTimeoutSeconds,
-      prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes,
-      prompt_via_stdin: config.promptViaStdin,
-      recursion_refused: h.recursive,
-    },
-    cleanup: describeCleanup(h.cleanup),
-    worktree: (h.gitAvailability ??= describeGit(h.gitSync, config.cwd)),
-    budget: ledger === null ? NO_BUDGET : { ...ledger.snapshot() },
-  };
+  return describeCapabilities({
+    tree: h.tree,
+    maxTimeoutSeconds: h.config.maxTimeoutSeconds,
+    promptViaStdin: h.config.promptViaStdin,
+    assertedVersion: h.assertedVersion,
+    recursive: h.recursive,
+    cleanup: h.cleanup,
+    budget: h.ledger === null ? null : h.ledger.snapshot(),
+    instanceId: instanceId(h),
+    binary: () => resolveBin(h.config),
+    worktree: () => (h.gitAvailability ??= describeGit(h.gitSync, h.config.cwd)),
+  });
 }
-
-/** The capabilities' budget when the server has none. */
-const NO_BUDGET = { limit_usd: null, spent_usd: null, reserved_usd: null, remaining_usd: null, available_usd: null, runs_reserving: null };
 
 /** Session ids of a directory's saved transcripts, newest first; empty when the folder cannot be read. */
 function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {

@@ -3,7 +3,6 @@
  * settles them. One registry serves claude.run and the detached tools alike.
  */
 import type { Clock } from '../util/clock.ts';
-import type { Classification } from '../runs/classify.ts';
 import type { RunRequest, RunResult, RunState } from '../runs/types.ts';
 import { createRunRegistry, type RunEntry, type RunListItem, type RunRegistry } from '../runs/registry.ts';
 import { startRunExecution, type ExecuteDeps, type PreparedRun, type RunExecution } from '../runs/execute.ts';
@@ -16,18 +15,9 @@ import type { PermissionBroker } from '../permission/broker.ts';
 import type { WorktreeReport } from '../worktree/changes.ts';
 import { worktreeFromCwd, type WorktreePlace } from '../worktree/worktree.ts';
 
-export interface LiveRun {
-  readonly request: RunRequest;
-  execution: RunExecution | null;
-  /** The run's permission broker when it asks its host (ask_host), else null. */
-  readonly broker: PermissionBroker | null;
-  classification: Classification | null;
-  /** What the run changed in its worktree, read after it ended and before it settles; null without one. */
-  worktree: WorktreeReport | null;
-  /** Resolves when the run settled (classification set, registry settled). */
-  readonly settled: Promise<void>;
-  markSettled(): void;
-}
+import { buildRunResult, type LiveRun } from './run-result.ts';
+
+export type { LiveRun };
 
 export interface Runtime {
   readonly registry: RunRegistry<LiveRun>;
@@ -89,7 +79,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     list: () => listRuns(rt),
     resultOf(entry) {
       recheck(rt, entry);
-      return buildResult(entry);
+      return buildRunResult(entry);
     },
     release(runId) {
       recheck(rt, registry.get(runId));
@@ -254,75 +244,4 @@ async function readWorktree(rt: RuntimeState, live: LiveRun, initCwd: string | n
 function setState(rt: RuntimeState, runId: string, state: Exclude<RunState, 'completed'>): void {
   const entry = rt.registry.get(runId);
   if (!entry.completed && entry.state !== state) rt.registry.update(runId, { state });
-}
-
-function buildResult(entry: RunEntry<LiveRun>): RunResult {
-  const live = entry.live;
-  const c = live.classification;
-  const ingest = live.execution?.ingest.snapshot() ?? null;
-  const resumeRequested = live.request.session.kind === 'resume' || live.request.session.kind === 'continue';
-  const base = {
-    run_id: entry.run_id,
-    state: entry.state,
-    completed: entry.completed,
-    created_at: entry.created_at,
-    settled_at: entry.settled_at,
-  };
-  if (c !== null) {
-    return {
-      ...base,
-      ...c,
-      worktree: live.worktree,
-      resume: resumeHint(live.request, c.session_id, ingest?.init ?? null),
-      cleanup_confirmed: entry.cleanup_confirmed,
-      cleanup_error: entry.cleanup_confirmed ? null : c.cleanup_error,
-    };
-  }
-  const sessionId = ingest?.init?.session_id ?? entry.session_id;
-  return {
-    ...base,
-    is_error: entry.completed,
-    error: entry.completed ? { code: 'supervisor_failed', message: 'the run ended without an outcome (internal failure)' } : null,
-    native_error: null,
-    session_id: sessionId,
-    resume_requested: resumeRequested,
-    resumed: null,
-    model: ingest?.assistant_model ?? ingest?.init?.model ?? null,
-    result: null,
-    structured_output: null,
-    unfinished_subagents: null,
-    resume: resumeHint(live.request, sessionId, ingest?.init ?? null),
-    worktree: live.worktree,
-    final: null,
-    usage: null,
-    model_usage_this_call: null,
-    total_cost_usd: null,
-    cost_scope: 'conversation',
-    num_turns: null,
-    duration_ms: null,
-    permission_denials: null,
-    api_retries: ingest?.api_retries ?? 0,
-    exit_code: null,
-    signal: null,
-    timed_out: false,
-    cancelled: false,
-    cleanup_confirmed: entry.cleanup_confirmed,
-    cleanup_error: null,
-    cleanup_proof: null,
-    stderr_tail: '',
-    events_total: ingest?.events_total ?? 0,
-    events_dropped: ingest?.events_dropped ?? 0,
-    events_omitted: ingest?.events_omitted ?? 0,
-    malformed_lines: ingest?.malformed_lines ?? 0,
-  };
-}
-
-/**
- * The argument that continues this conversation next time. None when there is no id, when nothing is
- * saved (no_session_persistence), or when the native process never started the conversation (no init
- * event: an unknown resume id or an id in use fail before it, measured on 2.1.332).
- */
-function resumeHint(request: RunRequest, sessionId: string | null, init: unknown): RunResult['resume'] {
-  if (sessionId === null || init === null || request.nativeOptions['no_session_persistence'] === true) return null;
-  return { resume_session_id: sessionId };
 }

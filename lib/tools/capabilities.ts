@@ -1,0 +1,75 @@
+/**
+ * The capabilities resource: what this server is and may do (adapter, native binary, protocol dates, the
+ * cli-tree contract, every bound, the cleanup backend, git, the operator's budget). Pure over the facts the
+ * providers hand it; resolving the binary and asking git are the two callbacks.
+ */
+import { copyJsonObject, type JsonObject } from '../util/json.ts';
+import type { CliTree } from '../native/tree.ts';
+import { ALL_PROTOCOL_VERSIONS } from '../rpc/negotiate.ts';
+import { MAX_ACTIVE_RUNS, MAX_RETAINED_RUNS } from '../runs/registry.ts';
+import { MAX_EVENTS, MAX_EVENT_BYTES } from '../runs/event-ring.ts';
+import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
+import { MAX_NATIVE_FRAME_BYTES } from '../native/events.ts';
+import { describeCleanup, type CleanupBackend } from '../supervisor/parent/cleanup-backend.ts';
+import type { BudgetSnapshot } from '../runs/budget.ts';
+import type { GitAvailability } from '../worktree/fs-edge.ts';
+import { ToolError } from '../tool-errors.ts';
+import { ADAPTER_VERSION } from '../version.ts';
+
+export interface CapabilityFacts {
+  readonly tree: CliTree;
+  readonly maxTimeoutSeconds: number;
+  readonly promptViaStdin: boolean;
+  /** The version the newest check asserted; null before the first. */
+  readonly assertedVersion: string | null;
+  readonly recursive: boolean;
+  readonly cleanup: CleanupBackend;
+  /** The budget ledger's snapshot; null when the server has no budget. */
+  readonly budget: BudgetSnapshot | null;
+  readonly instanceId: string;
+  /** The native binary's path; throws a ToolError when it cannot be resolved. */
+  binary(): string;
+  worktree(): GitAvailability;
+}
+
+export function describeCapabilities(facts: CapabilityFacts): JsonObject {
+  const { tree } = facts;
+  let binary: string | null = null;
+  let binaryError: string | null = null;
+  try {
+    binary = facts.binary();
+  } catch (error) {
+    binaryError = error instanceof ToolError ? error.code : 'native_not_found';
+  }
+  return {
+    adapter: { name: 'claude-run-mcp', version: ADAPTER_VERSION, instance_id: facts.instanceId },
+    native: {
+      binary,
+      binary_error: binaryError,
+      asserted_version: facts.assertedVersion,
+      tested_version: tree.native.tested_version,
+      authentication: 'not checked: a version answer says nothing about login or API access',
+    },
+    protocol_versions: [...ALL_PROTOCOL_VERSIONS],
+    // CliTree is deeply readonly (readonly arrays) and JsonObject is not: a copy, typed as it is built.
+    cli_tree: copyJsonObject(tree),
+    limits: {
+      max_retained_runs: MAX_RETAINED_RUNS,
+      max_active_runs: MAX_ACTIVE_RUNS,
+      max_events_per_run: MAX_EVENTS,
+      max_event_bytes_per_run: MAX_EVENT_BYTES,
+      max_final_event_bytes: MAX_FINAL_BYTES,
+      max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES,
+      max_timeout_seconds: facts.maxTimeoutSeconds,
+      prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes,
+      prompt_via_stdin: facts.promptViaStdin,
+      recursion_refused: facts.recursive,
+    },
+    cleanup: describeCleanup(facts.cleanup),
+    worktree: facts.worktree(),
+    budget: facts.budget === null ? NO_BUDGET : { ...facts.budget },
+  };
+}
+
+/** The capabilities' budget when the server has none. */
+const NO_BUDGET = { limit_usd: null, spent_usd: null, reserved_usd: null, remaining_usd: null, available_usd: null, runs_reserving: null };
