@@ -59,6 +59,27 @@ function nativeOf(supervisorPid: number): ProcessIdentity | undefined {
   return stat ? identityOf(stat) : undefined;
 }
 
+/**
+ * The fake native's setsid child announced itself; a run that settles first (it never got that far) fails the
+ * wait at once with the run's own error rather than at the deadline with none.
+ */
+async function setsidReadyOrSettled(h: ToolHarness, runId: string, readyFile: string): Promise<{ pid: number }> {
+  return pollUntil(
+    'the ready line of the setsid child',
+    async () => {
+      const line = readReadyLines(readyFile).find((l) => l.ready === 'setsid');
+      if (line !== undefined) return line;
+      const out = await h.call('claude.run.result', { run_id: runId, wait_seconds: 0, detail: 'full' });
+      if (out.result?.['completed'] === true)
+        assert.fail(
+          `the run settled before its native's setsid child was ready: ${JSON.stringify(out.result['error'])} (state ${String(out.result['state'])})`,
+        );
+      return undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
+}
+
 async function assertStillServing(h: ToolHarness, backend: NamedBackend['name'] = 'cgroup'): Promise<void> {
   const out = await h.call('claude.run', { prompt: 'again', cwd: h.dir });
   assertProvenOrHonest(out.result, backend);
@@ -154,7 +175,7 @@ for (const backend of BACKENDS)
       const known = knownSupervisors();
       const runId = await startRun(h);
       const supervisor = await waitFor('the prepared supervisor', newSupervisor(known), 30_000);
-      const line = await waitFor('ready setsid', () => readReadyLines(readyFile).find((l) => l.ready === 'setsid'), 30_000);
+      const line = await setsidReadyOrSettled(h, runId, readyFile);
       const escapee = identify(line.pid);
       assert.ok(escapee);
       const native = nativeOf(supervisor.pid) ?? null;

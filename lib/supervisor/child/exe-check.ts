@@ -144,14 +144,21 @@ function answeredAs(pid: number, name: string | null, fileId: string): string | 
  */
 export function nativeImageMismatch(
   pid: number,
-  file: CheckedFile | null,
+  file: (CheckedFile & { readonly execName?: string | null }) | null,
   expectFileId: string | null,
   expectImageId: string | null,
 ): string | null {
   if (expectFileId === null || file === null || !file.machineCode) return null;
   const image = imageIdentity(pid);
   if (image === expectFileId || (image !== null && image === expectImageId)) return null;
-  return image === null ? 'its running image could not be read' : 'it runs another executable than the one whose version was checked';
+  if (image !== null) return 'it runs another executable than the one whose version was checked';
+  // A native that exited before its image could be read (a zombie has none): exec'd through the pinned link it
+  // ran the checked inode, and it still bears the link's name unless it exec'd another file since.
+  const stat = readStat(pid);
+  if (stat?.rest[0] === 'Z' && file.execName != null && stat.comm === file.execName) return null;
+  return stat?.rest[0] === 'Z'
+    ? "it exited before its image could be read, under another file's name"
+    : 'its running image could not be read';
 }
 
 function readStat(pid: number): { comm: string; rest: string[] } | null {

@@ -12,7 +12,8 @@ import { prepareSupervisor, type PreparedSupervisor, type ProbeSpec } from '../.
 import { createSparePool } from '../../../lib/supervisor/parent/spare.ts';
 import { fileIdentity } from '../../../lib/supervisor/file-id.ts';
 import { SPAWN_ERROR_FILE_CHANGED } from '../../../lib/supervisor/protocol.ts';
-import { nativeImageMismatch } from '../../../lib/supervisor/child/exe-check.ts';
+import { nativeImageMismatch, pinFile } from '../../../lib/supervisor/child/exe-check.ts';
+import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { makeElfShims, type ElfShims, type ShimKind } from '../../helpers/elf-shims.ts';
@@ -154,6 +155,34 @@ test('a bin link pointed at another binary one millisecond in four: no run ever 
   assert.deepEqual(unchecked, [], `tally ${JSON.stringify(tally)}`);
   assert.ok(tally.ran > 0, `some runs started: ${JSON.stringify(tally)}`);
   t.diagnostic(`flips ${flips}, ${JSON.stringify(tally)}`);
+});
+
+/** Blocks (so Node cannot reap it) until `pid` is a zombie; the bound is for a machine that never runs it. */
+function blockUntilZombie(pid: number, boundMs = 30_000): void {
+  const deadline = Date.now() + boundMs;
+  while (Date.now() < deadline) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return;
+  }
+  assert.fail(`process ${pid} did not exit within ${boundMs} ms`);
+}
+
+test("the image check after spawn: a native that already exited (a zombie shows no image) ran the pinned file, unless it bears another file's name", () => {
+  const pinned = pinFile('/bin/true');
+  assert.ok(pinned !== null && pinned.machineCode && pinned.execName !== null, "an ELF file, exec'd through a private link");
+  const child = spawn(pinned.execPath, [], { argv0: '/bin/true', stdio: 'ignore' });
+  pinned.release();
+  assert.ok(child.pid !== undefined);
+  blockUntilZombie(child.pid);
+  assert.equal(nativeImageMismatch(child.pid, pinned, pinned.id, null), null, "exec'd through the pinned link, renamed by nothing since");
+  assert.match(
+    nativeImageMismatch(child.pid, { ...pinned, execName: 'other' }, pinned.id, null) ?? '',
+    /exited before its image could be read/,
+  );
+  assert.match(
+    nativeImageMismatch(child.pid, { id: pinned.id, machineCode: true }, pinned.id, null) ?? '',
+    /exited before its image could be read/,
+  );
 });
 
 test('the image check after spawn: a process running another executable than the checked one is a mismatch', async () => {
