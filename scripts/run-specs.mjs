@@ -2,12 +2,14 @@
 // Lists spec/**/*.test.ts itself and runs them under tsx, a few files at a time, each file in its own process
 // with its own temp dir, and ends whatever a file leaves behind (scripts/spec-reap.mjs), however the file ended.
 // Usage: node scripts/run-specs.mjs [--unit | --fast] [--only <path-fragment>]... [--exclude <path-fragment>]...
-//          [--concurrency N] [--file-timeout-seconds S] [--spec-dir D] [--list]
+//          [--concurrency N] [--file-timeout-seconds S] [--spec-dir D] [--path F]... [--changed] [--list]
 // The real-host tier (*.host.test.ts) runs first, one file at a time with nothing beside it; the rest share the slots.
 // --unit runs only the pure tiers (no process spawned, no network, no real CLI): seconds, for the edit loop.
 // --fast runs everything but the real-binary and real-host tiers: the unit tier plus the process tiers.
 // --only and --exclude may be repeated: a file runs when it matches any --only and no --exclude.
 // --list prints the processes the selection would start, one a line, and runs nothing.
+// --path <file> (repeatable) runs the unit tier plus the specs of that source or spec file (spec/README.md's
+// mirror rule); --changed does so for every file git reports changed against HEAD, untracked ones included.
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -17,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { SPEC_MARKER_ENV, findOwned, killGroup, killOwned, removeTempDir, waitGone } from './spec-reap.mjs';
 import { prepareSpecBundle } from './spec-bundle.mjs';
 import { cpuSeconds, enterFileCgroup, openRunCgroup, removeTree } from './spec-cgroup.mjs';
+import { changedPaths, mirrorPrefix, readSpecText, specsCovering } from './spec-select.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -45,8 +48,8 @@ const SLOWEST_SHOWN = 10;
 /** tsx keeps its transform cache at <tmpdir>/tsx-<euid>: each file's temp dir links to the shared one, so a private TMPDIR costs no cold compile. */
 const TSX_CACHE_NAME = `tsx-${process.geteuid?.() ?? 'user'}`;
 
-const VALUE_FLAGS = ['--only', '--exclude', '--concurrency', '--file-timeout-seconds', '--spec-dir'];
-const SWITCHES = ['--unit', '--fast', '--list'];
+const VALUE_FLAGS = ['--only', '--exclude', '--concurrency', '--file-timeout-seconds', '--spec-dir', '--path'];
+const SWITCHES = ['--unit', '--fast', '--list', '--changed'];
 
 function parseArgs(argv) {
   for (let i = 0; i < argv.length; i++) {
@@ -73,13 +76,16 @@ function parseArgs(argv) {
     list: argv.includes('--list'),
     // Where the spec files are (the runner's own spec points it at fixtures); relative to the repository.
     specDir: all('--spec-dir').at(-1) ?? 'spec',
+    // The specs of these source or spec files (the mirror rule), with the whole unit tier; --changed: git's changes.
+    paths: argv.includes('--changed') ? changedPaths(root) : all('--path'),
+    covering: argv.includes('--changed') || argv.includes('--path'),
   };
 }
 
 function usage(why) {
   console.error(`run-specs: ${why}`);
   console.error(
-    'usage: node scripts/run-specs.mjs [--unit | --fast] [--only <fragment>]... [--exclude <fragment>]... [--concurrency N] [--file-timeout-seconds S] [--spec-dir D] [--list]',
+    'usage: node scripts/run-specs.mjs [--unit | --fast] [--only <fragment>]... [--exclude <fragment>]... [--concurrency N] [--file-timeout-seconds S] [--spec-dir D] [--path F]... [--changed] [--list]',
   );
   process.exit(2);
 }
@@ -95,7 +101,14 @@ function walk(dir) {
 }
 
 function selectFiles(options) {
-  return walk(join(root, options.specDir))
+  const files = walk(join(root, options.specDir));
+  const covering = options.covering ? new Set(specsCovering(options.paths, files, readSpecText(root))) : null;
+  // Said, not hidden: a changed source file no spec mirrors is covered only by what the unit tier and others reach.
+  for (const path of options.covering ? options.paths : [])
+    if (mirrorPrefix(path) !== null && specsCovering([path], files, () => '').length === 0)
+      process.stderr.write(`run-specs: no spec mirrors ${path} (only the unit tier runs for it)\n`);
+  return files
+    .filter((f) => covering === null || covering.has(f) || tierOf(f) === 'unit')
     .filter((f) => (options.tier === 'unit' ? tierOf(f) === 'unit' : true))
     .filter((f) => (options.tier === 'fast' ? !isRealTier(f) : true))
     .filter((f) => (options.only.length > 0 ? options.only.some((o) => f.includes(o)) : true))

@@ -14,6 +14,7 @@ import { aliveNaming, killPids } from './escape-helpers.ts';
 import { readReadyLines, waitFor } from '../helpers/proc.ts';
 import { startMachineLoad, type MachineLoad } from '../../scripts/bench/machine-load.ts';
 import { BACKENDS, type NamedBackend } from '../helpers/backends.ts';
+import { specSupervision } from '../helpers/bundle.ts';
 
 const RUNS = 20;
 const RUNS_AT_ONCE = 10;
@@ -59,7 +60,12 @@ async function endChain(readyFile: string): Promise<void> {
 
 /** One run: what its cleanup report said, against whether the chain really lived when the run settled. */
 async function oneRun(backend: NamedBackend): Promise<string> {
-  const fake = startFake('escape', { env: { FAKE_CLAUDE_ESCAPE: 'respawn' }, spec: LADDER, cleanup: backend.cleanup() });
+  // The runner's bundle supervisor (a third of a source-mode start's CPU): 40 of them start on a loaded machine.
+  const fake = startFake('escape', {
+    env: { FAKE_CLAUDE_ESCAPE: 'respawn' },
+    spec: { ...LADDER, ...specSupervision() },
+    cleanup: backend.cleanup(),
+  });
   try {
     const outcome = await fake.run.done;
     const alive = chainAlive(fake.readyFile);
