@@ -8,6 +8,8 @@
 // --fast runs everything but the real-binary and real-host tiers: the unit tier plus the process tiers.
 // --only and --exclude may be repeated: a file runs when it matches any --only and no --exclude.
 // --list prints the processes the selection would start, one a line, and runs nothing.
+// A runner that starts first ends what an earlier run left if that run's runner was killed before it could
+// reap (scripts/spec-orphans.mjs), and says so on stderr.
 // --path <file> (repeatable) runs the unit tier plus the specs of that source or spec file (spec/README.md's
 // mirror rule); --changed does so for every file git reports changed against HEAD, untracked ones included.
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
@@ -20,6 +22,7 @@ import { SPEC_MARKER_ENV, findOwned, killGroup, killOwned, removeTempDir, waitGo
 import { prepareSpecBundle } from './spec-bundle.mjs';
 import { cpuSeconds, enterFileCgroup, openRunCgroup, removeTree } from './spec-cgroup.mjs';
 import { changedPaths, mirrorPrefix, readSpecText, specsCovering } from './spec-select.mjs';
+import { forgetRun, recordRun, sweepOrphanedRuns } from './spec-orphans.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -148,7 +151,7 @@ async function beforeAllFiles(jobs) {
 }
 
 /** State shared with the signal handlers: what is running (by session id), every temp dir so far, a stop. */
-const run = { id: randomBytes(4).toString('hex'), running: new Map(), dirs: [], stopping: null, cgroup: null };
+const run = { id: randomBytes(4).toString('hex'), running: new Map(), dirs: [], stopping: null, cgroup: null, record: null };
 
 /** Only running files' sessions: an ended session's id is a free pid number that another process may take. */
 function runOwner() {
@@ -329,8 +332,10 @@ async function reapRun() {
   for (const pid of run.running.keys()) killGroup(pid);
   const { killed, survivors } = await killOwned(runOwner(), REAP_DEADLINE_MS);
   for (const dir of run.dirs) removeTempDir(dir, []);
-  if (run.cgroup !== null && !removeTree(run.cgroup.dir))
-    process.stderr.write(`run-specs: LEAK: the run's cgroup ${run.cgroup.dir} could not be removed\n`);
+  const cgroupLeft = run.cgroup !== null && !removeTree(run.cgroup.dir);
+  if (cgroupLeft) process.stderr.write(`run-specs: LEAK: the run's cgroup ${run.cgroup.dir} could not be removed\n`);
+  // Kept while something of the run may live: the next run's sweep ends it.
+  if (run.record !== null && survivors.length === 0 && !cgroupLeft) forgetRun(run.record);
   return { killed, survivors };
 }
 
@@ -344,23 +349,29 @@ function onSignal(signal, exitCode) {
   });
 }
 
+function noFilesMatched() {
+  console.error('run-specs: no spec files matched');
+  process.exit(1);
+}
+
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   const files = selectFiles(options);
-  if (files.length === 0) {
-    console.error('run-specs: no spec files matched');
-    process.exit(1);
-  }
   const jobs = planJobs(files);
   if (options.list) {
     for (const job of jobs) process.stdout.write(`${job.label}${job.files.length > 1 ? `: ${job.files.join(' ')}` : ''}\n`);
+    if (files.length === 0) noFilesMatched();
     return;
   }
+  // Whatever else happens, a run that starts ends what an earlier run whose runner was killed left.
+  for (const line of await sweepOrphanedRuns(tmpdir(), REAP_DEADLINE_MS)) process.stderr.write(`run-specs: swept an earlier ${line}\n`);
+  if (files.length === 0) noFilesMatched();
   onSignal('SIGINT', 130);
   onSignal('SIGTERM', 143);
   onSignal('SIGHUP', 129);
   const started = Date.now();
   run.cgroup = openRunCgroup(run.id);
+  run.record = recordRun(tmpdir(), run.id, run.cgroup?.dir ?? null);
   await beforeAllFiles(jobs);
   const results = await schedule(jobs, options);
   const { killed } = await reapRun();

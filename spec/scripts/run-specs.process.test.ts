@@ -3,12 +3,13 @@
  * runner gets one fixture file that leaves a chain no /proc mark can follow (new session every 50 ms, cleared
  * environment, cwd `/`) and never ends; the nested runner is stopped by SIGINT once the chain lives, as
  * Ctrl-C would (a file's deadline takes the same reaping path). With a cgroup per file the chain is ended
- * for certain: once the runner has exited, no generation of it holds its lock.
+ * for certain: once the runner has exited, no generation of it holds its lock. A runner killed outright
+ * (SIGKILL: nothing reaps) leaves the chain; the next runner that starts ends it and removes what it left.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../helpers/proc.ts';
@@ -20,36 +21,80 @@ const RUNNER_EXIT_DEADLINE_MS = 60_000;
 const chainAlive = (readyFile: string): boolean =>
   spawnSync('flock', ['-n', '-E', String(LOCKED_STATUS), `${readyFile}.lock`, 'true']).status === LOCKED_STATUS;
 
-test('a stopped run ends what its file left, even a chain that re-spawns into new sessions with a cleared environment', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'runner-spec-'));
-  const readyFile = join(dir, 'ready.jsonl');
-  const runner = spawn(process.execPath, ['scripts/run-specs.mjs', '--spec-dir', 'fixtures/runner'], {
+function startRunner(args: string[], readyFile: string) {
+  const runner = spawn(process.execPath, ['scripts/run-specs.mjs', '--spec-dir', 'fixtures/runner', ...args], {
     env: { ...process.env, RUNNER_SPEC_READY_FILE: readyFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  runner.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  runner.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  const output = { text: '' };
+  runner.stdout.on('data', (chunk: Buffer) => (output.text += chunk.toString('utf8')));
+  runner.stderr.on('data', (chunk: Buffer) => (output.text += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => runner.on('exit', (code) => resolve(code)));
+  const exitCode = async (): Promise<number | null> => {
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([
+      exited,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the runner did not exit: ${output.text}`)), RUNNER_EXIT_DEADLINE_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
+  };
+  return { runner, output, exitCode };
+}
+
+/** What runs of the runner keep in this file's temp dir: their records and their files' temp dirs. */
+const runnerEntries = (): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith('crm-spec-'));
+
+test('a stopped run ends what its file left, even a chain that re-spawns into new sessions with a cleared environment', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'runner-spec-'));
+  const readyFile = join(dir, 'ready.jsonl');
+  const { runner, output, exitCode } = startRunner([], readyFile);
   try {
     await waitFor('the chain the fixture file starts', () => chainAlive(readyFile));
     runner.kill('SIGINT');
-    let timer: NodeJS.Timeout | undefined;
-    const code = await Promise.race([
-      exited,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the runner did not exit: ${out}`)), RUNNER_EXIT_DEADLINE_MS);
-      }),
-    ]).finally(() => clearTimeout(timer));
+    const code = await exitCode();
+    const out = output.text;
     assert.equal(code, 130, out);
     assert.match(out, /killed: the run was stopped by SIGINT/);
     assert.match(out, /^chain-started$/m, "the file's own output is kept");
     // The kernel's word, not a scan's: a cgroup per file held every generation, and the runner measured it.
     assert.match(out, /# cpu: [\d.]+ s in 1 of 1 files/, out);
     assert.equal(chainAlive(readyFile), false, 'a generation of the chain outlived the runner');
+    assert.deepEqual(runnerEntries(), [], 'a run that reaped keeps no record and no temp dir');
   } finally {
     writeFileSync(`${readyFile}.stop`, '');
     runner.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a run whose runner was SIGKILLed is ended by the next run that starts: chain, temp dirs, cgroup and record', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'runner-spec-'));
+  const readyFile = join(dir, 'ready.jsonl');
+  const first = startRunner([], readyFile);
+  try {
+    await waitFor('the chain the fixture file starts', () => chainAlive(readyFile));
+    first.runner.kill('SIGKILL');
+    assert.equal(await first.exitCode(), null);
+    // Nothing reaped it: the chain still lives, and the killed run's record and temp dir are still there.
+    assert.equal(chainAlive(readyFile), true, 'the chain should outlive a runner killed outright');
+    assert.ok(
+      runnerEntries().some((name) => name.endsWith('.run.json')),
+      runnerEntries().join(', '),
+    );
+    // A second runner that matches no file still sweeps first, then says nothing matched.
+    const second = startRunner(['--only', 'no-such-spec'], readyFile);
+    assert.equal(await second.exitCode(), 1, second.output.text);
+    assert.match(
+      second.output.text,
+      /run-specs: swept an earlier run [0-9a-f]+ \(its runner is gone\): [1-9]\d* processes ended, 1 temp dirs removed\n/,
+    );
+    assert.match(second.output.text, /run-specs: no spec files matched/);
+    assert.equal(chainAlive(readyFile), false, 'a generation of the chain outlived the sweep');
+    assert.deepEqual(runnerEntries(), []);
+  } finally {
+    writeFileSync(`${readyFile}.stop`, '');
+    first.runner.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 });
