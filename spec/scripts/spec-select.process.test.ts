@@ -6,13 +6,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const RUNNER_FILES = ['run-specs.mjs', 'spec-reap.mjs', 'spec-bundle.mjs', 'spec-cgroup.mjs', 'spec-select.mjs'];
+/** The runner and the spec-*.mjs modules it imports, copied into a throwaway repository. */
+const RUNNER_FILES = readdirSync(join(ROOT, 'scripts')).filter((name) => name === 'run-specs.mjs' || /^spec-.*\.mjs$/.test(name));
 
 function list(cwd: string, args: readonly string[]): { jobs: string[]; stderr: string } {
   const out = spawnSync(process.execPath, [join(cwd, 'scripts', 'run-specs.mjs'), '--list', ...args], { cwd, encoding: 'utf8' });
