@@ -3,7 +3,8 @@
 // with its own temp dir, and ends whatever a file leaves behind (scripts/spec-reap.mjs), however the file ended.
 // Usage: node scripts/run-specs.mjs [--unit | --fast] [--only <path-fragment>]... [--exclude <path-fragment>]...
 //          [--concurrency N] [--file-timeout-seconds S] [--spec-dir D] [--path F]... [--changed] [--list]
-// The real-host tier (*.host.test.ts) runs first, one file at a time with nothing beside it; the rest share the slots.
+// The real-host tier (*.host.test.ts) has a lane of its own from the start, one file at a time at raised priority;
+// the rest share the other lanes (2 per core unless --concurrency says).
 // --unit runs only the pure tiers (no process spawned, no network, no real CLI): seconds, for the edit loop.
 // --fast runs everything but the real-binary and real-host tiers: the unit tier plus the process tiers.
 // --only and --exclude may be repeated: a file runs when it matches any --only and no --exclude.
@@ -13,7 +14,7 @@
 // --path <file> (repeatable) runs the unit tier plus the specs of that source or spec file (spec/README.md's
 // mirror rule); --changed does so for every file git reports changed against HEAD, untracked ones included.
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
-import { availableParallelism, setPriority, tmpdir } from 'node:os';
+import { availableParallelism, getPriority, setPriority, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,7 +38,8 @@ const tierOf = (file) => TIERS.find((tier) => file.endsWith(`.${tier}.test.ts`))
 /** What --fast leaves out: the real binary, the real host, and the packaged artefacts (npm pack, .mcpb). */
 const isRealTier = (file) => tierOf(file) === 'native' || tierOf(file) === 'host' || file.startsWith('spec/ship/');
 
-const DEFAULT_CONCURRENCY = 2;
+/** Two files per core: half the files wait on processes, sockets or the real CLI more than they compute. */
+const DEFAULT_CONCURRENCY = Math.max(2, availableParallelism() * 2);
 /** The real-host tier's niceness where the runner may raise it (-20 is the highest; a build beside it keeps some CPU). */
 const HOST_TIER_NICENESS = -10;
 /** Per file, as `--test-timeout=240000` was for the whole file under Node 20's `--test`. */
@@ -176,7 +178,7 @@ async function runJob(job, options) {
   if (child.pid !== undefined) run.running.set(child.pid, job);
   // At once, before the file's node has run a line (so before it can fork): all it starts is born inside.
   const cgroup = child.pid === undefined ? null : enterFileCgroup(run.cgroup, job.index, child.pid);
-  if (isExclusive(job) && child.pid !== undefined) raisePriority(child.pid);
+  if (isHostTier(job) && child.pid !== undefined) raisePriority(child.pid);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -244,7 +246,8 @@ function report(result) {
     result.counts === null
       ? 'no counts'
       : `pass ${result.counts.pass}, fail ${result.counts.fail}${result.counts.cancelled ? `, cancelled ${result.counts.cancelled}` : ''}`;
-  process.stdout.write(`# ── ${result.job.label}: ${verdict(result)} in ${result.seconds.toFixed(1)} s (${counts})\n`);
+  const cpu = result.cpu === null ? '' : `, ${result.cpu.toFixed(1)} s CPU`;
+  process.stdout.write(`# ── ${result.job.label}: ${verdict(result)} in ${result.seconds.toFixed(1)} s${cpu} (${counts})\n`);
   process.stdout.write(result.text.endsWith('\n') || result.text === '' ? result.text : `${result.text}\n`);
   for (const p of result.lingering)
     process.stderr.write(`run-specs: LEAK ${result.job.label}: process ${p.pid} outlived the file (by ${p.why}): ${p.cmdline}\n`);
@@ -256,7 +259,12 @@ function report(result) {
     process.stderr.write(`run-specs: LEAK ${result.job.label}: left in its temp dir: ${result.leftEntries.join(', ')}\n`);
 }
 
-/** Runs the jobs `concurrency` at a time, reporting each as it ends. */
+/**
+ * Runs the jobs `concurrency` at a time, reporting each as it ends. The real-host tier has a lane of its own,
+ * one file at a time from the start, at raised priority (Claude Code gives a server 3 s to answer its discover
+ * probe, and no neighbour's load may decide whether the session under test has tasks); once it is done, that
+ * lane takes other files too. Where the priority cannot be raised, the host tier runs alone first, as before.
+ */
 async function schedule(jobs, options) {
   const results = [];
   const runOne = async (job) => {
@@ -264,31 +272,52 @@ async function schedule(jobs, options) {
     report(result);
     results.push(result);
   };
-  // The real-host tier first and alone: Claude Code gives a server 3 s to answer its discover probe, and a
-  // second file's load must not decide whether the session it tests has tasks at all.
-  for (const job of jobs.filter(isExclusive)) if (run.stopping === null) await runOne(job);
-  const shared = jobs.filter((job) => !isExclusive(job));
+  const hostJobs = jobs.filter(isHostTier);
+  const shared = jobs.filter((job) => !isHostTier(job));
   let next = 0;
   const worker = async () => {
     while (next < shared.length && run.stopping === null) await runOne(shared[next++]);
   };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency, shared.length) }, worker));
+  const hostLane = async () => {
+    for (const job of hostJobs) if (run.stopping === null) await runOne(job);
+  };
+  const lanes = Math.min(options.concurrency, shared.length + (hostJobs.length > 0 ? 1 : 0));
+  if (hostJobs.length > 0 && !mayRaisePriority()) {
+    await hostLane();
+    await Promise.all(Array.from({ length: Math.min(options.concurrency, shared.length) }, worker));
+  } else if (hostJobs.length > 0) {
+    await Promise.all([hostLane().then(worker), ...Array.from({ length: lanes - 1 }, worker)]);
+  } else {
+    await Promise.all(Array.from({ length: lanes }, worker));
+  }
   return results;
 }
 
-/** Files that run with no other file beside them. */
-const isExclusive = (job) => job.files.every((f) => tierOf(f) === 'host');
+/** The real-host tier's files (Claude Code as this server's host). */
+const isHostTier = (job) => job.files.every((f) => tierOf(f) === 'host');
 
 /**
- * The real-host tier also runs ahead of other work on the machine (a second suite, a build): what it starts
- * inherits the niceness, so Claude Code's 3 s discover deadline is met by the server it spawns, not by luck.
- * Set before the file's node forks anything; where the runner may not raise priority (not root), it runs as is.
+ * The real-host tier runs ahead of other work on the machine (the other files of this run, a second suite, a
+ * build): what it starts inherits the niceness, so Claude Code's 3 s discover deadline is met by the server it
+ * spawns, not by luck. Set before the file's node forks anything.
  */
 function raisePriority(pid) {
   try {
     setPriority(pid, HOST_TIER_NICENESS);
   } catch (error) {
     process.stderr.write(`run-specs: the real-host tier runs at normal priority (${error.code ?? error.message})\n`);
+  }
+}
+
+/** Whether this process may lower a niceness (root, or CAP_SYS_NICE): tried on itself and put back. */
+function mayRaisePriority() {
+  const own = getPriority();
+  try {
+    setPriority(own - 1);
+    setPriority(own);
+    return true;
+  } catch {
+    return false;
   }
 }
 
