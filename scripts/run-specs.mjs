@@ -3,8 +3,8 @@
 // with its own temp dir, and ends whatever a file leaves behind (scripts/spec-reap.mjs), however the file ended.
 // Usage: node scripts/run-specs.mjs [--unit | --fast] [--only <path-fragment>]... [--exclude <path-fragment>]...
 //          [--concurrency N] [--file-timeout-seconds S] [--spec-dir D] [--path F]... [--changed] [--list]
-// The real-host tier (*.host.test.ts) has a lane of its own from the start, one file at a time at raised priority;
-// the rest share the other lanes (2 per core unless --concurrency says).
+// The real-host tier (*.host.test.ts) runs first, one file at a time with nothing beside it, at raised priority;
+// the rest share the slots (2 per core unless --concurrency says).
 // --unit runs only the pure tiers (no process spawned, no network, no real CLI): seconds, for the edit loop.
 // --fast runs everything but the real-binary and real-host tiers: the unit tier plus the process tiers.
 // --only and --exclude may be repeated: a file runs when it matches any --only and no --exclude.
@@ -14,7 +14,7 @@
 // --path <file> (repeatable) runs the unit tier plus the specs of that source or spec file (spec/README.md's
 // mirror rule); --changed does so for every file git reports changed against HEAD, untracked ones included.
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
-import { availableParallelism, getPriority, setPriority, tmpdir } from 'node:os';
+import { availableParallelism, setPriority, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -40,8 +40,11 @@ const isRealTier = (file) => tierOf(file) === 'native' || tierOf(file) === 'host
 
 /** Two files per core: half the files wait on processes, sockets or the real CLI more than they compute. */
 const DEFAULT_CONCURRENCY = Math.max(2, availableParallelism() * 2);
-/** The real-host tier's niceness where the runner may raise it (-20 is the highest; a build beside it keeps some CPU). */
-const HOST_TIER_NICENESS = -10;
+/**
+ * The real-host tier's niceness where the runner may raise it: the highest. A spec file at normal priority can
+ * have many runnable processes (one keeps 1,500 and two busy loops), and each weighs as one against it.
+ */
+const HOST_TIER_NICENESS = -20;
 /** Per file, as `--test-timeout=240000` was for the whole file under Node 20's `--test`. */
 const DEFAULT_FILE_TIMEOUT_SECONDS = 240;
 /** How long a passing file's processes may take to finish exiting after the file's own process has. */
@@ -259,12 +262,7 @@ function report(result) {
     process.stderr.write(`run-specs: LEAK ${result.job.label}: left in its temp dir: ${result.leftEntries.join(', ')}\n`);
 }
 
-/**
- * Runs the jobs `concurrency` at a time, reporting each as it ends. The real-host tier has a lane of its own,
- * one file at a time from the start, at raised priority (Claude Code gives a server 3 s to answer its discover
- * probe, and no neighbour's load may decide whether the session under test has tasks); once it is done, that
- * lane takes other files too. Where the priority cannot be raised, the host tier runs alone first, as before.
- */
+/** Runs the jobs `concurrency` at a time, reporting each as it ends. */
 async function schedule(jobs, options) {
   const results = [];
   const runOne = async (job) => {
@@ -272,24 +270,16 @@ async function schedule(jobs, options) {
     report(result);
     results.push(result);
   };
-  const hostJobs = jobs.filter(isHostTier);
+  // The real-host tier first and alone: Claude Code gives a server 3 s to answer its discover probe, and a
+  // second file's load must not decide whether the session it tests has tasks at all (tried beside the other
+  // files at raised priority: with two suites at once its server answered 3.6-4.1 s after the spawn).
+  for (const job of jobs.filter(isHostTier)) if (run.stopping === null) await runOne(job);
   const shared = jobs.filter((job) => !isHostTier(job));
   let next = 0;
   const worker = async () => {
     while (next < shared.length && run.stopping === null) await runOne(shared[next++]);
   };
-  const hostLane = async () => {
-    for (const job of hostJobs) if (run.stopping === null) await runOne(job);
-  };
-  const lanes = Math.min(options.concurrency, shared.length + (hostJobs.length > 0 ? 1 : 0));
-  if (hostJobs.length > 0 && !mayRaisePriority()) {
-    await hostLane();
-    await Promise.all(Array.from({ length: Math.min(options.concurrency, shared.length) }, worker));
-  } else if (hostJobs.length > 0) {
-    await Promise.all([hostLane().then(worker), ...Array.from({ length: lanes - 1 }, worker)]);
-  } else {
-    await Promise.all(Array.from({ length: lanes }, worker));
-  }
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, shared.length) }, worker));
   return results;
 }
 
@@ -297,27 +287,15 @@ async function schedule(jobs, options) {
 const isHostTier = (job) => job.files.every((f) => tierOf(f) === 'host');
 
 /**
- * The real-host tier runs ahead of other work on the machine (the other files of this run, a second suite, a
- * build): what it starts inherits the niceness, so Claude Code's 3 s discover deadline is met by the server it
- * spawns, not by luck. Set before the file's node forks anything.
+ * The real-host tier also runs ahead of other work on the machine (a second suite, a build): what it starts
+ * inherits the niceness, so Claude Code's 3 s discover deadline is met by the server it spawns, not by luck.
+ * Set before the file's node forks anything; where the runner may not raise priority (not root), it runs as is.
  */
 function raisePriority(pid) {
   try {
     setPriority(pid, HOST_TIER_NICENESS);
   } catch (error) {
     process.stderr.write(`run-specs: the real-host tier runs at normal priority (${error.code ?? error.message})\n`);
-  }
-}
-
-/** Whether this process may lower a niceness (root, or CAP_SYS_NICE): tried on itself and put back. */
-function mayRaisePriority() {
-  const own = getPriority();
-  try {
-    setPriority(own - 1);
-    setPriority(own);
-    return true;
-  } catch {
-    return false;
   }
 }
 
