@@ -4,12 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSdkServer, type SdkServer } from './sdk-server.ts';
 import { waitUntil } from '../sessions/helpers.ts';
-import { readFakeRecord } from '../helpers/tool-harness.ts';
+import { readFakeRecord, recordFiles } from '../helpers/tool-harness.ts';
 import { at, firstText, num, objs, parseObj, str } from '../helpers/typed-results.ts';
 import type { JsonValue } from '../../lib/util/json.ts';
 
@@ -34,7 +34,7 @@ async function work(
  * checks of those runs, and version checks of no run (the server's idle spare checks ahead of the next run).
  */
 function spawned(records: string): { runs: number; checksPerRun: number[]; otherChecks: number } {
-  const all = readdirSync(records).map((f) => readFakeRecord(join(records, f)));
+  const all = recordFiles(records).map(readFakeRecord);
   const marker = (r: { env: Record<string, string> }): string => r.env['CLAUDE_RUN_MCP_RUN_MARKER'] ?? '';
   const checks = all.filter((r) => r.argv.includes('--version'));
   const runMarkers = all.filter((r) => !r.argv.includes('--version')).map(marker);

@@ -3,7 +3,7 @@
 // signal ends it with the server: no process is left.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { INITIALIZE, startRawServer, type RawServer } from '../faults/raw-server.ts';
@@ -11,7 +11,7 @@ import { isRunning, killAll, supervisorsOf, waitFor, waitForNoOrphans } from '..
 import { waitForReady } from '../helpers/proc.ts';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { objAt, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
-import { readFakeRecord, type FakeRecord } from '../helpers/tool-harness.ts';
+import { readFakeRecord, recordFiles, type FakeRecord } from '../helpers/tool-harness.ts';
 
 /** The handshake, then the first tools/list: what makes the server prepare its spare. */
 async function handshakeAndList(server: RawServer): Promise<void> {
@@ -72,7 +72,7 @@ for (const end of ['stdin EOF', 'SIGTERM'] as const) {
 test('the spare checks the version before the run is asked for; the run, with a script binary (the fake), checks again', async () => {
   const records = mkdtempSync(join(tmpdir(), 'crm-spare-records-'));
   const server = startRawServer({ env: { FAKE_CLAUDE_RECORD_DIR: records } });
-  const read = (): FakeRecord[] => readdirSync(records).map((f) => readFakeRecord(join(records, f)));
+  const read = (): FakeRecord[] => recordFiles(records).map(readFakeRecord);
   const isVersion = (r: FakeRecord): boolean => r.argv.includes('--version');
   const marker = (r: FakeRecord): string | undefined => r.env['CLAUDE_RUN_MCP_RUN_MARKER'];
   try {

@@ -1,5 +1,5 @@
 // An in-process adapter over the real tool providers, driving the fake native CLI through real supervisors.
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -141,6 +141,13 @@ export interface FakeRecord {
   readonly cwd: string;
   readonly stdin?: string | null;
   readonly fds?: Array<{ readonly fd: number; readonly target: string; readonly cloexec: boolean | null }>;
+}
+
+/** The record files in a FAKE_CLAUDE_RECORD_DIR folder (paths), without a record still being written. */
+export function recordFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
+    .map((name) => join(dir, name));
 }
 
 /** Reads and checks one record file of the fake CLI. */

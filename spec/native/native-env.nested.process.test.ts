@@ -2,10 +2,10 @@
 // processes (the version check and the run) must not. The fake CLI records each process's env.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolHarness, readFakeRecord } from '../helpers/tool-harness.ts';
+import { createToolHarness, readFakeRecord, recordFiles } from '../helpers/tool-harness.ts';
 import { HOST_SESSION_ENV } from '../../lib/native/native-env.ts';
 
 /** What a user owns and a nested run needs: kept byte for byte. */
@@ -31,7 +31,7 @@ test('the host session variables never reach the version check or the run; user-
   try {
     const out = await h.call('claude.run', { prompt: 'say hi', cwd: h.dir });
     assert.equal(out.isError, false, out.text);
-    const records = readdirSync(recordDir).map((name) => readFakeRecord(join(recordDir, name)));
+    const records = recordFiles(recordDir).map(readFakeRecord);
     const version = records.filter((r) => r.argv.includes('--version'));
     const run = records.filter((r) => r.argv.includes('-p'));
     assert.equal(version.length, 1, 'one version check');

@@ -3,10 +3,10 @@
 // run holds the rest until it settles, and the capabilities resource shows the ledger.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolHarness, readFakeRecord, type ToolHarness } from '../helpers/tool-harness.ts';
+import { createToolHarness, readFakeRecord, recordFiles, type ToolHarness } from '../helpers/tool-harness.ts';
 import { readProcTable, waitForReady } from '../helpers/proc.ts';
 import { CAPABILITIES_URI } from '../../lib/tools/resources.ts';
 import { arr, at, obj, parseObj, str } from '../helpers/typed-results.ts';
@@ -63,12 +63,12 @@ async function withBudget(budgetUsd: number | null, body: (rig: Rig) => Promise<
   const caps = (): Array<string | null> => {
     let files: string[] = [];
     try {
-      files = readdirSync(records);
+      files = recordFiles(records);
     } catch {
       return [];
     }
     return files
-      .map((f) => readFakeRecord(join(records, f)).argv)
+      .map((f) => readFakeRecord(f).argv)
       .filter((argv) => !argv.includes('--version'))
       .map((argv) => {
         const i = argv.indexOf('--max-budget-usd');

@@ -3,10 +3,10 @@
 // continue; the text content is a human line plus the answer; the full native result is one request away.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolHarness, readFakeRecord, type ToolHarness } from '../helpers/tool-harness.ts';
+import { createToolHarness, readFakeRecord, recordFiles, type ToolHarness } from '../helpers/tool-harness.ts';
 import { OMITTED_WHEN_EMPTY, SUMMARY_FIELDS } from '../../lib/tools/result-view.ts';
 
 /** The summary's keys when nothing is left out for being empty (unfinished_subagents with total 0 is). */
@@ -131,7 +131,7 @@ test('a returned session_id passed back as session_id is refused before anything
     const first = await h.call('claude.run', { prompt: 'start', cwd: h.dir });
     assert.equal(first.isError, false, first.text);
     const sessionId = String(first.result!['session_id']);
-    const spawnedBefore = readdirSync(recordDir).length;
+    const spawnedBefore = recordFiles(recordDir).length;
     // While this adapter retains the run, and after it is released (the saved transcript still exists).
     for (const release of [false, true]) {
       if (release) await h.call('claude.run.release', { run_id: String(first.result!['run_id']) });
@@ -141,7 +141,7 @@ test('a returned session_id passed back as session_id is refused before anything
       assert.equal(again.error!['path'], '/session_id');
       assert.match(String(again.error!['message']), /resume_session_id/);
       assert.ok(!String(again.error!['message']).includes(sessionId), 'the submitted value is not echoed');
-      assert.equal(readdirSync(recordDir).length, spawnedBefore, 'nothing was spawned');
+      assert.equal(recordFiles(recordDir).length, spawnedBefore, 'nothing was spawned');
     }
     const resumed = await h.call('claude.run', { prompt: 'continue please', cwd: h.dir, resume_session_id: sessionId });
     assert.equal(resumed.isError, false, resumed.text);
@@ -189,8 +189,8 @@ test('output_schema reaches the native --json-schema; the structured output is i
     assert.deepEqual(r['structured_output'], structured);
     assert.equal(r['result'], null, 'the JSON text of the same object is not sent twice');
     assert.equal(occurrences(JSON.stringify(raw.structuredContent), '"42"'), 1);
-    const argv = readdirSync(recordDir)
-      .map((n) => readFakeRecord(join(recordDir, n)).argv)
+    const argv = recordFiles(recordDir)
+      .map((f) => readFakeRecord(f).argv)
       .find((a) => a.includes('-p'));
     assert.ok(argv, 'the run was recorded');
     assert.equal(argv[argv.indexOf('--json-schema') + 1], JSON.stringify(schema));
@@ -207,7 +207,7 @@ test('output_schema reaches the native --json-schema; the structured output is i
     assert.equal(bad.result, null);
     const notObject = await h.call('claude.run', { prompt: 'answer', cwd: h.dir, output_schema: [schema] });
     assert.deepEqual([notObject.error!['code'], notObject.error!['path']], ['invalid_arguments', '/output_schema']);
-    assert.equal(readdirSync(recordDir).length, 2, 'the refused runs spawned nothing (one version check and one run so far)');
+    assert.equal(recordFiles(recordDir).length, 2, 'the refused runs spawned nothing (one version check and one run so far)');
 
     const plain = await h.call('claude.run', { prompt: 'answer', cwd: h.dir });
     assert.equal(plain.result!['structured_output'], null, 'without output_schema');

@@ -10,7 +10,6 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -26,7 +25,7 @@ import { createSparePool, type SparePool } from '../../../lib/supervisor/parent/
 import { fileIdentity } from '../../../lib/supervisor/file-id.ts';
 import { SPAWN_ERROR_FILE_CHANGED } from '../../../lib/supervisor/protocol.ts';
 import { pollUntil } from '../../helpers/poll.ts';
-import { readFakeRecord } from '../../helpers/tool-harness.ts';
+import { readFakeRecord, recordFiles } from '../../helpers/tool-harness.ts';
 import { baseEnv, FAKE_CLAUDE, stdoutEvents } from '../harness.ts';
 import { counting } from '../../helpers/counting-supervisors.ts';
 
@@ -62,7 +61,7 @@ function makeBin(): Bin {
     link,
     records,
     env,
-    invocations: () => readdirSync(records).map((f) => readFakeRecord(join(records, f)).argv),
+    invocations: () => recordFiles(records).map((f) => readFakeRecord(f).argv),
     relink(version) {
       // A standalone stand-in: records itself like the fake, prints another version, runs nothing else.
       const other = join(dir, `claude-${version}.mjs`);
