@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { SPEC_MARKER_ENV, findOwned, killGroup, killOwned, removeTempDir, waitGone } from './spec-reap.mjs';
 import { prepareSpecBundle } from './spec-bundle.mjs';
-import { cpuSeconds, enterFileCgroup, openRunCgroup, removeTree } from './spec-cgroup.mjs';
+import { cpuSeconds, enterFileCgroup, openRunCgroup, removeTreeWithin } from './spec-cgroup.mjs';
 import { changedPaths, mirrorPrefix, readSpecText, specsCovering } from './spec-select.mjs';
 import { forgetRun, recordRun, sweepOrphanedRuns } from './spec-orphans.mjs';
 
@@ -205,7 +205,7 @@ async function runJob(job, options) {
   if (child.pid !== undefined) run.running.delete(child.pid);
   const leftEntries = removeTempDir(dir, [TSX_CACHE_NAME]);
   const cpu = cgroup === null ? null : cpuSeconds(cgroup);
-  if (cgroup !== null && !removeTree(cgroup)) leftEntries.push(`cgroup ${cgroup}`);
+  if (cgroup !== null && !(await removeTreeWithin(cgroup, REAP_DEADLINE_MS))) leftEntries.push(`cgroup ${cgroup}`);
   const text = Buffer.concat(output).toString('utf8');
   return {
     job,
@@ -342,7 +342,7 @@ async function reapRun() {
   for (const pid of run.running.keys()) killGroup(pid);
   const { killed, survivors } = await killOwned(runOwner(), REAP_DEADLINE_MS);
   for (const dir of run.dirs) removeTempDir(dir, []);
-  const cgroupLeft = run.cgroup !== null && !removeTree(run.cgroup.dir);
+  const cgroupLeft = run.cgroup !== null && !(await removeTreeWithin(run.cgroup.dir, REAP_DEADLINE_MS));
   if (cgroupLeft) process.stderr.write(`run-specs: LEAK: the run's cgroup ${run.cgroup.dir} could not be removed\n`);
   // Kept while something of the run may live: the next run's sweep ends it.
   if (run.record !== null && survivors.length === 0 && !cgroupLeft) forgetRun(run.record);

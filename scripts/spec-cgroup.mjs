@@ -12,6 +12,7 @@
 // stay the only reaper, as before.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The directory of this process's unified cgroup, or null when cgroup v2 is not mounted or not readable. */
 function ownCgroupDir() {
@@ -114,5 +115,20 @@ export function removeTree(dir) {
     return true;
   } catch (error) {
     return error.code === 'ENOENT';
+  }
+}
+
+const REMOVE_RETRY_MS = 50;
+
+/**
+ * removeTree, retried until `deadlineMs` passes: the kernel may still count a killed process as a member a
+ * moment after it left /proc's live list (rmdir answers EBUSY until its exit is complete).
+ */
+export async function removeTreeWithin(dir, deadlineMs) {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    if (removeTree(dir)) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(REMOVE_RETRY_MS);
   }
 }

@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killOwned, removeTempDir } from './spec-reap.mjs';
-import { removeTree } from './spec-cgroup.mjs';
+import { removeTreeWithin } from './spec-cgroup.mjs';
 
 const RECORD_SUFFIX = '.run.json';
 const runDirPrefix = (runId) => `crm-spec-${runId}-`;
@@ -65,7 +65,7 @@ export async function sweepOrphanedRuns(tmp, deadlineMs) {
     const owner = { markerPrefix: `${orphan.runId}-`, sessions: [], dirs, cgroup: orphan.cgroup };
     const { killed, survivors } = await killOwned(owner, deadlineMs);
     for (const dir of dirs) removeTempDir(dir, []);
-    const cgroupGone = orphan.cgroup === null || removeTree(orphan.cgroup);
+    const cgroupGone = orphan.cgroup === null || (await removeTreeWithin(orphan.cgroup, deadlineMs));
     if (survivors.length === 0 && cgroupGone) forgetRun(join(tmp, name));
     lines.push(
       `run ${orphan.runId} (its runner is gone): ${killed.length} processes ended${survivors.length > 0 ? `, ${survivors.length} still alive` : ''}, ` +
