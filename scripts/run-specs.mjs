@@ -380,10 +380,19 @@ async function main() {
   onSignal('SIGTERM', 143);
   onSignal('SIGHUP', 129);
   const started = Date.now();
+  // The record comes first, then names the cgroup: a runner killed in between leaves nothing unrecorded.
+  run.record = recordRun(tmpdir(), run.id, null);
   run.cgroup = openRunCgroup(run.id);
-  run.record = recordRun(tmpdir(), run.id, run.cgroup?.dir ?? null);
-  await beforeAllFiles(jobs);
-  const results = await schedule(jobs, options);
+  if (run.cgroup !== null) recordRun(tmpdir(), run.id, run.cgroup.dir);
+  let results;
+  try {
+    await beforeAllFiles(jobs);
+    results = await schedule(jobs, options);
+  } catch (error) {
+    // A runner that cannot go on still reaps what it started before it fails.
+    await reapRun();
+    throw error;
+  }
   const { killed } = await reapRun();
   for (const p of killed) process.stderr.write(`run-specs: LEAK after all files: process ${p.pid} (by ${p.why}): ${p.cmdline}\n`);
   const ok = summarize(results, files, (Date.now() - started) / 1000);

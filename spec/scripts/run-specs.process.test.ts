@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../helpers/proc.ts';
@@ -42,6 +42,8 @@ function startRunner(args: string[], readyFile: string) {
   return { runner, output, exitCode };
 }
 
+const fileSaidSo = (readyFile: string): boolean => existsSync(readyFile) && readFileSync(readyFile, 'utf8').includes('"file-said-so"');
+
 /** What runs of the runner keep in this file's temp dir: their records and their files' temp dirs. */
 const runnerEntries = (): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith('crm-spec-'));
 
@@ -50,7 +52,7 @@ test('a stopped run ends what its file left, even a chain that re-spawns into ne
   const readyFile = join(dir, 'ready.jsonl');
   const { runner, output, exitCode } = startRunner([], readyFile);
   try {
-    await waitFor('the chain the fixture file starts', () => chainAlive(readyFile));
+    await waitFor('the chain the fixture file starts, and its word on stdout', () => chainAlive(readyFile) && fileSaidSo(readyFile));
     runner.kill('SIGINT');
     const code = await exitCode();
     const out = output.text;
@@ -73,7 +75,12 @@ test('a run whose runner was SIGKILLed is ended by the next run that starts: cha
   const readyFile = join(dir, 'ready.jsonl');
   const first = startRunner([], readyFile);
   try {
-    await waitFor('the chain the fixture file starts', () => chainAlive(readyFile));
+    await waitFor('the chain the fixture file starts, and its word on stdout', () => chainAlive(readyFile) && fileSaidSo(readyFile));
+    // While the first runner lives, a second one that starts leaves its run alone.
+    const beside = startRunner(['--only', 'no-such-spec'], readyFile);
+    assert.equal(await beside.exitCode(), 1, beside.output.text);
+    assert.doesNotMatch(beside.output.text, /swept/);
+    assert.equal(chainAlive(readyFile), true, 'a live run was swept');
     first.runner.kill('SIGKILL');
     assert.equal(await first.exitCode(), null);
     // Nothing reaped it: the chain still lives, and the killed run's record and temp dir are still there.
@@ -96,5 +103,25 @@ test('a run whose runner was SIGKILLed is ended by the next run that starts: cha
     writeFileSync(`${readyFile}.stop`, '');
     first.runner.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the sweep takes only whole records of this user that name their own run: a planted cgroup path is never used', async () => {
+  const dead = spawnSync('true').pid;
+  const space = `${readlinkSync('/proc/self/ns/pid')} ${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}`;
+  const plant = (name: string, record: Record<string, unknown>): void => writeFileSync(join(tmpdir(), name), JSON.stringify(record));
+  // Named for one run, naming another: not a record.
+  plant('crm-spec-aaaaaaaa.run.json', { runId: 'bbbbbbbb', pid: dead, start: '1', space, cgroup: null });
+  // A gone runner whose record names the whole cgroup tree: swept as a run with no cgroup.
+  plant('crm-spec-cccccccc.run.json', { runId: 'cccccccc', pid: dead, start: '1', space, cgroup: '/sys/fs/cgroup' });
+  try {
+    const runner = startRunner(['--only', 'no-such-spec'], join(tmpdir(), 'unused.jsonl'));
+    assert.equal(await runner.exitCode(), 1, runner.output.text);
+    assert.match(runner.output.text, /swept an earlier run cccccccc \(its runner is gone\): 0 processes ended, 0 temp dirs removed\n/);
+    assert.doesNotMatch(runner.output.text, /aaaaaaaa|bbbbbbbb/);
+    assert.deepEqual(runnerEntries(), ['crm-spec-aaaaaaaa.run.json']);
+  } finally {
+    rmSync(join(tmpdir(), 'crm-spec-aaaaaaaa.run.json'), { force: true });
+    rmSync(join(tmpdir(), 'crm-spec-cccccccc.run.json'), { force: true });
   }
 });
