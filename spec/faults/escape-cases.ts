@@ -32,7 +32,7 @@ const CASES: readonly {
   { name: 'a setsid child of a native that exits before the first scan', escape: 'bash_setsid', exitFirst: true },
   { name: 'a daemon of a native that exits before the first scan', escape: 'double_fork', exitFirst: true },
   { name: 'all of them at once', escape: 'bash_bg,bash_nohup,bash_setsid,new_group,double_fork' },
-  { name: 'a new session with a scrubbed environment (no marker) whose parent lingers past a full scan', escape: 'scrubbed_lingering' },
+  { name: 'a new session with a scrubbed environment (no marker) whose parent lingers past a few scans', escape: 'scrubbed_lingering' },
   { name: 'a group member that answers SIGTERM with `setsid cmd &` and exits while cleanup scans', escape: 'term_trap', trials: 10 },
   // Beyond /proc tracking (docs/supervisor.md, its limits), inside the cgroup's boundary.
   { name: 'a new session with a scrubbed environment whose parent is gone before any scan', escape: 'scrubbed', only: 'cgroup' },
