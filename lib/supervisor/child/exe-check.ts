@@ -134,7 +134,7 @@ export function watchProbe(child: ChildProcess, path: string, pinned: PinnedFile
  */
 function answeredAs(pid: number, name: string | null, fileId: string): string | null {
   const stat = readStat(pid);
-  if (stat === null || !startedNothing(pid, stat.rest)) return null;
+  if (stat === null || !startedNothing(pid)) return null;
   return name !== null && stat.comm === name ? fileId : imageIdentity(pid);
 }
 
@@ -174,9 +174,12 @@ function readStat(pid: number): { comm: string; rest: string[] } | null {
 /**
  * True when the process has no child (alive or unreaped, in any of its threads) and never reaped one: its
  * children's page faults and times (fields 11, 13, 16, 17 of /proc/<pid>/stat) count every waited-for
- * child, and every process that ran faults at least once. Unreadable counts as false.
+ * child, and every process that ran faults at least once. The lists are read before the counts: a child
+ * reaped in between is in the counts, one reaped after is still listed (a shim that forked and waited was
+ * once taken for its own answer when the counts came from a read before its child was reaped). Unreadable
+ * counts as false.
  */
-function startedNothing(pid: number, rest: readonly string[]): boolean {
+function startedNothing(pid: number): boolean {
   const fs = process.getBuiltinModule('node:fs');
   try {
     for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
@@ -185,6 +188,7 @@ function startedNothing(pid: number, rest: readonly string[]): boolean {
   } catch {
     return false;
   }
+  const stat = readStat(pid);
   // After the command name, field 3 (state) is index 0: cminflt, cmajflt, cutime, cstime.
-  return [8, 10, 13, 14].every((i) => rest[i] === '0');
+  return stat !== null && [8, 10, 13, 14].every((i) => stat.rest[i] === '0');
 }

@@ -51,14 +51,18 @@ after(() => {
 async function withEarlyAnswer(file: string, use: (supervisor: PreparedSupervisor, probes: ProbeSpec[]) => Promise<void>): Promise<void> {
   const { prepare, probes, prepared } = counting();
   const pool = createSparePool(prepare, { earlyProbe: () => versionProbe(file, serverDir) });
+  let taken: PreparedSupervisor | null = null;
   try {
     pool.warm();
     await pollUntil("the spare's early answer", () => prepared[0]?.probedFile(file) !== undefined, { timeoutMs: 15_000 });
-    const supervisor = pool.take();
-    await use(supervisor, probes);
-    await supervisor.dispose();
-    await supervisor.exited;
+    taken = pool.take();
+    await use(taken, probes);
   } finally {
+    // Also when `use` failed: a taken supervisor left running keeps this file alive until its deadline.
+    if (taken !== null) {
+      await taken.dispose();
+      await taken.exited;
+    }
     shims.setDefault(TESTED);
     await pool.close();
   }

@@ -1,7 +1,7 @@
 /** startSupervised + supervisor against the real process table, driven by fixtures/fake-claude.mjs. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { identify, isRunning, killIfRunning, waitForGone, waitForReady } from '../../helpers/proc.ts';
+import { identify, isRunning, killIfRunning, readReadyLines, waitFor, waitForGone, waitForReady } from '../../helpers/proc.ts';
 import { startFake, stdoutEvents } from '../harness.ts';
 import type { ProcessIdentity } from '../../../lib/supervisor/protocol.ts';
 import { BACKENDS, PROCESS_SCAN } from '../../helpers/backends.ts';
@@ -41,13 +41,15 @@ for (const backend of BACKENDS)
     const fake = startFake('grandchild_holds_stdout', { spec: FAST, cleanup: backend.cleanup() });
     let grandchild: ProcessIdentity | null = null;
     try {
-      grandchild = await waitForReady(fake.readyFile, 'grandchild');
+      // The native ends its turn at once: its cleanup may end the grandchild before this look (then null).
+      const line = await waitFor('ready "grandchild"', () => readReadyLines(fake.readyFile).find((l) => l.ready === 'grandchild'));
+      grandchild = identify(line.pid);
       const outcome = await fake.run.done;
       assert.deepEqual(outcome.exit, { code: 0, signal: null });
       assert.equal(outcome.cleanup?.confirmed, true, JSON.stringify(outcome.cleanup));
       assert.ok(outcome.cleanup?.steps.includes('SIGTERM:group'));
       assert.equal(outcome.cleanup?.proof, backend.name);
-      assert.equal(isRunning(grandchild), false);
+      assert.equal(grandchild !== null && isRunning(grandchild), false);
       assert.equal(stdoutEvents(fake.stdout()).at(-1)?.['type'], 'result');
     } finally {
       killIfRunning([grandchild]);
