@@ -90,7 +90,9 @@ export async function killOwned(owner, deadlineMs) {
   for (;;) {
     const left = findOwned(owner);
     for (const p of left) if (!seen.has(p.pid)) seen.set(p.pid, p);
-    if (left.length === 0 || Date.now() >= deadline) return { killed: [...seen.values()], survivors: left };
+    // The cgroup's own list too: a child forked after the scan listed /proc is a member the scan missed.
+    const cgroupEmpty = !owner.cgroup || cgroupTreeMembers(owner.cgroup).length === 0;
+    if ((left.length === 0 && cgroupEmpty) || Date.now() >= deadline) return { killed: [...seen.values()], survivors: left };
     if (owner.cgroup) cgroupKill(owner.cgroup);
     for (const p of left) {
       try {

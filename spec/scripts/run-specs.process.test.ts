@@ -125,3 +125,16 @@ test('the sweep takes only whole records of this user that name their own run: a
     rmSync(join(tmpdir(), 'crm-spec-cccccccc.run.json'), { force: true });
   }
 });
+
+test('the real-host tier runs at the highest priority where the runner may raise it, and says so where it may not', async () => {
+  const runner = spawn(process.execPath, ['scripts/run-specs.mjs', '--spec-dir', 'fixtures/runner-priority'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  runner.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  runner.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => runner.on('exit', resolve));
+  assert.equal(code, 0, out);
+  if (process.getuid?.() === 0) assert.match(out, /^niceness -20$/m, out);
+  else assert.match(out, /the real-host tier runs at normal priority \(EACCES\)[\s\S]*^niceness 0$/m, out);
+});
