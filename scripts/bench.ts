@@ -5,7 +5,7 @@
  * Usage: node --import tsx scripts/bench.ts [--quick] [--only a,b] [--no-write]
  *   benches: cold, overhead, real, ingest, memory, responsive, progress, scan
  */
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,7 @@ import { benchRealTurn } from './bench/real-turn.ts';
 import { benchMemory } from './bench/memory.ts';
 import { runIsolated } from './bench/isolated.ts';
 import { benchSupervisorScan } from './bench/supervisor-scan.ts';
-import { renderReport, type Row } from './bench/report.ts';
+import { renderReport, withHandKeptPart, type Row } from './bench/report.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -259,7 +259,10 @@ async function main(): Promise<void> {
       `1-minute load average ${loadAtStart.toFixed(1)} at the start and ${(loadavg()[0] ?? 0).toFixed(1)} at the end`;
     const report = renderReport(rows, notes, machine);
     process.stdout.write(`${report.table}\n`);
-    if (!args.includes('--no-write') && only === null) writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), report.markdown);
+    if (!args.includes('--no-write') && only === null) {
+      const file = join(ROOT, 'docs', 'benchmarks.md');
+      writeFileSync(file, withHandKeptPart(report.markdown, existsSync(file) ? readFileSync(file, 'utf8') : null));
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -50,3 +50,13 @@ export function renderReport(rows: readonly Row[], notes: readonly string[], mac
   ];
   return { table, markdown: md.join('\n') };
 }
+
+/** Everything from this line on in docs/benchmarks.md is measured by hand; `npm run bench` carries it over. */
+export const HAND_KEPT_MARKER = '<!-- Measured by hand: npm run bench keeps everything below this line. -->';
+
+/** The generated report followed by the previous file's hand-kept part (none when the marker is absent). */
+export function withHandKeptPart(generated: string, previous: string | null): string {
+  const at = previous === null ? -1 : previous.indexOf(HAND_KEPT_MARKER);
+  if (previous === null || at < 0) return generated;
+  return `${generated.replace(/\n*$/, '\n\n')}${previous.slice(at)}`;
+}
