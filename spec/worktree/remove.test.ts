@@ -132,8 +132,10 @@ describe('claude.worktree.remove refuses what it does not own', () => {
     assert.equal(removed.discarded.unreachable_commits, 1);
   });
 
-  it('a staged rename counts once; status is read with --no-renames', async () => {
-    const staged = stage({ status: 'R  new name.txt\0old name.txt\0?? u.txt\0', force: true });
+  it('a rename listed with its origin counts once, its origin not read as a file; status is read with --no-renames', async () => {
+    const status = 'R  new name.txt\0old name.txt\0?? u.txt\0';
+    assert.match((await refusal({ status })).message, /holds 2 uncommitted file\(s\) \(new name\.txt, u\.txt\);/);
+    const staged = stage({ status, force: true });
     const removed: RemovedWorktree = await staged.run();
     assert.equal(removed.discarded.uncommitted_files, 2);
     assert.ok(staged.calls.some((c) => c.startsWith('status ') && c.includes('--no-renames')));
