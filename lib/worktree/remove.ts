@@ -128,11 +128,16 @@ const OPERATION_MARKERS = [
   ['BISECT_LOG', 'bisect'],
 ] as const;
 
-async function refuseIfOperationUnderWay(deps: RemoveDeps, place: WorktreePlace): Promise<void> {
+/** Where git keeps this worktree's markers, in OPERATION_MARKERS order. */
+async function markerPaths(deps: RemoveDeps, place: WorktreePlace): Promise<string[]> {
   const args = ['rev-parse', '--path-format=absolute', ...OPERATION_MARKERS.flatMap(([marker]) => ['--git-path', marker])];
   const paths = (await must(deps.git, args, place.path, 'locating its git directory')).split('\n');
   if (paths.length < OPERATION_MARKERS.length) throw new ToolError('git_failed', 'git named fewer paths than asked for');
-  const under = OPERATION_MARKERS.filter((_, i) => deps.exists(paths[i] ?? '')).map(([, operation]) => operation);
+  return paths;
+}
+
+function refuseIfOperationUnderWay(deps: RemoveDeps, place: WorktreePlace, markers: readonly string[]): void {
+  const under = OPERATION_MARKERS.filter((_, i) => deps.exists(markers[i] ?? '')).map(([, operation]) => operation);
   if (under.length > 0)
     throw new ToolError(
       'worktree_operation_in_progress',
@@ -181,14 +186,16 @@ export async function removeWorktree(deps: RemoveDeps, request: RemoveRequest): 
   const { place, listed } = await locate(git, request.cwd, request.name);
   refuseIfOccupied(deps, request, place);
   const lockPidGone = staleLockPid(deps, place, listed.lock);
-  await refuseIfOperationUnderWay(deps, place);
+  const markers = await markerPaths(deps, place);
+  refuseIfOperationUnderWay(deps, place, markers);
   const head = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`], place.path);
   const work = await pendingWork(git, place, head.ok);
   refuseIfWork(request, work);
   // A lock that names a gone process is lifted; one taken since makes the (single-force) remove below refuse.
   if (lockPidGone !== null) await must(git, ['worktree', 'unlock', place.path], place.repository, 'unlocking it');
-  // Right before the removal, after every awaited call: a run or a process may have entered it meanwhile.
+  // Right before the removal, after every awaited call: a run, a process or an operation may have started meanwhile.
   const unreadable = refuseIfOccupied(deps, request, place);
+  refuseIfOperationUnderWay(deps, place, markers);
   await must(git, ['worktree', 'remove', ...(request.force ? ['--force'] : []), place.path], place.repository, 'removing the worktree');
   if (head.ok) await must(git, ['branch', '-D', place.branch], place.repository, 'deleting its branch');
   return {

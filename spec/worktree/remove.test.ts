@@ -20,6 +20,8 @@ interface Scene {
   /** Commits rev-list prints for these arguments. */
   revList?: (args: readonly string[]) => string;
   present?: readonly string[];
+  /** Markers present at the n-th look (a look asks for every marker once). */
+  presentAtLook?: (look: number) => readonly string[];
   /** Pids whose cwd is given, per look at the process table (the last repeats). */
   cwds?: ReadonlyArray<ReadonlyArray<readonly [number, string]>>;
   pidPresence?: 'lives' | 'gone' | 'unprovable';
@@ -46,9 +48,14 @@ function stage(scene: Scene) {
   };
   let looks = 0;
   let inUseCalls = 0;
+  let markerReads = 0;
   const deps: RemoveDeps = {
     git,
-    exists: (path) => (scene.present ?? []).some((marker) => path === `${GIT_DIR}/${marker}`),
+    exists: (path) => {
+      const look = Math.floor(markerReads++ / MARKERS.length);
+      const present = scene.presentAtLook?.(look) ?? scene.present ?? [];
+      return present.some((marker) => path === `${GIT_DIR}/${marker}`);
+    },
     processes: {
       withCwd: (matches) => {
         const table = scene.cwds?.[Math.min(looks++, (scene.cwds?.length ?? 1) - 1)] ?? [];
@@ -121,6 +128,12 @@ describe('claude.worktree.remove refuses what it does not own', () => {
       const message = await refusedEitherWay({ present: [marker] }, 'worktree_operation_in_progress');
       assert.match(message, new RegExp(`a ${name} is under way`));
     }
+  });
+
+  it('an operation begun while git is read is found by the look right before removal', async () => {
+    const got = await refusal({ force: true, presentAtLook: (look) => (look > 0 ? ['rebase-apply'] : []) });
+    assert.deepEqual([got.code, got.destructive], ['worktree_operation_in_progress', []]);
+    assert.match(got.message, /a rebase or am is under way/);
   });
 
   it('a commit only its detached HEAD reaches is work: refused without force, counted when forced', async () => {
