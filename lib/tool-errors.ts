@@ -18,7 +18,7 @@ export const TOOL_ERROR_CODES = {
   active_limit_reached:
     'The active-run limit (4 by default) is reached: that many runs have active work or unconfirmed cleanup; nothing was started.',
   run_not_found: 'No retained run has this run_id (unknown, evicted or released).',
-  run_active: 'The run is still active; cancel it or wait for it to settle first.',
+  run_active: 'The run is still active (or, for a worktree, a run still works in it); cancel it or wait for it to settle first.',
   cleanup_unconfirmed: 'Process cleanup of the run was not confirmed; the handle stays retained.',
   permission_question_not_pending:
     'The permission question is not pending on this run (already decided, expired, withdrawn or unknown); nothing was answered.',
@@ -29,7 +29,13 @@ export const TOOL_ERROR_CODES = {
   // worktrees (claude.worktree.remove)
   worktree_not_found: 'The repository has no worktree of that name under .claude/worktrees; nothing was removed.',
   worktree_has_work:
-    'The worktree holds uncommitted changes or commits no other branch reaches; nothing was removed (force: true discards them).',
+    'The worktree holds uncommitted changes or commits no other branch or tag reaches; nothing was removed (force: true discards them).',
+  worktree_occupied: 'A process has its working directory in the worktree; nothing was removed, with or without force.',
+  worktree_lock_live: "The worktree's git lock names a pid, and a process with that pid lives; nothing was removed, with or without force.",
+  worktree_lock_unverifiable:
+    "The worktree's git lock is not Claude Code's (it names no process to check), or names a pid /proc cannot prove gone; nothing was removed, with or without force.",
+  worktree_operation_in_progress:
+    'A rebase, am, merge, cherry-pick, revert or bisect is under way in the worktree; nothing was removed, with or without force.',
   git_failed: 'A git command failed, timed out or printed more than its bound.',
   // supervision and process
   spawn_failed: 'The native process could not be started.',

@@ -17,6 +17,7 @@ import { describeRun, viewRun, type ResultDetail } from './result-view.ts';
 import { askThroughElicitation } from '../permission/elicit.ts';
 import { isModernVersion } from '../rpc/negotiate.ts';
 import type { RemovedWorktree } from '../worktree/remove.ts';
+import { runUsesWorktree } from '../worktree/listing.ts';
 import { isAbsolute } from 'node:path';
 
 export interface HandlerDeps {
@@ -186,14 +187,19 @@ function refuseAskHostWithoutChannel(args: JsonObject, ctx: CallContext): void {
 async function removeWorktreeTool(args: JsonObject, deps: HandlerDeps): Promise<ToolOutcome> {
   const cwd = String(args['cwd']);
   if (!isAbsolute(cwd) || cwd.includes('\0')) throw new ToolError('invalid_arguments', 'cwd must be an absolute path', '/cwd');
-  // A run still working there (its worktree asked for, or resumed into it) keeps it.
+  // A run still working there (its worktree asked for, its cwd in it, or resumed and not yet said where) keeps it.
   const inUse = (path: string): boolean =>
-    deps.runtime.registry
-      .entries()
-      .some(
-        (entry) =>
-          !entry.completed && (entry.live.request.worktree?.path === path || entry.live.execution?.ingest.snapshot().init?.cwd === path),
-      );
+    deps.runtime.registry.entries().some((entry) => {
+      if (entry.completed) return false;
+      const { request, execution } = entry.live;
+      const place = {
+        cwd: request.cwd,
+        worktreePath: request.worktree?.path ?? null,
+        initCwd: execution?.ingest.snapshot().init?.cwd ?? null,
+        resumes: request.session.kind === 'resume' || request.session.kind === 'continue',
+      };
+      return runUsesWorktree(place, path);
+    });
   const removed = await deps.removeWorktree({ cwd, name: String(args['name']), force: args['force'] === true, inUse });
   const discarded =
     removed.discarded.uncommitted_files + removed.discarded.unreachable_commits > 0

@@ -262,7 +262,7 @@ export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
       'claude.worktree.remove',
       options,
       "Remove a run's worktree",
-      "Delete the git worktree a run made (<repository>/.claude/worktrees/<name>) and its branch worktree-<name>. Worktrees and branches are the runs' work product and outlive runs and this server; nothing removes them but this tool. Refused (worktree_has_work) when the worktree has uncommitted changes or its branch has commits no other branch reaches, unless force is true; refused while a run of this server still works there. Reports what it removed and, when forced, what it discarded.",
+      "Delete the git worktree a run made (<repository>/.claude/worktrees/<name>) and its branch worktree-<name>. Worktrees and branches are the runs' work product and outlive runs and this server; nothing removes them but this tool. Refused (worktree_has_work) when the worktree has uncommitted changes or commits (of its branch or detached HEAD) no other branch or tag reaches, unless force is true. Refused even with force while a run of this server or any process works in it, while its git lock names a live or uncheckable process, or while a rebase, merge, bisect or cherry-pick is under way there. Reports what it removed and, when forced, what it discarded.",
       worktreeRemoveInput(worktreeName),
     ),
   ];

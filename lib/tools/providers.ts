@@ -23,6 +23,7 @@ import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
 import { readProcStat } from '../process/proc-table.ts';
+import { pidPresence, processesWithCwd } from '../process/occupants.ts';
 import { isLive, isSameProcess } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
 import { ADAPTER_VERSION } from '../version.ts';
@@ -248,11 +249,17 @@ function createToolHost(h: HostParts, budgeted: Runtime, prepare: (args: JsonObj
       markUsed(h);
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
-      return callTool(tool, args, ctx, { runtime: budgeted, prepare, removeWorktree: (request) => removeWorktree(git, request) });
+      return callTool(tool, args, ctx, {
+        runtime: budgeted,
+        prepare,
+        removeWorktree: (request) => removeWorktree({ git, processes: worktreeProcesses, exists: existsSync }, request),
+      });
     },
     tasks: createTaskProvider({ runtime: budgeted, prepare, clock: h.clock, underscoreNames: config.underscoreNames }),
   };
 }
+
+const worktreeProcesses = { withCwd: processesWithCwd, pidPresence };
 
 function markUsed(h: HostParts): void {
   const hook = h.firstUse;

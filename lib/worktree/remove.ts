@@ -1,13 +1,16 @@
 /**
- * Removing a run's worktree and its branch: the one destructive worktree action, explicit and refused when it
- * would lose work (uncommitted changes, or commits no other branch reaches) unless forced. Git through an
- * injected runner; what it removed (and, when forced, discarded) is reported.
+ * Removing a run's worktree and its branch: the one destructive worktree action, explicit, and refused when it
+ * would lose work (uncommitted changes, commits no branch or tag reaches) unless forced, and always refused
+ * when the worktree is not provably free: a run or any process working in it, a lock whose process lives or
+ * cannot be checked, a rebase, merge, bisect or cherry-pick under way. Git and /proc through injected edges;
+ * what it removed (and, when forced, discarded) is reported.
  */
 import { ToolError } from '../tool-errors.ts';
 import type { GitRunner } from './git.ts';
+import { isAtOrBelow, lockPid, parseStatusPaths, parseWorktreeList, type ListedWorktree } from './listing.ts';
 import { gitFailure, worktreePlace, type WorktreePlace } from './worktree.ts';
 
-/** Files or commits named in a refusal: enough to recognise the work, bounded. */
+/** Files, commits or processes named in a refusal: enough to recognise them, bounded. */
 export const MAX_NAMED_ITEMS = 10;
 
 export type RemovedWorktree = {
@@ -19,13 +22,30 @@ export type RemovedWorktree = {
   forced: boolean;
   /** What forcing threw away (zero when nothing was). */
   discarded: { uncommitted_files: number; unreachable_commits: number };
+  /** The pid of the lock that was lifted because its process was gone; null when the worktree was not locked. */
+  stale_lock_pid: number | null;
+  /** Processes whose cwd could not be read (another user's), so not known to be outside the worktree. */
+  cwd_unreadable_processes: number;
 };
+
+/** The process table as removal needs it (lib/process/occupants.ts). */
+export interface WorktreeProcesses {
+  readonly withCwd: (matches: (cwd: string) => boolean) => { readonly pids: readonly number[]; readonly unreadable: number };
+  readonly pidPresence: (pid: number) => 'lives' | 'gone' | 'unprovable';
+}
+
+export interface RemoveDeps {
+  readonly git: GitRunner;
+  readonly processes: WorktreeProcesses;
+  /** Whether a path exists (git's own markers of an operation under way). */
+  readonly exists: (path: string) => boolean;
+}
 
 export interface RemoveRequest {
   readonly cwd: string;
   readonly name: string;
   readonly force: boolean;
-  /** True while a run of this adapter still works in that path. */
+  /** True while a run of this adapter still works in that path or below it. */
   readonly inUse: (path: string) => boolean;
 }
 
@@ -35,69 +55,149 @@ async function must(git: GitRunner, args: readonly string[], cwd: string, what: 
   return out.stdout;
 }
 
-async function locate(git: GitRunner, cwd: string, name: string): Promise<WorktreePlace> {
+async function locate(git: GitRunner, cwd: string, name: string): Promise<{ place: WorktreePlace; listed: ListedWorktree }> {
   const top = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], cwd);
   if (!top.ok) throw new ToolError('invalid_arguments', 'cwd must be inside a git repository', '/cwd');
   // The main checkout is the first entry of the list; worktrees of runs live below it.
-  const listed = await must(git, ['worktree', 'list', '--porcelain', '-z'], cwd, 'listing worktrees');
-  const paths = listed
-    .split('\0')
-    .filter((field) => field.startsWith('worktree '))
-    .map((field) => field.slice('worktree '.length));
-  const main = paths[0];
+  const listed = parseWorktreeList(await must(git, ['worktree', 'list', '--porcelain', '-z'], cwd, 'listing worktrees'));
+  const main = listed[0];
   if (main === undefined) throw new ToolError('git_failed', 'git listed no worktree');
-  const place = worktreePlace(main, name);
-  if (!paths.includes(place.path))
+  const place = worktreePlace(main.path, name);
+  const entry = listed.find((worktree) => worktree.path === place.path);
+  if (entry === undefined)
     throw new ToolError('worktree_not_found', `no worktree ${name} in this repository (.claude/worktrees/${name})`, '/name');
-  return place;
+  return { place, listed: entry };
 }
 
-async function pendingWork(git: GitRunner, place: WorktreePlace): Promise<{ uncommitted: string[]; unreachable: string[] }> {
-  const status = await must(git, ['status', '--porcelain', '-z', '--untracked-files=all'], place.path, 'reading its status');
-  const uncommitted = status
-    .split('\0')
-    .filter((entry) => entry.length > 3)
-    .map((entry) => entry.slice(3));
-  // Commits of the branch that no other branch reaches would be lost with it.
-  const commits = await must(
-    git,
-    ['rev-list', `refs/heads/${place.branch}`, '--not', `--exclude=${place.branch}`, '--branches'],
-    place.path,
-    'comparing its branch',
-  );
-  return { uncommitted, unreachable: commits.split('\n').filter((line) => line !== '') };
-}
-
-function named(items: readonly string[]): string {
+function named(items: readonly (string | number)[]): string {
   const shown = items.slice(0, MAX_NAMED_ITEMS).join(', ');
   return items.length > MAX_NAMED_ITEMS ? `${shown} and ${items.length - MAX_NAMED_ITEMS} more` : shown;
 }
 
-export async function removeWorktree(git: GitRunner, request: RemoveRequest): Promise<RemovedWorktree> {
-  const place = await locate(git, request.cwd, request.name);
+/** Refuses while a run of this server or any process works in the worktree; the count of unreadable cwds otherwise. */
+function refuseIfOccupied(deps: RemoveDeps, request: RemoveRequest, place: WorktreePlace): number {
   if (request.inUse(place.path))
     throw new ToolError(
       'run_active',
-      `a run of this adapter still works in worktree ${request.name}; wait for it to settle or cancel it`,
+      `a run of this adapter still works in worktree ${place.name} (or has not said yet where it works); wait for it to settle or cancel it`,
       '/name',
     );
-  const work = await pendingWork(git, place);
-  if (!request.force && (work.uncommitted.length > 0 || work.unreachable.length > 0)) {
-    const parts = [
-      work.uncommitted.length > 0 ? `${work.uncommitted.length} uncommitted file(s) (${named(work.uncommitted)})` : null,
-      work.unreachable.length > 0 ? `${work.unreachable.length} commit(s) no other branch reaches` : null,
-    ].filter((part): part is string => part !== null);
+  const inside = deps.processes.withCwd((cwd) => isAtOrBelow(cwd, place.path));
+  if (inside.pids.length > 0)
     throw new ToolError(
-      'worktree_has_work',
-      `worktree ${request.name} holds ${parts.join(' and ')}; merge or commit what you want to keep, or pass force: true to discard it`,
+      'worktree_occupied',
+      `${inside.pids.length} process(es) have their working directory in worktree ${place.name} (pid ${named(inside.pids)}); nothing was removed, with or without force`,
       '/name',
     );
-  }
+  return inside.unreadable;
+}
+
+/** The pid of a lock that may be lifted (its process is gone); refuses any other lock. Null when not locked. */
+function staleLockPid(deps: RemoveDeps, place: WorktreePlace, lock: string | null): number | null {
+  if (lock === null) return null;
+  const pid = lockPid(lock);
+  if (pid === null)
+    throw new ToolError(
+      'worktree_lock_unverifiable',
+      `worktree ${place.name} is locked, and not by Claude Code (its lock names no process this server can check); nothing was removed, with or without force: unlock it yourself if the lock is yours`,
+      '/name',
+    );
+  const presence = deps.processes.pidPresence(pid);
+  if (presence === 'lives')
+    throw new ToolError(
+      'worktree_lock_live',
+      `worktree ${place.name} is locked by pid ${pid}, and a process with that pid lives; nothing was removed, with or without force`,
+      '/name',
+    );
+  if (presence === 'unprovable')
+    throw new ToolError(
+      'worktree_lock_unverifiable',
+      `worktree ${place.name} is locked by pid ${pid}, and /proc cannot prove that process gone (it hides processes); nothing was removed, with or without force`,
+      '/name',
+    );
+  return pid;
+}
+
+/** git's own markers of an operation under way in a worktree (what `git status` reads). */
+const OPERATION_MARKERS = [
+  ['rebase-merge', 'rebase'],
+  ['rebase-apply', 'rebase or am'],
+  ['MERGE_HEAD', 'merge'],
+  ['CHERRY_PICK_HEAD', 'cherry-pick'],
+  ['REVERT_HEAD', 'revert'],
+  ['BISECT_LOG', 'bisect'],
+] as const;
+
+/** Where git keeps this worktree's markers, in OPERATION_MARKERS order. */
+async function markerPaths(deps: RemoveDeps, place: WorktreePlace): Promise<string[]> {
+  const args = ['rev-parse', '--path-format=absolute', ...OPERATION_MARKERS.flatMap(([marker]) => ['--git-path', marker])];
+  const paths = (await must(deps.git, args, place.path, 'locating its git directory')).split('\n');
+  if (paths.length < OPERATION_MARKERS.length) throw new ToolError('git_failed', 'git named fewer paths than asked for');
+  return paths;
+}
+
+function refuseIfOperationUnderWay(deps: RemoveDeps, place: WorktreePlace, markers: readonly string[]): void {
+  const under = OPERATION_MARKERS.filter((_, i) => deps.exists(markers[i] ?? '')).map(([, operation]) => operation);
+  if (under.length > 0)
+    throw new ToolError(
+      'worktree_operation_in_progress',
+      `a ${under.join(', ')} is under way in worktree ${place.name}; finish or abort it there first; nothing was removed, with or without force`,
+      '/name',
+    );
+}
+
+async function pendingWork(
+  git: GitRunner,
+  place: WorktreePlace,
+  branchExists: boolean,
+): Promise<{ uncommitted: string[]; unreachable: string[] }> {
+  const status = await must(
+    git,
+    ['status', '--porcelain', '-z', '--no-renames', '--untracked-files=all'],
+    place.path,
+    'reading its status',
+  );
+  // Commits of its HEAD (detached or not) and of its branch that no other branch and no tag reaches would be lost.
+  const tips = branchExists ? ['HEAD', `refs/heads/${place.branch}`] : ['HEAD'];
+  const commits = await must(
+    git,
+    ['rev-list', ...tips, '--not', `--exclude=${place.branch}`, '--branches', '--tags'],
+    place.path,
+    'comparing its commits',
+  );
+  return { uncommitted: parseStatusPaths(status), unreachable: commits.split('\n').filter((line) => line !== '') };
+}
+
+function refuseIfWork(request: RemoveRequest, work: { uncommitted: string[]; unreachable: string[] }): void {
+  if (request.force || (work.uncommitted.length === 0 && work.unreachable.length === 0)) return;
+  const parts = [
+    work.uncommitted.length > 0 ? `${work.uncommitted.length} uncommitted file(s) (${named(work.uncommitted)})` : null,
+    work.unreachable.length > 0 ? `${work.unreachable.length} commit(s) no other branch or tag reaches` : null,
+  ].filter((part): part is string => part !== null);
+  throw new ToolError(
+    'worktree_has_work',
+    `worktree ${request.name} holds ${parts.join(' and ')}; merge or commit what you want to keep, or pass force: true to discard it`,
+    '/name',
+  );
+}
+
+export async function removeWorktree(deps: RemoveDeps, request: RemoveRequest): Promise<RemovedWorktree> {
+  const { git } = deps;
+  const { place, listed } = await locate(git, request.cwd, request.name);
+  refuseIfOccupied(deps, request, place);
+  const lockPidGone = staleLockPid(deps, place, listed.lock);
+  const markers = await markerPaths(deps, place);
+  refuseIfOperationUnderWay(deps, place, markers);
   const head = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`], place.path);
-  // The native locks its worktrees for the session and leaves the lock; the unlock may find none.
-  await git(['worktree', 'unlock', place.path], place.repository);
+  const work = await pendingWork(git, place, head.ok);
+  refuseIfWork(request, work);
+  // A lock that names a gone process is lifted; one taken since makes the (single-force) remove below refuse.
+  if (lockPidGone !== null) await must(git, ['worktree', 'unlock', place.path], place.repository, 'unlocking it');
+  // Right before the removal, after every awaited call: a run, a process or an operation may have started meanwhile.
+  const unreadable = refuseIfOccupied(deps, request, place);
+  refuseIfOperationUnderWay(deps, place, markers);
   await must(git, ['worktree', 'remove', ...(request.force ? ['--force'] : []), place.path], place.repository, 'removing the worktree');
-  await must(git, ['branch', '-D', place.branch], place.repository, 'deleting its branch');
+  if (head.ok) await must(git, ['branch', '-D', place.branch], place.repository, 'deleting its branch');
   return {
     name: place.name,
     path: place.path,
@@ -107,5 +207,7 @@ export async function removeWorktree(git: GitRunner, request: RemoveRequest): Pr
     discarded: request.force
       ? { uncommitted_files: work.uncommitted.length, unreachable_commits: work.unreachable.length }
       : { uncommitted_files: 0, unreachable_commits: 0 },
+    stale_lock_pid: lockPidGone,
+    cwd_unreadable_processes: unreadable,
   };
 }
