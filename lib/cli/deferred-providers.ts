@@ -27,7 +27,7 @@ export interface DeferredProviders {
   start(): void;
 }
 
-/** True for a single request or notification whose method needs no host; a batch always waits. */
+/** True for a single request or notification whose method needs no provider; a batch always waits. */
 export function needsNoProviders(message: unknown): boolean {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return false;
   const method = (message as Record<string, unknown>)['method'];

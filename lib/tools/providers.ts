@@ -89,7 +89,7 @@ export interface ToolProviders extends Providers {
  * What the providers of one process share: the configuration's derived parts, chosen once, and the few facts
  * learnt while serving (the asserted version, git's availability, the first use, the instance id).
  */
-interface HostParts {
+interface ProviderParts {
   readonly config: ProviderConfig;
   readonly clock: Clock;
   readonly tree: CliTree;
@@ -114,10 +114,10 @@ interface HostParts {
 
 export function createProviders(config: ProviderConfig): ToolProviders {
   const h = createParts(config);
-  const runtime = createHostRuntime(h);
+  const runtime = createProviderRuntime(h);
   const budgeted = withBudget(runtime, h.ledger, (prepared, capUsd) => withCap(h, prepared, capUsd));
   const prepare = (args: JsonObject): PreparedRun => prepareRun(h, runtime, args);
-  const toolProvider = createToolHost(h, budgeted, prepare);
+  const toolProvider = createToolProvider(h, budgeted, prepare);
   const resourceProvider = createResourceProvider({
     work: createWorkSnapshotReader(runtime.registry, () => instanceId(h)),
     capabilities: () => getCapabilities(h),
@@ -138,7 +138,7 @@ export function createProviders(config: ProviderConfig): ToolProviders {
   };
 }
 
-function createParts(config: ProviderConfig): HostParts {
+function createParts(config: ProviderConfig): ProviderParts {
   const clock = config.clock ?? systemClock;
   // Off the path of the first request: directories of servers that were killed with a question pending.
   if (!isRecursiveLaunch(config.env)) setImmediate(() => sweepAtStart(config.log));
@@ -180,7 +180,7 @@ function createParts(config: ProviderConfig): HostParts {
  */
 function createSpares(
   config: ProviderConfig,
-  parts: Pick<HostParts, 'tree' | 'nativeEnv' | 'recursive' | 'versionTimeoutMs' | 'prepareWithin'>,
+  parts: Pick<ProviderParts, 'tree' | 'nativeEnv' | 'recursive' | 'versionTimeoutMs' | 'prepareWithin'>,
 ): SparePool | null {
   if (config.spareSupervisor !== true || parts.recursive) return null;
   const { tree, nativeEnv, versionTimeoutMs } = parts;
@@ -201,7 +201,7 @@ function resolveBin(config: ProviderConfig): string {
   return resolveNativeBinary({ cliFlag: config.claudeBin ?? undefined, env: config.env, cwd: config.cwd });
 }
 
-function createHostRuntime(h: HostParts): Runtime {
+function createProviderRuntime(h: ProviderParts): Runtime {
   const { config, tree, git } = h;
   return createRuntime({
     clock: h.clock,
@@ -230,7 +230,7 @@ function createHostRuntime(h: HostParts): Runtime {
   });
 }
 
-function createToolHost(h: HostParts, budgeted: Runtime, prepare: (args: JsonObject) => PreparedRun): ToolProvider {
+function createToolProvider(h: ProviderParts, budgeted: Runtime, prepare: (args: JsonObject) => PreparedRun): ToolProvider {
   const { config, git, spares } = h;
   const catalog = buildCatalog({
     nativeProperties: getNativeOptionSchemas(h.tree),
@@ -254,13 +254,13 @@ function createToolHost(h: HostParts, budgeted: Runtime, prepare: (args: JsonObj
   };
 }
 
-function markUsed(h: HostParts): void {
+function markUsed(h: ProviderParts): void {
   const hook = h.firstUse;
   h.firstUse = undefined;
   hook?.();
 }
 
-function prepareRun(h: HostParts, runtime: Runtime, args: JsonObject): PreparedRun {
+function prepareRun(h: ProviderParts, runtime: Runtime, args: JsonObject): PreparedRun {
   const { config } = h;
   if (h.recursive)
     throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
@@ -298,7 +298,7 @@ function refuseExistingSession(config: ProviderConfig, runtime: Runtime, session
   }
 }
 
-function argvOf(h: HostParts, request: PreparedRun['request']): PreparedRun['argv'] {
+function argvOf(h: ProviderParts, request: PreparedRun['request']): PreparedRun['argv'] {
   return buildNativeArgv({
     tree: h.tree,
     outputMode: 'stream-json',
@@ -310,16 +310,16 @@ function argvOf(h: HostParts, request: PreparedRun['request']): PreparedRun['arg
 }
 
 /** The budget's grant replaces the caller's max_budget_usd (the grant is never above it). */
-function withCap(h: HostParts, prepared: PreparedRun, capUsd: number): PreparedRun {
+function withCap(h: ProviderParts, prepared: PreparedRun, capUsd: number): PreparedRun {
   const request = { ...prepared.request, nativeOptions: { ...prepared.request.nativeOptions, [BUDGET_OPTION_ARG]: capUsd } };
   return { ...prepared, request, argv: argvOf(h, request) };
 }
 
-function instanceId(h: HostParts): string {
+function instanceId(h: ProviderParts): string {
   return (h.instanceId ??= process.getBuiltinModule('node:crypto').randomUUID());
 }
 
-function getCapabilities(h: HostParts): JsonObject {
+function getCapabilities(h: ProviderParts): JsonObject {
   return describeCapabilities({
     tree: h.tree,
     maxTimeoutSeconds: h.config.maxTimeoutSeconds,
