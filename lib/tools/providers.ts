@@ -113,16 +113,16 @@ interface ProviderParts {
 }
 
 export function createProviders(config: ProviderConfig): ToolProviders {
-  const h = createParts(config);
-  const runtime = createProviderRuntime(h);
-  const budgeted = withBudget(runtime, h.ledger, (prepared, capUsd) => withCap(h, prepared, capUsd));
-  const prepare = (args: JsonObject): PreparedRun => prepareRun(h, runtime, args);
-  const toolProvider = createToolProvider(h, budgeted, prepare);
+  const p = createParts(config);
+  const runtime = createProviderRuntime(p);
+  const budgeted = withBudget(runtime, p.ledger, (prepared, capUsd) => withCap(p, prepared, capUsd));
+  const prepare = (args: JsonObject): PreparedRun => prepareRun(p, runtime, args);
+  const toolProvider = createToolProvider(p, budgeted, prepare);
   const resourceProvider = createResourceProvider({
-    work: createWorkSnapshotReader(runtime.registry, () => instanceId(h)),
-    capabilities: () => getCapabilities(h),
+    work: createWorkSnapshotReader(runtime.registry, () => instanceId(p)),
+    capabilities: () => getCapabilities(p),
   });
-  const { spares } = h;
+  const { spares } = p;
   return {
     toolProvider,
     resourceProvider,
@@ -201,25 +201,25 @@ function resolveBin(config: ProviderConfig): string {
   return resolveNativeBinary({ cliFlag: config.claudeBin ?? undefined, env: config.env, cwd: config.cwd });
 }
 
-function createProviderRuntime(h: ProviderParts): Runtime {
-  const { config, tree, git } = h;
+function createProviderRuntime(p: ProviderParts): Runtime {
+  const { config, tree, git } = p;
   return createRuntime({
-    clock: h.clock,
+    clock: p.clock,
     inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {
-      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: h.versionTimeoutMs, query });
-      h.assertedVersion = version;
+      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: p.versionTimeoutMs, query });
+      p.assertedVersion = version;
     },
-    prepareSupervisor: h.spares === null ? h.prepareWithin : h.spares.take,
+    prepareSupervisor: p.spares === null ? p.prepareWithin : p.spares.take,
     isGone: (identity) => {
       const stat = readProcStat(identity.pid);
       return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
     },
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
-    nativeEnv: h.nativeEnv,
+    nativeEnv: p.nativeEnv,
     askHost: {
       separator: tree.prompt.separator,
       flags: tree.permission_prompt_tool,
@@ -230,41 +230,41 @@ function createProviderRuntime(h: ProviderParts): Runtime {
   });
 }
 
-function createToolProvider(h: ProviderParts, budgeted: Runtime, prepare: (args: JsonObject) => PreparedRun): ToolProvider {
-  const { config, git, spares } = h;
+function createToolProvider(p: ProviderParts, budgeted: Runtime, prepare: (args: JsonObject) => PreparedRun): ToolProvider {
+  const { config, git, spares } = p;
   const catalog = buildCatalog({
-    nativeProperties: getNativeOptionSchemas(h.tree),
+    nativeProperties: getNativeOptionSchemas(p.tree),
     maxTimeoutSeconds: config.maxTimeoutSeconds,
     underscoreNames: config.underscoreNames,
   });
   return {
     // The first listing follows the handshake: the spare boots then, never in the way of `initialize`.
     list: () => {
-      markUsed(h);
+      markUsed(p);
       spares?.warm();
       return catalog;
     },
     call: (name: string, args: JsonObject, ctx: CallContext) => {
-      markUsed(h);
+      markUsed(p);
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
       return callTool(tool, args, ctx, { runtime: budgeted, prepare, removeWorktree: (request) => removeWorktree(git, request) });
     },
-    tasks: createTaskProvider({ runtime: budgeted, prepare, clock: h.clock, underscoreNames: config.underscoreNames }),
+    tasks: createTaskProvider({ runtime: budgeted, prepare, clock: p.clock, underscoreNames: config.underscoreNames }),
   };
 }
 
-function markUsed(h: ProviderParts): void {
-  const hook = h.firstUse;
-  h.firstUse = undefined;
+function markUsed(p: ProviderParts): void {
+  const hook = p.firstUse;
+  p.firstUse = undefined;
   hook?.();
 }
 
-function prepareRun(h: ProviderParts, runtime: Runtime, args: JsonObject): PreparedRun {
-  const { config } = h;
-  if (h.recursive)
+function prepareRun(p: ProviderParts, runtime: Runtime, args: JsonObject): PreparedRun {
+  const { config } = p;
+  if (p.recursive)
     throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
-  const request = parseRunInput(args, { nativeArgNames: h.nativeArgNames, defaultCwd: config.cwd, isDirectory });
+  const request = parseRunInput(args, { nativeArgNames: p.nativeArgNames, defaultCwd: config.cwd, isDirectory });
   let cwd: string;
   try {
     cwd = realpathSync(request.cwd);
@@ -273,8 +273,8 @@ function prepareRun(h: ProviderParts, runtime: Runtime, args: JsonObject): Prepa
   }
   if (request.session.kind === 'new') refuseExistingSession(config, runtime, request.session.sessionId, cwd);
   const name = request.nativeOptions['worktree'];
-  const worktree = typeof name === 'string' ? checkWorktreeRequest(h.gitSync, cwd, name, existsSync) : null;
-  const argv = argvOf(h, request);
+  const worktree = typeof name === 'string' ? checkWorktreeRequest(p.gitSync, cwd, name, existsSync) : null;
+  const argv = argvOf(p, request);
   const bin = resolveBin(config);
   return { request: { ...request, cwd, worktree }, bin, argv };
 }
@@ -298,39 +298,39 @@ function refuseExistingSession(config: ProviderConfig, runtime: Runtime, session
   }
 }
 
-function argvOf(h: ProviderParts, request: PreparedRun['request']): PreparedRun['argv'] {
+function argvOf(p: ProviderParts, request: PreparedRun['request']): PreparedRun['argv'] {
   return buildNativeArgv({
-    tree: h.tree,
+    tree: p.tree,
     outputMode: 'stream-json',
     permissionMode: request.permissionMode,
     options: request.nativeOptions,
     prompt: request.prompt,
-    promptViaStdin: h.config.promptViaStdin,
+    promptViaStdin: p.config.promptViaStdin,
   });
 }
 
 /** The budget's grant replaces the caller's max_budget_usd (the grant is never above it). */
-function withCap(h: ProviderParts, prepared: PreparedRun, capUsd: number): PreparedRun {
+function withCap(p: ProviderParts, prepared: PreparedRun, capUsd: number): PreparedRun {
   const request = { ...prepared.request, nativeOptions: { ...prepared.request.nativeOptions, [BUDGET_OPTION_ARG]: capUsd } };
-  return { ...prepared, request, argv: argvOf(h, request) };
+  return { ...prepared, request, argv: argvOf(p, request) };
 }
 
-function instanceId(h: ProviderParts): string {
-  return (h.instanceId ??= process.getBuiltinModule('node:crypto').randomUUID());
+function instanceId(p: ProviderParts): string {
+  return (p.instanceId ??= process.getBuiltinModule('node:crypto').randomUUID());
 }
 
-function getCapabilities(h: ProviderParts): JsonObject {
+function getCapabilities(p: ProviderParts): JsonObject {
   return describeCapabilities({
-    tree: h.tree,
-    maxTimeoutSeconds: h.config.maxTimeoutSeconds,
-    promptViaStdin: h.config.promptViaStdin,
-    assertedVersion: h.assertedVersion,
-    recursive: h.recursive,
-    cleanup: h.cleanup,
-    budget: h.ledger === null ? null : h.ledger.snapshot(),
-    instanceId: instanceId(h),
-    binary: () => resolveBin(h.config),
-    worktree: () => (h.gitAvailability ??= describeGit(h.gitSync, h.config.cwd)),
+    tree: p.tree,
+    maxTimeoutSeconds: p.config.maxTimeoutSeconds,
+    promptViaStdin: p.config.promptViaStdin,
+    assertedVersion: p.assertedVersion,
+    recursive: p.recursive,
+    cleanup: p.cleanup,
+    budget: p.ledger === null ? null : p.ledger.snapshot(),
+    instanceId: instanceId(p),
+    binary: () => resolveBin(p.config),
+    worktree: () => (p.gitAvailability ??= describeGit(p.gitSync, p.config.cwd)),
   });
 }
 
