@@ -14,7 +14,7 @@ export const SERVER_INFO: ServerInfo = { name: 'claude-run-mcp', version: ADAPTE
 export interface AdapterOptions {
   readonly toolProvider: ToolProvider;
   readonly resourceProvider: ResourceProvider;
-  /** Cleanup of everything the hosts own; awaited by close() after in-flight requests settled. */
+  /** Cleanup of everything the providers own; awaited by close() after in-flight requests settled. */
   readonly onClose?: () => Promise<void>;
   /** Diagnostics (stderr in the server); defaults to discarding them. */
   readonly log?: (line: string) => void;

@@ -27,7 +27,7 @@ export interface DeferredProviders {
   start(): void;
 }
 
-/** True for a single request or notification whose method needs no host; a batch always waits. */
+/** True for a single request or notification whose method needs no provider; a batch always waits. */
 export function needsNoProviders(message: unknown): boolean {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return false;
   const method = (message as Record<string, unknown>)['method'];
@@ -39,85 +39,96 @@ export interface DeferOptions {
   readonly withTasks: boolean;
 }
 
+/** What the forwarders share: the load, its outcome, and whether the server is ending. */
+interface DeferredState {
+  readonly load: () => Promise<Providers>;
+  readonly log: (line: string) => void;
+  composed: Providers | null;
+  failure: string | null;
+  loading: Promise<void> | null;
+  ended: boolean;
+  /** Set once the first message waits: from then on everything queues behind it, in arrival order. */
+  queued: boolean;
+}
+
 export function deferProviders(
   load: () => Promise<Providers>,
   log: (line: string) => void,
   options: DeferOptions = { withTasks: false },
 ): DeferredProviders {
-  let composed: Providers | null = null;
-  let failure: string | null = null;
-  let loading: Promise<void> | null = null;
-  let ended = false;
-  // Set once the first message waits: from then on everything queues behind it, in arrival order.
-  let queued = false;
-
-  const start = (): Promise<void> => {
-    if (ended && loading === null) return Promise.resolve();
-    return (loading ??= load().then(
-      (providers) => {
-        composed = providers;
-        // Ended while loading (stdin EOF or a signal before any message needed the providers): nothing ran yet.
-        if (ended) providers.stop();
-      },
-      (error: unknown) => {
-        failure = error instanceof Error ? error.message : String(error);
-        log(`the tool providers failed to load: ${failure}`);
-      },
-    ));
+  const d: DeferredState = { load, log, composed: null, failure: null, loading: null, ended: false, queued: false };
+  const taskForwarder = forwardTasks(d);
+  const toolProvider: ToolProvider = {
+    list: () => current(d).toolProvider.list(),
+    call: (name, args, ctx) => current(d).toolProvider.call(name, args, ctx),
+    get tasks() {
+      return options.withTasks ? taskForwarder : current(d).toolProvider.tasks;
+    },
   };
-
-  const current = (): Providers => {
-    if (composed !== null) return composed;
-    throw new Error(
-      failure === null ? 'the tool providers are used before they were composed' : `the tool providers failed to load: ${failure}`,
-    );
+  return {
+    providers: {
+      toolProvider,
+      resourceProvider: {
+        list: () => current(d).resourceProvider.list(),
+        read: (uri) => current(d).resourceProvider.read(uri),
+      },
+      close: () => closeDeferred(d),
+      stop: () => {
+        d.ended = true;
+        d.composed?.stop();
+      },
+    },
+    gate: (handle) => (message) => {
+      if (d.composed !== null || d.failure !== null || (!d.queued && needsNoProviders(message))) return handle(message);
+      d.queued = true;
+      return startLoad(d).then(() => handle(message));
+    },
+    start: () => {
+      void startLoad(d);
+    },
   };
+}
 
+function startLoad(d: DeferredState): Promise<void> {
+  if (d.ended && d.loading === null) return Promise.resolve();
+  return (d.loading ??= d.load().then(
+    (providers) => {
+      d.composed = providers;
+      // Ended while loading (stdin EOF or a signal before any message needed the providers): nothing ran yet.
+      if (d.ended) providers.stop();
+    },
+    (error: unknown) => {
+      d.failure = error instanceof Error ? error.message : String(error);
+      d.log(`the tool providers failed to load: ${d.failure}`);
+    },
+  ));
+}
+
+function current(d: DeferredState): Providers {
+  if (d.composed !== null) return d.composed;
+  throw new Error(
+    d.failure === null ? 'the tool providers are used before they were composed' : `the tool providers failed to load: ${d.failure}`,
+  );
+}
+
+/** Only its presence is read before the load (by server/discover); every method is used after it. */
+function forwardTasks(d: DeferredState): TaskProvider {
   const composedTasks = (): TaskProvider => {
-    const tasks = current().toolProvider.tasks;
+    const tasks = current(d).toolProvider.tasks;
     if (tasks === undefined) throw new Error('the tool providers were declared to serve tasks and do not');
     return tasks;
   };
-  // Only its presence is read before the load (by server/discover); every method is used after it.
-  const taskForwarder: TaskProvider = {
+  return {
     supports: (name) => composedTasks().supports(name),
     start: (name, args, ctx) => composedTasks().start(name, args, ctx),
     get: (taskId) => composedTasks().get(taskId),
     cancel: (taskId) => composedTasks().cancel(taskId),
     update: (taskId, inputResponses) => composedTasks().update(taskId, inputResponses),
   };
-  const toolProvider: ToolProvider = {
-    list: () => current().toolProvider.list(),
-    call: (name, args, ctx) => current().toolProvider.call(name, args, ctx),
-    get tasks() {
-      return options.withTasks ? taskForwarder : current().toolProvider.tasks;
-    },
-  };
+}
 
-  return {
-    providers: {
-      toolProvider,
-      resourceProvider: {
-        list: () => current().resourceProvider.list(),
-        read: (uri) => current().resourceProvider.read(uri),
-      },
-      close: async () => {
-        ended = true;
-        if (loading !== null) await loading;
-        await composed?.close();
-      },
-      stop: () => {
-        ended = true;
-        composed?.stop();
-      },
-    },
-    gate: (handle) => (message) => {
-      if (composed !== null || failure !== null || (!queued && needsNoProviders(message))) return handle(message);
-      queued = true;
-      return start().then(() => handle(message));
-    },
-    start: () => {
-      void start();
-    },
-  };
+async function closeDeferred(d: DeferredState): Promise<void> {
+  d.ended = true;
+  if (d.loading !== null) await d.loading;
+  await d.composed?.close();
 }

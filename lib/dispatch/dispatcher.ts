@@ -62,8 +62,8 @@ interface InFlight {
   cancelled: boolean;
 }
 
-/** Everything one session knows; the phases below (route, legacy, modern, execute, close) work on it. */
-interface SessionCore {
+/** Everything one connection's dispatcher knows; the phases below (route, legacy, modern, execute, close) work on it. */
+interface DispatcherCore {
   readonly options: DispatcherOptions;
   readonly inFlight: Map<string, InFlight>;
   /** Every request not yet answered, also one no longer in inFlight (cancelled): close() waits for these. */
@@ -88,7 +88,7 @@ interface HandlerCall {
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const s: SessionCore = {
+  const s: DispatcherCore = {
     options,
     inFlight: new Map(),
     running: new Set(),
@@ -99,14 +99,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
   return {
     handle: (message) => (Array.isArray(message) ? handleBatch(s, message) : handleOne(s, message)),
-    close: () => closeSession(s),
+    close: () => closeDispatcher(s),
     state: () => ({ protocolVersion: s.negotiated, closing: s.closing, inFlight: s.inFlight.size }),
   };
 }
 
 const fail = (id: RequestId | null, error: RpcError): unknown => errorResponse(id, error.toObject());
 
-function handleOne(s: SessionCore, message: unknown): Promise<unknown> {
+function handleOne(s: DispatcherCore, message: unknown): Promise<unknown> {
   const envelope = classifyMessage(message);
   switch (envelope.kind) {
     case 'invalid':
@@ -136,14 +136,14 @@ function handleOne(s: SessionCore, message: unknown): Promise<unknown> {
   }
 }
 
-async function handleBatch(s: SessionCore, batch: readonly unknown[]): Promise<unknown> {
+async function handleBatch(s: DispatcherCore, batch: readonly unknown[]): Promise<unknown> {
   if (s.negotiated === null || !features.batching(s.negotiated)) return fail(null, rpcErrors.batchNotSupported());
   if (batch.length === 0) return fail(null, rpcErrors.emptyBatch());
   const responses = (await Promise.all(batch.map((message) => handleOne(s, message)))).filter((response) => response !== undefined);
   return responses.length === 0 ? undefined : responses;
 }
 
-function onNotification(s: SessionCore, method: string, params: Params): void {
+function onNotification(s: DispatcherCore, method: string, params: Params): void {
   if (method !== 'notifications/cancelled' || params === undefined || Array.isArray(params)) return;
   const requestId = (params as Record<string, unknown>)['requestId'];
   if (!isRequestId(requestId)) return;
@@ -156,7 +156,7 @@ function onNotification(s: SessionCore, method: string, params: Params): void {
   entry.controller.abort(ABORT_REASONS.cancelled);
 }
 
-async function runRequest(s: SessionCore, id: RequestId, method: string, params: Params): Promise<unknown> {
+async function runRequest(s: DispatcherCore, id: RequestId, method: string, params: Params): Promise<unknown> {
   if (s.closing) return fail(id, rpcErrors.closing());
   const key = idKey(id);
   if (s.inFlight.has(key)) return fail(id, rpcErrors.duplicateId());
@@ -166,7 +166,7 @@ async function runRequest(s: SessionCore, id: RequestId, method: string, params:
 }
 
 /** Returns a response, or the promise of one from the handler: no promise of its own, so no extra turn. */
-function runLegacy(s: SessionCore, id: RequestId, key: string, method: string, params: Params): unknown {
+function runLegacy(s: DispatcherCore, id: RequestId, key: string, method: string, params: Params): unknown {
   const legacyVersion = s.negotiated ?? LATEST_PROTOCOL_VERSION;
   const handler = getRequestHandler(method, legacyVersion);
   if (handler === undefined && method !== 'initialize') return fail(id, rpcErrors.methodNotFound());
@@ -179,7 +179,7 @@ function runLegacy(s: SessionCore, id: RequestId, key: string, method: string, p
   return execute(s, { id, key, method, handler, args, version: legacyVersion, tasks: false, legacy: true });
 }
 
-function runInitialize(s: SessionCore, id: RequestId, args: Record<string, unknown>): unknown {
+function runInitialize(s: DispatcherCore, id: RequestId, args: Record<string, unknown>): unknown {
   if (s.negotiated !== null) return fail(id, rpcErrors.alreadyInitialized());
   const result = initialize(args, s.options.serverInfo);
   s.negotiated = result.protocolVersion;
@@ -188,7 +188,7 @@ function runInitialize(s: SessionCore, id: RequestId, args: Record<string, unkno
 }
 
 /** 2026-07-28: no handshake and no connection state; the request's own _meta decides everything. */
-async function runModern(s: SessionCore, id: RequestId, key: string, method: string, params: Params): Promise<unknown> {
+async function runModern(s: DispatcherCore, id: RequestId, key: string, method: string, params: Params): Promise<unknown> {
   if (Array.isArray(params)) return fail(id, rpcErrors.invalidParams('params must be an object'));
   const args = (params ?? {}) as Record<string, unknown>;
   let meta: ModernRequestMeta;
@@ -203,7 +203,7 @@ async function runModern(s: SessionCore, id: RequestId, key: string, method: str
   return execute(s, { id, key, method, handler, args, version: meta.version, tasks: meta.tasks, legacy: false });
 }
 
-async function execute(s: SessionCore, call: HandlerCall): Promise<unknown> {
+async function execute(s: DispatcherCore, call: HandlerCall): Promise<unknown> {
   const { id, key, method, args, version } = call;
   const { toolProvider, resourceProvider, serverInfo, notify, log } = s.options;
   const outbound = s.outbound;
@@ -239,7 +239,7 @@ async function execute(s: SessionCore, call: HandlerCall): Promise<unknown> {
   }
 }
 
-async function closeSession(s: SessionCore): Promise<void> {
+async function closeDispatcher(s: DispatcherCore): Promise<void> {
   s.closing = true;
   s.outbound?.close();
   for (const entry of s.inFlight.values()) entry.controller.abort(ABORT_REASONS.closing);

@@ -1,4 +1,4 @@
-/** resources/read: only URIs the host lists can be read; failures disclose nothing about internals. */
+/** resources/read: only URIs the resource provider lists can be read; failures disclose nothing about internals. */
 import { rpcErrors } from '../rpc/errors.ts';
 import { CACHE_HINTS } from '../rpc/modern.ts';
 import { eraFeatures } from '../rpc/negotiate.ts';

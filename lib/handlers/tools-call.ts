@@ -59,7 +59,7 @@ export async function toolsCall(params: Record<string, unknown>, ctx: HandlerCon
       elicit: ctx.elicit,
     });
   } catch (error) {
-    // The host contract is to return ToolErrors; a thrown one is still a tool error, not a bug.
+    // The tool provider's contract is to return ToolErrors; a thrown one is still a tool error, not a bug.
     if (!isToolError(error)) throw error;
     outcome = { ok: false, summary: error.message, error: error.toData(), result: null };
   }

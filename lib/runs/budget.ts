@@ -6,13 +6,19 @@
  * or less when the caller asked for less. Its cap stays reserved until it settles: a run whose cost
  * the native has not reported counts as spending its whole cap. When it settles it is charged what the
  * native reported for this invocation; a run that settles without a reported cost keeps its whole cap
- * as spent, since nothing bounds what it spent below that.
+ * as spent, since nothing bounds what it spent below that. A reported cost is clamped to what the ledger
+ * holds exactly (MAX_LEDGER_MICROS) before it is converted, and spent saturates there: a figure of 1e302
+ * dollars exhausts the budget and reads back as a number, never as Infinity.
  */
 import type { JsonObject } from '../util/json.ts';
-import { getNumber, getObject } from '../native/events.ts';
+import { getNumber, getObject, getString } from '../native/events.ts';
+import type { SessionIntent } from './types.ts';
 
 /** One dollar in the ledger's unit. */
 export const MICROS_PER_USD = 1_000_000;
+
+/** The largest amount the ledger holds exactly, in micro-dollars: 2^53 − 1, about 9.007 billion dollars. */
+export const MAX_LEDGER_MICROS = Number.MAX_SAFE_INTEGER;
 
 export type BudgetAdmission =
   | { readonly kind: 'granted'; readonly ticket: number; readonly capUsd: number }
@@ -38,7 +44,7 @@ export interface BudgetLedger {
   admit(requestedCapUsd: number | null): BudgetAdmission;
   /** A granted run that never started (its start was refused after admission): its cap is freed. */
   cancel(ticket: number): void;
-  /** A run settled: charge what it reported, or its whole cap when null (unreported). */
+  /** A run settled: charge what it reported (clamped to 0..MAX_LEDGER_MICROS), or its whole cap when null or NaN. */
   settle(ticket: number, reportedUsd: number | null): void;
   snapshot(): BudgetSnapshot;
 }
@@ -72,7 +78,7 @@ export function createBudgetLedger(limitUsd: number): BudgetLedger {
       const cap = reservations.get(ticket);
       if (cap === undefined) return;
       reservations.delete(ticket);
-      spent += reportedUsd === null ? cap : toMicros(reportedUsd);
+      spent = Math.min(MAX_LEDGER_MICROS, spent + chargeMicros(reportedUsd, cap));
     },
     snapshot() {
       const r = reserved();
@@ -99,29 +105,94 @@ export interface RunCostFacts {
 
 /**
  * The cost to charge a settled run, in dollars, or null when the native did not report one.
- * - `model_usage_since_last_result` (this invocation, per model): the sum of its `costUSD`.
- * - Else `total_cost_usd`: cumulative for the conversation on the pinned version, so a resumed run is
- *   over-charged its earlier history rather than under-charged.
+ * - `model_usage_since_last_result` (this invocation, per model) naming at least one model: the sum of
+ *   its `costUSD`.
+ * - Else (missing, empty, or a model without a cost): the growth of `total_cost_usd`, which is cumulative
+ *   for the conversation on the pinned version, over `priorTotalUsd` (the conversation's total before
+ *   this run; null when not known, i.e. 0). A resume of a conversation whose earlier total is not known,
+ *   or a total below the known one, is charged the whole total: over-charged, never under-charged.
  * - No final event but no output at all: 0, the native never sent a request (its init event precedes
  *   every one). Any other run without a final event: null.
  */
-export function getRunCostUsd(facts: RunCostFacts): number | null {
+export function getRunCostUsd(facts: RunCostFacts, priorTotalUsd: number | null): number | null {
   if (facts.final === null) return facts.events_total === 0 && facts.malformed_lines === 0 ? 0 : null;
   const thisCall = sumCosts(getObject(facts.final, 'model_usage_since_last_result'));
   if (thisCall !== null) return thisCall;
   const total = getNumber(facts.final, 'total_cost_usd');
-  return total !== null && total >= 0 ? total : null;
+  if (total === null || total < 0) return null;
+  return priorTotalUsd !== null && priorTotalUsd <= total ? total - priorTotalUsd : total;
 }
 
+/**
+ * Settles a run on the ledger: what it cost (null facts: unreported, its whole cap), its growth measured
+ * from the total last reported for the conversation it resumes (else its own session); then remembers the
+ * total it reported, for a later resume.
+ */
+export function chargeSettledRun(
+  ledger: BudgetLedger,
+  totals: ConversationTotals,
+  ticket: number,
+  session: SessionIntent,
+  facts: RunCostFacts | null,
+): void {
+  if (facts === null) {
+    ledger.settle(ticket, null);
+    return;
+  }
+  const prior = session.kind === 'resume' ? session.sessionId : getString(facts.final, 'session_id');
+  ledger.settle(ticket, getRunCostUsd(facts, totals.get(prior)));
+  totals.record(facts.final);
+}
+
+/** Conversations whose last reported total is remembered; past it the least recently reported is forgotten. */
+export const MAX_REMEMBERED_CONVERSATIONS = 256;
+
+/** The last `total_cost_usd` reported for each conversation, bounded: a forgotten one reads as unknown. */
+export interface ConversationTotals {
+  get(sessionId: string | null): number | null;
+  /** Remembers the total a final event reports for its session; a final without both changes nothing. */
+  record(final: JsonObject | null): void;
+}
+
+export function createConversationTotals(maxConversations: number = MAX_REMEMBERED_CONVERSATIONS): ConversationTotals {
+  const totals = new Map<string, number>();
+  return {
+    get(sessionId) {
+      return sessionId === null ? null : (totals.get(sessionId) ?? null);
+    },
+    record(final) {
+      const sessionId = getString(final, 'session_id');
+      const total = getNumber(final, 'total_cost_usd');
+      if (sessionId === null || total === null) return;
+      totals.delete(sessionId);
+      totals.set(sessionId, total);
+      for (const oldest of totals.keys()) {
+        if (totals.size <= maxConversations) break;
+        totals.delete(oldest);
+      }
+    },
+  };
+}
+
+/** A model without a cost makes the sum unknown; no model at all says nothing either. */
 function sumCosts(perModel: JsonObject | null): number | null {
   if (perModel === null) return null;
+  const models = Object.keys(perModel);
+  if (models.length === 0) return null;
   let sum = 0;
-  for (const model of Object.keys(perModel)) {
+  for (const model of models) {
     const cost = getNumber(getObject(perModel, model), 'costUSD');
     if (cost === null || cost < 0) return null;
     sum += cost;
   }
   return sum;
+}
+
+/** A reported cost in whole micro-dollars, clamped to the ledger before converting (1e302 × 10^6 is Infinity). */
+function chargeMicros(reportedUsd: number | null, capMicros: number): number {
+  if (reportedUsd === null || Number.isNaN(reportedUsd)) return capMicros;
+  const usd = Math.min(Math.max(reportedUsd, 0), MAX_LEDGER_MICROS / MICROS_PER_USD);
+  return Math.min(MAX_LEDGER_MICROS, toMicros(usd));
 }
 
 function toMicros(usd: number): number {

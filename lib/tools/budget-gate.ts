@@ -1,10 +1,12 @@
 /**
  * The operator's budget around the runtime: every start is admitted by the ledger first (or refused
  * with nothing spawned), runs with `--max-budget-usd` set to its grant, and is charged when it settles.
+ * The last total each conversation reported is remembered, so a resume without per-call costs is charged
+ * the growth of its conversation's total.
  */
 import { ToolError } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
-import { getRunCostUsd, type BudgetLedger } from '../runs/budget.ts';
+import { chargeSettledRun, createConversationTotals, type BudgetLedger } from '../runs/budget.ts';
 import type { PreparedRun } from '../runs/execute.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -17,6 +19,7 @@ export type WithCap = (prepared: PreparedRun, capUsd: number) => PreparedRun;
 /** The same runtime, each start admitted by the ledger; without a ledger, the runtime itself. */
 export function withBudget(runtime: Runtime, ledger: BudgetLedger | null, withCap: WithCap): Runtime {
   if (ledger === null) return runtime;
+  const totals = createConversationTotals();
   return {
     ...runtime,
     start(prepared, options) {
@@ -45,8 +48,7 @@ export function withBudget(runtime: Runtime, ledger: BudgetLedger | null, withCa
       const live = entry.live;
       // Settled resolves after the classification is set; an internal failure leaves it null (unreported).
       void live.settled.then(() => {
-        const c = live.classification;
-        ledger.settle(admission.ticket, c === null ? null : getRunCostUsd(c));
+        chargeSettledRun(ledger, totals, admission.ticket, prepared.request.session, live.classification);
       });
       return entry;
     },

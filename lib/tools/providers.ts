@@ -90,7 +90,7 @@ export interface ToolProviders extends Providers {
  * What the providers of one process share: the configuration's derived parts, chosen once, and the few facts
  * learnt while serving (the asserted version, git's availability, the first use, the instance id).
  */
-interface HostParts {
+interface ProviderParts {
   readonly config: ProviderConfig;
   readonly clock: Clock;
   readonly tree: CliTree;
@@ -114,16 +114,16 @@ interface HostParts {
 }
 
 export function createProviders(config: ProviderConfig): ToolProviders {
-  const h = createParts(config);
-  const runtime = createHostRuntime(h);
-  const budgeted = withBudget(runtime, h.ledger, (prepared, capUsd) => withCap(h, prepared, capUsd));
-  const prepare = (args: JsonObject): PreparedRun => prepareRun(h, runtime, args);
-  const toolProvider = createToolHost(h, budgeted, prepare);
+  const p = createParts(config);
+  const runtime = createProviderRuntime(p);
+  const budgeted = withBudget(runtime, p.ledger, (prepared, capUsd) => withCap(p, prepared, capUsd));
+  const prepare = (args: JsonObject): PreparedRun => prepareRun(p, runtime, args);
+  const toolProvider = createToolProvider(p, budgeted, prepare);
   const resourceProvider = createResourceProvider({
-    work: createWorkSnapshotReader(runtime.registry, () => instanceId(h)),
-    capabilities: () => getCapabilities(h),
+    work: createWorkSnapshotReader(runtime.registry, () => instanceId(p)),
+    capabilities: () => getCapabilities(p),
   });
-  const { spares } = h;
+  const { spares } = p;
   return {
     toolProvider,
     resourceProvider,
@@ -139,7 +139,7 @@ export function createProviders(config: ProviderConfig): ToolProviders {
   };
 }
 
-function createParts(config: ProviderConfig): HostParts {
+function createParts(config: ProviderConfig): ProviderParts {
   const clock = config.clock ?? systemClock;
   // Off the path of the first request: directories of servers that were killed with a question pending.
   if (!isRecursiveLaunch(config.env)) setImmediate(() => sweepAtStart(config.log));
@@ -181,7 +181,7 @@ function createParts(config: ProviderConfig): HostParts {
  */
 function createSpares(
   config: ProviderConfig,
-  parts: Pick<HostParts, 'tree' | 'nativeEnv' | 'recursive' | 'versionTimeoutMs' | 'prepareWithin'>,
+  parts: Pick<ProviderParts, 'tree' | 'nativeEnv' | 'recursive' | 'versionTimeoutMs' | 'prepareWithin'>,
 ): SparePool | null {
   if (config.spareSupervisor !== true || parts.recursive) return null;
   const { tree, nativeEnv, versionTimeoutMs } = parts;
@@ -202,25 +202,25 @@ function resolveBin(config: ProviderConfig): string {
   return resolveNativeBinary({ cliFlag: config.claudeBin ?? undefined, env: config.env, cwd: config.cwd });
 }
 
-function createHostRuntime(h: HostParts): Runtime {
-  const { config, tree, git } = h;
+function createProviderRuntime(p: ProviderParts): Runtime {
+  const { config, tree, git } = p;
   return createRuntime({
-    clock: h.clock,
+    clock: p.clock,
     inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {
-      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: h.versionTimeoutMs, query });
-      h.assertedVersion = version;
+      const { version } = await assertNativeVersion({ bin, tree, timeoutMs: p.versionTimeoutMs, query });
+      p.assertedVersion = version;
     },
-    prepareSupervisor: h.spares === null ? h.prepareWithin : h.spares.take,
+    prepareSupervisor: p.spares === null ? p.prepareWithin : p.spares.take,
     isGone: (identity) => {
       const stat = readProcStat(identity.pid);
       return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
     },
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
-    nativeEnv: h.nativeEnv,
+    nativeEnv: p.nativeEnv,
     askHost: {
       separator: tree.prompt.separator,
       flags: tree.permission_prompt_tool,
@@ -231,22 +231,22 @@ function createHostRuntime(h: HostParts): Runtime {
   });
 }
 
-function createToolHost(h: HostParts, budgeted: Runtime, prepare: (args: JsonObject) => PreparedRun): ToolProvider {
-  const { config, git, spares } = h;
+function createToolProvider(p: ProviderParts, budgeted: Runtime, prepare: (args: JsonObject) => PreparedRun): ToolProvider {
+  const { config, git, spares } = p;
   const catalog = buildCatalog({
-    nativeProperties: getNativeOptionSchemas(h.tree),
+    nativeProperties: getNativeOptionSchemas(p.tree),
     maxTimeoutSeconds: config.maxTimeoutSeconds,
     underscoreNames: config.underscoreNames,
   });
   return {
     // The first listing follows the handshake: the spare boots then, never in the way of `initialize`.
     list: () => {
-      markUsed(h);
+      markUsed(p);
       spares?.warm();
       return catalog;
     },
     call: (name: string, args: JsonObject, ctx: CallContext) => {
-      markUsed(h);
+      markUsed(p);
       const tool = fromWireName(name, config.underscoreNames);
       if (tool === null) return Promise.reject(new Error('unknown tool'));
       return callTool(tool, args, ctx, {
@@ -255,23 +255,23 @@ function createToolHost(h: HostParts, budgeted: Runtime, prepare: (args: JsonObj
         removeWorktree: (request) => removeWorktree({ git, processes: worktreeProcesses, exists: existsSync }, request),
       });
     },
-    tasks: createTaskProvider({ runtime: budgeted, prepare, clock: h.clock, underscoreNames: config.underscoreNames }),
+    tasks: createTaskProvider({ runtime: budgeted, prepare, clock: p.clock, underscoreNames: config.underscoreNames }),
   };
 }
 
 const worktreeProcesses = { withCwd: processesWithCwd, pidPresence };
 
-function markUsed(h: HostParts): void {
-  const hook = h.firstUse;
-  h.firstUse = undefined;
+function markUsed(p: ProviderParts): void {
+  const hook = p.firstUse;
+  p.firstUse = undefined;
   hook?.();
 }
 
-function prepareRun(h: HostParts, runtime: Runtime, args: JsonObject): PreparedRun {
-  const { config } = h;
-  if (h.recursive)
+function prepareRun(p: ProviderParts, runtime: Runtime, args: JsonObject): PreparedRun {
+  const { config } = p;
+  if (p.recursive)
     throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
-  const request = parseRunInput(args, { nativeArgNames: h.nativeArgNames, defaultCwd: config.cwd, isDirectory });
+  const request = parseRunInput(args, { nativeArgNames: p.nativeArgNames, defaultCwd: config.cwd, isDirectory });
   let cwd: string;
   try {
     cwd = realpathSync(request.cwd);
@@ -280,8 +280,8 @@ function prepareRun(h: HostParts, runtime: Runtime, args: JsonObject): PreparedR
   }
   if (request.session.kind === 'new') refuseExistingSession(config, runtime, request.session.sessionId, cwd);
   const name = request.nativeOptions['worktree'];
-  const worktree = typeof name === 'string' ? checkWorktreeRequest(h.gitSync, cwd, name, existsSync) : null;
-  const argv = argvOf(h, request);
+  const worktree = typeof name === 'string' ? checkWorktreeRequest(p.gitSync, cwd, name, existsSync) : null;
+  const argv = argvOf(p, request);
   const bin = resolveBin(config);
   return { request: { ...request, cwd, worktree }, bin, argv };
 }
@@ -305,39 +305,39 @@ function refuseExistingSession(config: ProviderConfig, runtime: Runtime, session
   }
 }
 
-function argvOf(h: HostParts, request: PreparedRun['request']): PreparedRun['argv'] {
+function argvOf(p: ProviderParts, request: PreparedRun['request']): PreparedRun['argv'] {
   return buildNativeArgv({
-    tree: h.tree,
+    tree: p.tree,
     outputMode: 'stream-json',
     permissionMode: request.permissionMode,
     options: request.nativeOptions,
     prompt: request.prompt,
-    promptViaStdin: h.config.promptViaStdin,
+    promptViaStdin: p.config.promptViaStdin,
   });
 }
 
 /** The budget's grant replaces the caller's max_budget_usd (the grant is never above it). */
-function withCap(h: HostParts, prepared: PreparedRun, capUsd: number): PreparedRun {
+function withCap(p: ProviderParts, prepared: PreparedRun, capUsd: number): PreparedRun {
   const request = { ...prepared.request, nativeOptions: { ...prepared.request.nativeOptions, [BUDGET_OPTION_ARG]: capUsd } };
-  return { ...prepared, request, argv: argvOf(h, request) };
+  return { ...prepared, request, argv: argvOf(p, request) };
 }
 
-function instanceId(h: HostParts): string {
-  return (h.instanceId ??= process.getBuiltinModule('node:crypto').randomUUID());
+function instanceId(p: ProviderParts): string {
+  return (p.instanceId ??= process.getBuiltinModule('node:crypto').randomUUID());
 }
 
-function getCapabilities(h: HostParts): JsonObject {
+function getCapabilities(p: ProviderParts): JsonObject {
   return describeCapabilities({
-    tree: h.tree,
-    maxTimeoutSeconds: h.config.maxTimeoutSeconds,
-    promptViaStdin: h.config.promptViaStdin,
-    assertedVersion: h.assertedVersion,
-    recursive: h.recursive,
-    cleanup: h.cleanup,
-    budget: h.ledger === null ? null : h.ledger.snapshot(),
-    instanceId: instanceId(h),
-    binary: () => resolveBin(h.config),
-    worktree: () => (h.gitAvailability ??= describeGit(h.gitSync, h.config.cwd)),
+    tree: p.tree,
+    maxTimeoutSeconds: p.config.maxTimeoutSeconds,
+    promptViaStdin: p.config.promptViaStdin,
+    assertedVersion: p.assertedVersion,
+    recursive: p.recursive,
+    cleanup: p.cleanup,
+    budget: p.ledger === null ? null : p.ledger.snapshot(),
+    instanceId: instanceId(p),
+    binary: () => resolveBin(p.config),
+    worktree: () => (p.gitAvailability ??= describeGit(p.gitSync, p.config.cwd)),
   });
 }
 

@@ -3,7 +3,7 @@
  * then filled with 32 retained runs each at the full event bound (256 events / 256 KiB) and the full final
  * bound (a final event just under 128 KiB), then 4 floods run at once (each evicting one retained run and
  * ending at the same bounds). The peak is the kernel's high-water mark (VmHWM, reset after the idle read).
- * Beside it, a probe process runs the same hosts with --expose-gc and reads the live heap after full
+ * Beside it, a probe process runs the same providers with --expose-gc and reads the live heap after full
  * collections: what is really retained, apart from the heap room V8 keeps after allocation bursts.
  * And the same sequence once more on a fresh server with empty outputs (no events, an empty final): what the
  * process itself grows by doing the same work (Node's code paged in, compiled code, the young generation at

@@ -41,7 +41,7 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
    is the kernel's VmHWM (reset after the idle read). The second row repeats the sequence on another fresh
    server with empty outputs (no events, an empty answer): what the process grows by doing the same work
    without the data; its detail gives the data's own share, full − empty. The live-heap row runs the same
-   hosts in a probe process with \`--expose-gc\` and reads \`heapUsed + arrayBuffers\` after full collections.
+   providers in a probe process with \`--expose-gc\` and reads \`heapUsed + arrayBuffers\` after full collections.
 5. **Responsiveness.** Four runs, started as MCP tasks (a 2026-07-28 \`claude.run\` whose request declares
    the tasks extension), flood at full speed; one client alternates \`claude.run.events\`, \`claude.run.result\`,
    \`ping\` and \`tasks/get\`, one request in flight, 2 ms apart, from the moment all four stream until all
@@ -80,7 +80,7 @@ Node start, the floor included; the supervisor no longer inherits it, see below.
   native/, supervisor/parent/, permission/, the cli-tree check: 48 of the server's 83 modules) is imported
   and composed in the first \`setImmediate\` after the server starts reading stdin, so an \`initialize\`
   already waiting is answered first; \`initialize\`, \`notifications/initialized\` and \`ping\` never wait,
-  anything else waits for the hosts, and once one message waits every later one queues behind it (arrival
+  anything else waits for the providers, and once one message waits every later one queues behind it (arrival
   order is kept). A load failure (say, an embedded cli-tree that fails its check) is as fatal as it was at
   startup: the waiting requests are answered with errors and the server exits 1. The readiness line on
   stderr is written in the same \`setImmediate\`, after the first poll of stdin.

@@ -74,11 +74,11 @@ test('with default options the library lists exactly what the stdio server lists
   const parsed = parseServeArgs([]);
   assert.equal(parsed.kind, 'config');
   if (parsed.kind !== 'config') return;
-  const serverHosts = createProviders({ ...parsed.config, env, cwd: dir });
+  const serverProviders = createProviders({ ...parsed.config, env, cwd: dir });
   const server = createAdapter({
-    toolProvider: serverHosts.toolProvider,
-    resourceProvider: serverHosts.resourceProvider,
-    onClose: serverHosts.close,
+    toolProvider: serverProviders.toolProvider,
+    resourceProvider: serverProviders.resourceProvider,
+    onClose: serverProviders.close,
   });
   const library = createClaudeRunAdapter({ env, cwd: dir });
   try {
