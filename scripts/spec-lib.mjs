@@ -1,5 +1,5 @@
-// lib's own readers of /proc and cgroupfs, for the runner: the product and its spec runner share one parser of a
-// stat line and of the cgroup2 mount, and one cgroup tree walk. The runner is plain node, which cannot import
+// lib's own readers of /proc and cgroupfs, for the runner: the product and its spec runner share one reader of a
+// stat line, one parser of the cgroup2 mount, and one cgroup tree walk. The runner is plain node, which cannot import
 // .ts, so these lib modules are loaded through tsx's require hook, registered only for that load: synchronous
 // and in this thread (tsx's import hook runs in a worker: measured 4 times dearer), on first use only, so
 // `--list` loads nothing.
@@ -18,6 +18,7 @@ function lib() {
   try {
     loaded = {
       ...require('../lib/process/proc-stat.ts'),
+      ...require('../lib/process/proc-table.ts'),
       ...require('../lib/process/cgroup-paths.ts'),
       ...require('../lib/process/cgroup.ts'),
     };
@@ -32,16 +33,8 @@ function lib() {
  * @typedef {{ pid: number, start: string }} ProcessIdentity
  */
 
-/** @returns {ProcStat | null} the stat of `pid` by lib's parser; null when it is gone, unreadable or malformed. */
-export function readStat(pid) {
-  let text;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return null;
-  }
-  return lib().parseProcStat(text);
-}
+/** @returns {ProcStat | null} the stat of `pid`, read and parsed by lib; null when it is gone, unreadable or malformed. */
+export const readStat = (pid) => lib().readProcStat(pid);
 
 /** @returns {boolean} whether the process `id` names still holds its pid (a zombie does: its pid is not free yet). */
 export function holdsPid(id) {
@@ -60,7 +53,8 @@ export function ownCgroupDir() {
   }
   const { parseCgroup2Mount, parseUnifiedCgroupPath, cgroupDirectory } = lib();
   const path = parseUnifiedCgroupPath(self);
-  const mount = path === null ? null : parseCgroup2Mount(mountinfo);
+  // The path lets the parser pick the mount that shows this cgroup where several cgroup2 mounts are listed.
+  const mount = path === null ? null : parseCgroup2Mount(mountinfo, path);
   return mount === null ? null : cgroupDirectory(mount, path);
 }
 
