@@ -19,7 +19,8 @@ import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { SPEC_MARKER_ENV, findOwned, killGroup, killOwned, removeTempDir, waitGone } from './spec-reap.mjs';
+import { SPEC_MARKER_ENV, killGroup, killOwned, removeTempDir, scanOwned, waitGone } from './spec-reap.mjs';
+import { readStat } from './spec-lib.mjs';
 import { prepareSpecBundle } from './spec-bundle.mjs';
 import { cpuSeconds, enterFileCgroup, openRunCgroup, removeTreeWithin } from './spec-cgroup.mjs';
 import { changedPaths, mirrorPrefix, readSpecText, specsCovering } from './spec-select.mjs';
@@ -158,12 +159,35 @@ async function beforeAllFiles(jobs) {
   Object.assign(process.env, await prepareSpecBundle());
 }
 
-/** State shared with the signal handlers: what is running (by session id), every temp dir so far, a stop. */
+/**
+ * State shared with the signal handlers: the running files (by their root's pid: the file's owner, and whether
+ * its root was reaped yet), every temp dir so far, a stop.
+ */
 const run = { id: randomBytes(4).toString('hex'), running: new Map(), dirs: [], stopping: null, cgroup: null, record: null };
 
-/** Only running files' sessions: an ended session's id is a free pid number that another process may take. */
+/**
+ * Every process of the run's files: the marker's run prefix, the run's cgroup, and the sessions of roots not yet
+ * reaped. No temp dir: a process that only points into one is reported with its file, never ended.
+ */
 function runOwner() {
-  return { markerPrefix: `${run.id}-`, sessions: [...run.running.keys()], dirs: run.dirs, cgroup: run.cgroup?.dir ?? null };
+  const roots = [...run.running.values()].flatMap((file) => file.owner.roots);
+  return { markerPrefix: `${run.id}-`, roots, dirs: [], cgroup: run.cgroup?.dir ?? null };
+}
+
+/**
+ * Ends a running file: everything provably its own (its session too, while its root holds its pid) and its
+ * process group. A no-op once its root is reaped: its pid, the group's id, may then be another process's.
+ */
+function stopFile(file) {
+  if (file.reaped) return;
+  for (const p of scanOwned(file.owner).owned) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      /* gone between the scan and the kill */
+    }
+  }
+  killGroup(file.pid);
 }
 
 /** Starts one job in a new session with its own TMPDIR and marker; resolves once it ended and was reaped. */
@@ -181,26 +205,34 @@ async function runJob(job, options) {
   child.stdout.on('data', (chunk) => output.push(chunk));
   child.stderr.on('data', (chunk) => output.push(chunk));
   const pipesClosed = new Promise((resolve) => child.on('close', resolve));
-  if (child.pid !== undefined) run.running.set(child.pid, job);
   // At once, before the file's node has run a line (so before it can fork): all it starts is born inside.
   const cgroup = child.pid === undefined ? null : enterFileCgroup(run.cgroup, job.index, child.pid);
+  // Unreaped until its exit event, so its stat is there to read: its identity bounds its session's mark.
+  const rootStat = child.pid === undefined ? null : readStat(child.pid);
+  const roots = rootStat === null ? [] : [{ pid: rootStat.pid, start: rootStat.start }];
+  const owner = { markerEquals: marker, roots, dirs: [dir], cgroup };
+  const file = { pid: child.pid, owner, reaped: child.pid === undefined };
+  if (child.pid !== undefined) run.running.set(child.pid, file);
   if (isHostTier(job) && child.pid !== undefined) raisePriority(child.pid);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    if (child.pid !== undefined) killGroup(child.pid);
+    stopFile(file);
   }, options.fileTimeoutMs);
   const exit = await new Promise((resolve) => {
     child.on('error', (error) => resolve({ code: null, signal: null, error: error.message }));
-    child.on('exit', (code, signal) => resolve({ code, signal, error: null }));
+    child.on('exit', (code, signal) => {
+      // Said in the same tick as the reap: from here on its pid is free.
+      file.reaped = true;
+      resolve({ code, signal, error: null });
+    });
   });
   clearTimeout(timer);
   const seconds = (Date.now() - started) / 1000;
   const stoppedBy = run.stopping?.signal ?? null;
   const passedProcess = exit.code === 0 && !timedOut && stoppedBy === null;
-  const owner = { markerEquals: marker, sessions: child.pid === undefined ? [] : [child.pid], dirs: [dir], cgroup };
-  const lingering = passedProcess ? await waitGone(owner, LEAK_GRACE_MS) : findOwned(owner);
-  const { survivors } = await killOwned(owner, REAP_DEADLINE_MS);
+  const lingering = passedProcess ? await waitGone(owner, LEAK_GRACE_MS) : scanOwned(owner).owned;
+  const { survivors, suspects } = await killOwned(owner, REAP_DEADLINE_MS);
   await Promise.race([pipesClosed, new Promise((resolve) => setTimeout(resolve, PIPES_CLOSE_TIMEOUT_MS).unref())]);
   if (child.pid !== undefined) run.running.delete(child.pid);
   const leftEntries = removeTempDir(dir, [TSX_CACHE_NAME]);
@@ -218,6 +250,7 @@ async function runJob(job, options) {
     counts: parseCounts(text),
     lingering,
     survivors,
+    suspects,
     leftEntries,
     timeoutSeconds: options.fileTimeoutMs / 1000,
   };
@@ -260,6 +293,11 @@ function report(result) {
   for (const p of result.survivors)
     process.stderr.write(
       `run-specs: LEAK ${result.job.label}: process ${p.pid} survived SIGKILL for ${REAP_DEADLINE_MS} ms: ${p.cmdline}\n`,
+    );
+  for (const p of result.suspects)
+    process.stderr.write(
+      `run-specs: LEAK SUSPECT ${result.job.label}: process ${p.pid} (its ${p.why === 'cwd' ? 'cwd is in' : 'environment names'} the file's temp dir) ` +
+        `left alone, not provably the file's: ${p.cmdline}\n`,
     );
   if (result.leftEntries.length > 0)
     process.stderr.write(`run-specs: LEAK ${result.job.label}: left in its temp dir: ${result.leftEntries.join(', ')}\n`);
@@ -306,13 +344,16 @@ function summarize(results, files, seconds) {
   const sum = (key) => results.reduce((total, r) => total + (r.counts?.[key] ?? 0), 0);
   const failed = results.filter((r) => verdict(r) !== 'ok');
   const leakedProcesses = results.reduce((n, r) => n + r.lingering.length + r.survivors.length, 0);
+  const suspects = results.reduce((n, r) => n + r.suspects.length, 0);
   const leakedEntries = results.reduce((n, r) => n + r.leftEntries.length, 0);
-  // A file that failed may well leave things behind (the runner ended them); a passing one must not.
-  const leakedByPassing = results.filter((r) => verdict(r) === 'ok' && r.lingering.length + r.survivors.length + r.leftEntries.length > 0);
+  // A file that failed may well leave things behind (the runner ended them); a passing one must not, nor leave
+  // a suspect: the runner cannot tell the file's escaped process from a bystander, so a person must look.
+  const leaks = (r) => r.lingering.length + r.survivors.length + r.suspects.length + r.leftEntries.length;
+  const leakedByPassing = results.filter((r) => verdict(r) === 'ok' && leaks(r) > 0);
   const lines = [
     `# run-specs: ${files.length} files in ${results.length} processes, ${seconds.toFixed(1)} s`,
     `# tests ${sum('tests')}: pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')}`,
-    `# leaks: ${leakedProcesses} processes, ${leakedEntries} temp entries${leakedByPassing.length > 0 ? ` (from passing files: ${leakedByPassing.map((r) => r.job.label).join(', ')})` : ''}`,
+    `# leaks: ${leakedProcesses} processes, ${suspects} suspects left alone, ${leakedEntries} temp entries${leakedByPassing.length > 0 ? ` (from passing files: ${leakedByPassing.map((r) => r.job.label).join(', ')})` : ''}`,
     ...failed.map((r) => `# FAILED ${r.job.label}: ${verdict(r)}`),
     cpuLine(results),
     `# slowest (wall, and CPU of everything the file started where a cgroup per file could be had):`,
@@ -339,7 +380,7 @@ function cpuLine(results) {
 
 /** Ends every file still running and whatever any file of this run left, then removes every temp dir. */
 async function reapRun() {
-  for (const pid of run.running.keys()) killGroup(pid);
+  for (const file of run.running.values()) stopFile(file);
   const { killed, survivors } = await killOwned(runOwner(), REAP_DEADLINE_MS);
   for (const dir of run.dirs) removeTempDir(dir, []);
   const cgroupLeft = run.cgroup !== null && !(await removeTreeWithin(run.cgroup.dir, REAP_DEADLINE_MS));
@@ -355,7 +396,7 @@ function onSignal(signal, exitCode) {
     if (run.stopping !== null) return;
     run.stopping = { signal, exitCode };
     process.stderr.write(`run-specs: ${signal}: stopping, ending every spec process of this run\n`);
-    for (const pid of run.running.keys()) killGroup(pid);
+    for (const file of run.running.values()) stopFile(file);
   });
 }
 

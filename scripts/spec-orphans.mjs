@@ -2,25 +2,22 @@
 // timeout): ended by the next run that starts. The runner keeps a record beside its files' temp dirs from
 // before its first file starts until everything of the run is reaped (it stays if something could not be); a
 // record whose runner is gone (its pid no longer lists the recorded start time, in the same pid namespace)
-// names a run whose marks (marker prefix, temp dirs, cgroup) are reaped as the runner would have, and is removed.
+// names a run whose marks (marker prefix, cgroup) are reaped as the runner would have, and is removed; a process
+// that only points into the run's temp dirs is named, never ended (spec-reap.mjs), and the dirs are removed.
 // Only this user's records count, and a record names only its own run's cgroup: a stray or planted file in a
 // shared /tmp can make the sweep do nothing, never end another run or anything outside the run's cgroup.
 import { lstatSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, isAbsolute, join, normalize } from 'node:path';
 import { killOwned, removeTempDir } from './spec-reap.mjs';
 import { removeTreeWithin } from './spec-cgroup.mjs';
+import { readStat } from './spec-lib.mjs';
 
 const RECORD_NAME = /^crm-spec-([0-9a-f]{8})\.run\.json$/;
 const runDirPrefix = (runId) => `crm-spec-${runId}-`;
 
 /** The kernel's start time of a process (clock ticks since boot): with the pid, the runner's identity. */
 function startTicks(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
+  return readStat(pid)?.start ?? null;
 }
 
 /** This process's pid namespace and boot: a pid means the same process only within both. */
@@ -100,13 +97,19 @@ export async function sweepOrphanedRuns(tmp, deadlineMs) {
 
 async function sweepOne(tmp, name, names, orphan, deadlineMs) {
   const dirs = names.filter((n) => n.startsWith(runDirPrefix(orphan.runId))).map((n) => join(tmp, n));
-  const owner = { markerPrefix: `${orphan.runId}-`, sessions: [], dirs, cgroup: orphan.cgroup };
-  const { killed, survivors } = await killOwned(owner, deadlineMs);
+  const owner = { markerPrefix: `${orphan.runId}-`, roots: [], dirs, cgroup: orphan.cgroup };
+  const { killed, survivors, suspects } = await killOwned(owner, deadlineMs);
   for (const dir of dirs) removeTempDir(dir, []);
   const cgroupGone = orphan.cgroup === null || (await removeTreeWithin(orphan.cgroup, deadlineMs));
   if (survivors.length === 0 && cgroupGone) forgetRun(join(tmp, name));
   return (
     `run ${orphan.runId} (its runner is gone): ${killed.length} processes ended${survivors.length > 0 ? `, ${survivors.length} still alive` : ''}, ` +
-    `${dirs.length} temp dirs removed${cgroupGone ? '' : `, cgroup ${orphan.cgroup} not removed`}`
+    `${dirs.length} temp dirs removed${cgroupGone ? '' : `, cgroup ${orphan.cgroup} not removed`}` +
+    suspects
+      .map(
+        (p) =>
+          `; suspect left alone (its ${p.why === 'cwd' ? 'cwd is in' : 'environment names'} a temp dir): process ${p.pid}: ${p.cmdline}`,
+      )
+      .join('')
   );
 }

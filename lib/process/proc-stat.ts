@@ -31,23 +31,44 @@ const FLAGS_INDEX = 6;
 const PF_KTHREAD = 0x00200000;
 const START_INDEX = 19;
 
-/** Parses one stat line; null when it is not a well-formed stat line. comm may hold spaces and ")". */
-export function parseProcStat(text: string): ProcStat | null {
+/** A stat line cut at its command name: comm may hold spaces and ")", so it ends at the last ")". */
+export interface ProcStatLine {
+  readonly pid: number;
+  /** Field 2 without its parentheses: the name of the last file the process exec'd (at most 15 bytes, or 63). */
+  readonly comm: string;
+  /** Fields 3 onward: index 0 is field 3 (state). */
+  readonly fields: readonly string[];
+}
+
+/** The one reading of a /proc/<pid>/stat text; null when it is not a stat line. */
+export function splitProcStat(text: string): ProcStatLine | null {
   const open = text.indexOf(' (');
   const close = text.lastIndexOf(')');
   if (open <= 0 || close < open) return null;
   const pid = Number(text.slice(0, open));
-  const rest = text
-    .slice(close + 2)
-    .trim()
-    .split(' ');
+  if (!Number.isSafeInteger(pid) || pid <= 0) return null;
+  return {
+    pid,
+    comm: text.slice(open + 2, close),
+    fields: text
+      .slice(close + 2)
+      .trim()
+      .split(' '),
+  };
+}
+
+/** Parses one stat line; null when it is not a well-formed stat line. comm may hold spaces and ")". */
+export function parseProcStat(text: string): ProcStat | null {
+  const line = splitProcStat(text);
+  if (line === null) return null;
+  const { pid, fields: rest } = line;
   const state = rest[STATE_INDEX];
   const ppid = Number(rest[PPID_INDEX]);
   const pgid = Number(rest[PGID_INDEX]);
   const sid = Number(rest[SID_INDEX]);
   const start = rest[START_INDEX];
   if (state === undefined || start === undefined || !/^\d+$/.test(start)) return null;
-  if (![pid, ppid, pgid, sid].every((n) => Number.isSafeInteger(n) && n >= 0) || pid === 0) return null;
+  if (![ppid, pgid, sid].every((n) => Number.isSafeInteger(n) && n >= 0)) return null;
   const flags = Number(rest[FLAGS_INDEX]);
   // Bit tests on a double: the flags word is 32 bits, within what `>>> 0` keeps exact.
   if (Number.isSafeInteger(flags) && ((flags >>> 0) & PF_KTHREAD) !== 0) return { pid, state, ppid, pgid, sid, start, kthread: true };

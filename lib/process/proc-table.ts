@@ -4,7 +4,7 @@
  * the supervisor scans on every tracking tick and during cleanup.
  */
 import { closeSync, opendirSync, openSync, readFileSync, readSync } from 'node:fs';
-import { parseProcStat, type ProcStat } from './proc-stat.ts';
+import { parseProcStat, splitProcStat, type ProcStat, type ProcStatLine } from './proc-stat.ts';
 
 /** A stat line is a few hundred bytes; a file that fills this buffer is read again whole. */
 const STAT_BUFFER_BYTES = 4096;
@@ -205,6 +205,15 @@ export function processUid(pid: number): number | null {
   try {
     const match = /^Uid:\s+(\d+)/m.exec(readProcFile(`/proc/${pid}/status`));
     return match === null ? null : Number(match[1]);
+  } catch {
+    return null;
+  }
+}
+
+/** The stat line of `pid` cut at its command name; null when it cannot be read. */
+export function readProcStatLine(pid: number): ProcStatLine | null {
+  try {
+    return splitProcStat(readProcFile(`/proc/${pid}/stat`));
   } catch {
     return null;
   }

@@ -8,7 +8,7 @@
  * Child usage: node --import tsx scripts/bench/real-turn.ts <json options>  (prints one JSON line)
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
@@ -17,6 +17,9 @@ import { buildNativeArgv } from '../../lib/native/argv.ts';
 import { getNativeEnv } from '../../lib/native/native-env.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { ADAPTER_VERSION } from '../../lib/version.ts';
+import { isLive } from '../../lib/process/proc-stat.ts';
+import { readProcTable } from '../../lib/process/proc-table.ts';
+import { cpuTicks } from './cpu-ticks.ts';
 import { startInitialized, toolResult } from './rpc-client.ts';
 import { median } from './stats.ts';
 
@@ -100,20 +103,11 @@ function timeProcess(
   });
 }
 
-/** Children of `parent` by /proc/<pid>/stat (the spare is detached into its own session, not re-parented). */
+/** Live children of `parent` by /proc/<pid>/stat (the spare is detached into its own session, not re-parented). */
 function childrenOf(parent: number): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === parent && fields[0] !== 'Z') found.push(Number(name));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return found;
+  return readProcTable()
+    .filter((stat) => stat.ppid === parent && isLive(stat))
+    .map((stat) => stat.pid);
 }
 
 function memoryOf(pid: number): { rss: number; pss: number } | null {
@@ -121,17 +115,6 @@ function memoryOf(pid: number): { rss: number; pss: number } | null {
     const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
     const kib = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN) * 1024;
     return { rss: kib('Rss'), pss: kib('Pss') };
-  } catch {
-    return null;
-  }
-}
-
-/** CPU ticks (utime + stime) of a process, or null once it is gone. */
-function cpuTicks(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
   } catch {
     return null;
   }

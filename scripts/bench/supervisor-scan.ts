@@ -6,17 +6,16 @@
  * are read from /proc/<pid>/stat when the native is spawned and when it exits.
  * Usage (alone): node --import tsx scripts/bench/supervisor-scan.ts [activeMs] [sizes...]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSupervised } from '../../lib/supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
+import { cpuTicks, TICKS_PER_SECOND } from './cpu-ticks.ts';
 import { countProcesses, startMachineLoad } from './machine-load.ts';
 
 const FAKE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
-/** clock ticks per second of /proc/<pid>/stat utime and stime (USER_HZ, 100 on Linux). */
-const TICKS_PER_SECOND = 100;
 
 export interface ScanCostRow {
   readonly backend: CleanupBackend['kind'];
@@ -27,16 +26,6 @@ export interface ScanCostRow {
   readonly activeMs: number;
   /** Whether the run's cleanup was proven (the /proc fallback may honestly fail to on a churning machine). */
   readonly confirmed: boolean;
-}
-
-function cpuTicks(pid: number): number | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return null;
-  }
 }
 
 /** One supervised run active for `activeMs`: the supervisor's CPU ms per second in that window. */

@@ -7,6 +7,7 @@ import {
   groupMembers,
   isSameProcess,
   parseProcStat,
+  splitProcStat,
   type ProcStat,
 } from '../../lib/process/proc-stat.ts';
 import { createRunTracker, MAX_TRACKED_PROCESSES } from '../../lib/supervisor/child/tracker.ts';
@@ -45,6 +46,16 @@ test('parseProcStat rejects what is not a stat line', () => {
   ]) {
     assert.equal(parseProcStat(bad), null, bad);
   }
+});
+
+test('splitProcStat cuts at the last ")": the command name whole, fields from field 3', () => {
+  const split = splitProcStat(line(42, 'a b) (c', 'R', 7, 42, 40, '99'));
+  assert.equal(split?.pid, 42);
+  assert.equal(split?.comm, 'a b) (c');
+  assert.deepEqual(split?.fields.slice(0, 4), ['R', '7', '42', '40']);
+  assert.equal(split?.fields[19], '99');
+  assert.equal(splitProcStat('0 (swapper) S'), null);
+  assert.equal(splitProcStat('no stat line'), null);
 });
 
 test('isSameProcess: a recycled pid (other start time) is never the same process', () => {

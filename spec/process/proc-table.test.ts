@@ -1,6 +1,7 @@
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
-import { scanListing, type ProcListing } from '../../lib/process/proc-table.ts';
+import { readProcStat, readProcStatLine, scanListing, type ProcListing } from '../../lib/process/proc-table.ts';
 import { parseProcStat, type ProcStat } from '../../lib/process/proc-stat.ts';
 
 /** A listing that yields the given names, throwing where an item is an Error (as Node's Dir.readSync does). */
@@ -36,4 +37,13 @@ test('a process gone while /proc was listed (Node lstat()s its entry and throws)
 test('any other listing error is not taken for a vanished process', () => {
   assert.throws(() => scanListing(listing(['1', gone('/proc/13650', 'EACCES')]), stat), /EACCES/);
   assert.throws(() => scanListing(listing([gone('/proc/self/fd')]), stat), /ENOENT/);
+});
+
+test("readProcStatLine: this process's own line, cut where parseProcStat reads it; null for a pid that is no process", () => {
+  const line = readProcStatLine(process.pid);
+  const stat = readProcStat(process.pid);
+  assert.equal(line?.pid, process.pid);
+  assert.equal(line?.comm, readFileSync('/proc/self/comm', 'latin1').trimEnd());
+  assert.deepEqual([line?.fields[3], line?.fields[19]], [String(stat?.sid), stat?.start]);
+  assert.equal(readProcStatLine(0), null);
 });

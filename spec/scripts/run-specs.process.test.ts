@@ -5,6 +5,8 @@
  * Ctrl-C would (a file's deadline takes the same reaping path). With a cgroup per file the chain is ended
  * for certain: once the runner has exited, no generation of it holds its lock. A runner killed outright
  * (SIGKILL: nothing reaps) leaves the chain; the next runner that starts ends it and removes what it left.
+ * A process that only sits in a file's temp dir, or names it in its environment, is not provably the file's:
+ * the runner reports it and leaves it alone.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +14,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '../helpers/proc.ts';
+import { identify, isRunning, waitFor } from '../helpers/proc.ts';
+import { parseObj, str } from '../helpers/typed-results.ts';
 
 /** flock(1) exits with this when the lock is held. */
 const LOCKED_STATUS = 75;
@@ -21,8 +24,8 @@ const RUNNER_EXIT_DEADLINE_MS = 60_000;
 const chainAlive = (readyFile: string): boolean =>
   spawnSync('flock', ['-n', '-E', String(LOCKED_STATUS), `${readyFile}.lock`, 'true']).status === LOCKED_STATUS;
 
-function startRunner(args: string[], readyFile: string) {
-  const runner = spawn(process.execPath, ['scripts/run-specs.mjs', '--spec-dir', 'fixtures/runner', ...args], {
+function startRunner(args: string[], readyFile: string, specDir = 'fixtures/runner') {
+  const runner = spawn(process.execPath, ['scripts/run-specs.mjs', '--spec-dir', specDir, ...args], {
     env: { ...process.env, RUNNER_SPEC_READY_FILE: readyFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -137,4 +140,90 @@ test('the real-host tier runs at the highest priority where the runner may raise
   assert.equal(code, 0, out);
   if (process.getuid?.() === 0) assert.match(out, /^niceness -20$/m, out);
   else assert.match(out, /the real-host tier runs at normal priority \(EACCES\)[\s\S]*^niceness 0$/m, out);
+});
+
+/** The temp dir the bystander fixture file names once it runs (its TMPDIR, made by the nested runner). */
+function fileDir(readyFile: string): string | undefined {
+  if (!existsSync(readyFile)) return undefined;
+  for (const line of readFileSync(readyFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.endsWith('}'))) {
+    const entry = parseObj(line, `a line of ${readyFile}`);
+    if (entry['ready'] === 'file-dir') return str(entry['dir'], 'dir');
+  }
+  return undefined;
+}
+
+test("a bystander in a file's temp dir, or naming it in its environment, is reported and left alone", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'runner-spec-'));
+  const readyFile = join(dir, 'ready.jsonl');
+  const { output, exitCode } = startRunner([], readyFile, 'fixtures/runner-bystander');
+  const bystanders: ReturnType<typeof spawn>[] = [];
+  try {
+    const fileTemp = await waitFor("the nested file's temp dir", () => fileDir(readyFile));
+    // Started by this spec, not by the nested file: a shell someone opened there, a tool pointed at it.
+    bystanders.push(spawn('sleep', ['3600'], { cwd: fileTemp, stdio: 'ignore' }));
+    bystanders.push(spawn('sleep', ['3600'], { cwd: '/', env: { PATH: process.env['PATH'] ?? '', HOME: fileTemp }, stdio: 'ignore' }));
+    const ids = bystanders.map((b) => identify(b.pid ?? 0));
+    assert.ok(
+      ids.every((id) => id !== null),
+      'a bystander did not start',
+    );
+    writeFileSync(`${readyFile}.go`, '');
+    const code = await exitCode();
+    const out = output.text;
+    assert.deepEqual(
+      ids.map((id) => id !== null && isRunning(id)),
+      [true, true],
+      `the runner ended a bystander: ${out}`,
+    );
+    const [inDir, naming] = bystanders.map((b) => b.pid);
+    assert.match(
+      out,
+      new RegExp(
+        `LEAK SUSPECT \\S+: process ${inDir} \\(its cwd is in the file's temp dir\\) left alone, not provably the file's: sleep 3600`,
+      ),
+    );
+    assert.match(out, new RegExp(`LEAK SUSPECT \\S+: process ${naming} \\(its environment names the file's temp dir\\) left alone`));
+    // The file passed, but a person must look: a suspect fails the run as a leak of a passing file did.
+    assert.match(out, /^# leaks: 0 processes, 2 suspects left alone, 0 temp entries \(from passing files: /m);
+    assert.equal(code, 1, out);
+    assert.deepEqual(runnerEntries(), [], 'the run keeps no record and no temp dir for what it left alone');
+  } finally {
+    for (const b of bystanders) b.kill('SIGKILL');
+    writeFileSync(`${readyFile}.go`, '');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the next run's sweep of a SIGKILLed run ends its file, and names a bystander in its temp dir without ending it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'runner-spec-'));
+  const readyFile = join(dir, 'ready.jsonl');
+  const first = startRunner([], readyFile, 'fixtures/runner-bystander');
+  let bystander: ReturnType<typeof spawn> | null = null;
+  try {
+    const fileTemp = await waitFor("the nested file's temp dir", () => fileDir(readyFile));
+    bystander = spawn('sleep', ['3600'], { cwd: fileTemp, stdio: 'ignore' });
+    const id = identify(bystander.pid ?? 0);
+    assert.ok(id !== null, 'the bystander did not start');
+    first.runner.kill('SIGKILL');
+    assert.equal(await first.exitCode(), null);
+    const second = startRunner(['--only', 'no-such-spec'], readyFile, 'fixtures/runner-bystander');
+    assert.equal(await second.exitCode(), 1, second.output.text);
+    // The file (its marker, its cgroup) is ended; the bystander is named and left.
+    assert.match(
+      second.output.text,
+      new RegExp(
+        `swept an earlier run [0-9a-f]+ \\(its runner is gone\\): 1 processes ended, 1 temp dirs removed; ` +
+          `suspect left alone \\(its cwd is in a temp dir\\): process ${bystander.pid}: sleep 3600\\n`,
+      ),
+    );
+    assert.equal(isRunning(id), true, `the sweep ended a bystander: ${second.output.text}`);
+    assert.deepEqual(runnerEntries(), []);
+  } finally {
+    bystander?.kill('SIGKILL');
+    writeFileSync(`${readyFile}.go`, '');
+    first.runner.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
