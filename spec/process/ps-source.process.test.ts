@@ -57,11 +57,11 @@ test('the real procps table holds this process and its sleep children, a setsid 
   }
 });
 
-/** No process of a fake ps is left: each failure settled only after its ps had exited. */
+/** No fake ps of this process is left: each failure settled only after its ps had exited. */
 async function assertNoFakeLeft(): Promise<void> {
   const rows = rowsOf(await readPsTable({ path: SYSTEM_PATH }));
   assert.deepEqual(
-    rows.filter((r) => r.command.includes('fixtures/fake-ps/')),
+    rows.filter((r) => r.ppid === process.pid && r.command.includes('fixtures/fake-ps/')),
     [],
   );
 }
