@@ -87,6 +87,13 @@ test('identity is weak and keyed by the start second: never a ProcessIdentity', 
   assert.ok(exact !== null && exact2 !== null);
 });
 
+test('pid and stat bounds: MAX_PID and an 8-character stat are read, one more is refused', () => {
+  const row = (pid: number, stat: string): string => `${pid}     1     7 ${stat} Thu Dec  3 17:16:48 2026     /bin/x\n`;
+  assert.equal(rowsOf(parsePsTable(row(MAX_PID, 'SsLl<+NW')))[0]?.pid, MAX_PID);
+  assert.equal(parsePsTable(row(MAX_PID + 1, 'S')).kind, 'failure');
+  assert.equal(parsePsTable(row(7, 'SsLl<+NWX')).kind, 'failure');
+});
+
 test('the table is refused whole, with a failure naming ps and the line, never echoing it', () => {
   const good = '  7     1     7 S    Thu Dec  3 17:16:48 2026     /bin/secret --token=abc\n';
   const cases: readonly (readonly [string, string, number | null])[] = [
