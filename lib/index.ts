@@ -3,6 +3,7 @@
  * limits, in-process); createAdapter plus the provider contracts let a host bring its own tools instead.
  */
 export { createClaudeRunAdapter, type ClaudeRunAdapterOptions, type OptionError } from './library.ts';
+export { PlatformUnsupported, PLATFORM_UNSUPPORTED } from './process/platform.ts';
 export { createAdapter, SERVER_INFO, type Adapter, type AdapterOptions, type LegacyAdapterOptions } from './adapter.ts';
 export { serveConnection, MAX_FRAME_BYTES, type Connection, type ConnectionOptions } from './rpc/connection.ts';
 export {

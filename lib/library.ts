@@ -9,6 +9,7 @@ import { createAdapter, type Adapter } from './adapter.ts';
 import { checkLibraryOptions, type LibraryServerOptions } from './cli/server-options.ts';
 import type { SupervisorCommand } from './supervisor/parent/supervisor-command.ts';
 import { createProviders } from './tools/providers.ts';
+import { hostPlatform, PlatformUnsupported } from './process/platform.ts';
 
 /**
  * The server options the library shares with `serve` (lib/cli/server-options.ts: claudeBin, maxTimeoutSeconds,
@@ -35,8 +36,13 @@ export type ClaudeRunAdapterOptions = LibraryServerOptions & {
 /** A bad option: RangeError for a number out of range, TypeError otherwise; `code` and the JSON `path` name it. */
 export type OptionError = (RangeError | TypeError) & { readonly code: 'invalid_option_value'; readonly path: string };
 
-/** Validates the options, composes the providers and returns the adapter; throws an OptionError on a bad option. */
+/**
+ * Validates the options, composes the providers and returns the adapter; throws PlatformUnsupported (code
+ * `platform_unsupported`) on a platform lib/process/platform.ts refuses, and an OptionError on a bad option.
+ */
 export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): Adapter {
+  const platform = hostPlatform();
+  if (platform.kind === 'refused') throw new PlatformUnsupported(platform);
   const checked = checkLibraryOptions(options);
   if (checked.kind === 'error') throw optionError(checked.problem.key, checked.problem.expected, checked.problem.range);
   const cwd = options.cwd ?? process.cwd();

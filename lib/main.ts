@@ -3,9 +3,12 @@
  * `serve` is the default, also when the first argument is an option. `--help`/`-h` and `--version` print
  * on stdout and exit 0; usage errors exit 2. `__supervisor` is the private role of the supervisor child
  * when running from the single-file bundle. The bundle required as a module (not run) is the package's
- * library: it exports lib/npm-entry.ts and runs no role.
+ * library: it exports lib/npm-entry.ts and runs no role. On a platform lib/process/platform.ts refuses (Windows,
+ * and any but Linux and macOS), every public role stops at once with one JSON `platform_unsupported` line on
+ * stderr and exit 1.
  */
 import type { CommandIo } from './cli/command-io.ts';
+import { hostPlatform, platformRefusalLine } from './process/platform.ts';
 
 type Role = (args: readonly string[]) => Promise<number>;
 
@@ -64,12 +67,21 @@ if (isRequiredBundle()) {
   // The supervisor owns its stdio from the first instruction: nothing else may write to it.
   void import('./supervisor/child/main.ts').then(({ runSupervisor }) => runSupervisor());
 } else {
+  const platform = hostPlatform();
+  if (platform.kind === 'refused') {
+    // Refused before any role loads: nothing is spawned, read or served. One JSON line on stderr, like the print
+    // role's errors; stdout stays empty for an MCP host that reads it as its channel.
+    process.stderr.write(`${platformRefusalLine(platform)}\n`);
+    process.exitCode = 1;
+  } else runRole(process.argv.slice(2));
+}
+
+function runRole(argv: readonly string[]): void {
   // Every role has already cleaned up what it owns. Stdout writes to a pipe queue in libuv once the
   // pipe is full, and process.exit drops that queue, so wait until stdout drained first: as long as
   // the reader keeps reading, giving up only after FLUSH_STALL_MS without progress. serve has already
   // waited that way for its own output (lib/rpc/connection.ts): a second wait would only double the
   // time a stuck reader holds up the exit.
-  const argv = process.argv.slice(2);
   const flushedByRole = argv[0] === undefined || (argv[0].startsWith('-') && !Object.hasOwn(INFO, argv[0])) || argv[0] === 'serve';
   const exit = async (code: number, flushed: boolean): Promise<void> => {
     if (flushed) process.exit(code);

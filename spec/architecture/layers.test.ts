@@ -59,11 +59,12 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
     'util',
     'version.ts',
   ],
-  'library.ts': ['adapter.ts', 'cli', 'supervisor/parent', 'tools'],
+  'library.ts': ['adapter.ts', 'cli', 'process', 'supervisor/parent', 'tools'],
   'index.ts': [
     'adapter.ts',
     'contracts',
     'library.ts',
+    'process',
     'rpc',
     'runs',
     'schema',
@@ -73,7 +74,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
     'tools',
   ],
   'npm-entry.ts': ['adapter.ts', 'index.ts', 'library.ts', 'supervisor/parent'],
-  'main.ts': ['cli', 'native', 'npm-entry.ts', 'permission', 'rpc', 'supervisor/child', 'util', 'version.ts'],
+  'main.ts': ['cli', 'native', 'npm-entry.ts', 'permission', 'process', 'rpc', 'supervisor/child', 'util', 'version.ts'],
 };
 
 /** Static `import … from`, `export … from`, side-effect `import '…'`, dynamic `import('…')` and `require('…')`. */
