@@ -40,7 +40,7 @@ import { createTaskProvider } from './tasks.ts';
 import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
 import { BUDGET_OPTION_ARG, withBudget } from './budget-gate.ts';
 import { createResourceProvider } from './resources.ts';
-import { createGitRunner, createGitRunnerSync, type GitRunner, type GitRunnerSync } from '../worktree/git.ts';
+import { createGitRunner, createGitRunnerSync, type GitRunnerSync, type OwnedGitRunner } from '../worktree/git.ts';
 import { checkWorktreeRequest } from '../worktree/worktree.ts';
 import { inspectWorktree } from '../worktree/changes.ts';
 import { removeWorktree } from '../worktree/remove.ts';
@@ -100,7 +100,7 @@ interface HostParts {
   readonly cleanup: CleanupBackend;
   readonly prepareWithin: PrepareFn;
   readonly spares: SparePool | null;
-  readonly git: GitRunner;
+  readonly git: OwnedGitRunner;
   readonly gitSync: GitRunnerSync;
   readonly ledger: BudgetLedger | null;
   /** The version the newest check asserted; null before the first. */
@@ -122,16 +122,20 @@ export function createProviders(config: ProviderConfig): ToolProviders {
     work: createWorkSnapshotReader(runtime.registry, () => instanceId(h)),
     capabilities: () => getCapabilities(h),
   });
-  const { spares } = h;
+  const { spares, git } = h;
   return {
     toolProvider,
     resourceProvider,
+    // Git calls still running when the server leaves (an inspection past its bound, a removal) are ended,
+    // not left behind: their process groups are SIGKILLed, and no call starts after.
     close: async () => {
       await runtime.close();
+      git.stop();
       await spares?.close();
     },
     stop: () => {
       runtime.stop();
+      git.stop();
       spares?.stop();
     },
     sparePid: () => spares?.sparePid() ?? null,
@@ -205,7 +209,7 @@ function createHostRuntime(h: HostParts): Runtime {
   const { config, tree, git } = h;
   return createRuntime({
     clock: h.clock,
-    inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines }, place),
+    inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines, clock: h.clock }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {

@@ -2,11 +2,19 @@
 // SIGKILL and reported as data, and no process it started is left in the process table afterwards.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGitRunner, createGitRunnerSync } from '../../lib/worktree/git.ts';
 import { readProcTable } from '../../lib/process/proc-table.ts';
+
+const cmdline = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').slice(0, -1).join(' ');
+  } catch {
+    return '';
+  }
+};
 
 /** Children of this test process, other than those it had before (tsx's esbuild service). */
 const BEFORE = new Set(
@@ -28,6 +36,28 @@ describe('bounded git runner', () => {
     assert.equal(out.ok ? null : out.code, 'git_timeout');
     assert.ok(Date.now() - started < 10_000, 'it did not wait for the command');
     assert.deepEqual(children(), [], 'the killed child was reaped before the call returned');
+  });
+
+  it('at its time bound the whole process group is killed, not only git (a helper git started goes too)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'git-runner-'));
+    const unique = String(400_000 + Math.floor(Math.random() * 500_000));
+    const helpers = (): number[] =>
+      readProcTable()
+        .filter((p) => p.state !== 'Z' && cmdline(p.pid) === `sleep ${unique}`)
+        .map((p) => p.pid);
+    try {
+      const script = join(dir, 'slow');
+      writeFileSync(script, `#!/bin/sh\nsleep ${unique} </dev/null >/dev/null 2>&1 &\nwait\n`);
+      chmodSync(script, 0o755);
+      const out = await createGitRunner({ bin: script, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 500 })(['rev-parse'], dir);
+      assert.equal(out.ok ? 'ok' : out.code, 'git_timeout');
+      const started = Date.now();
+      while (helpers().length > 0 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(helpers(), [], 'the helper outlived the call');
+    } finally {
+      for (const pid of helpers()) process.kill(pid, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('output past its bound is git_output_too_large; at the bound it is whole', async () => {
