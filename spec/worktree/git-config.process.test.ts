@@ -129,6 +129,37 @@ describe('git runs nothing the repository configures', () => {
     assert.equal(runner.running(), 0);
   });
 
+  it("the settle inspection does not read a submodule's dirty content (git would run the submodule's own filter)", async () => {
+    const repo = join(dir, 'repo-sub');
+    execFileSync('mkdir', ['-p', repo]);
+    git(repo, 'init', '-q');
+    git(repo, 'commit', '-q', '--allow-empty', '-m', 'base');
+    git(repo, 'worktree', 'add', '-q', '-b', 'worktree-w2', '.claude/worktrees/w2');
+    const path = join(repo, '.claude/worktrees/w2');
+    const sub = join(path, 'sub');
+    execFileSync('mkdir', ['-p', sub]);
+    git(sub, 'init', '-q');
+    writeFileSync(join(sub, '.gitattributes'), '* filter=subevil\n');
+    writeFileSync(join(sub, 'a.txt'), 'a\n');
+    git(sub, 'add', '-A');
+    git(sub, 'commit', '-qm', 'sub');
+    git(sub, 'config', 'filter.subevil.clean', script('sub-filter', `touch "${dir}/sub-filter-ran"\ncat`));
+    git(path, 'add', 'sub');
+    git(path, 'commit', '-qm', 'gitlink');
+    writeFileSync(join(sub, 'a.txt'), 'a\nb\n');
+    const report = await inspectWorktree(
+      { git: createGitRunner({ env: HOST_ENV }), countLines: countFileLines, clock: systemClock },
+      worktreePlace(repo, 'w2'),
+    );
+    assert.equal(report.changes_error, null);
+    assert.equal(existsSync(join(dir, 'sub-filter-ran')), false, "the submodule's filter ran");
+    assert.deepEqual(
+      report.files.map((f) => [f.path, f.committed]),
+      [['sub', true]],
+      'the committed gitlink is still listed',
+    );
+  });
+
   it('stop ends the process group of a call in flight, and no call starts after it', async () => {
     // A stand-in git that starts a helper in its own group and waits, its pipes not shared.
     const fake = script('slow-git', `sleep ${UNIQUE} </dev/null >/dev/null 2>&1 &\nwait`);
