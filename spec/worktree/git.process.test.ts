@@ -2,10 +2,11 @@
 // SIGKILL and reported as data, and no process it started is left in the process table afterwards.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createGitRunner, createGitRunnerSync } from '../../lib/worktree/git.ts';
+import { createGitRunner, createGitRunnerSync, MAX_NEUTRALIZED_FILTERS } from '../../lib/worktree/git.ts';
 import { readProcTable } from '../../lib/process/proc-table.ts';
 
 const cmdline = (pid: number): string => {
@@ -76,6 +77,26 @@ describe('bounded git runner', () => {
       const syncOver = sync(['1025'], dir);
       assert.equal(syncOver.ok ? 'ok' : syncOver.code, 'git_output_too_large');
       assert.deepEqual(children(), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it(`up to ${MAX_NEUTRALIZED_FILTERS} configured filter drivers are turned off; one more and a content-reading call is refused`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'git-runner-'));
+    try {
+      execFileSync('git', ['init', '-q'], { cwd: dir });
+      const drivers = (from: number, to: number): string =>
+        Array.from({ length: to - from }, (_, i) => `[filter "f${from + i}"]\n\tclean = false\n`).join('');
+      appendFileSync(join(dir, '.git/config'), drivers(0, MAX_NEUTRALIZED_FILTERS));
+      writeFileSync(join(dir, '.gitattributes'), '* filter=f0\n');
+      const run = createGitRunner({ env: { PATH: '/usr/bin:/bin' } });
+      const at = await run(['status', '--porcelain'], dir);
+      assert.deepEqual(at.ok ? 'ok' : at, 'ok');
+      appendFileSync(join(dir, '.git/config'), drivers(MAX_NEUTRALIZED_FILTERS, MAX_NEUTRALIZED_FILTERS + 1));
+      const over = await run(['status', '--porcelain'], dir);
+      assert.equal(over.ok ? 'ok' : over.code, 'git_too_many_filters');
+      assert.equal((await run(['rev-parse', '--git-dir'], dir)).ok, true, 'a call that reads no content is still made');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
