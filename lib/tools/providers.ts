@@ -41,7 +41,7 @@ import { createTaskProvider } from './tasks.ts';
 import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
 import { BUDGET_OPTION_ARG, withBudget } from './budget-gate.ts';
 import { createResourceProvider } from './resources.ts';
-import { createGitRunner, createGitRunnerSync, type GitRunner, type GitRunnerSync } from '../worktree/git.ts';
+import { createGitRunner, createGitRunnerSync, type GitRunnerSync, type OwnedGitRunner } from '../worktree/git.ts';
 import { checkWorktreeRequest } from '../worktree/worktree.ts';
 import { inspectWorktree } from '../worktree/changes.ts';
 import { removeWorktree } from '../worktree/remove.ts';
@@ -101,7 +101,7 @@ interface ProviderParts {
   readonly cleanup: CleanupBackend;
   readonly prepareWithin: PrepareFn;
   readonly spares: SparePool | null;
-  readonly git: GitRunner;
+  readonly git: OwnedGitRunner;
   readonly gitSync: GitRunnerSync;
   readonly ledger: BudgetLedger | null;
   /** The version the newest check asserted; null before the first. */
@@ -123,16 +123,20 @@ export function createProviders(config: ProviderConfig): ToolProviders {
     work: createWorkSnapshotReader(runtime.registry, () => instanceId(p)),
     capabilities: () => getCapabilities(p),
   });
-  const { spares } = p;
+  const { spares, git } = p;
   return {
     toolProvider,
     resourceProvider,
+    // Git calls still running when the server leaves (an inspection past its bound, a removal) are ended,
+    // not left behind: their process groups are SIGKILLed, and no call starts after.
     close: async () => {
       await runtime.close();
+      git.stop();
       await spares?.close();
     },
     stop: () => {
       runtime.stop();
+      git.stop();
       spares?.stop();
     },
     sparePid: () => spares?.sparePid() ?? null,
@@ -206,7 +210,7 @@ function createProviderRuntime(p: ProviderParts): Runtime {
   const { config, tree, git } = p;
   return createRuntime({
     clock: p.clock,
-    inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines }, place),
+    inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines, clock: p.clock }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {

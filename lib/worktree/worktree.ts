@@ -42,6 +42,10 @@ export function gitFailure(outcome: Exclude<GitOutcome, { ok: true }>): string {
       return 'git printed more than its output bound';
     case 'git_exit_nonzero':
       return `git exited ${String(outcome.exitCode)}`;
+    case 'git_stopped':
+      return 'the server is closing';
+    case 'git_too_many_filters':
+      return 'the repository configures more filter drivers than git can be started with safely';
     default:
       return assertNever(outcome.code);
   }
