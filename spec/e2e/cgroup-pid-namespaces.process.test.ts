@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanupBackendFor } from '../../lib/supervisor/parent/cleanup-backend.ts';
-import { removeCgroupTree, waitUntilEmpty } from '../../lib/process/cgroup.ts';
+import { killCgroup, removeCgroupTree, waitUntilEmpty } from '../../lib/process/cgroup.ts';
 import { startServer, MAIN, ROOT, type ServerProcess } from './server-process.ts';
 import { rpcResult, toolResultOf } from '../helpers/typed-results.ts';
 import { readReadyLines, waitFor } from '../helpers/proc.ts';
@@ -84,7 +84,7 @@ async function resultOf(server: ServerProcess, runId: string): Promise<Record<st
     jsonrpc: '2.0',
     id: 'result',
     method: 'tools/call',
-    params: { name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: RESULT_WAIT_SECONDS } },
+    params: { name: 'claude.run.result', arguments: { run_id: runId, wait_seconds: RESULT_WAIT_SECONDS, detail: 'full' } },
   });
   return toolResultOf(rpcResult(await server.response('result', (RESULT_WAIT_SECONDS + 15) * 1000)));
 }
@@ -131,11 +131,6 @@ test('two servers in two pid namespaces, each sweeping while the other runs: bot
     await startSweeping(outer);
     const outerRun = await startRun(outer, outside);
     const names = runCgroups(base);
-    assert.equal(names.length, 2, JSON.stringify(names));
-    assert.ok(
-      names.some((n) => n.startsWith(`claude-run-mcp-${innerNs}.`)),
-      `a run cgroup carries the inner namespace: ${JSON.stringify(names)}`,
-    );
 
     // A second server in the first namespace sweeps while the outer run is live.
     const again = startIn(base, second, ['nsenter', `--target=${init}`, '--pid', '--mount', `--wd=${ROOT}`, '--']);
@@ -144,17 +139,29 @@ test('two servers in two pid namespaces, each sweeping while the other runs: bot
 
     writeFileSync(inside.gate, '');
     writeFileSync(outside.gate, '');
+    const outcomes = [];
     for (const [server, runId] of [
       [inner, innerRun],
       [outer, outerRun],
     ] as const) {
-      const result = await resultOf(server, runId);
-      assert.equal(result['completed'], true, JSON.stringify(result));
-      assert.equal(result['is_error'], false, JSON.stringify(result));
-      assert.equal(result['error'], null, JSON.stringify(result));
-      assert.equal(result['cleanup_confirmed'], true, JSON.stringify(result));
-      assert.equal(result['cleanup_proof'], 'cgroup', JSON.stringify(result));
+      const r = await resultOf(server, runId);
+      const error = r['error'];
+      outcomes.push({
+        completed: r['completed'],
+        is_error: r['is_error'],
+        error: error !== null && typeof error === 'object' ? (error as Record<string, unknown>)['code'] : error,
+        cleanup_confirmed: r['cleanup_confirmed'],
+        cleanup_proof: r['cleanup_proof'],
+      });
     }
+    const succeeded = { completed: true, is_error: false, error: null, cleanup_confirmed: true, cleanup_proof: 'cgroup' };
+    assert.deepEqual(outcomes, [succeeded, succeeded], 'the inner run, then the outer one');
+    // Both runs had a cgroup, each named in its owner's namespace (checked after the outcome, the symptom).
+    assert.equal(names.length, 2, JSON.stringify(names));
+    assert.ok(
+      names.some((n) => n.startsWith(`claude-run-mcp-${innerNs}.`)),
+      `a run cgroup carries the inner namespace: ${JSON.stringify(names)}`,
+    );
     // Each sweeper left the other namespace's live run cgroup, and said so.
     const foreignOne = 'left 1 (1 foreign)';
     await outer.waitUntil('the outer sweep report', () => (outer.stderr().includes(foreignOne) ? true : undefined));
@@ -162,10 +169,11 @@ test('two servers in two pid namespaces, each sweeping while the other runs: bot
     for (const server of [again, inner, outer]) await endServer(server);
     assert.deepEqual(runCgroups(base), []);
   } finally {
-    // The second inner server first: when pid 1 of that namespace ends, the kernel ends all of it.
-    for (const server of servers.reverse()) server.kill();
-    // Run cgroups are left only when the spec already failed: removed too, so that failure is what it reports.
+    // Every process the servers started, the servers and their launchers are in the private base (unshare and
+    // nsenter end with them): after a failure mid-run one write ends them all.
+    killCgroup(base);
     await waitUntilEmpty(base, 10_000);
+    for (const server of servers) await server.exited().catch(() => server.kill());
     removeCgroupTree(base);
     for (const s of [inside, outside, second]) rmSync(s.scratch, { recursive: true, force: true });
   }
