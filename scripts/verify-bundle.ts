@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TOOL_NAMES } from '../lib/tools/declarations.ts';
 import { buildBundle, BUNDLE_NAME, ESBUILD_VERSION, readCommittedHash, ROOT, SHEBANG, type BuiltBundle } from './build.ts';
+import { readProcStat } from '../lib/process/proc-table.ts';
 
 export interface Check {
   readonly ok: boolean;
@@ -201,13 +202,7 @@ function readReady(file: string, what: string): { pid: number } | undefined {
 }
 
 function readPpid(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[1]);
-  } catch {
-    return null;
-  }
+  return readProcStat(pid)?.ppid ?? null;
 }
 
 function readCmdline(pid: number): string[] {

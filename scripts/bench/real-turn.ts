@@ -19,6 +19,7 @@ import { CLI_TREE } from '../../lib/native/tree.ts';
 import { ADAPTER_VERSION } from '../../lib/version.ts';
 import { startInitialized, toolResult } from './rpc-client.ts';
 import { median } from './stats.ts';
+import { readProcStat, readProcStatLine } from '../../lib/process/proc-table.ts';
 
 export interface RealTurnOptions {
   readonly bundle: string;
@@ -105,13 +106,8 @@ function childrenOf(parent: number): number[] {
   const found: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === parent && fields[0] !== 'Z') found.push(Number(name));
-    } catch {
-      /* gone meanwhile */
-    }
+    const stat = readProcStat(Number(name));
+    if (stat !== null && stat.ppid === parent && stat.state !== 'Z') found.push(stat.pid);
   }
   return found;
 }
@@ -128,13 +124,9 @@ function memoryOf(pid: number): { rss: number; pss: number } | null {
 
 /** CPU ticks (utime + stime) of a process, or null once it is gone. */
 function cpuTicks(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return null;
-  }
+  const line = readProcStatLine(pid);
+  // Fields 14 and 15 (utime, stime).
+  return line === null ? null : Number(line.fields[11]) + Number(line.fields[12]);
 }
 
 /**

@@ -6,13 +6,14 @@
  * are read from /proc/<pid>/stat when the native is spawned and when it exits.
  * Usage (alone): node --import tsx scripts/bench/supervisor-scan.ts [activeMs] [sizes...]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSupervised } from '../../lib/supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
 import { countProcesses, startMachineLoad } from './machine-load.ts';
+import { readProcStatLine } from '../../lib/process/proc-table.ts';
 
 const FAKE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
 /** clock ticks per second of /proc/<pid>/stat utime and stime (USER_HZ, 100 on Linux). */
@@ -30,13 +31,9 @@ export interface ScanCostRow {
 }
 
 function cpuTicks(pid: number): number | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return null;
-  }
+  const line = readProcStatLine(pid);
+  // Fields 14 and 15 (utime, stime).
+  return line === null ? null : Number(line.fields[11]) + Number(line.fields[12]);
 }
 
 /** One supervised run active for `activeMs`: the supervisor's CPU ms per second in that window. */
