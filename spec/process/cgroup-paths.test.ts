@@ -17,7 +17,7 @@ import {
 } from '../../lib/process/cgroup-paths.ts';
 import { formatOwner, judgeOwner, parseOwner, parsePidSpace, type ProcessState } from '../../lib/process/owner.ts';
 import { chooseCleanupBackend, CleanupBackendUnavailable } from '../../lib/supervisor/parent/cleanup-backend.ts';
-import type { CgroupDetection } from '../../lib/process/cgroup.ts';
+import { detectCgroup, type CgroupDetection } from '../../lib/process/cgroup.ts';
 
 const HYBRID = [
   '30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755',
@@ -56,11 +56,11 @@ test('parseCgroup2Mount: a first cgroup2 mount hidden by a later mount at or abo
     '20 1 8:1 / / rw - ext4 /dev/sda1 rw',
     '21 20 0:20 / /sys rw - sysfs sysfs rw',
     '25 21 0:22 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw',
-    // A tmpfs over /sys/fs hides the first cgroup2 mount; a second one is mounted beneath the tmpfs.
+    // A tmpfs over /sys/fs hides the first (writable) cgroup2 mount; a read-only one is mounted beneath the tmpfs.
     '30 21 0:40 / /sys/fs rw - tmpfs tmpfs rw',
-    '31 30 0:22 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate',
+    '31 30 0:22 / /sys/fs/cgroup ro - cgroup2 cgroup2 rw,nsdelegate',
   ].join('\n');
-  assert.deepEqual(parseCgroup2Mount(stacked, '/a'), { mountPoint: '/sys/fs/cgroup', root: '/', readOnly: false });
+  assert.deepEqual(parseCgroup2Mount(stacked, '/a'), { mountPoint: '/sys/fs/cgroup', root: '/', readOnly: true }, 'visible beats writable');
   // Overmounted at the very same point by a read-only bind of a narrower root: the visible one is the later.
   const overmounted = [
     '20 1 8:1 / / rw - ext4 /dev/sda1 rw',
@@ -88,6 +88,22 @@ test('parseCgroup2Mount: a writable mount is preferred over a read-only one that
     root: '/user.slice',
     readOnly: false,
   });
+});
+
+test('detectCgroup tells no cgroup2 mount from none that shows this cgroup, and reads the flag of the one chosen', () => {
+  const self = { pidNamespace: '1', boot: '0123456789abcdef0123456789abcdef', pid: 2, start: '3' };
+  const reason = (mountinfo: string, selfCgroup: string): string | null => {
+    const found = detectCgroup({ mountinfo, selfCgroup, self });
+    return found.ok ? null : found.reason;
+  };
+  assert.equal(reason('31 30 0:28 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu', '0::/a\n'), 'no_cgroup2_mount');
+  assert.equal(reason('25 20 0:22 /system.slice /sys/fs/cgroup rw - cgroup2 cgroup2 rw', '0::/user.slice/a\n'), 'not_in_cgroup2');
+  assert.equal(reason('25 20 0:22 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw', '0::/gone (deleted)\n'), 'not_in_cgroup2');
+  // The first mount (writable) does not show the cgroup; the one that does is read-only: that is the answer.
+  const text = ['25 20 0:22 /system.slice /run/a rw - cgroup2 cgroup2 rw', '26 20 0:22 / /sys/fs/cgroup ro - cgroup2 cgroup2 rw'].join(
+    '\n',
+  );
+  assert.equal(reason(text, '0::/user.slice/a\n'), 'read_only');
 });
 
 test('parseMountInfo reads ids, parents, escapes and the type after optional fields; skips malformed lines', () => {
