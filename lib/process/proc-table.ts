@@ -204,11 +204,16 @@ export function hasChildren(pid: number): boolean | null {
 /** A process never changes pid namespace (setns and unshare move only its later children): read once. */
 let ownSpace: PidSpace | null | undefined;
 
-/** This process's pid space (its pid namespace and the boot); null when /proc cannot say. */
+/**
+ * This process's pid space (its pid namespace and the boot); null when /proc cannot say, or shows the pids of
+ * another namespace than this process's (`unshare -p` without a /proc of its own: /proc/self then names this
+ * process by another pid), where no pid read in /proc could be judged.
+ */
 export function ownPidSpace(): PidSpace | null {
   if (ownSpace === undefined) {
     try {
-      ownSpace = parsePidSpace(readlinkSync('/proc/self/ns/pid'), readProcFile('/proc/sys/kernel/random/boot_id'));
+      const ownProc = readlinkSync('/proc/self') === String(process.pid);
+      ownSpace = ownProc ? parsePidSpace(readlinkSync('/proc/self/ns/pid'), readProcFile('/proc/sys/kernel/random/boot_id')) : null;
     } catch {
       ownSpace = null;
     }

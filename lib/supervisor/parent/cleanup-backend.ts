@@ -43,7 +43,12 @@ export function detectOnce(): CgroupDetection {
     const self = selfOwner();
     detected =
       self === null
-        ? { ok: false, reason: 'no_cgroup2_mount', detail: '/proc/self/stat, /proc/self/ns/pid or the boot id cannot be read' }
+        ? {
+            ok: false,
+            reason: 'no_cgroup2_mount',
+            detail:
+              'this process cannot be named from /proc (its stat, pid namespace or boot id unreadable, or /proc mounted for another pid namespace)',
+          }
         : detectOwnCgroup(self);
   }
   return detected;
