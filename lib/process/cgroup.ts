@@ -6,9 +6,18 @@
  */
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cgroupDirectory, cgroupName, cgroupOwner, parseCgroup2Mount, parseUnifiedCgroupPath } from './cgroup-paths.ts';
-import { isLive, isSameProcess, type ProcessIdentity } from './proc-stat.ts';
-import { readProcStat } from './proc-table.ts';
+import {
+  cgroupDirectory,
+  cgroupName,
+  hasCgroup2Mount,
+  parseCgroup2Mount,
+  parseUnifiedCgroupPath,
+  planCgroupSweep,
+  type CgroupSweep,
+} from './cgroup-paths.ts';
+import type { OwnerIdentity, PidSpace, ProcessState } from './owner.ts';
+import type { ProcessIdentity } from './proc-stat.ts';
+import { ownPidSpace, processState } from './proc-table.ts';
 
 /** Why the cgroup backend is not used; the stable words the capabilities resource and `check` print. */
 export const CGROUP_UNAVAILABLE_REASONS = [
@@ -28,7 +37,7 @@ export type CgroupDetection =
 export interface DetectInput {
   readonly mountinfo: string;
   readonly selfCgroup: string;
-  readonly self: ProcessIdentity;
+  readonly self: OwnerIdentity;
 }
 
 /**
@@ -36,12 +45,13 @@ export interface DetectInput {
  * trial child (named after this process) is created and removed at once, so nothing outlives the call.
  */
 export function detectCgroup(input: DetectInput): CgroupDetection {
-  const mount = parseCgroup2Mount(input.mountinfo);
-  if (mount === null) return { ok: false, reason: 'no_cgroup2_mount', detail: 'no cgroup2 file system in the mount table' };
+  if (!hasCgroup2Mount(input.mountinfo))
+    return { ok: false, reason: 'no_cgroup2_mount', detail: 'no cgroup2 file system in the mount table' };
   const path = parseUnifiedCgroupPath(input.selfCgroup);
-  const base = path === null ? null : cgroupDirectory(mount, path);
-  if (base === null)
-    return { ok: false, reason: 'not_in_cgroup2', detail: `this process's unified cgroup is not visible under ${mount.mountPoint}` };
+  const mount = path === null ? null : parseCgroup2Mount(input.mountinfo, path);
+  const base = mount === null || path === null ? null : cgroupDirectory(mount, path);
+  if (mount === null || base === null)
+    return { ok: false, reason: 'not_in_cgroup2', detail: "this process's unified cgroup is not visible under any cgroup2 mount" };
   if (mount.readOnly) return { ok: false, reason: 'read_only', detail: `${mount.mountPoint} is mounted read-only` };
   try {
     accessSync(base, constants.W_OK);
@@ -68,8 +78,8 @@ export function detectCgroup(input: DetectInput): CgroupDetection {
   }
 }
 
-/** Reads the inputs of detectCgroup for this process. */
-export function detectOwnCgroup(self: ProcessIdentity): CgroupDetection {
+/** Reads the inputs of detectCgroup for this process (`self`: this process in its pid space). */
+export function detectOwnCgroup(self: OwnerIdentity): CgroupDetection {
   let mountinfo: string;
   let selfCgroup: string;
   try {
@@ -186,15 +196,13 @@ export function removeCgroup(dir: string): boolean {
   }
 }
 
-/** The cgroup a run's supervisor `owner` creates under `base`. */
-export function runCgroupDir(base: string, owner: ProcessIdentity): string {
-  return join(base, cgroupName(owner));
-}
-
-/** Whether the process `owner` names is alive (a zombie is not: it can act no more). */
-export function ownerAlive(owner: ProcessIdentity): boolean {
-  const stat = readProcStat(owner.pid);
-  return stat !== null && isSameProcess(owner, stat) && isLive(stat);
+/**
+ * The cgroup a run's supervisor `owner` creates under `base`. The owner is this process or a child of it,
+ * so of this pid space; null when /proc cannot say which that is (no cgroup is then made or looked for).
+ */
+export function runCgroupDir(base: string, owner: ProcessIdentity): string | null {
+  const space = ownPidSpace();
+  return space === null ? null : join(base, cgroupName({ ...space, pid: owner.pid, start: owner.start }));
 }
 
 /** How long a sweep waits for the processes of a dead owner's cgroup to die before it leaves it for later. */
@@ -212,20 +220,25 @@ export async function sweepCgroup(dir: string, waitMs: number = SWEEP_WAIT_MS): 
   return (await waitUntilEmpty(dir, waitMs)) && removeCgroupTree(dir);
 }
 
-/** Sweeps every cgroup of ours under `base` whose owner is dead; resolves with how many were removed. */
-export async function sweepDeadCgroups(base: string, alive: (owner: ProcessIdentity) => boolean = ownerAlive): Promise<number> {
+/**
+ * Sweeps every cgroup of ours under `base` whose owner is provably dead, and says what it removed and what
+ * it left. Without this process's pid space nothing can be proved: everything is left, as `unknown`.
+ */
+export async function sweepDeadCgroups(
+  base: string,
+  here: PidSpace | null = ownPidSpace(),
+  state: (id: ProcessIdentity) => ProcessState = processState,
+): Promise<CgroupSweep> {
   let names: string[];
   try {
     names = readdirSync(base);
   } catch {
-    return 0;
+    return { removed: [], kept: [] };
   }
-  const dead = names.filter((name) => {
-    const owner = cgroupOwner(name);
-    return owner !== null && !alive(owner);
-  });
-  const removed = await Promise.all(dead.map((name) => sweepCgroup(join(base, name))));
-  return removed.filter(Boolean).length;
+  const plan = planCgroupSweep(names, here, null, state);
+  const swept = await Promise.all(plan.dead.map((name) => sweepCgroup(join(base, name))));
+  const notEmptied = plan.dead.filter((_, i) => !swept[i]).map((name) => ({ name, reason: 'not_emptied' as const }));
+  return { removed: plan.dead.filter((_, i) => swept[i]), kept: [...plan.kept, ...notEmptied] };
 }
 
 /** Every process in `dir` and in cgroups below it (a delegated run may create its own children). */

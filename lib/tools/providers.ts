@@ -22,7 +22,7 @@ import type { ExecuteDeps, PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
-import { readProcStat } from '../process/proc-table.ts';
+import { readProcStat, selfOwner } from '../process/proc-table.ts';
 import { pidPresence, processesWithCwd } from '../process/occupants.ts';
 import { isLive, isSameProcess } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
@@ -35,7 +35,7 @@ import { parseRunInput } from './run-input.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
 import { privateDirPrefix } from '../permission/private-dir.ts';
-import { selfDirOwner, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
+import { sweepOrphanedPermissionDirs } from './permission-dirs.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskProvider } from './tasks.ts';
 import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
@@ -153,7 +153,7 @@ function createParts(config: ProviderConfig): ProviderParts {
   const recursive = isRecursiveLaunch(config.env);
   const versionTimeoutMs = config.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
   // Chosen once, before any run: a forced backend that cannot be had fails here, not in the middle of a run.
-  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto');
+  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto', config.log);
   const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup });
   const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
@@ -377,7 +377,7 @@ const TRANSCRIPT_FS: TranscriptDirReader = {
 /** The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts). */
 let ownPrefix: string | null = null;
 function brokerDirPrefix(): string {
-  return (ownPrefix ??= privateDirPrefix(selfDirOwner()));
+  return (ownPrefix ??= privateDirPrefix(selfOwner()));
 }
 
 function sweepAtStart(log: ((line: string) => void) | undefined): void {

@@ -27,7 +27,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   'supervisor/parent': ['native', 'process', 'supervisor', 'util'],
   'worktree': ['native', 'tool-errors.ts', 'util'],
   'runs': ['native', 'supervisor', 'supervisor/parent', 'tool-errors.ts', 'util', 'worktree'],
-  'permission': ['native', 'runs', 'tool-errors.ts', 'util'],
+  'permission': ['native', 'process', 'runs', 'tool-errors.ts', 'util'],
   'rpc': ['schema', 'util'],
   'tools': [
     'contracts',

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   cgroupMembers,
   cgroupPopulated,
@@ -14,8 +14,9 @@ import {
   sweepDeadCgroups,
   waitUntilEmpty,
 } from '../../lib/process/cgroup.ts';
-import { identityOf } from '../../lib/process/proc-stat.ts';
-import { readProcStat } from '../../lib/process/proc-table.ts';
+import { identityOf, type ProcessIdentity } from '../../lib/process/proc-stat.ts';
+import { readProcStat, selfOwner } from '../../lib/process/proc-table.ts';
+import type { OwnerIdentity } from '../../lib/process/owner.ts';
 import { waitFor } from '../helpers/proc.ts';
 
 const LAUNCH = new URL('../../fixtures/cgroup-launch.mjs', import.meta.url).pathname;
@@ -23,10 +24,16 @@ const LAUNCH = new URL('../../fixtures/cgroup-launch.mjs', import.meta.url).path
 const FORKER =
   "const { spawn } = require('node:child_process'); setInterval(() => { spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' }); }, 20);";
 
-function self() {
-  const stat = readProcStat(process.pid);
-  assert.ok(stat !== null);
-  return identityOf(stat);
+function self(): OwnerIdentity {
+  const owner = selfOwner();
+  assert.ok(owner !== null);
+  return owner;
+}
+
+function runDir(base: string, owner: ProcessIdentity): string {
+  const dir = runCgroupDir(base, owner);
+  assert.ok(dir !== null, 'this process knows its pid space');
+  return dir;
 }
 
 function base(): string {
@@ -45,7 +52,7 @@ test('detection proves a child cgroup can be made and killed here, and leaves no
   assert.ok(found.ok, JSON.stringify(found));
   assert.equal(found.kill, 'cgroup.kill');
   assert.equal(
-    readdirSync(found.base).some((name) => name.startsWith(`claude-run-mcp-${process.pid}-`)),
+    readdirSync(found.base).some((name) => name.includes(`.${process.pid}.`)),
     false,
   );
 });
@@ -75,10 +82,10 @@ test('the sweep ends and removes a cgroup whose owner is dead, and never touches
   const goneStat = readProcStat(gone.pid ?? -1);
   await new Promise((resolve) => gone.once('exit', resolve));
   assert.ok(goneStat !== null);
-  const dead = runCgroupDir(base(), identityOf(goneStat));
+  const dead = runDir(base(), identityOf(goneStat));
   const init = readProcStat(1);
   assert.ok(init !== null);
-  const live = runCgroupDir(base(), identityOf(init));
+  const live = runDir(base(), identityOf(init));
   mkdirSync(dead);
   mkdirSync(live);
   try {
@@ -88,7 +95,14 @@ test('the sweep ends and removes a cgroup whose owner is dead, and never touches
       'the launcher and its child in each',
       () => (cgroupMembers(dead) ?? []).length === 2 && (cgroupMembers(live) ?? []).length === 2,
     );
-    assert.ok((await sweepDeadCgroups(base())) >= 1);
+    const sweep = await sweepDeadCgroups(base());
+    assert.ok(sweep.removed.includes(basename(dead)), JSON.stringify(sweep));
+    assert.equal(sweep.removed.includes(basename(live)), false);
+    assert.equal(
+      sweep.kept.some((k) => k.name === basename(live)),
+      false,
+      "a live owner's cgroup is its own run's: not reported",
+    );
     assert.equal(existsSync(dead), false);
     assert.equal(cgroupMembers(live)?.length, 2, "a live owner's cgroup is left alone");
   } finally {

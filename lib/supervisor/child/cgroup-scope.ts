@@ -27,7 +27,7 @@ export interface CgroupScope {
 /** Creates the run's cgroup under `base`, named after the supervisor; null when it cannot be created. */
 export function openCgroupScope(base: string, self: ProcessIdentity): CgroupScope | null {
   const dir = runCgroupDir(base, self);
-  if (!createCgroup(dir)) return null;
+  if (dir === null || !createCgroup(dir)) return null;
   let stuck = false;
   return {
     dir,

@@ -4,8 +4,8 @@
  * process: the answer depends on where this process sits in the cgroup tree, which does not change.
  */
 import { detectOwnCgroup, sweepDeadCgroups, type CgroupDetection, type CgroupUnavailableReason } from '../../process/cgroup.ts';
-import { identityOf } from '../../process/proc-stat.ts';
-import { readProcStat } from '../../process/proc-table.ts';
+import { describeCgroupSweep } from '../../process/cgroup-paths.ts';
+import { selfOwner } from '../../process/proc-table.ts';
 import type { JsonObject } from '../../util/json.ts';
 
 export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan'] as const;
@@ -40,11 +40,16 @@ let detected: CgroupDetection | null = null;
 /** This process's cgroup detection, done once. */
 export function detectOnce(): CgroupDetection {
   if (detected === null) {
-    const self = readProcStat(process.pid);
+    const self = selfOwner();
     detected =
       self === null
-        ? { ok: false, reason: 'no_cgroup2_mount', detail: '/proc/self/stat cannot be read' }
-        : detectOwnCgroup(identityOf(self));
+        ? {
+            ok: false,
+            reason: 'no_cgroup2_mount',
+            detail:
+              'this process cannot be named from /proc (its stat, pid namespace or boot id unreadable, or /proc mounted for another pid namespace)',
+          }
+        : detectOwnCgroup(self);
   }
   return detected;
 }
@@ -53,18 +58,21 @@ export function detectOnce(): CgroupDetection {
  * The backend for `option` in this process. With a cgroup, the cgroups that supervisors of dead servers
  * left (a server and its supervisor both killed) are swept now: their owners are gone, nobody else ends them.
  */
-export function cleanupBackendFor(option: CleanupBackendOption = 'auto'): CleanupBackend {
+export function cleanupBackendFor(option: CleanupBackendOption = 'auto', log?: (line: string) => void): CleanupBackend {
   const backend = chooseCleanupBackend(option, detectOnce);
-  if (backend.kind === 'cgroup') sweepOnce(backend.base);
+  if (backend.kind === 'cgroup') sweepOnce(backend.base, log);
   return backend;
 }
 
 let swept = false;
-function sweepOnce(base: string): void {
+function sweepOnce(base: string, log: ((line: string) => void) | undefined): void {
   if (swept) return;
   swept = true;
   // In the background: the processes it ends take a moment to die, and nothing waits for that.
-  void sweepDeadCgroups(base);
+  void sweepDeadCgroups(base).then((sweep) => {
+    const line = describeCgroupSweep(sweep);
+    if (line !== null) log?.(line);
+  });
 }
 
 /** The capabilities' account of how cleanup is proven, and for the fallback why. */
