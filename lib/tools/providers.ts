@@ -98,6 +98,8 @@ interface HostParts {
   readonly recursive: boolean;
   readonly versionTimeoutMs: number;
   readonly cleanup: CleanupBackend;
+  /** Runs that were to have a cgroup and were tracked through /proc instead (the capabilities count them). */
+  readonly fallbacks: { runs: number };
   readonly prepareWithin: PrepareFn;
   readonly spares: SparePool | null;
   readonly git: GitRunner;
@@ -149,7 +151,11 @@ function createParts(config: ProviderConfig): HostParts {
   const versionTimeoutMs = config.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
   // Chosen once, before any run: a forced backend that cannot be had fails here, not in the middle of a run.
   const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto');
-  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup });
+  const fallbacks = { runs: 0 };
+  const onFallback = (): void => {
+    fallbacks.runs++;
+  };
+  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup, onFallback });
   const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
   return {
@@ -161,6 +167,7 @@ function createParts(config: ProviderConfig): HostParts {
     recursive,
     versionTimeoutMs,
     cleanup,
+    fallbacks,
     prepareWithin,
     spares,
     git: createGitRunner(gitOptions),
@@ -327,6 +334,7 @@ function getCapabilities(h: HostParts): JsonObject {
     assertedVersion: h.assertedVersion,
     recursive: h.recursive,
     cleanup: h.cleanup,
+    cleanupFallbackRuns: h.fallbacks.runs,
     budget: h.ledger === null ? null : h.ledger.snapshot(),
     instanceId: instanceId(h),
     binary: () => resolveBin(h.config),
