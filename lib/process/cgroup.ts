@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { cgroupDirectory, cgroupName, cgroupOwner, parseCgroup2Mount, parseUnifiedCgroupPath } from './cgroup-paths.ts';
 import { isLive, isSameProcess, type ProcessIdentity } from './proc-stat.ts';
 import { readProcStat } from './proc-table.ts';
+import { cgroupPopulation, readEventsField, waitForEvents, waitUntilEmpty } from './cgroup-events.ts';
+
+export { cgroupPopulation, waitUntilEmpty, type CgroupPopulation } from './cgroup-events.ts';
 
 /** Why the cgroup backend is not used; the stable words the capabilities resource and `check` print. */
 export const CGROUP_UNAVAILABLE_REASONS = [
@@ -126,29 +129,6 @@ function readIdList(path: string): number[] {
     .split('\n')
     .filter((l) => l !== '')
     .map(Number);
-}
-
-/**
- * What cgroup.events says of `populated` (any process in the cgroup or below). `gone`: the directory no longer
- * exists, so nothing is in it. `unreadable`: it exists but says nothing readable: never to be taken for empty.
- */
-export type CgroupPopulation = 'populated' | 'empty' | 'gone' | 'unreadable';
-
-export function cgroupPopulation(dir: string): CgroupPopulation {
-  const populated = readEventsField(dir, 'populated');
-  return populated === 'gone' || populated === 'unreadable' ? populated : populated ? 'populated' : 'empty';
-}
-
-/** One 0/1 field of cgroup.events. */
-function readEventsField(dir: string, field: 'populated' | 'frozen'): boolean | 'gone' | 'unreadable' {
-  let text: string;
-  try {
-    text = readFileSync(join(dir, 'cgroup.events'), 'latin1');
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(dir) ? 'gone' : 'unreadable';
-  }
-  const match = new RegExp(`^${field} ([01])$`, 'm').exec(text);
-  return match === null ? 'unreadable' : match[1] === '1';
 }
 
 /** SIGKILLs every process of the cgroup and its descendants in one write (kernel 5.14+). */
@@ -315,45 +295,4 @@ function childCgroups(dir: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** Polls between inotify events too: a lost notification costs at most this long. */
-const EVENTS_POLL_MS = 50;
-
-/**
- * Resolves true once the cgroup holds no process (`populated 0`, or it is gone; an unreadable cgroup.events
- * never counts) and `alsoDone()` holds, false when `timeoutMs` passes first.
- */
-export function waitUntilEmpty(dir: string, timeoutMs: number, alsoDone: () => boolean = () => true): Promise<boolean> {
-  return waitForEvents(dir, timeoutMs, () => {
-    const population = cgroupPopulation(dir);
-    return (population === 'empty' || population === 'gone') && alsoDone();
-  });
-}
-
-/** Resolves true once `done()` holds, false when `timeoutMs` passes first; watches cgroup.events (the kernel signals every change of it). */
-function waitForEvents(dir: string, timeoutMs: number, done: () => boolean): Promise<boolean> {
-  if (done()) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    let watcher: ReturnType<typeof import('node:fs').watch> | null = null;
-    const finish = (value: boolean): void => {
-      clearInterval(poll);
-      clearTimeout(deadline);
-      watcher?.close();
-      resolve(value);
-    };
-    const check = (): void => {
-      if (done()) finish(true);
-    };
-    try {
-      watcher = process.getBuiltinModule('node:fs').watch(join(dir, 'cgroup.events'), check);
-      watcher.on('error', () => {});
-    } catch {
-      watcher = null;
-    }
-    // Ref'd on purpose: after control EOF these waits may be all that keeps the supervisor alive.
-    const poll = setInterval(check, EVENTS_POLL_MS);
-    const deadline = setTimeout(() => finish(done()), timeoutMs);
-    check();
-  });
 }

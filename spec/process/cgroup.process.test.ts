@@ -121,27 +121,6 @@ function fakeCgroup(events: string | null): string {
   return dir;
 }
 
-test('cgroup.events that cannot be read or says nothing is `unreadable`, never empty; a removed cgroup is `gone`', async () => {
-  const missing = fakeCgroup(null);
-  const garbled = fakeCgroup('frozen 0\n');
-  const empty = fakeCgroup('populated 0\nfrozen 0\n');
-  const full = fakeCgroup('populated 1\nfrozen 0\n');
-  try {
-    assert.equal(cgroupPopulation(missing), 'unreadable');
-    assert.equal(cgroupPopulation(garbled), 'unreadable');
-    assert.equal(cgroupPopulation(empty), 'empty');
-    assert.equal(cgroupPopulation(full), 'populated');
-    assert.equal(cgroupPopulation(join(missing, 'no-such-cgroup')), 'gone');
-    // A wait for emptiness never ends on an unreadable file: it runs to its bound and says false.
-    const started = performance.now();
-    assert.equal(await waitUntilEmpty(garbled, 100), false);
-    assert.ok(performance.now() - started >= 99);
-    assert.equal(await waitUntilEmpty(empty, 100), true);
-  } finally {
-    for (const dir of [missing, garbled, empty, full]) rmSync(dir, { recursive: true, force: true });
-  }
-});
-
 test(`the freeze fallback waits for \`frozen 1\` at most its bound (FREEZE_WAIT_MS, ${FREEZE_WAIT_MS} ms), then signals anyway and says it was not frozen`, async () => {
   const never = fakeCgroup('populated 0\nfrozen 0\n');
   try {
