@@ -161,8 +161,8 @@ export async function killCgroupMembers(
   freezeWaitMs: number = FREEZE_WAIT_MS,
 ): Promise<CgroupKill> {
   if (how === 'cgroup.kill' && killCgroup(dir)) return { how: 'cgroup.kill' };
-  freezeCgroup(dir, true);
-  const frozen = await waitForEvents(dir, freezeWaitMs, () => readEventsField(dir, 'frozen') === true);
+  // A refused freeze write has nothing to wait for.
+  const frozen = freezeCgroup(dir, true) && (await waitForEvents(dir, freezeWaitMs, () => readEventsField(dir, 'frozen') === true));
   let signalled = 0;
   for (const pid of cgroupTreeMembers(dir)) {
     try {

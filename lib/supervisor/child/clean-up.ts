@@ -71,7 +71,7 @@ async function finish(s: SupervisorState, outcome: LadderOutcome, extraSteps: re
   process.exit(0);
 }
 
-/** A run that was to have a cgroup and has none says so first in its steps (its proof is then process_scan). */
+/** A run that was to have a cgroup and has none names why in its steps (its proof is then process_scan). */
 function fallbackStep(s: SupervisorState): string[] {
   return s.cgroupRefusal === null ? [] : [`cgroup_unavailable:${s.cgroupRefusal}`];
 }
