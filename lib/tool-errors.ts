@@ -39,6 +39,8 @@ export const TOOL_ERROR_CODES = {
   git_failed: 'A git command failed, timed out or printed more than its bound.',
   // supervision and process
   spawn_failed: 'The native process could not be started.',
+  cgroup_unavailable:
+    "The cgroup cleanup backend was forced (--cleanup-backend cgroup) and the run's own cgroup could not be made (e.g. cgroup.max.descendants reached); nothing was started.",
   native_changed: 'The native binary changed after its version was checked; it was not started, or was killed as it started.',
   supervisor_failed: 'The supervisor process failed or vanished before reporting cleanup.',
   timeout: 'The run exceeded timeout_seconds (including a final event followed by a process that never exits).',

@@ -99,6 +99,8 @@ interface ProviderParts {
   readonly recursive: boolean;
   readonly versionTimeoutMs: number;
   readonly cleanup: CleanupBackend;
+  /** Runs that were to have a cgroup and were tracked through /proc instead (the capabilities count them). */
+  readonly fallbacks: { runs: number };
   readonly prepareWithin: PrepareFn;
   readonly spares: SparePool | null;
   readonly git: OwnedGitRunner;
@@ -154,7 +156,11 @@ function createParts(config: ProviderConfig): ProviderParts {
   const versionTimeoutMs = config.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
   // Chosen once, before any run: a forced backend that cannot be had fails here, not in the middle of a run.
   const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto', config.log);
-  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup });
+  const fallbacks = { runs: 0 };
+  const onFallback = (): void => {
+    fallbacks.runs++;
+  };
+  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup, onFallback });
   const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
   return {
@@ -166,6 +172,7 @@ function createParts(config: ProviderConfig): ProviderParts {
     recursive,
     versionTimeoutMs,
     cleanup,
+    fallbacks,
     prepareWithin,
     spares,
     git: createGitRunner(gitOptions),
@@ -338,6 +345,7 @@ function getCapabilities(p: ProviderParts): JsonObject {
     assertedVersion: p.assertedVersion,
     recursive: p.recursive,
     cleanup: p.cleanup,
+    cleanupFallbackRuns: p.fallbacks.runs,
     budget: p.ledger === null ? null : p.ledger.snapshot(),
     instanceId: instanceId(p),
     binary: () => resolveBin(p.config),

@@ -16,7 +16,7 @@ import {
   planCgroupSweep,
 } from '../../lib/process/cgroup-paths.ts';
 import { formatOwner, judgeOwner, parseOwner, parsePidSpace, type ProcessState } from '../../lib/process/owner.ts';
-import { chooseCleanupBackend, CleanupBackendUnavailable } from '../../lib/supervisor/parent/cleanup-backend.ts';
+import { chooseCleanupBackend, CleanupBackendUnavailable, describeCleanup } from '../../lib/supervisor/parent/cleanup-backend.ts';
 import { detectCgroup, type CgroupDetection } from '../../lib/process/cgroup.ts';
 
 const HYBRID = [
@@ -220,13 +220,23 @@ test('chooseCleanupBackend: auto takes a cgroup where one can be had, falls back
     detections++;
     return d;
   };
-  assert.deepEqual(chooseCleanupBackend('auto', detect(found)), { kind: 'cgroup', base: '/sys/fs/cgroup/unified', kill: 'cgroup.kill' });
+  assert.deepEqual(chooseCleanupBackend('auto', detect(found)), {
+    kind: 'cgroup',
+    base: '/sys/fs/cgroup/unified',
+    kill: 'cgroup.kill',
+    forced: false,
+  });
   assert.deepEqual(chooseCleanupBackend('auto', detect(missing)), {
     kind: 'process_scan',
     reason: 'not_writable',
     detail: 'no delegation',
   });
-  assert.deepEqual(chooseCleanupBackend('cgroup', detect(found)), { kind: 'cgroup', base: '/sys/fs/cgroup/unified', kill: 'cgroup.kill' });
+  assert.deepEqual(chooseCleanupBackend('cgroup', detect(found)), {
+    kind: 'cgroup',
+    base: '/sys/fs/cgroup/unified',
+    kill: 'cgroup.kill',
+    forced: true,
+  });
   assert.throws(
     () => chooseCleanupBackend('cgroup', detect(missing)),
     (e: unknown) => e instanceof CleanupBackendUnavailable && e.reason === 'not_writable',
@@ -234,4 +244,26 @@ test('chooseCleanupBackend: auto takes a cgroup where one can be had, falls back
   const before = detections;
   assert.equal(chooseCleanupBackend('process_scan', detect(found)).kind, 'process_scan');
   assert.equal(detections, before, 'process_scan does not even look');
+});
+
+test('describeCleanup: whether the cgroup backend was forced, and how many runs fell back to /proc (null without a cgroup)', () => {
+  assert.deepEqual(describeCleanup({ kind: 'cgroup', base: '/b', kill: 'freeze', forced: false }, 3), {
+    backend: 'cgroup',
+    cgroup: '/b',
+    kill: 'freeze',
+    forced: false,
+    fallback_reason: null,
+    fallback_detail: null,
+    fallback_runs: 3,
+  });
+  assert.equal(describeCleanup({ kind: 'cgroup', base: '/b', kill: 'cgroup.kill', forced: true })['fallback_runs'], 0);
+  assert.deepEqual(describeCleanup({ kind: 'process_scan', reason: 'not_writable', detail: 'd' }, 5), {
+    backend: 'process_scan',
+    cgroup: null,
+    kill: null,
+    forced: false,
+    fallback_reason: 'not_writable',
+    fallback_detail: 'd',
+    fallback_runs: null,
+  });
 });

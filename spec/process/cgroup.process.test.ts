@@ -1,15 +1,23 @@
-/** The cgroup v2 edge on the real kernel (root here): detection leaves nothing, the freeze fallback, the sweep. */
+/**
+ * The cgroup v2 edge on the real kernel (root here): detection leaves nothing, the freeze fallback (waiting for
+ * `frozen 1`, and taken where cgroup.kill is refused), unreadable is not empty, rmdir retried on EBUSY, the sweep.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import {
   cgroupMembers,
-  cgroupPopulated,
+  cgroupPopulation,
+  describeCgroupKill,
   detectOwnCgroup,
+  FREEZE_WAIT_MS,
   killCgroupMembers,
   removeCgroupTree,
+  removeCgroupTreeSettled,
+  RMDIR_RETRY_MS,
   runCgroupDir,
   sweepDeadCgroups,
   waitUntilEmpty,
@@ -64,14 +72,19 @@ test('freeze, SIGKILL each, thaw (kernels without cgroup.kill): a tree that keep
     startInside(dir, FORKER);
     await waitFor('a forking tree of several processes', () => (cgroupMembers(dir) ?? []).length >= 4);
     let rounds = 0;
-    while (cgroupPopulated(dir) === true && rounds < 20) {
-      killCgroupMembers(dir, 'freeze');
+    const kills = [];
+    while (cgroupPopulation(dir) === 'populated' && rounds < 20) {
+      kills.push(await killCgroupMembers(dir, 'freeze'));
       rounds++;
       await waitUntilEmpty(dir, 200);
     }
-    assert.equal(cgroupPopulated(dir), false, `still populated after ${rounds} rounds`);
+    assert.equal(cgroupPopulation(dir), 'empty', `still populated after ${rounds} rounds`);
+    // The first round froze the tree (the kernel said `frozen 1`) before it signalled its members.
+    const first = kills[0];
+    assert.ok(first?.how === 'freeze' && first.frozen && first.signalled >= 4, JSON.stringify(kills));
+    assert.equal(describeCgroupKill(first), `cgroup.freeze:SIGKILL:${first.signalled}`);
   } finally {
-    killCgroupMembers(dir, 'cgroup.kill');
+    await killCgroupMembers(dir, 'cgroup.kill');
     await waitUntilEmpty(dir, 5000);
     removeCgroupTree(dir);
   }
@@ -108,7 +121,72 @@ test('the sweep ends and removes a cgroup whose owner is dead, and never touches
   } finally {
     for (const dir of [dead, live]) {
       if (!existsSync(dir)) continue;
-      killCgroupMembers(dir, 'cgroup.kill');
+      await killCgroupMembers(dir, 'cgroup.kill');
+      await waitUntilEmpty(dir, 5000);
+      removeCgroupTree(dir);
+    }
+  }
+});
+
+/** A directory that looks like a cgroup to the readers: its cgroup.events says `text` (absent when null). */
+function fakeCgroup(events: string | null): string {
+  const dir = mkdtempSync(join(tmpdir(), 'crm-fake-cgroup-'));
+  if (events !== null) writeFileSync(join(dir, 'cgroup.events'), events);
+  return dir;
+}
+
+test(`the freeze fallback waits for \`frozen 1\` at most its bound (FREEZE_WAIT_MS, ${FREEZE_WAIT_MS} ms), then signals anyway and says it was not frozen`, async () => {
+  const never = fakeCgroup('populated 0\nfrozen 0\n');
+  try {
+    const started = performance.now();
+    const kill = await killCgroupMembers(never, 'freeze', 150);
+    assert.ok(performance.now() - started >= 149, 'it waited for its bound');
+    assert.deepEqual(kill, { how: 'freeze', frozen: false, signalled: 0 });
+    assert.equal(describeCgroupKill(kill), 'cgroup.freeze:unfrozen:SIGKILL:0');
+  } finally {
+    rmSync(never, { recursive: true, force: true });
+  }
+});
+
+test('in a threaded cgroup (cgroup.kill and cgroup.procs refused) the kill is the freeze fallback, and says so', async () => {
+  const parent = join(base(), `crm-spec-threaded-${process.pid}`);
+  const threaded = join(parent, 'run');
+  mkdirSync(parent);
+  mkdirSync(threaded);
+  try {
+    writeFileSync(join(threaded, 'cgroup.type'), 'threaded');
+    startInside(threaded, 'setInterval(() => {}, 1 << 30)');
+    await waitFor('the launcher and its child in the threaded cgroup', () => (cgroupMembers(threaded) ?? []).length >= 2);
+    const kill = await killCgroupMembers(threaded, 'cgroup.kill');
+    assert.ok(kill.how === 'freeze' && kill.frozen && kill.signalled >= 2, JSON.stringify(kill));
+    assert.match(describeCgroupKill(kill), /^cgroup\.freeze:SIGKILL:\d+$/);
+    assert.equal(await waitUntilEmpty(threaded, 10_000), true);
+  } finally {
+    await killCgroupMembers(threaded, 'freeze');
+    await waitUntilEmpty(threaded, 5000);
+    removeCgroupTree(parent);
+  }
+});
+
+test(`rmdir of a cgroup is retried on EBUSY while its last member leaves, within its bound (RMDIR_RETRY_MS, ${RMDIR_RETRY_MS} ms)`, async () => {
+  const dir = join(base(), `crm-spec-rmdir-${process.pid}`);
+  mkdirSync(dir);
+  try {
+    startInside(dir, 'setInterval(() => {}, 1 << 30)');
+    await waitFor('the launcher and its child', () => (cgroupMembers(dir) ?? []).length === 2);
+    // At the bound: members that stay make it give up, after its bound, with the cgroup still there.
+    const started = performance.now();
+    assert.equal(await removeCgroupTreeSettled(dir, 150), false);
+    assert.ok(performance.now() - started >= 149);
+    assert.equal(existsSync(dir), true);
+    // The first rmdir meets EBUSY (members live); the members are killed while it retries.
+    const removing = removeCgroupTreeSettled(dir, 30_000);
+    await killCgroupMembers(dir, 'cgroup.kill');
+    assert.equal(await removing, true);
+    assert.equal(existsSync(dir), false);
+  } finally {
+    if (existsSync(dir)) {
+      await killCgroupMembers(dir, 'cgroup.kill');
       await waitUntilEmpty(dir, 5000);
       removeCgroupTree(dir);
     }

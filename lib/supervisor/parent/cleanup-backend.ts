@@ -12,7 +12,13 @@ export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan'] as con
 export type CleanupBackendOption = (typeof CLEANUP_BACKEND_OPTIONS)[number];
 
 export type CleanupBackend =
-  | { readonly kind: 'cgroup'; readonly base: string; readonly kill: 'cgroup.kill' | 'freeze' }
+  | {
+      readonly kind: 'cgroup';
+      readonly base: string;
+      readonly kill: 'cgroup.kill' | 'freeze';
+      /** Chosen with `cgroup`, not `auto`: a run whose own cgroup cannot be made is refused, never tracked by /proc. */
+      readonly forced: boolean;
+    }
   | { readonly kind: 'process_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string };
 
 /** The forced backend cannot be had (`cgroup` asked for where no writable cgroup exists). */
@@ -30,7 +36,7 @@ export function chooseCleanupBackend(option: CleanupBackendOption, detect: () =>
   if (option === 'process_scan')
     return { kind: 'process_scan', reason: 'forced_off', detail: 'the process_scan backend was chosen explicitly' };
   const found = detect();
-  if (found.ok) return { kind: 'cgroup', base: found.base, kill: found.kill };
+  if (found.ok) return { kind: 'cgroup', base: found.base, kill: found.kill, forced: option === 'cgroup' };
   if (option === 'cgroup') throw new CleanupBackendUnavailable(found.reason, found.detail);
   return { kind: 'process_scan', reason: found.reason, detail: found.detail };
 }
@@ -75,9 +81,28 @@ function sweepOnce(base: string, log: ((line: string) => void) | undefined): voi
   });
 }
 
-/** The capabilities' account of how cleanup is proven, and for the fallback why. */
-export function describeCleanup(cleanup: CleanupBackend): JsonObject {
+/**
+ * The capabilities' account of how cleanup is proven, and for the fallback why. `fallbackRuns`: runs whose
+ * own cgroup could not be made, tracked through /proc instead (`auto` only; null with the process_scan backend).
+ */
+export function describeCleanup(cleanup: CleanupBackend, fallbackRuns = 0): JsonObject {
   return cleanup.kind === 'cgroup'
-    ? { backend: 'cgroup', cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
-    : { backend: 'process_scan', cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
+    ? {
+        backend: 'cgroup',
+        cgroup: cleanup.base,
+        kill: cleanup.kill,
+        forced: cleanup.forced,
+        fallback_reason: null,
+        fallback_detail: null,
+        fallback_runs: fallbackRuns,
+      }
+    : {
+        backend: 'process_scan',
+        cgroup: null,
+        kill: null,
+        forced: false,
+        fallback_reason: cleanup.reason,
+        fallback_detail: cleanup.detail,
+        fallback_runs: null,
+      };
 }
