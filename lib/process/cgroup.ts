@@ -172,18 +172,24 @@ export async function killCgroupMembers(
 ): Promise<CgroupKill> {
   if (how === 'cgroup.kill' && killCgroup(dir)) return { how: 'cgroup.kill' };
   // A refused freeze write has nothing to wait for.
-  const frozen = freezeCgroup(dir, true) && (await waitForEvents(dir, freezeWaitMs, () => readEventsField(dir, 'frozen') === true));
-  let signalled = 0;
-  for (const pid of cgroupTreeMembers(dir)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-      signalled++;
-    } catch {
-      // already gone
+  try {
+    const frozen = freezeCgroup(dir, true) && (await waitForEvents(dir, freezeWaitMs, () => readEventsField(dir, 'frozen') === true));
+    // Only a frozen member keeps its pid until the kill; unfrozen, a listed pid may be reused by anyone by then.
+    // A member outside this pid namespace is listed as 0, which process.kill would take for our own group.
+    const pids = frozen ? cgroupTreeMembers(dir).filter((pid) => Number.isSafeInteger(pid) && pid > 0) : [];
+    let signalled = 0;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        signalled++;
+      } catch {
+        // already gone
+      }
     }
+    return { how: 'freeze', frozen, signalled };
+  } finally {
+    freezeCgroup(dir, false);
   }
-  freezeCgroup(dir, false);
-  return { how: 'freeze', frozen, signalled };
 }
 
 /** The ladder's name for a kill: `cgroup.kill`, or `cgroup.freeze:SIGKILL:<n>` (`:unfrozen` when the freeze did not take). */

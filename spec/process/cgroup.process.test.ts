@@ -135,7 +135,7 @@ function fakeCgroup(events: string | null): string {
   return dir;
 }
 
-test(`the freeze fallback waits for \`frozen 1\` at most its bound (FREEZE_WAIT_MS, ${FREEZE_WAIT_MS} ms), then signals anyway and says it was not frozen`, async () => {
+test(`the freeze fallback waits for \`frozen 1\` at most its bound (FREEZE_WAIT_MS, ${FREEZE_WAIT_MS} ms), then signals no listed pid (unfrozen, one may be reused) and says it was not frozen`, async () => {
   const never = fakeCgroup('populated 0\nfrozen 0\n');
   try {
     const started = performance.now();
@@ -145,6 +145,24 @@ test(`the freeze fallback waits for \`frozen 1\` at most its bound (FREEZE_WAIT_
     assert.equal(describeCgroupKill(kill), 'cgroup.freeze:unfrozen:SIGKILL:0');
   } finally {
     rmSync(never, { recursive: true, force: true });
+  }
+});
+
+test('a member listed as 0 (outside this pid namespace) is never signalled: process.kill(0) would hit our own group', async () => {
+  const dir = fakeCgroup('populated 1\nfrozen 1\n');
+  writeFileSync(join(dir, 'cgroup.procs'), '0\n');
+  try {
+    // In a child of its own group and session: were 0 signalled, the child, not this file, would die by SIGKILL.
+    const lib = new URL('../../lib/process/cgroup.ts', import.meta.url).href;
+    const script = `import(${JSON.stringify(lib)}).then(async (m) => console.log(JSON.stringify(await m.killCgroupMembers(${JSON.stringify(dir)}, 'freeze', 1000))))`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const [code, signal] = (await new Promise((resolve) => child.on('exit', (c, s) => resolve([c, s])))) as [number | null, string | null];
+    assert.deepEqual([code, signal], [0, null], 'the child was not killed by its own kill');
+    assert.deepEqual(JSON.parse(out), { how: 'freeze', frozen: true, signalled: 0 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
