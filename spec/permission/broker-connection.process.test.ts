@@ -91,6 +91,15 @@ async function harness(): Promise<Harness> {
   };
 }
 
+/** Resolves when the socket closes; fails the spec past the poll deadline instead of hanging the file. */
+async function closed(socket: Socket): Promise<void> {
+  let gone = socket.closed;
+  socket.once('close', () => {
+    gone = true;
+  });
+  await pollUntil('the broker to close the connection', () => gone, { timeoutMs: 10_000, intervalMs: 1 });
+}
+
 const askLine = (id: string): string => JSON.stringify({ t: 'ask', id, tool_name: 'Bash', input: { id }, tool_use_id: `tu_${id}` });
 const withdrawLine = (id: string): string => JSON.stringify({ t: 'withdraw', id });
 
@@ -183,16 +192,16 @@ describe('what one connection makes the broker hold', () => {
       socket.write(`${askLine(atBound)}\n`);
       await pollUntil('the question at the bound', () => h.questions.length === 1, { timeoutMs: 10_000, intervalMs: 1 });
       assert.equal(view.heldQuestions(), 1);
-      const closed = once(socket, 'close');
+      const closing = closed(socket);
       socket.write(`${askLine(`${atBound}i`)}\n`);
-      await closed;
+      await closing;
       assert.equal(h.questions.length, 1, 'the over-long id never became a question');
       await pollUntil('the closed connection to hold nothing', () => view.heldQuestions() === 0, { timeoutMs: 10_000, intervalMs: 1 });
       // A withdraw with an over-long id closes the connection as well.
       const other = await h.dial();
-      const otherClosed = once(other.socket, 'close');
+      const otherClosing = closed(other.socket);
       other.socket.write(`${withdrawLine('w'.repeat(MAX_BRIDGE_ID_CHARS + 1))}\n`);
-      await otherClosed;
+      await otherClosing;
       assert.equal(h.decisions.at(-1)?.decided_by, 'closed', 'the first connection’s question was denied when it closed');
     } finally {
       await h.close();
