@@ -33,13 +33,16 @@ function dirOfLength(chars: number): string {
 /** `<base>/crm-perm-XXXXXX/bridge.sock` with the default prefix: this many bytes besides the base. */
 const SOCKET_PATH_OVERHEAD_BYTES = `/${PRIVATE_DIR_PREFIX}XXXXXX/bridge.sock`.length;
 
+/** The ToolError `fn` throws; a broker it made instead is closed before the spec fails (no open socket hangs the file). */
 const refusal = (fn: () => unknown): ToolError => {
+  let made: unknown;
   try {
-    fn();
+    made = fn();
   } catch (error) {
     if (isToolError(error)) return error;
     throw error;
   }
+  if (typeof made === 'object' && made !== null && 'close' in made && typeof made.close === 'function') made.close();
   assert.fail('not refused');
 };
 
