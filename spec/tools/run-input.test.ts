@@ -129,8 +129,8 @@ test('the carve-out refusal names both rules by their JSON path, never by their 
   })();
   assert.ok(isToolError(error));
   assert.deepEqual([error.code, error.path], ['permission_rule_fails_open', '/disallowed_tools/1']);
-  assert.match(error.message, /\/disallowed_tools\/1 carves an exception out of a broader rule for the same tool at \/allowed_tools\/1/);
   assert.equal(error.message.includes('Zqxtool'), false, 'the submitted tool name is not echoed');
+  assert.match(error.message, /\/disallowed_tools\/1 carves an exception out of a broader rule for the same tool at \/allowed_tools\/1/);
 });
 
 const rules: Array<[string[], string[], boolean]> = [
