@@ -25,6 +25,7 @@ import { MAX_DENY_REASON_CHARS } from './wire.ts';
 
 export { BRIDGE_AUTH_TIMEOUT_MS, MAX_BRIDGE_CONNECTIONS } from './broker-connection.ts';
 export { MAX_DECIDED_QUESTIONS, MAX_PENDING_QUESTIONS, MAX_QUESTIONS_PER_RUN } from './broker-questions.ts';
+export type { DecidedQuestion, DecisionSource, PermissionQuestion } from './broker-questions.ts';
 
 /**
  * The longest Unix socket path Linux can bind: sun_path holds 108 bytes, its terminating NUL included.
@@ -34,7 +35,6 @@ export const MAX_UNIX_SOCKET_PATH_BYTES = 107;
 const SOCKET_NAME = 'bridge.sock';
 /** mkdtemp appends this many characters to the prefix. */
 const MKDTEMP_SUFFIX_CHARS = 6;
-export type { DecidedQuestion, DecisionSource, PermissionQuestion } from './broker-questions.ts';
 
 export interface HostAnswer {
   readonly behavior: 'allow' | 'deny';
