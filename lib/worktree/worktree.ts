@@ -76,12 +76,16 @@ export function checkWorktreeRequest(git: GitRunnerSync, cwd: string, name: stri
   if (exists(place.path))
     throw new ToolError(
       'invalid_arguments',
-      `worktree ${name} exists already (${WORKTREE_DIR}/${name}); choose another name, or resume its conversation without worktree`,
+      `the worktree exists already under ${WORKTREE_DIR}; choose another name, or resume its conversation without worktree`,
       '/worktree',
     );
   const branch = git(['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`], cwd);
   if (branch.ok)
-    throw new ToolError('invalid_arguments', `branch ${place.branch} exists already; choose another worktree name`, '/worktree');
+    throw new ToolError(
+      'invalid_arguments',
+      "the worktree's branch (worktree-<name>) exists already; choose another worktree name",
+      '/worktree',
+    );
   const head = git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], cwd);
   if (!head.ok)
     throw new ToolError('invalid_arguments', 'worktree needs a repository with at least one commit (HEAD names none)', '/worktree');

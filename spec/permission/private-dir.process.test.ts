@@ -15,7 +15,8 @@ import { createPermissionBroker } from '../../lib/permission/broker.ts';
 import { systemClock } from '../../lib/util/clock.ts';
 import { randomBytes } from 'node:crypto';
 
-const base = mkdtempSync(join(tmpdir(), 'crm-private-dir-spec-'));
+// Short: a broker's socket path (this base, its owner-named directory, bridge.sock) must fit a Unix socket path.
+const base = mkdtempSync(join(tmpdir(), 'crm-pd-'));
 after(() => rmSync(base, { recursive: true, force: true }));
 
 const startOf = (pid: number): string => {

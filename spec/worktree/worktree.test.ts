@@ -184,10 +184,16 @@ describe('before a run asks for a worktree', () => {
         ),
       );
     assert.match(check({ 'rev-parse --path-format=absolute': failed }).message, /inside a git repository/);
-    assert.match(check({}, true).message, /worktree w1 exists already/);
+    const taken = check({}, true);
+    assert.deepEqual([taken.code, taken.path], ['invalid_arguments', '/worktree']);
+    assert.equal(taken.message.includes('w1'), false, 'the submitted name is not echoed');
+    assert.match(taken.message, /the worktree exists already/);
     assert.deepEqual(check({ 'rev-parse --path-format=absolute': ok('/repo/.claude/worktrees/x\n/repo/.git\n') }).path, '/worktree');
     const branchTaken = scripted({ 'rev-parse --path-format=absolute': top, 'rev-parse --verify': ok(`${HEAD}\n`) });
-    assert.match(refusal(() => checkWorktreeRequest(branchTaken, '/repo', 'w1', () => false)).message, /branch worktree-w1 exists/);
+    const branch = refusal(() => checkWorktreeRequest(branchTaken, '/repo', 'w1', () => false));
+    assert.deepEqual([branch.code, branch.path], ['invalid_arguments', '/worktree']);
+    assert.equal(branch.message.includes('w1'), false, 'the submitted name is not echoed');
+    assert.match(branch.message, /branch \(worktree-<name>\) exists already/);
     assert.match(check({}).message, /at least one commit/);
   });
   it('a free name in a repository with a commit: the place the native will use', () => {
