@@ -18,7 +18,7 @@ export function privateDirPrefix(owner: DirOwner | null): string {
   return owner === null ? PRIVATE_DIR_PREFIX : `${PRIVATE_DIR_PREFIX}${formatOwner(owner)}-`;
 }
 
-const OWNED_NAME = /^crm-perm-([0-9a-f.]+)-[A-Za-z0-9]{6}$/;
+const OWNED_NAME = /^crm-perm-([0-9a-z.]+)-[A-Za-z0-9]{6}$/;
 
 export function parseDirOwner(name: string): DirOwner | null {
   const match = OWNED_NAME.exec(name);

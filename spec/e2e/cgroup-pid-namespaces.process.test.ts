@@ -159,7 +159,7 @@ test('two servers in two pid namespaces, each sweeping while the other runs: bot
     // Both runs had a cgroup, each named in its owner's namespace (checked after the outcome, the symptom).
     assert.equal(names.length, 2, JSON.stringify(names));
     assert.ok(
-      names.some((n) => n.startsWith(`claude-run-mcp-${innerNs}.`)),
+      names.some((n) => n.startsWith(`claude-run-mcp-${BigInt(innerNs).toString(36)}.`)),
       `a run cgroup carries the inner namespace: ${JSON.stringify(names)}`,
     );
     // Each sweeper left the other namespace's live run cgroup, and said so.

@@ -25,19 +25,19 @@ const startOf = (pid: number): string => {
 };
 const nameOf = (owner: DirOwner, suffix = 'AbC123'): string => `${privateDirPrefix(owner)}${suffix}`;
 
-const BOOT = '0123456789abcdef0123456789abcdef';
-const OTHER_BOOT = 'fedcba9876543210fedcba9876543210';
+const BOOT = '0123456789abcdef';
+const OTHER_BOOT = 'fedcba9876543210';
 
 test("names: an owner round-trips through the name; anonymous, foreign and earlier releases' names have no owner", () => {
   const owner = { pidNamespace: '4026531836', pid: 4242, start: '987654', boot: BOOT };
-  assert.equal(nameOf(owner), `crm-perm-4026531836.4242.987654.${BOOT}-AbC123`);
+  assert.equal(nameOf(owner), `crm-perm-1ulajuk.39u.l62u.${BOOT}-AbC123`);
   assert.deepEqual(parseDirOwner(nameOf(owner)), owner);
   for (const name of [
     'crm-perm-AbC123',
     'crm-perm-1.2.3-AbC123',
     `crm-perm-1.2.3.${BOOT}-AbC12`,
     `crm-perm-1.0.3.${BOOT}-AbC123`,
-    `crm-perm-x.2.3.${BOOT}-AbC123`,
+    `crm-perm-X.2.3.${BOOT}-AbC123`,
     `crm-perm-1.2.3.${BOOT.slice(1)}-AbC123`,
     'other-1.2.3-AbC123',
     `${nameOf(owner)}/x`,

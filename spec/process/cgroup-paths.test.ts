@@ -133,31 +133,37 @@ test('cgroupDirectory maps a cgroup path under the mount, and refuses one the mo
   assert.equal(cgroupDirectory(narrowed, '/system.slice'), null);
 });
 
-const BOOT = '0123456789abcdef0123456789abcdef';
+const BOOT = '0123456789abcdef';
 const HERE = { pidNamespace: '4026531836', boot: BOOT };
 
-test('an owner renders as namespace.pid.start.boot and only that parses back', () => {
+test('an owner renders as namespace.pid.start.boot (base 36, the boot tag) and only that parses back', () => {
   const owner = { ...HERE, pid: 4242, start: '123456789' };
-  assert.equal(formatOwner(owner), `4026531836.4242.123456789.${BOOT}`);
+  assert.equal(formatOwner(owner), `1ulajuk.39u.21i3v9.${BOOT}`);
   assert.deepEqual(parseOwner(formatOwner(owner)), owner);
   for (const text of [
     '4242-123456789',
     `1.0.2.${BOOT}`,
     `1.2.3.${BOOT.toUpperCase()}`,
     `1.2.3.${BOOT}0`,
-    `x.2.3.${BOOT}`,
+    `X.2.3.${BOOT}`,
+    `01.2.3.${BOOT}`,
+    `1.2.3.${BOOT}${BOOT}`,
     `1.2.3`,
-    `1.12345678901.3.${BOOT}`,
+    `1.12345678.3.${BOOT}`,
   ])
     assert.equal(parseOwner(text), null, text);
-  assert.deepEqual(parsePidSpace('pid:[4026531836]', '01234567-89AB-cdef-0123-456789abcdef\n'), HERE);
+  assert.deepEqual(
+    parsePidSpace('pid:[4026531836]', '01234567-89AB-cdef-0123-456789abcdef\n'),
+    HERE,
+    'the boot tag is the first 16 hex digits',
+  );
   assert.equal(parsePidSpace('net:[4026531836]', BOOT), null);
   assert.equal(parsePidSpace('pid:[4026531836]', 'not a boot id'), null);
 });
 
 test("our cgroups are named after their owner in its pid space; an earlier release's name and a garbled one are told apart", () => {
   const owner = { ...HERE, pid: 4242, start: '123456789' };
-  assert.equal(cgroupName(owner), `claude-run-mcp-4026531836.4242.123456789.${BOOT}`);
+  assert.equal(cgroupName(owner), `claude-run-mcp-1ulajuk.39u.21i3v9.${BOOT}`);
   assert.deepEqual(cgroupNameOwner(cgroupName(owner)), { kind: 'owner', owner });
   assert.deepEqual(cgroupNameOwner('claude-run-mcp-4242-123456789'), { kind: 'legacy' });
   for (const name of ['claude-run-mcp-0-1x', 'claude-run-mcp-12', `claude-run-mcp-1.0.3.${BOOT}`, 'claude-run-mcp-x-1'])
@@ -189,7 +195,7 @@ test('planCgroupSweep ends only provably dead owners of this pid space and repor
     name(12),
     name(13),
     name(11, { pidNamespace: '4026532000' }),
-    name(11, { boot: 'f'.repeat(32) }),
+    name(11, { boot: 'f'.repeat(16) }),
     'claude-run-mcp-11-5',
     'claude-run-mcp-oops',
     'crm-spec-1234',
