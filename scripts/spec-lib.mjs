@@ -65,6 +65,7 @@ export const killCgroup = (dir) => lib().killCgroup(dir);
 /** @returns {boolean} removes an emptied cgroup tree, children first; true when nothing of it is left. */
 export const removeCgroupTree = (dir) => lib().removeCgroupTree(dir);
 /** @returns {boolean} makes a cgroup; false when it cannot be (or already exists). */
-export const createCgroup = (dir) => lib().createCgroup(dir);
+// lib's createCgroup answers null when it made the cgroup, else the errno code that refused it.
+export const createCgroup = (dir) => lib().createCgroup(dir) === null;
 /** @returns {boolean} moves `pid` into the cgroup; false when the kernel refused. */
 export const moveIntoCgroup = (dir, pid) => lib().moveIntoCgroup(dir, pid);

@@ -111,8 +111,9 @@ function spawnGit(call: Call, live: Set<() => void>): Promise<GitOutcome> {
     };
     const end = (kind: 'timeout' | 'too_large'): void => {
       failure ??= kind;
-      killGroup(child);
-      if (exited) release();
+      // Once git is reaped its group id may be free and reused: a group is signalled only while its leader is unreaped.
+      if (!exited) killGroup(child);
+      else release();
     };
     const timer = setTimeout(() => end('timeout'), call.timeoutMs);
     const stop = (): void => end('timeout');

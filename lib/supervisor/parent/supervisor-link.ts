@@ -211,14 +211,24 @@ function onReport(link: SupervisorLink, message: ReportMessage): void {
       break;
     case 'cleanup':
       link.cleanup = message;
-      // A run refused for want of its cgroup started nothing: it did not fall back.
-      if (link.cgroup !== null && message.proof === 'process_scan' && link.spawnError?.code !== SPAWN_ERROR_NO_CGROUP) link.onFallback?.();
+      // Only a run whose cgroup could not be made and that then ran tracked through /proc fell back; a refused run
+      // started nothing, and a supervisor closed before any command had no cgroup to want.
+      if (fellBack(link, message)) link.onFallback?.();
       endProbes(link, { kind: 'cancelled' });
       break;
     default:
       assertNever(message);
   }
   link.hooks?.onReport?.(message);
+}
+
+function fellBack(link: SupervisorLink, cleanup: CleanupReport): boolean {
+  return (
+    link.cgroup !== null &&
+    cleanup.proof === 'process_scan' &&
+    link.spawnError?.code !== SPAWN_ERROR_NO_CGROUP &&
+    cleanup.steps.some((step) => step.startsWith('cgroup_unavailable:'))
+  );
 }
 
 function settleEarly(link: SupervisorLink): void {

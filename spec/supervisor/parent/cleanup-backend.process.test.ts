@@ -12,6 +12,7 @@ import { detectOwnCgroup } from '../../../lib/process/cgroup.ts';
 import { selfOwner } from '../../../lib/process/proc-table.ts';
 import { SPAWN_ERROR_NO_CGROUP } from '../../../lib/supervisor/protocol.ts';
 import type { CleanupBackend } from '../../../lib/supervisor/parent/cleanup-backend.ts';
+import { prepareSupervisor } from '../../../lib/supervisor/parent/run-supervised.ts';
 import { startFake } from '../harness.ts';
 import { createToolHarness } from '../../helpers/tool-harness.ts';
 import { parseObj } from '../../helpers/typed-results.ts';
@@ -88,6 +89,19 @@ test('auto, run cgroup cannot be made: the run goes on under /proc tracking, pro
     assert.equal(fallbacks, 1);
   } finally {
     fake.dispose();
+    rmdirSync(base);
+  }
+});
+
+test('a supervisor let go before any command is no fallback, even where no run cgroup could be made', async () => {
+  const base = fullBase('idle');
+  let fallbacks = 0;
+  try {
+    const prepared = prepareSupervisor(undefined, { cleanup: cgroupBackend(base, false), onFallback: () => fallbacks++ });
+    const outcome = await prepared.dispose();
+    assert.equal(outcome.cleanup?.proof, 'process_scan', 'it never made a cgroup: nothing ran');
+    assert.equal(fallbacks, 0);
+  } finally {
     rmdirSync(base);
   }
 });
