@@ -136,7 +136,7 @@ describe('git runs nothing the repository configures', () => {
     assert.equal(runner.running(), 0);
   });
 
-  it("the settle inspection does not read a submodule's dirty content (git would run the submodule's own filter)", async () => {
+  it("neither the settle inspection nor removal reads a submodule's dirty content (git would run the submodule's own filter)", async () => {
     const repo = join(dir, 'repo-sub');
     execFileSync('mkdir', ['-p', repo]);
     git(repo, 'init', '-q');
@@ -165,6 +165,20 @@ describe('git runs nothing the repository configures', () => {
       [['sub', true]],
       'the committed gitlink is still listed',
     );
+    const remove = (force: boolean) =>
+      removeWorktree(
+        { git: createGitRunner({ env: HOST_ENV }), processes: { withCwd: processesWithCwd, pidPresence }, exists: existsSync },
+        { cwd: repo, name: 'w2', force, inUse: () => false },
+      );
+    await assert.rejects(remove(false), (error: { code?: string; message?: string }) => {
+      assert.equal(error.code, 'worktree_has_work');
+      assert.match(String(error.message), /1 populated submodule\(s\) whose own work is not read \(sub\)/);
+      return true;
+    });
+    assert.equal(existsSync(join(dir, 'sub-filter-ran')), false, "removal's status ran the submodule's filter");
+    const removed = await remove(true);
+    assert.equal(removed.discarded.populated_submodules, 1);
+    assert.equal(existsSync(join(dir, 'sub-filter-ran')), false, "the forced removal ran the submodule's filter");
   });
 
   it('stop ends the process group of a call in flight, and no call starts after it', async () => {
