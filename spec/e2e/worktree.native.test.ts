@@ -140,7 +140,11 @@ describe('adapter over the real binary: worktrees', () => {
 
       const removed = await remove({ name: 'clean' });
       assert.equal(removed.isError, false, JSON.stringify(removed.body));
-      assert.deepEqual(obj(obj(removed.body['result'])['removed'])['discarded'], { uncommitted_files: 0, unreachable_commits: 0, populated_submodules: 0 });
+      assert.deepEqual(obj(obj(removed.body['result'])['removed'])['discarded'], {
+        uncommitted_files: 0,
+        unreachable_commits: 0,
+        populated_submodules: 0,
+      });
       assert.deepEqual(git(cwd, 'branch', '--format=%(refname:short)').trim().split('\n'), ['main'], 'both branches deleted');
       assert.equal(
         git(cwd, 'worktree', 'list', '--porcelain')
