@@ -35,6 +35,11 @@ function lib() {
 
 /** @returns {ProcStat | null} the stat of `pid`, read and parsed by lib; null when it is gone, unreadable or malformed. */
 export const readStat = (pid) => lib().readProcStat(pid);
+/** @returns {string | null} this process's pid namespace and boot as one key; null where /proc cannot say (or is another namespace's). */
+export function pidSpaceKey() {
+  const space = lib().ownPidSpace();
+  return space === null ? null : `${space.pidNamespace} ${space.boot}`;
+}
 
 /** @returns {boolean} whether the process `id` names still holds its pid (a zombie does: its pid is not free yet). */
 export function holdsPid(id) {
