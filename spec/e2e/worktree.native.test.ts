@@ -38,7 +38,7 @@ describe('adapter over the real binary: worktrees', () => {
       await refuse({ worktree: 'w1' }, '/worktree', /inside a git repository/);
       makeRepository(cwd);
       git(cwd, 'branch', 'worktree-taken');
-      await refuse({ worktree: 'taken' }, '/worktree', /branch worktree-taken exists/);
+      await refuse({ worktree: 'taken' }, '/worktree', /the worktree's branch \(worktree-<name>\) exists already/);
       await refuse({ worktree: '../escape' }, '/worktree', /pattern/);
       await refuse({ worktree: 'x', resume_session_id: '00000000-0000-4000-8000-000000000000' }, '/worktree', /fork_session/);
       assert.equal(existsSync(join(cwd, '.claude')), false, 'no worktree folder was made');
