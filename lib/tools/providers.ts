@@ -340,6 +340,7 @@ function getCapabilities(p: ProviderParts): JsonObject {
     assertedVersion: p.assertedVersion,
     recursive: p.recursive,
     cleanup: p.cleanup,
+    platform: p.platform,
     budget: p.ledger === null ? null : p.ledger.snapshot(),
     instanceId: instanceId(p),
     binary: () => resolveBin(p.config),

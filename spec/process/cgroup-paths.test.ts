@@ -108,8 +108,9 @@ test('chooseCleanupBackend on darwin: ps_scan for auto and ps_scan, the others r
     detail: 'the ps_scan backend was chosen explicitly',
   });
   assert.equal(detections, 0, 'a forced ps_scan on Linux does not look either');
-  assert.deepEqual(describeCleanup(chooseCleanupBackend('auto', detect, 'darwin')), {
+  assert.deepEqual(describeCleanup(chooseCleanupBackend('auto', detect, 'darwin'), 'darwin'), {
     backend: 'ps_scan',
+    platform: 'darwin',
     cgroup: null,
     kill: null,
     fallback_reason: 'platform',

@@ -94,9 +94,9 @@ function sweepOnce(base: string): void {
   void sweepDeadCgroups(base);
 }
 
-/** The capabilities' account of how cleanup is proven, and for the fallback why. */
-export function describeCleanup(cleanup: CleanupBackend): JsonObject {
+/** The capabilities' and `check`'s account of how cleanup is proven, on which platform, and for a fallback why. */
+export function describeCleanup(cleanup: CleanupBackend, platform: SupportedPlatform = supportedPlatform()): JsonObject {
   return cleanup.kind === 'cgroup'
-    ? { backend: 'cgroup', cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
-    : { backend: cleanup.kind, cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
+    ? { backend: 'cgroup', platform, cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
+    : { backend: cleanup.kind, platform, cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
 }
