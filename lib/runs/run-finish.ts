@@ -38,6 +38,7 @@ export function finish(scope: RunScope, input: FinishInput): Classification {
     spawnError: input.spawnError,
     cleanup: probesOnly ? NOTHING_STARTED : cleanup,
     stderrTail: native?.stderrTail ?? '',
+    versionProof: native?.versionProof ?? null,
     session: scope.prepared.request.session,
     continueKnownSessionIds: scope.knownIds,
   });

@@ -5,6 +5,7 @@ import type { SupervisedOutcome } from '../../lib/supervisor/parent/run-supervis
 
 const lost = (crashText: string | null): SupervisedOutcome => ({
   spawned: null,
+  versionProof: null,
   spawnError: null,
   exit: null,
   cleanup: null,

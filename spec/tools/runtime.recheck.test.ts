@@ -22,6 +22,7 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
   });
   const outcome: SupervisedOutcome = {
     spawned: { pid: 1, start: '1' },
+    versionProof: 'file',
     spawnError: null,
     exit: { code: 0, signal: null },
     cleanup: {

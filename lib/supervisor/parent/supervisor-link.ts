@@ -7,7 +7,14 @@ import type { ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { assertNever } from '../../util/assert-never.ts';
 import { runCgroupDir } from '../../process/cgroup.ts';
-import { SPAWN_ERROR_NO_CODE, type ControlMessage, type ProbeOutcome, type ProcessIdentity, type ReportMessage } from '../protocol.ts';
+import {
+  SPAWN_ERROR_NO_CODE,
+  type ControlMessage,
+  type ProbeOutcome,
+  type ProcessIdentity,
+  type ReportMessage,
+  type VersionProof,
+} from '../protocol.ts';
 import { killLeftovers } from './fallback-kill.ts';
 import { endLostRunCgroup } from './lost-cgroup.ts';
 import { readReports, type ReportReader } from './report-reader.ts';
@@ -27,6 +34,8 @@ export type CleanupReport = Extract<ReportMessage, { type: 'cleanup' }>;
 
 export interface SupervisedOutcome {
   readonly spawned: ProcessIdentity | null;
+  /** What the version check bound the native to (the `spawned` report's); null when none was reported. */
+  readonly versionProof: VersionProof | null;
   readonly spawnError: { readonly code: string; readonly message: string } | null;
   readonly exit: { readonly code: number | null; readonly signal: string | null } | null;
   /** null: no explicit report arrived, so cleanup is unconfirmed. */
@@ -65,6 +74,7 @@ export interface SupervisorLink extends LinkPlacement {
   phase: 'idle' | 'started' | 'disposed';
   // What the reports said.
   spawned: ProcessIdentity | null;
+  versionProof: VersionProof | null;
   spawnError: SupervisedOutcome['spawnError'];
   exit: SupervisedOutcome['exit'];
   cleanup: CleanupReport | null;
@@ -109,6 +119,7 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
     hooks: null,
     phase: 'idle',
     spawned: null,
+    versionProof: null,
     spawnError: null,
     exit: null,
     cleanup: null,
@@ -191,6 +202,7 @@ function onReport(link: SupervisorLink, message: ReportMessage): void {
     }
     case 'spawned':
       link.spawned = { pid: message.pid, start: message.start };
+      link.versionProof = message.version_proof;
       break;
     case 'spawn_error':
       link.spawnError = { code: message.code, message: message.message };
@@ -217,10 +229,11 @@ function settle(link: SupervisorLink): void {
   link.settled = true;
   link.reports.end();
   endProbes(link, { kind: 'spawn_error', message: 'the supervisor ended before the probe finished' });
-  const { spawned, spawnError, exit, supervisorExit, fallbackKilled, fallbackProof } = link;
+  const { spawned, versionProof, spawnError, exit, supervisorExit, fallbackKilled, fallbackProof } = link;
   const report: CleanupReport | null = link.cleanup;
   link.resolveDone({
     spawned,
+    versionProof,
     spawnError,
     exit,
     cleanup: report,
