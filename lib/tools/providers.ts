@@ -24,7 +24,7 @@ import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } fro
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
 import { readProcStat } from '../process/proc-table.ts';
 import { supportedPlatform, type SupportedPlatform } from '../process/platform.ts';
-import { pidPresence, processesWithCwd } from '../process/occupants.ts';
+import { pidPresence, pidPresenceBySignal, processesWithCwd, processesWithCwdUnverifiable } from '../process/occupants.ts';
 import { isLive, isSameProcess } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
 import { ADAPTER_VERSION } from '../version.ts';
@@ -45,7 +45,7 @@ import { createResourceProvider } from './resources.ts';
 import { createGitRunner, createGitRunnerSync, type GitRunner, type GitRunnerSync } from '../worktree/git.ts';
 import { checkWorktreeRequest } from '../worktree/worktree.ts';
 import { inspectWorktree } from '../worktree/changes.ts';
-import { removeWorktree } from '../worktree/remove.ts';
+import { removeWorktree, type WorktreeProcesses } from '../worktree/remove.ts';
 import { countFileLines, describeGit, type GitAvailability } from '../worktree/fs-edge.ts';
 
 export interface ProviderConfig {
@@ -258,14 +258,19 @@ function createToolProvider(p: ProviderParts, budgeted: Runtime, prepare: (args:
       return callTool(tool, args, ctx, {
         runtime: budgeted,
         prepare,
-        removeWorktree: (request) => removeWorktree({ git, processes: worktreeProcesses, exists: existsSync }, request),
+        removeWorktree: (request) => removeWorktree({ git, processes: worktreeProcesses(p.platform), exists: existsSync }, request),
       });
     },
     tasks: createTaskProvider({ runtime: budgeted, prepare, clock: p.clock, underscoreNames: config.underscoreNames }),
   };
 }
 
-const worktreeProcesses = { withCwd: processesWithCwd, pidPresence };
+/** Who works in a worktree: /proc on Linux; on darwin occupancy is unverifiable and a lock's pid is asked by signal 0. */
+function worktreeProcesses(platform: SupportedPlatform): WorktreeProcesses {
+  return platform === 'linux'
+    ? { withCwd: processesWithCwd, pidPresence }
+    : { withCwd: processesWithCwdUnverifiable, pidPresence: (pid) => pidPresenceBySignal(pid) };
+}
 
 function markUsed(p: ProviderParts): void {
   const hook = p.firstUse;
