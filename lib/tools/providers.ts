@@ -222,6 +222,8 @@ function createProviderRuntime(p: ProviderParts): Runtime {
     },
     prepareSupervisor: p.spares === null ? p.prepareWithin : p.spares.take,
     isGone: (identity) => {
+      // Off Linux no start time can be read synchronously: gone only when no process has that pid at all.
+      if (p.platform !== 'linux') return pidPresenceBySignal(identity.pid) === 'gone';
       const stat = readProcStat(identity.pid);
       return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
     },

@@ -40,6 +40,8 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
     stderrTail: '',
     stderrBytes: 0,
     fallbackKilled: 0,
+    fallbackLeft: 0,
+    fallbackError: null,
     fallbackProof: null,
     crashText: null,
   };

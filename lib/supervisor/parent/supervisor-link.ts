@@ -15,7 +15,8 @@ import {
   type ReportMessage,
   type VersionProof,
 } from '../protocol.ts';
-import { killLeftovers } from './fallback-kill.ts';
+import { endReportedNative, killLeftovers } from './fallback-kill.ts';
+import type { SupportedPlatform } from '../../process/platform.ts';
 import { endLostRunCgroup } from './lost-cgroup.ts';
 import { readReports, type ReportReader } from './report-reader.ts';
 import { readInSlices, type SlicedReader } from './sliced-reader.ts';
@@ -47,6 +48,13 @@ export interface SupervisedOutcome {
   /** Processes the adapter itself SIGKILLed because the supervisor left no cleanup report. */
   readonly fallbackKilled: number;
   /**
+   * Processes of the run the darwin fallback saw but left alone (not proven the run's without the supervisor's
+   * record; only the reported native is ended there); 0 on Linux.
+   */
+  readonly fallbackLeft: number;
+  /** Why the darwin fallback could not look (its ps failed), else null. */
+  readonly fallbackError: string | null;
+  /**
    * 'cgroup' when the supervisor left no report but the adapter ended the run's cgroup and the kernel showed
    * it empty (then removed): cleanup is proven all the same. null otherwise.
    */
@@ -66,6 +74,8 @@ export interface LinkPlacement {
   readonly supervisorId: ProcessIdentity | null;
   /** How long the fallback gives a lost run's cgroup to empty after SIGKILL. */
   readonly fallbackGraceMs: number;
+  /** The server's platform decision: off Linux the fallback reads one ps table, never /proc. */
+  readonly platform: SupportedPlatform;
 }
 
 export interface SupervisorLink extends LinkPlacement {
@@ -95,7 +105,10 @@ export interface SupervisorLink extends LinkPlacement {
   pipeTimer: NodeJS.Timeout | null;
   settled: boolean;
   fallbackKilled: number;
+  fallbackLeft: number;
+  fallbackError: string | null;
   fallbackProof: 'cgroup' | null;
+  /** The fallback that must finish before the run settles: the lost run's cgroup, or the darwin ps look. */
   lostCgroup: Promise<void> | null;
   readonly done: Promise<SupervisedOutcome>;
   readonly exited: Promise<void>;
@@ -154,6 +167,8 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
     pipeTimer: null,
     settled: false,
     fallbackKilled: 0,
+    fallbackLeft: 0,
+    fallbackError: null,
     fallbackProof: null,
     lostCgroup: null,
     done,
@@ -229,7 +244,7 @@ function settle(link: SupervisorLink): void {
   link.settled = true;
   link.reports.end();
   endProbes(link, { kind: 'spawn_error', message: 'the supervisor ended before the probe finished' });
-  const { spawned, versionProof, spawnError, exit, supervisorExit, fallbackKilled, fallbackProof } = link;
+  const { spawned, versionProof, spawnError, exit, supervisorExit, fallbackKilled, fallbackLeft, fallbackError, fallbackProof } = link;
   const report: CleanupReport | null = link.cleanup;
   link.resolveDone({
     spawned,
@@ -239,6 +254,8 @@ function settle(link: SupervisorLink): void {
     cleanup: report,
     supervisorExit,
     fallbackKilled,
+    fallbackLeft,
+    fallbackError,
     fallbackProof,
     crashText: link.reports.unparsedTail() === '' ? null : link.reports.unparsedTail(),
     stderrTail: report?.stderr_tail ?? '',
@@ -268,6 +285,15 @@ function onSupervisorExit(link: SupervisorLink, code: number | null, signal: Nod
  */
 function startFallback(link: SupervisorLink): void {
   const { cgroup, supervisorId, marker } = link;
+  if (link.platform !== 'linux') {
+    // No /proc: one ps table, the reported native ended, the rest reported (fallback-kill.ts).
+    link.lostCgroup = endReportedNative(link.child.pid ?? null, link.spawned, process.env['PATH'] ?? '').then((ended) => {
+      link.fallbackKilled += ended.killed;
+      link.fallbackLeft += ended.left;
+      link.fallbackError = ended.error;
+    });
+    return;
+  }
   const dir = cgroup === null || supervisorId === null ? null : runCgroupDir(cgroup, supervisorId);
   link.lostCgroup =
     dir === null
