@@ -16,6 +16,23 @@
  */
 import type { NativeQuery } from '../native/version.ts';
 import type { ProcessIdentity } from '../process/proc-stat.ts';
+import { SUPPORTED_PLATFORMS, type SupportedPlatform } from '../process/platform.ts';
+
+/**
+ * The server decides its platform once (lib/process/platform.ts) and tells each supervisor on its command
+ * line, as the last argument `--platform=<linux|darwin>`; a supervisor never reads process.platform.
+ */
+export const PLATFORM_ARG_PREFIX = '--platform=';
+
+export function platformArg(platform: SupportedPlatform): string {
+  return `${PLATFORM_ARG_PREFIX}${platform}`;
+}
+
+/** The platform a supervisor's arguments name (exactly one `--platform=` of a known platform), else null. */
+export function parsePlatformArg(args: readonly string[]): SupportedPlatform | null {
+  const given = args.filter((arg) => arg.startsWith(PLATFORM_ARG_PREFIX)).map((arg) => arg.slice(PLATFORM_ARG_PREFIX.length));
+  return given.length === 1 ? (SUPPORTED_PLATFORMS.find((p) => p === given[0]) ?? null) : null;
+}
 
 /** Bound on the run's report lines on fd 2 (all but the probe results, together). */
 export const REPORT_MAX_BYTES = 64 * 1024;
@@ -40,6 +57,8 @@ export const SPAWN_ERROR_NO_CODE = 'SPAWN_FAILED';
 export const SPAWN_ERROR_FILE_CHANGED = 'NATIVE_CHANGED';
 /** The `code` of the spawn error when a required run cgroup could not be made (nothing was started). */
 export const SPAWN_ERROR_NO_CGROUP = 'CGROUP_UNAVAILABLE';
+/** The `code` of the spawn error of a supervisor started without its platform argument (PLATFORM_ARG_PREFIX). */
+export const SPAWN_ERROR_NO_PLATFORM = 'NO_PLATFORM';
 export const STDERR_TAIL_MAX_BYTES = 16 * 1024;
 export const CONTROL_LINE_MAX_BYTES = 32 * 1024 * 1024;
 
@@ -72,6 +91,15 @@ export interface RunPlacement {
    */
   readonly cgroupRequired: boolean;
 }
+
+/**
+ * What a run's version check binds it to: "image" (machine code exec'd through the pinned file, its image
+ * read right after spawn the image that answered the check), "file" (the file's identity, by fstat, the same
+ * before the probe, after it, before the spawn and right after it: an interpreter opens a script again by
+ * path, so a script gets this at most), "path" (nothing bound: the path ran whatever it named then).
+ */
+export const VERSION_PROOFS = ['image', 'file', 'path'] as const;
+export type VersionProof = (typeof VERSION_PROOFS)[number];
 
 /** What a cleanup report's confirmation rests on: the kernel's cgroup accounting, or /proc scans. */
 export const CLEANUP_PROOFS = ['cgroup', 'process_scan'] as const;
@@ -133,7 +161,14 @@ export type ReportMessage =
        */
       readonly imageId: string | null;
     }
-  | { readonly type: 'spawned'; readonly pid: number; readonly start: string; readonly pgid: number }
+  | {
+      readonly type: 'spawned';
+      readonly pid: number;
+      readonly start: string;
+      readonly pgid: number;
+      /** What the run's version check binds it to (absent from an older supervisor: path). */
+      readonly version_proof: VersionProof;
+    }
   | { readonly type: 'spawn_error'; readonly code: string; readonly message: string }
   | { readonly type: 'exit'; readonly code: number | null; readonly signal: string | null }
   | {

@@ -14,8 +14,10 @@ import {
   type ProbeOutcome,
   type ProcessIdentity,
   type ReportMessage,
+  type VersionProof,
 } from '../protocol.ts';
-import { killLeftovers } from './fallback-kill.ts';
+import { endReportedNative, killLeftovers } from './fallback-kill.ts';
+import type { SupportedPlatform } from '../../process/platform.ts';
 import { endLostRunCgroup } from './lost-cgroup.ts';
 import { readReports, type ReportReader } from './report-reader.ts';
 import { readInSlices, type SlicedReader } from './sliced-reader.ts';
@@ -34,6 +36,8 @@ export type CleanupReport = Extract<ReportMessage, { type: 'cleanup' }>;
 
 export interface SupervisedOutcome {
   readonly spawned: ProcessIdentity | null;
+  /** What the version check bound the native to (the `spawned` report's); null when none was reported. */
+  readonly versionProof: VersionProof | null;
   readonly spawnError: { readonly code: string; readonly message: string } | null;
   readonly exit: { readonly code: number | null; readonly signal: string | null } | null;
   /** null: no explicit report arrived, so cleanup is unconfirmed. */
@@ -44,6 +48,13 @@ export interface SupervisedOutcome {
   readonly stderrBytes: number;
   /** Processes the adapter itself SIGKILLed because the supervisor left no cleanup report. */
   readonly fallbackKilled: number;
+  /**
+   * Processes of the run the darwin fallback saw but left alone (not proven the run's without the supervisor's
+   * record; only the reported native is ended there); 0 on Linux.
+   */
+  readonly fallbackLeft: number;
+  /** Why the darwin fallback could not look (its ps failed), else null. */
+  readonly fallbackError: string | null;
   /**
    * 'cgroup' when the supervisor left no report but the adapter ended the run's cgroup and the kernel showed
    * it empty (then removed): cleanup is proven all the same. null otherwise.
@@ -68,6 +79,8 @@ export interface LinkPlacement {
   readonly supervisorId: ProcessIdentity | null;
   /** How long the fallback gives a lost run's cgroup to empty after SIGKILL. */
   readonly fallbackGraceMs: number;
+  /** The server's platform decision: off Linux the fallback reads one ps table, never /proc. */
+  readonly platform: SupportedPlatform;
 }
 
 export interface SupervisorLink extends LinkPlacement {
@@ -76,6 +89,7 @@ export interface SupervisorLink extends LinkPlacement {
   phase: 'idle' | 'started' | 'disposed';
   // What the reports said.
   spawned: ProcessIdentity | null;
+  versionProof: VersionProof | null;
   spawnError: SupervisedOutcome['spawnError'];
   exit: SupervisedOutcome['exit'];
   cleanup: CleanupReport | null;
@@ -96,7 +110,10 @@ export interface SupervisorLink extends LinkPlacement {
   pipeTimer: NodeJS.Timeout | null;
   settled: boolean;
   fallbackKilled: number;
+  fallbackLeft: number;
+  fallbackError: string | null;
   fallbackProof: 'cgroup' | null;
+  /** The fallback that must finish before the run settles: the lost run's cgroup, or the darwin ps look. */
   lostCgroup: Promise<void> | null;
   readonly done: Promise<SupervisedOutcome>;
   readonly exited: Promise<void>;
@@ -120,6 +137,7 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
     hooks: null,
     phase: 'idle',
     spawned: null,
+    versionProof: null,
     spawnError: null,
     exit: null,
     cleanup: null,
@@ -154,6 +172,8 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
     pipeTimer: null,
     settled: false,
     fallbackKilled: 0,
+    fallbackLeft: 0,
+    fallbackError: null,
     fallbackProof: null,
     lostCgroup: null,
     done,
@@ -202,6 +222,7 @@ function onReport(link: SupervisorLink, message: ReportMessage): void {
     }
     case 'spawned':
       link.spawned = { pid: message.pid, start: message.start };
+      link.versionProof = message.version_proof;
       break;
     case 'spawn_error':
       link.spawnError = { code: message.code, message: message.message };
@@ -240,15 +261,18 @@ function settle(link: SupervisorLink): void {
   link.settled = true;
   link.reports.end();
   endProbes(link, { kind: 'spawn_error', message: 'the supervisor ended before the probe finished' });
-  const { spawned, spawnError, exit, supervisorExit, fallbackKilled, fallbackProof } = link;
+  const { spawned, versionProof, spawnError, exit, supervisorExit, fallbackKilled, fallbackLeft, fallbackError, fallbackProof } = link;
   const report: CleanupReport | null = link.cleanup;
   link.resolveDone({
     spawned,
+    versionProof,
     spawnError,
     exit,
     cleanup: report,
     supervisorExit,
     fallbackKilled,
+    fallbackLeft,
+    fallbackError,
     fallbackProof,
     crashText: link.reports.unparsedTail() === '' ? null : link.reports.unparsedTail(),
     stderrTail: report?.stderr_tail ?? '',
@@ -278,6 +302,15 @@ function onSupervisorExit(link: SupervisorLink, code: number | null, signal: Nod
  */
 function startFallback(link: SupervisorLink): void {
   const { cgroup, supervisorId, marker } = link;
+  if (link.platform !== 'linux') {
+    // No /proc: one ps table, the reported native ended, the rest reported (fallback-kill.ts).
+    link.lostCgroup = endReportedNative(link.child.pid ?? null, link.spawned, process.env['PATH'] ?? '').then((ended) => {
+      link.fallbackKilled += ended.killed;
+      link.fallbackLeft += ended.left;
+      link.fallbackError = ended.error;
+    });
+    return;
+  }
   const dir = cgroup === null || supervisorId === null ? null : runCgroupDir(cgroup, supervisorId);
   link.lostCgroup =
     dir === null
