@@ -13,6 +13,9 @@ import type { RunningProbe } from './probe.ts';
 import { createSink, type Sink } from './sink.ts';
 import { createByteTail, type ByteTail } from './stderr-tail.ts';
 import { createRunTracker, type RunTracker } from './tracker.ts';
+import { createTableClient, type TableClient } from './table-client.ts';
+import { readPsTable } from '../../process/ps-source.ts';
+import { systemClock } from '../../util/clock.ts';
 
 export type SpawnMessage = Extract<ControlMessage, { type: 'spawn' }>;
 export type ProbeMessage = Extract<ControlMessage, { type: 'probe' }>;
@@ -49,6 +52,8 @@ export interface SupervisorState {
   /** Every process the supervisor started that has not been reaped yet. */
   readonly unreaped: Set<ChildProcess>;
   cleaning: boolean;
+  /** Process tables on the portable source: asked of the server, else read by the supervisor's own ps. */
+  readonly tables: TableClient;
   stopTracking: () => void;
   settleStderr: (graceMs: number) => Promise<void>;
 }
@@ -76,6 +81,13 @@ export function createSupervisorState(): SupervisorState {
     probesRun: 0,
     unreaped: new Set<ChildProcess>(),
     cleaning: false,
+    tables: createTableClient({
+      send: (line) => {
+        report.write(line);
+      },
+      readOwnTable: () => readPsTable({ path: process.env['PATH'] ?? '' }),
+      clock: systemClock,
+    }),
     stopTracking: () => {},
     settleStderr: () => Promise.resolve(),
   };

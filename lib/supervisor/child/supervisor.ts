@@ -40,6 +40,8 @@ export function runSupervisor(): void {
   });
   const onEof = (): void => {
     splitter.end();
+    // The server is done or gone: no table answer will come, so tables come from the supervisor's own ps.
+    s.tables.onControlEnd();
     cleanUp(s, true, 'control_eof');
   };
   process.stdin.once('end', onEof);
@@ -47,10 +49,14 @@ export function runSupervisor(): void {
 }
 
 function onControl(s: SupervisorState, message: ControlMessage | null): void {
+  // Table answers are routed in every phase: the ladder reads tables while it cleans up.
+  if (message?.type === 'table') {
+    if (!s.tables.onAnswer(message)) refuseControl(s);
+    return;
+  }
   if (s.cleaning) return;
   if (message === null || (message.type !== 'terminate' && !takePlacement(s, message.marker, message.cgroup))) {
-    if (s.spec === null) reportLine(s, { type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
-    cleanUp(s, true, 'bad_control');
+    refuseControl(s);
     return;
   }
   switch (message.type) {
@@ -66,4 +72,11 @@ function onControl(s: SupervisorState, message: ControlMessage | null): void {
     default:
       assertNever(message);
   }
+}
+
+/** A malformed control line ends the run (a table answer to no request is one too). */
+function refuseControl(s: SupervisorState): void {
+  if (s.cleaning) return;
+  if (s.spec === null) reportLine(s, { type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
+  cleanUp(s, true, 'bad_control');
 }

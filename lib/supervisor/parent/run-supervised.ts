@@ -15,6 +15,7 @@ import { cleanupBackendFor, type CleanupBackend } from './cleanup-backend.ts';
 import type { ControlMessage, ProbeOutcome, TerminateReason } from '../protocol.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
 import { openLink, sendControl, type SupervisedHooks, type SupervisedOutcome, type SupervisorLink } from './supervisor-link.ts';
+import { getServerTableSource, type TableSource } from './table-source.ts';
 
 export { getSupervisorCommand };
 export type { SupervisorCommand };
@@ -60,6 +61,8 @@ export interface PrepareOptions {
   readonly marker?: string;
   /** How cleanup is proven (default: this process's detected backend, lib/supervisor/parent/cleanup-backend.ts). */
   readonly cleanup?: CleanupBackend;
+  /** Where its table requests go (default: this server's one source, shared by all its supervisors). */
+  readonly tables?: TableSource;
 }
 
 /**
@@ -124,7 +127,8 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   });
   const supervisorStat = child.pid === undefined ? null : readProcStat(child.pid);
   const supervisorId = supervisorStat ? identityOf(supervisorStat) : null;
-  const link = openLink(child, { marker, cgroup, supervisorId, fallbackGraceMs: DEFAULT_KILL_GRACE_MS });
+  const tables = options.tables ?? getServerTableSource();
+  const link = openLink(child, { marker, cgroup, supervisorId, fallbackGraceMs: DEFAULT_KILL_GRACE_MS, tables });
   return {
     supervisorPid: child.pid ?? null,
     cgroup,

@@ -7,7 +7,16 @@ import type { ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { assertNever } from '../../util/assert-never.ts';
 import { runCgroupDir } from '../../process/cgroup.ts';
-import { SPAWN_ERROR_NO_CODE, type ControlMessage, type ProbeOutcome, type ProcessIdentity, type ReportMessage } from '../protocol.ts';
+import {
+  SPAWN_ERROR_NO_CODE,
+  type ControlMessage,
+  type ProbeOutcome,
+  type ProcessIdentity,
+  type ReportMessage,
+  type TableAnswerMessage,
+} from '../protocol.ts';
+import { formatTableAnswer } from '../table-wire.ts';
+import type { TableAsker, TableSource } from './table-source.ts';
 import { killLeftovers } from './fallback-kill.ts';
 import { endLostRunCgroup } from './lost-cgroup.ts';
 import { readReports, type ReportReader } from './report-reader.ts';
@@ -57,6 +66,8 @@ export interface LinkPlacement {
   readonly supervisorId: ProcessIdentity | null;
   /** How long the fallback gives a lost run's cgroup to empty after SIGKILL. */
   readonly fallbackGraceMs: number;
+  /** The server's one table source, which answers the supervisor's table requests (ps_scan). */
+  readonly tables: TableSource;
 }
 
 export interface SupervisorLink extends LinkPlacement {
@@ -81,6 +92,8 @@ export interface SupervisorLink extends LinkPlacement {
   // The pipes and the end.
   readonly stdout: SlicedReader;
   readonly reports: ReportReader;
+  /** This supervisor as the table source sees it: answers go to its control pipe. */
+  readonly tableAsker: TableAsker;
   supervisorExit: SupervisedOutcome['supervisorExit'];
   pipeTimer: NodeJS.Timeout | null;
   settled: boolean;
@@ -130,15 +143,20 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
         settleEarly(link);
       },
     ),
-    reports: readReports(
-      child.stderr,
-      (message) => {
+    reports: readReports(child.stderr, {
+      onMessage: (message) => {
         onReport(link, message);
       },
-      () => {
+      onTableRequest: (id) => onTableRequest(link, id),
+      onEnd: () => {
         settleEarly(link);
       },
-    ),
+    }),
+    tableAsker: {
+      answer: (id, answer, flushed) => {
+        writeControlLine(link, formatTableAnswer(id, answer), flushed);
+      },
+    },
     supervisorExit: null,
     pipeTimer: null,
     settled: false,
@@ -165,9 +183,28 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
   return link;
 }
 
-export function sendControl(link: SupervisorLink, message: ControlMessage): void {
-  if (!link.controlOpen) return;
-  link.child.stdin.write(JSON.stringify(message) + '\n');
+/** Sends one command; table answers have their own wire form (writeControlLine). */
+export function sendControl(link: SupervisorLink, message: Exclude<ControlMessage, TableAnswerMessage>): void {
+  writeControlLine(link, JSON.stringify(message) + '\n', () => {});
+}
+
+/** `written` runs once the line left for the pipe, or at once when the pipe is closed. */
+function writeControlLine(link: SupervisorLink, line: string, written: () => void): void {
+  if (!link.controlOpen) {
+    written();
+    return;
+  }
+  link.child.stdin.write(line, () => {
+    written();
+  });
+}
+
+/** A supervisor asks for a table: the server's source holds it, or it is refused at once (over its bound). */
+function onTableRequest(link: SupervisorLink, id: number): boolean {
+  if (!link.controlOpen || link.settled) return false;
+  if (link.tables.request(link.tableAsker, id)) return true;
+  writeControlLine(link, formatTableAnswer(id, { kind: 'refused', reason: 'too_many_pending' }), () => {});
+  return false;
 }
 
 function endProbes(link: SupervisorLink, outcome: ProbeOutcome): void {
@@ -215,6 +252,7 @@ function settleEarly(link: SupervisorLink): void {
 function settle(link: SupervisorLink): void {
   if (link.settled) return;
   link.settled = true;
+  link.tables.forget(link.tableAsker);
   link.reports.end();
   endProbes(link, { kind: 'spawn_error', message: 'the supervisor ended before the probe finished' });
   const { spawned, spawnError, exit, supervisorExit, fallbackKilled, fallbackProof } = link;
@@ -236,6 +274,7 @@ function settle(link: SupervisorLink): void {
 function onSupervisorExit(link: SupervisorLink, code: number | null, signal: NodeJS.Signals | null): void {
   link.supervisorExit = { code, signal };
   link.controlOpen = false;
+  link.tables.forget(link.tableAsker);
   link.child.stdin.destroy();
   // The supervisor exits by itself (code 0) only after its report was written; any other end means it
   // died mid-run. Act at once: every moment waited lets a dying native orphan its children.
