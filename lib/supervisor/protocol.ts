@@ -54,7 +54,9 @@ export const TABLE_OUTPUT_MAX_BYTES = 8 * 1024 * 1024;
 /** A `table` control line: the output as base64 plus the envelope. */
 export const TABLE_ANSWER_LINE_MAX_BYTES = 4 * Math.ceil(TABLE_OUTPUT_MAX_BYTES / 3) + 1024;
 /** A `table_request` report line; a longer one is no request. */
-export const TABLE_REQUEST_LINE_MAX_BYTES = 64;
+export const TABLE_REQUEST_LINE_MAX_BYTES = 128;
+/** The longest a request may offer to wait for a ps that other supervisors' requests share. */
+export const TABLE_REQUEST_WAIT_MAX_MS = 10_000;
 /**
  * Table requests of one supervisor the server holds at once (waiting for a ps, or answered but not yet
  * flushed into its pipe); one more is answered `refused` at once. A supervisor never asks with this many
@@ -130,6 +132,11 @@ export type ControlMessage =
 export interface TableRequest {
   readonly type: 'table_request';
   readonly id: number;
+  /**
+   * How long the asker can wait for its ps (0: now, after a short gather): a run being tracked offers its
+   * tracking interval, so one ps serves every run whatever their phases; the ladder asks with 0.
+   */
+  readonly waitMs: number;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   TABLE_FAILURE_MESSAGE_MAX_CHARS,
   TABLE_OUTPUT_MAX_BYTES,
   TABLE_REQUEST_LINE_MAX_BYTES,
+  TABLE_REQUEST_WAIT_MAX_MS,
   type TableAnswer,
   type TableAnswerMessage,
   type TableRequest,
@@ -24,16 +25,18 @@ const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafe
 const hasKeys = (v: Record<string, unknown>, keys: readonly string[]): boolean =>
   Object.keys(v).length === keys.length && keys.every((k) => Object.hasOwn(v, k));
 
-export function formatTableRequest(id: number): string {
-  return JSON.stringify({ type: 'table_request', id }) + '\n';
+export function formatTableRequest(id: number, waitMs: number): string {
+  return JSON.stringify({ type: 'table_request', id, wait_ms: waitMs }) + '\n';
 }
 
 /** A report line that is a table request, or null (anything else, or longer than TABLE_REQUEST_LINE_MAX_BYTES). */
 export function parseTableRequest(line: string): TableRequest | null {
   if (line.length > TABLE_REQUEST_LINE_MAX_BYTES || Buffer.byteLength(line) > TABLE_REQUEST_LINE_MAX_BYTES) return null;
   const v = parseJsonObject(line);
-  if (v === null || v['type'] !== 'table_request' || !hasKeys(v, ['type', 'id']) || !isId(v['id'])) return null;
-  return { type: 'table_request', id: v['id'] };
+  if (v === null || v['type'] !== 'table_request' || !hasKeys(v, ['type', 'id', 'wait_ms']) || !isId(v['id'])) return null;
+  const waitMs = v['wait_ms'];
+  if (!isId(waitMs) || waitMs > TABLE_REQUEST_WAIT_MAX_MS) return null;
+  return { type: 'table_request', id: v['id'], waitMs };
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   TABLE_FAILURE_MESSAGE_MAX_CHARS,
   TABLE_OUTPUT_MAX_BYTES,
   TABLE_REQUEST_LINE_MAX_BYTES,
+  TABLE_REQUEST_WAIT_MAX_MS,
   type TableAnswer,
 } from '../../lib/supervisor/protocol.ts';
 import { PS_MAX_OUTPUT_BYTES } from '../../lib/process/ps-source.ts';
@@ -22,28 +23,34 @@ test('an answer carries any table the supervisor could have read itself, and fit
 });
 
 test('a table request round-trips; anything else, or longer than its bound, is no request', () => {
-  assert.deepEqual(parseTableRequest(formatTableRequest(0).trimEnd()), { type: 'table_request', id: 0 });
-  assert.deepEqual(parseTableRequest(formatTableRequest(Number.MAX_SAFE_INTEGER).trimEnd()), {
+  assert.deepEqual(parseTableRequest(formatTableRequest(0, 0).trimEnd()), { type: 'table_request', id: 0, waitMs: 0 });
+  const largest = formatTableRequest(Number.MAX_SAFE_INTEGER, TABLE_REQUEST_WAIT_MAX_MS);
+  assert.deepEqual(parseTableRequest(largest.trimEnd()), {
     type: 'table_request',
     id: Number.MAX_SAFE_INTEGER,
+    waitMs: TABLE_REQUEST_WAIT_MAX_MS,
   });
-  assert.ok(Buffer.byteLength(formatTableRequest(Number.MAX_SAFE_INTEGER)) <= TABLE_REQUEST_LINE_MAX_BYTES);
+  assert.ok(Buffer.byteLength(largest) <= TABLE_REQUEST_LINE_MAX_BYTES);
   const bad = [
     'not json',
     '[]',
-    '{"type":"table_request"}',
-    '{"type":"table_request","id":-1}',
-    '{"type":"table_request","id":1.5}',
-    '{"type":"table_request","id":"1"}',
-    '{"type":"table_request","id":1,"extra":0}',
-    '{"type":"table","id":1}',
+    '{"type":"table_request","wait_ms":0}',
+    '{"type":"table_request","id":1}',
+    '{"type":"table_request","id":-1,"wait_ms":0}',
+    '{"type":"table_request","id":1.5,"wait_ms":0}',
+    '{"type":"table_request","id":"1","wait_ms":0}',
+    '{"type":"table_request","id":1,"wait_ms":-1}',
+    `{"type":"table_request","id":1,"wait_ms":${TABLE_REQUEST_WAIT_MAX_MS + 1}}`,
+    '{"type":"table_request","id":1,"wait_ms":0,"extra":0}',
+    '{"type":"table","id":1,"wait_ms":0}',
     '{"type":"spawned","pid":1,"start":"1","pgid":1}',
   ];
   for (const b of bad) assert.equal(parseTableRequest(b), null, b);
   // At the bound: padding inside the JSON keeps it a request up to TABLE_REQUEST_LINE_MAX_BYTES, not one byte more.
-  const atBound = `{"type":"table_request","id":1${' '.repeat(TABLE_REQUEST_LINE_MAX_BYTES - 31)}}`;
+  const plain = '{"type":"table_request","id":1,"wait_ms":0}';
+  const atBound = plain.replace('}', `${' '.repeat(TABLE_REQUEST_LINE_MAX_BYTES - plain.length)}}`);
   assert.equal(Buffer.byteLength(atBound), TABLE_REQUEST_LINE_MAX_BYTES);
-  assert.deepEqual(parseTableRequest(atBound), { type: 'table_request', id: 1 });
+  assert.deepEqual(parseTableRequest(atBound), { type: 'table_request', id: 1, waitMs: 0 });
   assert.equal(parseTableRequest(atBound.replace('}', ' }')), null);
 });
 

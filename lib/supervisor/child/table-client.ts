@@ -9,7 +9,7 @@
 import { parsePsTable, type PsTableResult } from '../../process/ps-table.ts';
 import type { Clock } from '../../util/clock.ts';
 import { assertNever } from '../../util/assert-never.ts';
-import { TABLE_REQUESTS_PENDING_MAX, type TableAnswerMessage } from '../protocol.ts';
+import { TABLE_REQUEST_WAIT_MAX_MS, TABLE_REQUESTS_PENDING_MAX, type TableAnswerMessage } from '../protocol.ts';
 import { formatTableRequest } from '../table-wire.ts';
 
 /**
@@ -28,8 +28,14 @@ export interface TableClientDeps {
 }
 
 export interface TableClient {
-  /** One complete table, or the failure naming ps; never throws. */
-  readTable(): Promise<PsTableResult>;
+  /**
+   * One complete table, or the failure naming ps; never throws. `waitMs` (at most TABLE_REQUEST_WAIT_MAX_MS):
+   * how long the read may wait for a ps the server shares with other supervisors' requests (tracking offers
+   * its interval; the ladder 0).
+   */
+  readTable(waitMs?: number): Promise<PsTableResult>;
+  /** Cleanup began: reads waiting on a shared ps are asked again with no wait (or run ps, past the bound). */
+  hurry(): void;
   /** Routes a `table` control line; false when it answers no request ever made (a protocol error). */
   onAnswer(message: TableAnswerMessage): boolean;
   /** The control pipe ended: reads waiting now run ps at once, and so does every later read. */
@@ -40,6 +46,7 @@ interface Waiting {
   /** null once the read was settled otherwise (it fell back to its own ps); the request stays counted. */
   settle: ((result: PsTableResult | Promise<PsTableResult>) => void) | null;
   cancelTimer: () => void;
+  readonly waitMs: number;
 }
 
 export function createTableClient(deps: TableClientDeps): TableClient {
@@ -55,18 +62,32 @@ export function createTableClient(deps: TableClientDeps): TableClient {
     settle?.(deps.readOwnTable());
   };
 
+  const readTable = (waitMs = 0): Promise<PsTableResult> => {
+    if (controlEnded || waiting.size >= TABLE_REQUESTS_PENDING_MAX) return deps.readOwnTable();
+    const id = nextId++;
+    const wait = Math.min(Math.max(0, waitMs), TABLE_REQUEST_WAIT_MAX_MS);
+    return new Promise<PsTableResult>((resolve) => {
+      const entry: Waiting = { settle: resolve, cancelTimer: () => {}, waitMs: wait };
+      waiting.set(id, entry);
+      // The server may take the offered wait before its ps even starts.
+      entry.cancelTimer = deps.clock.setTimeout(() => {
+        fallBack(entry);
+      }, wait + timeoutMs);
+      deps.send(formatTableRequest(id, wait));
+    });
+  };
+
   return {
-    readTable() {
-      if (controlEnded || waiting.size >= TABLE_REQUESTS_PENDING_MAX) return deps.readOwnTable();
-      const id = nextId++;
-      return new Promise<PsTableResult>((resolve) => {
-        const entry: Waiting = { settle: resolve, cancelTimer: () => {} };
-        waiting.set(id, entry);
-        entry.cancelTimer = deps.clock.setTimeout(() => {
-          fallBack(entry);
-        }, timeoutMs);
-        deps.send(formatTableRequest(id));
-      });
+    readTable,
+    hurry() {
+      for (const entry of [...waiting.values()]) {
+        if (entry.settle === null || entry.waitMs === 0) continue;
+        // The waiting request stays counted until its answer comes (late, dropped); a new one asks for now.
+        const settle = entry.settle;
+        entry.settle = null;
+        entry.cancelTimer();
+        settle(readTable(0));
+      }
     },
     onAnswer(message) {
       const entry = waiting.get(message.id);

@@ -6,7 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import { createLineSplitter } from '../../util/line-splitter.ts';
-import { PROBE_LINE_MAX_BYTES, REPORT_MAX_BYTES, REPORT_PIPE_MAX_BYTES, type ReportMessage } from '../protocol.ts';
+import { PROBE_LINE_MAX_BYTES, REPORT_MAX_BYTES, REPORT_PIPE_MAX_BYTES, type ReportMessage, type TableRequest } from '../protocol.ts';
 import { parseReportLine } from '../report-parse.ts';
 import { parseTableRequest } from '../table-wire.ts';
 
@@ -25,7 +25,7 @@ export interface ReportReader {
 export interface ReportHandlers {
   readonly onMessage: (message: ReportMessage) => void;
   /** A table request; true when the server took it (it is then not counted toward REPORT_PIPE_MAX_BYTES). */
-  readonly onTableRequest: (id: number) => boolean;
+  readonly onTableRequest: (request: TableRequest) => boolean;
   readonly onEnd: () => void;
 }
 
@@ -48,7 +48,7 @@ export function readReports(stream: Readable, handlers: ReportHandlers): ReportR
     onLine: (frame) => {
       const text = frame.toString('utf8');
       const request = final ? null : parseTableRequest(text);
-      if (request !== null && onTableRequest(request.id)) {
+      if (request !== null && onTableRequest(request)) {
         pushed -= frame.length + 1;
         return;
       }

@@ -14,6 +14,7 @@ import {
   type ProcessIdentity,
   type ReportMessage,
   type TableAnswerMessage,
+  type TableRequest,
 } from '../protocol.ts';
 import { formatTableAnswer } from '../table-wire.ts';
 import type { TableAsker, TableSource } from './table-source.ts';
@@ -147,7 +148,7 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
       onMessage: (message) => {
         onReport(link, message);
       },
-      onTableRequest: (id) => onTableRequest(link, id),
+      onTableRequest: (request) => onTableRequest(link, request),
       onEnd: () => {
         settleEarly(link);
       },
@@ -200,9 +201,9 @@ function writeControlLine(link: SupervisorLink, line: string, written: () => voi
 }
 
 /** A supervisor asks for a table: the server's source holds it, or it is refused at once (over its bound). */
-function onTableRequest(link: SupervisorLink, id: number): boolean {
+function onTableRequest(link: SupervisorLink, { id, waitMs }: TableRequest): boolean {
   if (!link.controlOpen || link.settled) return false;
-  if (link.tables.request(link.tableAsker, id)) return true;
+  if (link.tables.request(link.tableAsker, id, waitMs)) return true;
   writeControlLine(link, formatTableAnswer(id, { kind: 'refused', reason: 'too_many_pending' }), () => {});
   return false;
 }

@@ -3,8 +3,9 @@
  * (`table_request`); the server runs ps once for every request waiting when that ps starts and answers each over
  * its supervisor's control pipe. A request that arrives while a ps runs waits for the next one, so every answer
  * comes from a ps started after its request arrived: a supervisor that asks again after an answer never gets a
- * table older than that answer. Requests gather for TABLE_GATHER_MS before a ps starts, so supervisors asking at
- * nearly the same moment share it (and, answered together, ask together again). No timer runs while nothing
+ * table older than that answer. Each request says how long it can wait (its `waitMs`, at least TABLE_GATHER_MS):
+ * the ps starts when the first waiting request is due, so runs tracked every few seconds share one ps whatever
+ * their phases, and the ladder's requests (waitMs 0) take every waiting one along. No timer runs while nothing
  * waits, and no ps ever runs for a server whose runs do not ask.
  */
 import { runPs } from '../../process/ps-source.ts';
@@ -12,7 +13,7 @@ import { psFailure, type PsOutput } from '../../process/ps-table.ts';
 import { systemClock, type Clock } from '../../util/clock.ts';
 import { TABLE_REQUESTS_PENDING_MAX, type TableAnswer } from '../protocol.ts';
 
-/** How long the first waiting request waits for others before its ps starts. */
+/** The least a request waits for others before its ps starts. */
 export const TABLE_GATHER_MS = 25;
 
 /** One supervisor's side of the exchange (its link). */
@@ -23,10 +24,11 @@ export interface TableAsker {
 
 export interface TableSource {
   /**
-   * Holds a request until a ps answers it; false (nothing held) when this asker already has
-   * TABLE_REQUESTS_PENDING_MAX held: waiting, in a running ps's batch, or answered but not flushed yet.
+   * Holds a request until a ps answers it (starting at most `waitMs` from now, when no ps runs then); false
+   * (nothing held) when this asker already has TABLE_REQUESTS_PENDING_MAX held: waiting, in a running ps's
+   * batch, or answered but not flushed yet.
    */
-  request(asker: TableAsker, id: number): boolean;
+  request(asker: TableAsker, id: number, waitMs: number): boolean;
   /** Drops what the asker has waiting (its supervisor ended); a ps already running does not answer it. */
   forget(asker: TableAsker): void;
 }
@@ -35,65 +37,77 @@ export interface TableSourceDeps {
   /** One ps run; it never rejects (lib/process/ps-source.ts `runPs`). */
   readonly runPs: () => Promise<PsOutput>;
   readonly clock: Clock;
-  readonly gatherMs?: number;
 }
 
 interface Held {
   readonly asker: TableAsker;
   readonly id: number;
+  /** When, on the clock, its ps should start at the latest. */
+  readonly due: number;
+}
+
+interface SourceState {
+  readonly deps: TableSourceDeps;
+  waiting: Held[];
+  /** Requests each asker has held, until its answer flushed. */
+  readonly held: Map<TableAsker, number>;
+  running: boolean;
+  timer: { readonly due: number; readonly cancel: () => void } | null;
 }
 
 export function createTableSource(deps: TableSourceDeps): TableSource {
-  const gatherMs = deps.gatherMs ?? TABLE_GATHER_MS;
-  let waiting: Held[] = [];
-  /** Requests each asker has held, until its answer flushed. */
-  const held = new Map<TableAsker, number>();
-  let running = false;
-  let cancelGather: (() => void) | null = null;
-
-  const release = (asker: TableAsker): void => {
-    const n = (held.get(asker) ?? 0) - 1;
-    if (n > 0) held.set(asker, n);
-    else held.delete(asker);
-  };
-  const schedule = (): void => {
-    if (running || cancelGather !== null || waiting.length === 0) return;
-    cancelGather = deps.clock.setTimeout(() => {
-      cancelGather = null;
-      void runBatch();
-    }, gatherMs);
-  };
-  const runBatch = async (): Promise<void> => {
-    const batch = waiting;
-    waiting = [];
-    running = true;
-    const output = await deps.runPs().catch((error: unknown) => psFailure('ps_spawn_failed', `could not be run (${String(error)})`));
-    running = false;
-    for (const { asker, id } of batch) {
-      // Forgotten meanwhile: its supervisor ended, nobody reads the answer.
-      if (held.has(asker)) asker.answer(id, output, () => release(asker));
-    }
-    schedule();
-  };
-
+  const s: SourceState = { deps, waiting: [], held: new Map(), running: false, timer: null };
   return {
-    request(asker, id) {
-      const n = held.get(asker) ?? 0;
+    request(asker, id, waitMs) {
+      const n = s.held.get(asker) ?? 0;
       if (n >= TABLE_REQUESTS_PENDING_MAX) return false;
-      held.set(asker, n + 1);
-      waiting.push({ asker, id });
-      schedule();
+      s.held.set(asker, n + 1);
+      s.waiting.push({ asker, id, due: deps.clock.now() + Math.max(waitMs, TABLE_GATHER_MS) });
+      schedule(s);
       return true;
     },
     forget(asker) {
-      held.delete(asker);
-      waiting = waiting.filter((h) => h.asker !== asker);
-      if (waiting.length === 0 && cancelGather !== null) {
-        cancelGather();
-        cancelGather = null;
-      }
+      s.held.delete(asker);
+      s.waiting = s.waiting.filter((h) => h.asker !== asker);
+      schedule(s);
     },
   };
+}
+
+/** Keeps one timer, for the earliest due request, while requests wait and no ps runs. */
+function schedule(s: SourceState): void {
+  const due = s.running || s.waiting.length === 0 ? null : Math.min(...s.waiting.map((h) => h.due));
+  if (s.timer !== null && s.timer.due === due) return;
+  s.timer?.cancel();
+  s.timer = null;
+  if (due === null) return;
+  const cancel = s.deps.clock.setTimeout(
+    () => {
+      s.timer = null;
+      void runBatch(s);
+    },
+    Math.max(0, due - s.deps.clock.now()),
+  );
+  s.timer = { due, cancel };
+}
+
+async function runBatch(s: SourceState): Promise<void> {
+  const batch = s.waiting;
+  s.waiting = [];
+  s.running = true;
+  const output = await s.deps.runPs().catch((error: unknown) => psFailure('ps_spawn_failed', `could not be run (${String(error)})`));
+  s.running = false;
+  for (const { asker, id } of batch) {
+    // Forgotten meanwhile: its supervisor ended, nobody reads the answer.
+    if (s.held.has(asker)) asker.answer(id, output, () => release(s, asker));
+  }
+  schedule(s);
+}
+
+function release(s: SourceState, asker: TableAsker): void {
+  const n = (s.held.get(asker) ?? 0) - 1;
+  if (n > 0) s.held.set(asker, n);
+  else s.held.delete(asker);
 }
 
 /** This server's one table source, made at its first use; its ps runs on the server's PATH. */

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTableClient, TABLE_ANSWER_TIMEOUT_MS } from '../../../lib/supervisor/child/table-client.ts';
-import { TABLE_REQUESTS_PENDING_MAX, type TableAnswer } from '../../../lib/supervisor/protocol.ts';
+import { TABLE_REQUEST_WAIT_MAX_MS, TABLE_REQUESTS_PENDING_MAX, type TableAnswer } from '../../../lib/supervisor/protocol.ts';
 import { parseTableRequest } from '../../../lib/supervisor/table-wire.ts';
 import { psFailure, type PsTableResult } from '../../../lib/process/ps-table.ts';
 import { createManualClock } from '../../helpers/manual-clock.ts';
@@ -14,10 +14,12 @@ function setup(): {
   client: ReturnType<typeof createTableClient>;
   clock: ReturnType<typeof createManualClock>;
   sent: number[];
+  waits: number[];
   ownReads: () => number;
 } {
   const clock = createManualClock();
   const sent: number[] = [];
+  const waits: number[] = [];
   let own = 0;
   const client = createTableClient({
     send: (line) => {
@@ -25,6 +27,7 @@ function setup(): {
       const request = parseTableRequest(line.trimEnd());
       assert.ok(request, `a table request line: ${line}`);
       sent.push(request.id);
+      waits.push(request.waitMs);
     },
     readOwnTable: () => {
       own++;
@@ -32,7 +35,7 @@ function setup(): {
     },
     clock,
   });
-  return { client, clock, sent, ownReads: () => own };
+  return { client, clock, sent, waits, ownReads: () => own };
 }
 
 const answer = (id: number, a: TableAnswer): { type: 'table'; id: number; answer: TableAnswer } => ({ type: 'table', id, answer: a });
@@ -115,4 +118,33 @@ test('an answer to a request never made, or made and answered already, is a prot
   await read;
   assert.equal(client.onAnswer(answer(0, { kind: 'output', stdout: Buffer.from(ROW) })), false);
   assert.equal(client.onAnswer(answer(7, { kind: 'output', stdout: Buffer.from(ROW) })), false);
+});
+
+test('a read may offer to wait for a shared ps: its timeout counts from the end of that wait', async () => {
+  const { client, clock, waits, ownReads } = setup();
+  const read = client.readTable(2000);
+  assert.deepEqual(waits, [2000]);
+  clock.advance(2000 + TABLE_ANSWER_TIMEOUT_MS - 1);
+  assert.equal(ownReads(), 0);
+  clock.advance(1);
+  assert.equal(await read, OWN);
+  client.readTable(TABLE_REQUEST_WAIT_MAX_MS + 1);
+  assert.equal(waits.at(-1), TABLE_REQUEST_WAIT_MAX_MS, 'never more than the wire allows');
+});
+
+test('hurry: a read waiting on a shared ps is asked again with no wait, and the new answer settles it', async () => {
+  const { client, sent, waits, ownReads } = setup();
+  const read = client.readTable(2000);
+  client.hurry();
+  assert.deepEqual(sent, [0, 1]);
+  assert.deepEqual(waits, [2000, 0]);
+  client.onAnswer(answer(1, { kind: 'output', stdout: Buffer.from(ROW) }));
+  assert.equal((await read).kind, 'table');
+  assert.equal(client.onAnswer(answer(0, { kind: 'output', stdout: Buffer.from(ROW) })), true, 'the first answer is late, not an error');
+  assert.equal(ownReads(), 0);
+  // Past the bound the hurried read runs ps itself.
+  const reads = [client.readTable(2000), client.readTable(2000)];
+  client.hurry();
+  assert.equal(sent.length, 4, 'nothing more asked: two are held');
+  assert.deepEqual(await Promise.all(reads), [OWN, OWN]);
 });

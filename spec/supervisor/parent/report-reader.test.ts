@@ -24,7 +24,7 @@ function read(take: (id: number) => boolean): {
   });
   const reader = readReports(stream, {
     onMessage: (m) => messages.push(m),
-    onTableRequest: (id) => {
+    onTableRequest: ({ id }) => {
       requests.push(id);
       return take(id);
     },
@@ -54,8 +54,8 @@ test('the run lines stop at REPORT_PIPE_MAX_BYTES: a line ending exactly there i
 
 test('requests the server takes do not count toward the bound; refused ones do, and neither is a report', async () => {
   const taken = read(() => true);
-  const many = Math.ceil(REPORT_PIPE_MAX_BYTES / formatTableRequest(0).length) + 10;
-  for (let id = 0; id < many; id++) taken.stream.write(formatTableRequest(id));
+  const many = Math.ceil(REPORT_PIPE_MAX_BYTES / formatTableRequest(0, 0).length) + 10;
+  for (let id = 0; id < many; id++) taken.stream.write(formatTableRequest(id, 0));
   taken.stream.end(EXIT);
   await taken.ended;
   assert.equal(taken.requests.length, many);
@@ -63,7 +63,7 @@ test('requests the server takes do not count toward the bound; refused ones do, 
   assert.equal(taken.tail(), '', 'a request is not unparsed text');
 
   const refused = read(() => false);
-  const request = formatTableRequest(1);
+  const request = formatTableRequest(1, 0);
   refused.stream.write(request);
   refused.stream.write(junk(REPORT_PIPE_MAX_BYTES - EXIT.length - request.length + 1));
   refused.stream.end(EXIT);
@@ -85,9 +85,9 @@ test('nothing after the final cleanup line is taken, a table request included', 
     stderr_tail: '',
     stderr_bytes: 0,
   };
-  r.stream.write(formatTableRequest(0));
+  r.stream.write(formatTableRequest(0, 0));
   r.stream.write(`${JSON.stringify(cleanup)}\n`);
-  r.stream.end(formatTableRequest(1));
+  r.stream.end(formatTableRequest(1, 0));
   await r.ended;
   assert.deepEqual(r.requests, [0]);
   assert.deepEqual(

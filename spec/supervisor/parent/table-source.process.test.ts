@@ -45,9 +45,9 @@ test('four supervisors asking at once share one ps run by the server; at control
   const source = createTableSource({ runPs: () => runPs({ path }), clock });
   let requests = 0;
   const tables: TableSource = {
-    request: (asker, id) => {
+    request: (asker, id, waitMs) => {
       requests++;
-      return source.request(asker, id);
+      return source.request(asker, id, waitMs);
     },
     forget: (asker) => {
       source.forget(asker);
