@@ -107,7 +107,8 @@ export function parsePsRow(line: string): PsRow | string {
   const [pid, ppid, pgid] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (![pid, ppid, pgid].every((n) => n <= MAX_PID)) return `a pid over ${MAX_PID}`;
   const stat = m[4]!;
-  if (stat.length > MAX_STAT_CHARS || !/^[A-Z][A-Za-z<>+]*$/.test(stat)) return 'an impossible stat';
+  // The state is a capital letter, or procps's `t` (stopped by a tracer: any process strace follows shows it).
+  if (stat.length > MAX_STAT_CHARS || !/^[A-Zt][A-Za-z<>+]*$/.test(stat)) return 'an impossible stat';
   const command = m[13]!;
   if (m[5] === '-') return { pid, ppid, pgid, stat, start: null, command };
   const lstart = normalizeLstart(m.slice(6, 13) as [string, string, string, string, string, string, string]);

@@ -91,8 +91,8 @@ export interface RunPlacement {
   readonly cgroup: string | null;
 }
 
-/** What a cleanup report's confirmation rests on: the kernel's cgroup accounting, or /proc scans. */
-export const CLEANUP_PROOFS = ['cgroup', 'process_scan'] as const;
+/** What a cleanup report's confirmation rests on: the kernel's cgroup accounting, /proc scans, or `ps` tables. */
+export const CLEANUP_PROOFS = ['cgroup', 'process_scan', 'ps_scan'] as const;
 export type CleanupProof = (typeof CLEANUP_PROOFS)[number];
 
 export type ControlMessage =

@@ -215,6 +215,8 @@ function createProviderRuntime(p: ProviderParts): Runtime {
     },
     prepareSupervisor: p.spares === null ? p.prepareWithin : p.spares.take,
     isGone: (identity) => {
+      // A `ps` identity (pid + lstart, the portable source) cannot be compared with /proc: never proven gone here.
+      if (!/^\d+$/.test(identity.start)) return false;
       const stat = readProcStat(identity.pid);
       return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
     },

@@ -94,6 +94,14 @@ test('pid and stat bounds: MAX_PID and an 8-character stat are read, one more is
   assert.equal(parsePsTable(row(7, 'SsLl<+NWX')).kind, 'failure');
 });
 
+test('procps prints `t` for a process stopped by its tracer (strace): a row like any other', () => {
+  const traced = '31802 31730 31730 t    Thu Dec  3 17:53:02 2026 /usr/bin/env node x.mjs\n';
+  assert.deepEqual(
+    rowsOf(parsePsTable(traced)).map((r) => [r.pid, r.stat]),
+    [[31802, 't']],
+  );
+});
+
 test('the table is refused whole, with a failure naming ps and the line, never echoing it', () => {
   const good = '  7     1     7 S    Thu Dec  3 17:16:48 2026     /bin/secret --token=abc\n';
   const cases: readonly (readonly [string, string, number | null])[] = [

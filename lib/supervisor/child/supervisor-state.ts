@@ -7,6 +7,9 @@ import { RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type Report
 import { identityOf, type ProcStat } from '../../process/proc-stat.ts';
 import { environMarker, processUid, readProcStat } from '../../process/proc-table.ts';
 import { createProcView, type ProcView } from '../../process/proc-view.ts';
+import { readPsTable } from '../../process/ps-source.ts';
+import type { PsTableResult } from '../../process/ps-table.ts';
+import { createPsRunTracker, type PsRunTracker } from './ps-tracker.ts';
 import { openCgroupScope, type CgroupScope } from './cgroup-scope.ts';
 import { openWritableFd } from './fds.ts';
 import type { RunningProbe } from './probe.ts';
@@ -20,6 +23,14 @@ import { systemClock } from '../../util/clock.ts';
 export type SpawnMessage = Extract<ControlMessage, { type: 'spawn' }>;
 export type ProbeMessage = Extract<ControlMessage, { type: 'probe' }>;
 
+/**
+ * Under the portable source, how often a `ps` table is read while the run lives (one full `ps` costs procps
+ * ~50 ms of CPU at 600 processes). Rare scans cost honesty nothing: a process that got away between two
+ * tables is an unattributed orphan at the end, and the run is not confirmed while it lives.
+ */
+export const PS_TRACK_INTERVAL_MS = 2000;
+/** The supervisor's own `ps` reads give up sooner than PS_TIMEOUT_MS, so a hung ps cannot outlast the ladder. */
+export const PS_READ_TIMEOUT_MS = 3000;
 /** Tracking interval before the run's own (from `spawn`) is known, i.e. while probes run. */
 export const PROBE_TRACK_INTERVAL_MS = 100;
 /** The kernel refused to let the supervisor into the run's cgroup for a spawn (it was removed meanwhile?). */
@@ -47,6 +58,11 @@ export interface SupervisorState {
   spec: SpawnMessage | null;
   native: ChildProcess | null;
   tracker: RunTracker | null;
+  /** The portable source: where tables come from (non-null means ps_scan), and the run's tracker over them. */
+  readonly readTable: (() => Promise<PsTableResult>) | null;
+  psTracker: PsRunTracker | null;
+  /** The table being read for tracking, if any: the ladder waits for it so its own reads come in order. */
+  psPending: Promise<void> | null;
   probe: RunningProbe | null;
   probesRun: number;
   /** Every process the supervisor started that has not been reaped yet. */
@@ -58,12 +74,25 @@ export interface SupervisorState {
   settleStderr: (graceMs: number) => Promise<void>;
 }
 
+export interface SupervisorOptions {
+  /**
+   * Follow the run through `ps` tables (the portable source) read by this function instead of /proc; null: /proc
+   * or the run's cgroup. The supervisor then opens no file of /proc for tracking or cleanup.
+   */
+  readonly readTable: (() => Promise<PsTableResult>) | null;
+}
+
+/** The portable source's default tables: this supervisor runs `ps` itself, on its own PATH. */
+export function ownPsTables(): Promise<PsTableResult> {
+  return readPsTable({ path: process.env['PATH'] ?? '', timeoutMs: PS_READ_TIMEOUT_MS });
+}
+
 /** The state before any command came; reports go to fd 2 (fd 1 is never opened as a stream, see supervisor.ts). */
-export function createSupervisorState(): SupervisorState {
+export function createSupervisorState(options: SupervisorOptions = { readTable: null }): SupervisorState {
   const report = createSink(openWritableFd(2));
   const tail = createByteTail(STDERR_TAIL_MAX_BYTES);
   const selfPid = process.pid;
-  const selfStat = readProcStat(selfPid);
+  const selfStat = options.readTable === null ? readProcStat(selfPid) : null;
   return {
     report,
     tail,
@@ -77,6 +106,9 @@ export function createSupervisorState(): SupervisorState {
     spec: null,
     native: null,
     tracker: null,
+    readTable: options.readTable,
+    psTracker: null,
+    psPending: null,
     probe: null,
     probesRun: 0,
     unreaped: new Set<ChildProcess>(),
@@ -116,8 +148,15 @@ function trackerOf(s: SupervisorState): RunTracker {
   return s.tracker;
 }
 
-/** Follows the run through /proc every intervalMs (replacing any earlier interval) until cleanup or idle. */
-export function track(s: SupervisorState, intervalMs: number): RunTracker {
+/**
+ * Follows the run through /proc every intervalMs (replacing any earlier interval) until cleanup or idle; under
+ * the portable source through `ps` every PS_TRACK_INTERVAL_MS instead, and then returns null.
+ */
+export function track(s: SupervisorState, intervalMs: number): RunTracker | null {
+  if (s.readTable !== null) {
+    trackPs(s, s.readTable);
+    return null;
+  }
   s.stopTracking();
   const runTracker = trackerOf(s);
   // No scan right away: a process forked this instant has no descendants yet, and a scan costs CPU the
@@ -157,6 +196,28 @@ function trackTick(s: SupervisorState, runTracker: RunTracker, tick: TickState):
   else if (++tick.emptyScans >= IDLE_EMPTY_SCANS) s.stopTracking();
 }
 
+/** The portable tracking: one `ps` table at a time; a table read while cleanup began is the ladder's business. */
+function trackPs(s: SupervisorState, readTable: () => Promise<PsTableResult>): void {
+  s.stopTracking();
+  const runTracker = (s.psTracker ??= createPsRunTracker(s.selfPid));
+  let emptyTables = 0;
+  const interval = setInterval(() => {
+    if (s.cleaning || s.psPending !== null) return;
+    s.psPending = readTable().then((result) => {
+      s.psPending = null;
+      if (s.cleaning) return;
+      runTracker.observe(result);
+      // As with /proc: between probes and the run, nothing to follow once two tables showed nothing tracked.
+      const idle = s.spec === null && s.probe === null && runTracker.lastComplete() && runTracker.remaining().length === 0;
+      emptyTables = idle ? emptyTables + 1 : 0;
+      if (emptyTables >= IDLE_EMPTY_SCANS) s.stopTracking();
+    });
+  }, PS_TRACK_INTERVAL_MS);
+  s.stopTracking = () => {
+    clearInterval(interval);
+  };
+}
+
 /**
  * Adopts the marker and cgroup base of the first command; a later command with others is malformed. With a
  * base, the run's own cgroup is created now, before anything of the run starts; where it cannot be (the
@@ -182,6 +243,7 @@ export function adopt(s: SupervisorState, child: ChildProcess, runTracker: RunTr
   child.once('exit', () => {
     s.unreaped.delete(child);
   });
+  if (s.psTracker !== null && child.pid !== undefined) s.psTracker.addRoot(child.pid);
   if (runTracker === null) return;
   // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
   const stat = child.pid === undefined ? null : readProcStat(child.pid);

@@ -14,18 +14,31 @@ import { parseControlLine } from './control.ts';
 import { closeInheritedFds } from './fds.ts';
 import { runProbe } from './run-probe.ts';
 import { startNative } from './start-native.ts';
-import { createSupervisorState, reportLine, takePlacement, type SupervisorState } from './supervisor-state.ts';
+import { SUPERVISOR_PS_SCAN_ARG } from '../supervisor-args.ts';
+import {
+  createSupervisorState,
+  ownPsTables,
+  reportLine,
+  takePlacement,
+  type SupervisorOptions,
+  type SupervisorState,
+} from './supervisor-state.ts';
 
 const SHIELDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
+/** The cleanup source the adapter chose, from the supervisor's command line (lib/supervisor/parent/supervisor-command.ts). */
+export function supervisorOptionsFrom(argv: readonly string[]): SupervisorOptions {
+  return { readTable: argv.includes(SUPERVISOR_PS_SCAN_ARG) ? ownPsTables : null };
+}
+
 /** Runs the supervisor on this process's stdio; it exits the process itself once the report is written. */
-export function runSupervisor(): void {
+export function runSupervisor(options: SupervisorOptions = supervisorOptionsFrom(process.argv)): void {
   // Group signals (SIGTERM to -pgid) reach the supervisor too; it must outlive them to report.
   for (const signal of SHIELDED_SIGNALS) process.on(signal, () => {});
   closeInheritedFds();
   // fd 1 is never opened as a stream here: that would make the descriptor non-blocking, and the native
   // process shares it.
-  const s = createSupervisorState();
+  const s = createSupervisorState(options);
   const splitter = createLineSplitter({
     maxLineBytes: CONTROL_LINE_MAX_BYTES,
     onLine: (frame) => {

@@ -1,6 +1,7 @@
 /**
  * Which proof of cleanup this process's supervisors use: a cgroup v2 of each run's own (the kernel says when
- * nothing of the run is left), or /proc tracking where no writable cgroup can be had. Chosen once per
+ * nothing of the run is left), /proc tracking where no writable cgroup can be had, or the portable source
+ * (`ps` tables and signals only) when chosen. Chosen once per
  * process: the answer depends on where this process sits in the cgroup tree, which does not change.
  */
 import { detectOwnCgroup, sweepDeadCgroups, type CgroupDetection, type CgroupUnavailableReason } from '../../process/cgroup.ts';
@@ -8,12 +9,13 @@ import { identityOf } from '../../process/proc-stat.ts';
 import { readProcStat } from '../../process/proc-table.ts';
 import type { JsonObject } from '../../util/json.ts';
 
-export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan'] as const;
+export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan', 'ps_scan'] as const;
 export type CleanupBackendOption = (typeof CLEANUP_BACKEND_OPTIONS)[number];
 
 export type CleanupBackend =
   | { readonly kind: 'cgroup'; readonly base: string; readonly kill: 'cgroup.kill' | 'freeze' }
-  | { readonly kind: 'process_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string };
+  | { readonly kind: 'process_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string }
+  | { readonly kind: 'ps_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string };
 
 /** The forced backend cannot be had (`cgroup` asked for where no writable cgroup exists). */
 export class CleanupBackendUnavailable extends Error {
@@ -29,6 +31,7 @@ export class CleanupBackendUnavailable extends Error {
 export function chooseCleanupBackend(option: CleanupBackendOption, detect: () => CgroupDetection): CleanupBackend {
   if (option === 'process_scan')
     return { kind: 'process_scan', reason: 'forced_off', detail: 'the process_scan backend was chosen explicitly' };
+  if (option === 'ps_scan') return { kind: 'ps_scan', reason: 'forced_off', detail: 'the ps_scan backend was chosen explicitly' };
   const found = detect();
   if (found.ok) return { kind: 'cgroup', base: found.base, kill: found.kill };
   if (option === 'cgroup') throw new CleanupBackendUnavailable(found.reason, found.detail);
@@ -71,5 +74,5 @@ function sweepOnce(base: string): void {
 export function describeCleanup(cleanup: CleanupBackend): JsonObject {
   return cleanup.kind === 'cgroup'
     ? { backend: 'cgroup', cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
-    : { backend: 'process_scan', cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
+    : { backend: cleanup.kind, cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
 }

@@ -13,6 +13,7 @@ import { identityOf } from '../../process/proc-stat.ts';
 import { readProcStat } from '../../process/proc-table.ts';
 import { cleanupBackendFor, type CleanupBackend } from './cleanup-backend.ts';
 import type { ControlMessage, ProbeOutcome, TerminateReason } from '../protocol.ts';
+import { SUPERVISOR_PS_SCAN_ARG } from '../supervisor-args.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
 import { openLink, sendControl, type SupervisedHooks, type SupervisedOutcome, type SupervisorLink } from './supervisor-link.ts';
 import { getServerTableSource, type TableSource } from './table-source.ts';
@@ -119,7 +120,8 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   const cleanupBackend = options.cleanup ?? cleanupBackendFor();
   const cgroup = cleanupBackend.kind === 'cgroup' ? cleanupBackend.base : null;
   // child_process is loaded at the first supervisor, not at startup (docs/benchmarks.md, cold start).
-  const child = process.getBuiltinModule('node:child_process').spawn(command.file, [...command.args], {
+  const args = cleanupBackend.kind === 'ps_scan' ? [...command.args, SUPERVISOR_PS_SCAN_ARG] : [...command.args];
+  const child = process.getBuiltinModule('node:child_process').spawn(command.file, args, {
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: getSupervisorEnv(process.env),
