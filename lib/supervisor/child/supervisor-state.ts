@@ -17,7 +17,6 @@ import { createSink, type Sink } from './sink.ts';
 import { createByteTail, type ByteTail } from './stderr-tail.ts';
 import { createRunTracker, type RunTracker } from './tracker.ts';
 import { createTableClient, type TableClient } from './table-client.ts';
-import { readPsTable } from '../../process/ps-source.ts';
 import { systemClock } from '../../util/clock.ts';
 
 export type SpawnMessage = Extract<ControlMessage, { type: 'spawn' }>;
@@ -93,7 +92,14 @@ export function createSupervisorState(options: SupervisorOptions = { readTable: 
   const tail = createByteTail(STDERR_TAIL_MAX_BYTES);
   const selfPid = process.pid;
   const selfStat = options.readTable === null ? readProcStat(selfPid) : null;
-  return {
+  const tables = createTableClient({
+    send: (line) => {
+      report.write(line);
+    },
+    readOwnTable: options.readTable ?? ownPsTables,
+    clock: systemClock,
+  });
+  const s: SupervisorState = {
     report,
     tail,
     selfPid,
@@ -106,23 +112,20 @@ export function createSupervisorState(options: SupervisorOptions = { readTable: 
     spec: null,
     native: null,
     tracker: null,
-    readTable: options.readTable,
+    // The portable source asks the server first (one ps per server, shared with the other runs); tracking
+    // offers to wait its interval for that ps, cleanup does not wait.
+    readTable: options.readTable === null ? null : () => tables.readTable(s.cleaning ? 0 : PS_TRACK_INTERVAL_MS),
     psTracker: null,
     psPending: null,
     probe: null,
     probesRun: 0,
     unreaped: new Set<ChildProcess>(),
     cleaning: false,
-    tables: createTableClient({
-      send: (line) => {
-        report.write(line);
-      },
-      readOwnTable: () => readPsTable({ path: process.env['PATH'] ?? '' }),
-      clock: systemClock,
-    }),
+    tables,
     stopTracking: () => {},
     settleStderr: () => Promise.resolve(),
   };
+  return s;
 }
 
 export function reportLine(s: SupervisorState, message: ReportMessage): void {
