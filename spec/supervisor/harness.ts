@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { startSupervised, type SupervisedRun, type SupervisedSpec } from '../../lib/supervisor/parent/run-supervised.ts';
 import type { ReportMessage } from '../../lib/supervisor/protocol.ts';
 import type { CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
+import type { TableSource } from '../../lib/supervisor/parent/table-source.ts';
 import { jsonLines } from '../helpers/typed-results.ts';
 import { readFakeRecord, type FakeRecord } from '../helpers/tool-harness.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
@@ -37,6 +38,8 @@ export function startFake(
     stdin?: string | null;
     spec?: Partial<SupervisedSpec>;
     cleanup?: CleanupBackend;
+    /** Where its table requests go (ps_scan); default the process's one source. */
+    tables?: TableSource;
   } = {},
 ): FakeRun {
   const dir = mkdtempSync(join(tmpdir(), 'sup-spec-'));
@@ -61,7 +64,10 @@ export function startFake(
         reports.push(message);
       },
     },
-    options.cleanup === undefined ? {} : { cleanup: options.cleanup },
+    {
+      ...(options.cleanup === undefined ? {} : { cleanup: options.cleanup }),
+      ...(options.tables === undefined ? {} : { tables: options.tables }),
+    },
   );
   return {
     run,

@@ -13,18 +13,24 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepareSupervisor, getSupervisorCommand } from '../../../lib/supervisor/parent/run-supervised.ts';
-import { createTableSource, TABLE_GATHER_MS, type TableSource } from '../../../lib/supervisor/parent/table-source.ts';
+import { createTableSource, TABLE_GATHER_MS, type TableAsker, type TableSource } from '../../../lib/supervisor/parent/table-source.ts';
 import type { CleanupBackend } from '../../../lib/supervisor/parent/cleanup-backend.ts';
 import { runPs } from '../../../lib/process/ps-source.ts';
 import { formatTableAnswer } from '../../../lib/supervisor/table-wire.ts';
 import { getSupervisorEnv } from '../../../lib/supervisor/parent/supervisor-command.ts';
 import { createManualClock } from '../../helpers/manual-clock.ts';
 import { pollUntil } from '../../helpers/poll.ts';
-import { jsonLines } from '../../helpers/typed-results.ts';
+import { jsonLines, num, parseObj } from '../../helpers/typed-results.ts';
+import { identify, killIfRunning, waitForGone, waitForReady } from '../../helpers/proc.ts';
+import { startFake } from '../harness.ts';
+import { TABLE_REQUEST_WAIT_MAX_MS, type ProcessIdentity } from '../../../lib/supervisor/protocol.ts';
 
 const ASKER = fileURLToPath(new URL('../../../fixtures/table-asker.ts', import.meta.url));
 const COUNTING_PS = fileURLToPath(new URL('../../../fixtures/counting-ps/ps', import.meta.url));
+const PARENT = fileURLToPath(new URL('../../../fixtures/supervisor-parent.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const SCAN: CleanupBackend = { kind: 'process_scan', reason: 'forced_off', detail: 'spec' };
+const PS_SCAN: CleanupBackend = { kind: 'ps_scan', reason: 'forced_off', detail: 'spec' };
 const WAIT = { timeoutMs: 30_000 };
 
 const lines = (file: string): string[] =>
@@ -117,5 +123,124 @@ test('a real supervisor routes a table line: one answering no request is a malfo
     assert.equal(messages[0]?.['code'], 'BAD_CONTROL');
     assert.deepEqual(messages[1]?.['steps'], ['bad_control']);
     child.stdin.destroy();
+  }
+});
+
+/** A source on a manual clock that counts the supervisors that asked and the answers it gave. */
+function countedSource(path: string): {
+  tables: TableSource;
+  clock: ReturnType<typeof createManualClock>;
+  askers: Set<TableAsker>;
+  answered: Set<TableAsker>;
+} {
+  const clock = createManualClock();
+  const source = createTableSource({ runPs: () => runPs({ path }), clock });
+  const askers = new Set<TableAsker>();
+  const answered = new Set<TableAsker>();
+  const counting = new Map<TableAsker, TableAsker>();
+  const wrap = (asker: TableAsker): TableAsker => {
+    let wrapped = counting.get(asker);
+    if (wrapped === undefined) {
+      wrapped = {
+        answer: (id, answer, flushed) => {
+          answered.add(asker);
+          asker.answer(id, answer, flushed);
+        },
+      };
+      counting.set(asker, wrapped);
+    }
+    return wrapped;
+  };
+  const tables: TableSource = {
+    request: (asker, id, waitMs) => {
+      askers.add(asker);
+      return source.request(wrap(asker), id, waitMs);
+    },
+    forget: (asker) => {
+      source.forget(wrap(asker));
+    },
+  };
+  return { tables, clock, askers, answered };
+}
+
+test('four real ps_scan runs being tracked: the requests waiting when the first is due share one ps of the server', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'table-source-'));
+  symlinkSync(COUNTING_PS, join(dir, 'ps'));
+  const runs = join(dir, 'runs');
+  const path = `${dir}:${dirname(process.execPath)}:/usr/bin:/bin`;
+  process.env['PATH'] = path;
+  const { tables, clock, askers, answered } = countedSource(path);
+  const fakes = [0, 1, 2, 3].map(() => startFake('slow', { env: { FAKE_CLAUDE_HOLD_MS: 'hang' }, cleanup: PS_SCAN, tables }));
+  let driver: NodeJS.Timeout | null = null;
+  try {
+    // Each run's tracking asks for its first table one tracking interval after its start, offering to wait that long.
+    await pollUntil(
+      () => `4 supervisors asking (${askers.size})`,
+      () => askers.size === 4,
+      WAIT,
+    );
+    const serverRuns = (): number => lines(runs).filter((ppid) => ppid === String(process.pid)).length;
+    assert.equal(serverRuns(), 0, 'nothing due yet: no ps');
+    clock.advance(TABLE_REQUEST_WAIT_MAX_MS);
+    await pollUntil(
+      () => `4 supervisors answered (${answered.size})`,
+      () => answered.size === 4,
+      WAIT,
+    );
+    assert.equal(serverRuns(), 1, 'one ps of the server answered the four');
+    // From here the source keeps real time, and the runs end through their ladders.
+    let last = performance.now();
+    driver = setInterval(() => {
+      const now = performance.now();
+      clock.advance(now - last);
+      last = now;
+    }, 10);
+    for (const fake of fakes) fake.run.terminate('cancel');
+    const outcomes = await Promise.all(fakes.map((f) => f.run.done));
+    for (const outcome of outcomes) assert.equal(outcome.cleanup?.proof, 'ps_scan', JSON.stringify(outcome.cleanup));
+  } finally {
+    if (driver !== null) clearInterval(driver);
+    for (const fake of fakes) fake.run.killSupervisor();
+    await Promise.all(fakes.map((f) => f.run.done));
+    for (const fake of fakes) fake.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a real ps_scan supervisor whose server was SIGKILLed reads its tables with its own ps and ends the run', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'table-source-'));
+  symlinkSync(COUNTING_PS, join(dir, 'ps'));
+  const runs = join(dir, 'runs');
+  const readyFile = join(dir, 'ready');
+  const parent = spawn(process.execPath, ['--import', 'tsx', PARENT, 'slow', readyFile, 'ps_scan'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, PATH: `${dir}:${dirname(process.execPath)}:/usr/bin:/bin` },
+  });
+  let out = '';
+  parent.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const parentClosed = new Promise((resolve) => parent.once('close', resolve));
+  const victims: (ProcessIdentity | null)[] = [];
+  try {
+    const line = await pollUntil('the parent readiness', () => out.split('\n').find((l) => l.includes('supervisorPid')), WAIT);
+    const supervisor = identify(num(parseObj(line, "the parent's readiness line")['supervisorPid'], 'supervisorPid'));
+    assert.ok(supervisor);
+    const native = await waitForReady(readyFile, 'streaming');
+    victims.push(supervisor, native);
+    parent.kill('SIGKILL');
+    await parentClosed;
+    const before = lines(runs).length;
+    await waitForGone([supervisor, native], 20_000);
+    // (A ps the server started just before it died may log too, as an orphan: only the supervisor's count.)
+    const own = lines(runs)
+      .slice(before)
+      .filter((ppid) => ppid === String(supervisor.pid));
+    assert.ok(own.length >= 1, 'the ladder read its tables with its own ps after the server was gone');
+  } finally {
+    killIfRunning(victims);
+    parent.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
   }
 });
