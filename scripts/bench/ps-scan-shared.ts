@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSupervised, type SupervisedRun } from '../../lib/supervisor/parent/run-supervised.ts';
+import { prepareSupervisor, type SupervisedRun } from '../../lib/supervisor/parent/run-supervised.ts';
 import type { CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
 import { createTableSource } from '../../lib/supervisor/parent/table-source.ts';
 import { runPs } from '../../lib/process/ps-source.ts';
@@ -69,6 +69,7 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
     clock: systemClock,
   });
   const runs: SupervisedRun[] = [];
+  const exits: Promise<void>[] = [];
   const spawned = new Set<number>();
   let start: Mark | null = null;
   let onAllActive = (_mark: Mark): void => {};
@@ -84,7 +85,9 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
   try {
     for (let i = 0; i < SHARED_RUNS; i++) {
       const hold = activeMs + (SHARED_RUNS - 1 - i) * STAGGER_MS;
-      const run = startSupervised(
+      const supervisor = prepareSupervisor(undefined, { cleanup: PS_SCAN, tables });
+      exits.push(supervisor.exited);
+      const run = supervisor.start(
         {
           file: FAKE,
           args: ['-p', '--output-format', 'stream-json', '--verbose', '--', 'x'],
@@ -106,7 +109,6 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
             }
           },
         },
-        { cleanup: PS_SCAN, tables },
       );
       runs.push(run);
       await new Promise((resolve) => setTimeout(resolve, STAGGER_MS));
@@ -117,6 +119,8 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, activeMs - END_MARGIN_MS - (performance.now() - first.at))));
     const last = mark();
     const outcomes = await Promise.all(runs.map((r) => r.done));
+    // Reaped, so a later measure of this process's children's CPU does not take theirs.
+    await Promise.all(exits);
     const seconds = (last.at - first.at) / 1000;
     const perSecond = (ticks: number): number => (ticks * 1000) / TICKS_PER_SECOND / seconds;
     const supervisorsMsPerSecond = perSecond(last.ticks - first.ticks);
