@@ -106,7 +106,7 @@ export const SERVER_OPTIONS = {
     help: [
       'how cleanup is proven: auto (a cgroup per run where one can be had, else /proc',
       'scans; on macOS ps_scan; the default), cgroup (refuse to start without one),',
-      'process_scan, ps_scan (signals and the system ps only)',
+      'process_scan, ps_scan (the portable source: the system ps and signals only)',
     ],
     published: false,
   },

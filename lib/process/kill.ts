@@ -2,6 +2,7 @@
 import type { ProcessIdentity } from './proc-stat.ts';
 import { isLive, isSameProcess } from './proc-stat.ts';
 import { readProcStat } from './proc-table.ts';
+import { isSameWeakProcess, type PsRow, type WeakProcessIdentity } from './ps-table.ts';
 
 export type KillSignal = Parameters<typeof process.kill>[1] & string;
 export type SignalOutcome = 'sent' | 'gone' | 'failed';
@@ -13,6 +14,16 @@ export type SignalOutcome = 'sent' | 'gone' | 'failed';
 export function signalIdentity(id: ProcessIdentity, signal: KillSignal): SignalOutcome {
   const stat = readProcStat(id.pid);
   if (!isSameProcess(id, stat) || stat === null || !isLive(stat)) return 'gone';
+  return sendSignal(id.pid, signal);
+}
+
+/**
+ * The portable check: signals `id` only if `latest`, the newest `ps` row of that pid, still shows the same pid
+ * with the same start second and not a zombie. Weak (one second, and the table may be a moment old): a pid
+ * recycled within the start's second, or since the table was read, is not told apart.
+ */
+export function signalWeakIdentity(id: WeakProcessIdentity, latest: PsRow | undefined, signal: KillSignal): SignalOutcome {
+  if (latest === undefined || !isSameWeakProcess(id, latest) || latest.stat.startsWith('Z')) return 'gone';
   return sendSignal(id.pid, signal);
 }
 

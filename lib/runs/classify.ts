@@ -8,7 +8,7 @@ import type { VersionProof } from '../supervisor/protocol.ts';
 import type { JsonObject } from '../util/json.ts';
 import type { RunResult, SessionIntent, UnfinishedSubagents } from './types.ts';
 import type { IngestState } from './ingest.ts';
-import { SPAWN_ERROR_FILE_CHANGED, SPAWN_ERROR_NO_CGROUP, type TerminateReason } from '../supervisor/protocol.ts';
+import { SPAWN_ERROR_FILE_CHANGED, SPAWN_ERROR_NO_CGROUP, type CleanupProof, type TerminateReason } from '../supervisor/protocol.ts';
 import type { ToolErrorCode, ToolErrorData } from '../tool-errors.ts';
 import { TOOL_ERROR_CODES } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
@@ -30,7 +30,7 @@ export interface ClassifyInput {
     /** Defaults to cleanup_unconfirmed; supervisor_failed when the supervisor itself vanished. */
     readonly code?: 'cleanup_unconfirmed' | 'supervisor_failed';
     /** What the confirmation rests on; null when nothing was started. */
-    readonly proof: 'cgroup' | 'process_scan' | null;
+    readonly proof: CleanupProof | null;
   };
   readonly stderrTail: string;
   /** What the version check bound the native process to; null when none was started. */

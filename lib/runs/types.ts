@@ -101,9 +101,10 @@ export type RunResult = {
   cleanup_error: ToolErrorData | null;
   /**
    * What cleanup_confirmed rests on: "cgroup" (the kernel showed the run's own cgroup empty, and it was
-   * removed), "process_scan" (/proc scans of the run's tracked processes); null when no process was started.
+   * removed), "process_scan" (/proc scans of the run's tracked processes), "ps_scan" (the system `ps`: two
+   * consecutive tables without the run's processes or an unattributed orphan); null when no process was started.
    */
-  cleanup_proof: 'cgroup' | 'process_scan' | null;
+  cleanup_proof: 'cgroup' | 'process_scan' | 'ps_scan' | null;
   /**
    * What the version check bound the native process to: "image" (the machine code that answered is the image
    * that runs, Linux only), "file" (the file's identity, unchanged from before the check to right after the

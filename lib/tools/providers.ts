@@ -235,6 +235,8 @@ function createProviderRuntime(p: ProviderParts): Runtime {
     isGone: (identity) => {
       // Off Linux no start time can be read synchronously: gone only when no process has that pid at all.
       if (p.platform !== 'linux') return pidPresenceBySignal(identity.pid) === 'gone';
+      // A `ps` identity (pid + lstart, the portable source) cannot be compared with /proc: never proven gone here.
+      if (!/^\d+$/.test(identity.start)) return false;
       const stat = readProcStat(identity.pid);
       return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
     },

@@ -9,13 +9,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readProcStat, readReadyLines, waitFor, waitForReady } from '../helpers/proc.ts';
-import { aliveNaming, withTracedHarness } from './escape-helpers.ts';
+import { aliveNaming, watchNaming, withTracedHarness } from './escape-helpers.ts';
 import { createRandom } from './schema-cases.ts';
 import { at } from '../helpers/typed-results.ts';
 import { setTimeout as delay } from 'node:timers/promises';
 import { assertProvenOrHonest, type NamedBackend } from '../helpers/backends.ts';
 
 const TRIALS = 2;
+/** How often a trial looks for its own processes while it runs (to know them once they are gone). */
+const WATCH_MS = 20;
 
 const CASES: readonly {
   readonly name: string;
@@ -39,6 +41,44 @@ const CASES: readonly {
   { name: 'a daemon that makes itself non-dumpable (ssh-agent)', escape: 'ssh_agent', only: 'cgroup' },
 ];
 
+/**
+ * What a run's end must show. Under cgroup and process_scan: nothing of the trial alive, and cleanup proven (or
+ * honestly unproven for the scan-miss reason). Under ps_scan a process that got away between two tables is an
+ * unattributed orphan: never confirmed while one of the trial's processes lives, and every one still alive is
+ * named by the run's cleanup error as an unattributed orphan (left alive for the spec's own end to kill), or was
+ * started after the run's last table by one the error names (a daemon's second fork: `seen` holds every pid of
+ * the trial the spec saw); every process the run could attribute is ended.
+ */
+export function assertEndedOrReported(
+  result: Record<string, unknown> | null | undefined,
+  ready: string,
+  backend: NamedBackend['name'],
+  seen: ReadonlySet<number> = new Set(),
+): void {
+  const alive = aliveNaming(ready);
+  const confirmed = result?.['cleanup_confirmed'];
+  if (backend !== 'ps_scan') {
+    assert.deepEqual(alive, [], `alive after the run reported (confirmed=${JSON.stringify(confirmed)})`);
+    assertProvenOrHonest(result, backend);
+    return;
+  }
+  const error = JSON.stringify(result?.['cleanup_error'] ?? null);
+  if (confirmed === true) {
+    assert.deepEqual(alive, [], 'confirmed while a process of the run lives');
+    return;
+  }
+  assert.equal(confirmed, false);
+  assert.doesNotMatch(error, /of the run still alive|signal refused|^ps:/, 'a process the run could attribute was not ended');
+  assert.match(error, alive.length > 0 ? /unattributed orphan/ : /unattributed orphan|no two consecutive ps tables/);
+  const named = new Set([...error.matchAll(/(\d+) \(/g)].map((m) => Number(m[1])));
+  const namedOfTrial = [...named].filter((pid) => seen.has(pid) || alive.includes(pid));
+  for (const pid of alive)
+    assert.ok(
+      named.has(pid) || namedOfTrial.length > 0,
+      `pid ${pid} of the run alive, and no process of the run reported as an unattributed orphan: ${error}`,
+    );
+}
+
 /** Each escape class, and kill -9 of the supervisor mid-escape, under one backend. */
 export function defineEscapeTests(backend: NamedBackend): void {
   for (const c of CASES.filter((k) => k.only === undefined || k.only === backend.name)) {
@@ -54,9 +94,10 @@ export function defineEscapeTests(backend: NamedBackend): void {
           'crm-escape-',
           env,
           async (h, ready) => {
+            const watch = watchNaming(ready, WATCH_MS);
             const out = await h.call('claude.run', { prompt: 'x', cwd: h.dir });
-            assert.deepEqual(aliveNaming(ready), [], `alive after the run reported (${JSON.stringify(out.result?.['cleanup_confirmed'])})`);
-            assertProvenOrHonest(out.result, backend.name);
+            watch.stop();
+            assertEndedOrReported(out.result, ready, backend.name, watch.seen);
             if (out.result?.['cleanup_confirmed'] === true) assert.equal(out.isError, false, out.text.slice(0, 400));
             assert.equal((await h.full(out.result?.['run_id']))['cleanup_proof'], backend.name);
             if (!c.exitFirst && !kinds.includes('term_trap') && !kinds.includes('ssh_agent')) {
@@ -156,6 +197,7 @@ export function defineEscapeCampaign(backend: NamedBackend): void {
         'crm-escape-',
         env,
         async (h, ready) => {
+          const watch = watchNaming(ready, WATCH_MS);
           const started = await h.call('claude.run.start', { prompt: `trial ${trial}`, cwd: h.dir });
           const runId = String(started.result?.['run_id']);
           if (cancelAtMs !== null) {
@@ -163,8 +205,8 @@ export function defineEscapeCampaign(backend: NamedBackend): void {
             await h.call('claude.run.cancel', { run_id: runId });
           }
           const { result } = await h.settled(runId);
-          assert.deepEqual(aliveNaming(ready), [], `confirmed=${String(result['cleanup_confirmed'])}`);
-          assertProvenOrHonest(result, backend.name);
+          watch.stop();
+          assertEndedOrReported(result, ready, backend.name, watch.seen);
         },
         { cleanupBackend: backend.option },
       );

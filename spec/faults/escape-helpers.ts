@@ -19,6 +19,20 @@ export function aliveNaming(marker: string): number[] {
     .map((s) => s.pid);
 }
 
+/** Every pid seen naming `marker` while it runs (looked for every `everyMs`): who the trial's processes were. */
+export function watchNaming(marker: string, everyMs: number): { readonly seen: ReadonlySet<number>; stop(): void } {
+  const seen = new Set<number>();
+  const timer = setInterval(() => {
+    for (const pid of aliveNaming(marker)) seen.add(pid);
+  }, everyMs);
+  return {
+    seen,
+    stop: () => {
+      clearInterval(timer);
+    },
+  };
+}
+
 export function killPids(pids: readonly number[]): void {
   for (const pid of pids) {
     try {

@@ -1,16 +1,22 @@
-/** Both cleanup backends, for specs that prove a behaviour under each: a cgroup per run, and /proc tracking. */
+/**
+ * The cleanup backends, for specs that prove a behaviour under each: a cgroup per run, and /proc tracking
+ * (BACKENDS); the portable source (`ps` tables and signals only) is PS_SCAN_BACKEND, run by its own files.
+ */
 import assert from 'node:assert/strict';
 import { cleanupBackendFor, type CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
 
 export const PROCESS_SCAN: CleanupBackend = { kind: 'process_scan', reason: 'forced_off', detail: 'chosen by the spec' };
 
 export interface NamedBackend {
-  readonly name: 'cgroup' | 'process_scan';
+  readonly name: 'cgroup' | 'process_scan' | 'ps_scan';
   /** The backend itself; resolved when first asked, so a machine without cgroups fails the cgroup tests, not the file. */
   cleanup(): CleanupBackend;
   /** The server and library option that selects it. */
-  readonly option: 'cgroup' | 'process_scan';
+  readonly option: 'cgroup' | 'process_scan' | 'ps_scan';
 }
+
+export const PS_SCAN: CleanupBackend = { kind: 'ps_scan', reason: 'forced_off', detail: 'chosen by the spec' };
+export const PS_SCAN_BACKEND: NamedBackend = { name: 'ps_scan', cleanup: () => PS_SCAN, option: 'ps_scan' };
 
 export const BACKENDS: readonly NamedBackend[] = [
   { name: 'cgroup', cleanup: () => cleanupBackendFor('cgroup'), option: 'cgroup' },

@@ -7,17 +7,21 @@ import { compareStart } from '../../process/proc-stat.ts';
 import { environMarker, scanProcTable } from '../../process/proc-table.ts';
 import { formatCleanupLine } from './cleanup-report.ts';
 import { runCgroupLadder, type EscapeLookup } from './cgroup-ladder.ts';
-import { runLadder, type LadderOutcome } from './ladder.ts';
+import { runLadder, type LadderOptions, type LadderOutcome } from './ladder.ts';
+import { runPsLadder } from './ps-ladder.ts';
 import { PROBE_TRACK_INTERVAL_MS, type SupervisorState } from './supervisor-state.ts';
 
 /** How often the ladder re-scans /proc while it waits for processes to go. */
 const LADDER_POLL_MS = 20;
+/** Under the portable source, the pause between the end of one `ps` table and the next while the ladder waits. */
+export const PS_LADDER_POLL_MS = 100;
 
 /** Starts cleanup (at most once); `interrupt` first lets a running native end with SIGINT. */
 export function cleanUp(s: SupervisorState, interrupt: boolean, why: string): void {
   if (s.cleaning) return;
   s.cleaning = true;
-  process.stdin.pause();
+  // The control pipe stays read: table answers (and its EOF) still matter to the ladder, which waits for none.
+  s.tables.hurry();
   s.probe?.cancel();
   const running = s.native;
   const timings = s.spec ?? { ...PROBE_ONLY_LADDER, trackIntervalMs: PROBE_TRACK_INTERVAL_MS };
@@ -27,13 +31,21 @@ export function cleanUp(s: SupervisorState, interrupt: boolean, why: string): vo
   const nativeExited = (): boolean => s.unreaped.size === 0;
   const grace = { interruptGraceMs: timings.interruptGraceMs, termGraceMs: timings.termGraceMs, killGraceMs: timings.killGraceMs };
   const interruptRunning = interrupt && running !== null && s.unreaped.has(running);
-  const { selfPid, groupMode, scope, tracker } = s;
+  const { selfPid, groupMode, scope, tracker, readTable, psTracker } = s;
+  if (readTable !== null && psTracker !== null) {
+    const options: LadderOptions = { interrupt: interruptRunning, ...grace, pollMs: PS_LADDER_POLL_MS };
+    void Promise.resolve(s.psPending)
+      .then(() => runPsLadder({ selfPid, tracker: psTracker, readTable, nativeExited, interruptNative }, options))
+      .then((outcome) => finish(s, outcome, [why]));
+    return;
+  }
   if (scope !== null) {
     const cgroupTarget = { selfPid, groupMode, scope, escapes: escapeLookup(s), nativeExited, interruptNative };
     void runCgroupLadder(cgroupTarget, { interrupt: interruptRunning, ...grace }).then((outcome) => finish(s, outcome, [why]));
     return;
   }
-  if (tracker === null) {
+  if (tracker === null || readTable !== null) {
+    // Nothing of the run was ever started (no probe, no native): nothing to end.
     void finish(s, { survivors: [], steps: [], error: null }, [why]);
     return;
   }
@@ -64,7 +76,7 @@ async function finish(s: SupervisorState, outcome: LadderOutcome, extraSteps: re
       steps: [...extraSteps, ...fallbackStep(s), ...outcome.steps],
       stderrTail: tail.text(),
       stderrBytes: tail.totalBytes(),
-      proof: s.scope === null ? 'process_scan' : 'cgroup',
+      proof: s.readTable !== null ? 'ps_scan' : s.scope === null ? 'process_scan' : 'cgroup',
     }),
   );
   await s.report.end();

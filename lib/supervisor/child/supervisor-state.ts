@@ -8,16 +8,29 @@ import { identityOf, type ProcStat } from '../../process/proc-stat.ts';
 import { environMarker, processUid, readProcStat } from '../../process/proc-table.ts';
 import { createProcView, type ProcView } from '../../process/proc-view.ts';
 import type { SupportedPlatform } from '../../process/platform.ts';
+import { readPsTable } from '../../process/ps-source.ts';
+import type { PsTableResult } from '../../process/ps-table.ts';
+import { createPsRunTracker, type PsRunTracker } from './ps-tracker.ts';
 import { openCgroupScope, type CgroupScope } from './cgroup-scope.ts';
 import { openWritableFd } from './fds.ts';
 import type { RunningProbe } from './probe.ts';
 import { createSink, type Sink } from './sink.ts';
 import { createByteTail, type ByteTail } from './stderr-tail.ts';
 import { createRunTracker, type RunTracker } from './tracker.ts';
+import { createTableClient, type TableClient } from './table-client.ts';
+import { systemClock } from '../../util/clock.ts';
 
 export type SpawnMessage = Extract<ControlMessage, { type: 'spawn' }>;
 export type ProbeMessage = Extract<ControlMessage, { type: 'probe' }>;
 
+/**
+ * Under the portable source, how often a `ps` table is read while the run lives (one full `ps` costs procps
+ * ~50 ms of CPU at 600 processes). Rare scans cost honesty nothing: a process that got away between two
+ * tables is an unattributed orphan at the end, and the run is not confirmed while it lives.
+ */
+export const PS_TRACK_INTERVAL_MS = 2000;
+/** The supervisor's own `ps` reads give up sooner than PS_TIMEOUT_MS, so a hung ps cannot outlast the ladder. */
+export const PS_READ_TIMEOUT_MS = 3000;
 /** Tracking interval before the run's own (from `spawn`) is known, i.e. while probes run. */
 export const PROBE_TRACK_INTERVAL_MS = 100;
 /** The kernel refused to let the supervisor into the run's cgroup for a spawn (it was removed meanwhile?). */
@@ -50,29 +63,60 @@ export interface SupervisorState {
   spec: SpawnMessage | null;
   native: ChildProcess | null;
   tracker: RunTracker | null;
+  /** The portable source: where tables come from (non-null means ps_scan), and the run's tracker over them. */
+  readonly readTable: (() => Promise<PsTableResult>) | null;
+  psTracker: PsRunTracker | null;
+  /** The table being read for tracking, if any: the ladder waits for it so its own reads come in order. */
+  psPending: Promise<void> | null;
   probe: RunningProbe | null;
   probesRun: number;
   /** Every process the supervisor started that has not been reaped yet. */
   readonly unreaped: Set<ChildProcess>;
   cleaning: boolean;
+  /** Process tables on the portable source: asked of the server, else read by the supervisor's own ps. */
+  readonly tables: TableClient;
   stopTracking: () => void;
   settleStderr: (graceMs: number) => Promise<void>;
 }
 
+export interface SupervisorOptions {
+  /** The server's platform decision, from the command line; null when none was given (nothing is started). */
+  readonly platform: SupportedPlatform | null;
+  /**
+   * Follow the run through `ps` tables (the portable source) read by this function instead of /proc; null: /proc
+   * or the run's cgroup. The supervisor then opens no file of /proc for tracking or cleanup.
+   */
+  readonly readTable: (() => Promise<PsTableResult>) | null;
+}
+
+/** The portable source's default tables: this supervisor runs `ps` itself, on its own PATH. */
+export function ownPsTables(): Promise<PsTableResult> {
+  return readPsTable({ path: process.env['PATH'] ?? '', timeoutMs: PS_READ_TIMEOUT_MS });
+}
+
 /** The state before any command came; reports go to fd 2 (fd 1 is never opened as a stream, see supervisor.ts). */
-export function createSupervisorState(platform: SupportedPlatform | null): SupervisorState {
+export function createSupervisorState(options: SupervisorOptions = { platform: 'linux', readTable: null }): SupervisorState {
+  const { platform } = options;
   const report = createSink(openWritableFd(2));
   const tail = createByteTail(STDERR_TAIL_MAX_BYTES);
   const selfPid = process.pid;
-  // /proc only on Linux. Elsewhere the server started it detached (setsid): it leads its own group.
-  const selfStat = platform === 'linux' ? readProcStat(selfPid) : null;
-  return {
+  // /proc only on Linux and not under the portable source. Elsewhere the server started it detached (setsid):
+  // it leads its own group.
+  const selfStat = platform === 'linux' && options.readTable === null ? readProcStat(selfPid) : null;
+  const tables = createTableClient({
+    send: (line) => {
+      report.write(line);
+    },
+    readOwnTable: options.readTable ?? ownPsTables,
+    clock: systemClock,
+  });
+  const s: SupervisorState = {
     platform,
     report,
     tail,
     selfPid,
     selfStat,
-    groupMode: platform === 'linux' ? selfStat?.pgid === selfPid : true,
+    groupMode: selfStat === null ? true : selfStat.pgid === selfPid,
     selfUid: process.getuid?.() ?? -1,
     marker: null,
     cgroupBase: undefined,
@@ -82,13 +126,20 @@ export function createSupervisorState(platform: SupportedPlatform | null): Super
     spec: null,
     native: null,
     tracker: null,
+    // The portable source asks the server first (one ps per server, shared with the other runs); tracking
+    // offers to wait its interval for that ps, cleanup does not wait.
+    readTable: options.readTable === null ? null : () => tables.readTable(s.cleaning ? 0 : PS_TRACK_INTERVAL_MS),
+    psTracker: null,
+    psPending: null,
     probe: null,
     probesRun: 0,
     unreaped: new Set<ChildProcess>(),
     cleaning: false,
+    tables,
     stopTracking: () => {},
     settleStderr: () => Promise.resolve(),
   };
+  return s;
 }
 
 export function reportLine(s: SupervisorState, message: ReportMessage): void {
@@ -114,8 +165,15 @@ function trackerOf(s: SupervisorState): RunTracker {
   return s.tracker;
 }
 
-/** Follows the run through /proc every intervalMs (replacing any earlier interval) until cleanup or idle. */
-export function track(s: SupervisorState, intervalMs: number): RunTracker {
+/**
+ * Follows the run through /proc every intervalMs (replacing any earlier interval) until cleanup or idle; under
+ * the portable source through `ps` every PS_TRACK_INTERVAL_MS instead, and then returns null.
+ */
+export function track(s: SupervisorState, intervalMs: number): RunTracker | null {
+  if (s.readTable !== null) {
+    trackPs(s, s.readTable);
+    return null;
+  }
   s.stopTracking();
   const runTracker = trackerOf(s);
   // No scan right away: a process forked this instant has no descendants yet, and a scan costs CPU the
@@ -153,6 +211,28 @@ function trackTick(s: SupervisorState, runTracker: RunTracker, tick: TickState):
   if (s.spec !== null || s.probe !== null || runTracker.remaining(scan.table).length > 0 || !runTracker.lastScanComplete())
     tick.emptyScans = 0;
   else if (++tick.emptyScans >= IDLE_EMPTY_SCANS) s.stopTracking();
+}
+
+/** The portable tracking: one `ps` table at a time; a table read while cleanup began is the ladder's business. */
+function trackPs(s: SupervisorState, readTable: () => Promise<PsTableResult>): void {
+  s.stopTracking();
+  const runTracker = (s.psTracker ??= createPsRunTracker(s.selfPid));
+  let emptyTables = 0;
+  const interval = setInterval(() => {
+    if (s.cleaning || s.psPending !== null) return;
+    s.psPending = readTable().then((result) => {
+      s.psPending = null;
+      if (s.cleaning) return;
+      runTracker.observe(result);
+      // As with /proc: between probes and the run, nothing to follow once two tables showed nothing tracked.
+      const idle = s.spec === null && s.probe === null && runTracker.lastComplete() && runTracker.remaining().length === 0;
+      emptyTables = idle ? emptyTables + 1 : 0;
+      if (emptyTables >= IDLE_EMPTY_SCANS) s.stopTracking();
+    });
+  }, PS_TRACK_INTERVAL_MS);
+  s.stopTracking = () => {
+    clearInterval(interval);
+  };
 }
 
 /**
@@ -198,6 +278,7 @@ export function adopt(s: SupervisorState, child: ChildProcess, runTracker: RunTr
   child.once('exit', () => {
     s.unreaped.delete(child);
   });
+  if (s.psTracker !== null && child.pid !== undefined) s.psTracker.addRoot(child.pid);
   if (runTracker === null) return;
   // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
   const stat = child.pid === undefined || s.platform !== 'linux' ? null : readProcStat(child.pid);

@@ -20,24 +20,38 @@ import { parseControlLine } from './control.ts';
 import { closeInheritedFds } from './fds.ts';
 import { runProbe } from './run-probe.ts';
 import { startNative } from './start-native.ts';
-import { createSupervisorState, refusedPlacement, reportLine, takePlacement, type SupervisorState } from './supervisor-state.ts';
+import { SUPERVISOR_PS_SCAN_ARG } from '../supervisor-args.ts';
+import {
+  createSupervisorState,
+  ownPsTables,
+  refusedPlacement,
+  reportLine,
+  takePlacement,
+  type SupervisorOptions,
+  type SupervisorState,
+} from './supervisor-state.ts';
 
 const NO_PLATFORM_MESSAGE = 'the supervisor was not told its platform (one --platform=linux|darwin argument); it starts nothing';
 
 const SHIELDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
- * Runs the supervisor on this process's stdio; it exits the process itself once the report is written. Its
- * platform is the server's decision, read from its arguments (`--platform=`), never from process.platform.
+ * The server's decisions, from the supervisor's command line (lib/supervisor/parent/supervisor-command.ts): its
+ * platform (`--platform=`; never process.platform) and the cleanup source. On darwin `ps` is the only source.
  */
-export function runSupervisor(args: readonly string[] = process.argv.slice(2)): void {
+export function supervisorOptionsFrom(args: readonly string[]): SupervisorOptions {
+  const platform = parsePlatformArg(args);
+  return { platform, readTable: args.includes(SUPERVISOR_PS_SCAN_ARG) || platform === 'darwin' ? ownPsTables : null };
+}
+
+/** Runs the supervisor on this process's stdio; it exits the process itself once the report is written. */
+export function runSupervisor(options: SupervisorOptions = supervisorOptionsFrom(process.argv.slice(2))): void {
   // Group signals (SIGTERM to -pgid) reach the supervisor too; it must outlive them to report.
   for (const signal of SHIELDED_SIGNALS) process.on(signal, () => {});
-  const platform = parsePlatformArg(args);
-  closeInheritedFds(platform);
+  closeInheritedFds(options.platform);
   // fd 1 is never opened as a stream here: that would make the descriptor non-blocking, and the native
   // process shares it.
-  const s = createSupervisorState(platform);
+  const s = createSupervisorState(options);
   const splitter = createLineSplitter({
     maxLineBytes: CONTROL_LINE_MAX_BYTES,
     onLine: (frame) => {
@@ -52,6 +66,8 @@ export function runSupervisor(args: readonly string[] = process.argv.slice(2)): 
   });
   const onEof = (): void => {
     splitter.end();
+    // The server is done or gone: no table answer will come, so tables come from the supervisor's own ps.
+    s.tables.onControlEnd();
     cleanUp(s, true, 'control_eof');
   };
   process.stdin.once('end', onEof);
@@ -59,6 +75,11 @@ export function runSupervisor(args: readonly string[] = process.argv.slice(2)): 
 }
 
 function onControl(s: SupervisorState, message: ControlMessage | null): void {
+  // Table answers are routed in every phase: the ladder reads tables while it cleans up.
+  if (message?.type === 'table') {
+    if (!s.tables.onAnswer(message)) refuseControl(s);
+    return;
+  }
   if (s.cleaning) return;
   if (s.platform === null) {
     // Not told its platform: it could not know which process layer to use, so it starts nothing.
@@ -67,8 +88,7 @@ function onControl(s: SupervisorState, message: ControlMessage | null): void {
     return;
   }
   if (message === null || (message.type !== 'terminate' && !takePlacement(s, message))) {
-    if (s.spec === null) reportLine(s, { type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
-    cleanUp(s, true, 'bad_control');
+    refuseControl(s);
     return;
   }
   const refused = message.type === 'terminate' ? null : refusedPlacement(s);
@@ -91,4 +111,11 @@ function onControl(s: SupervisorState, message: ControlMessage | null): void {
     default:
       assertNever(message);
   }
+}
+
+/** A malformed control line ends the run (a table answer to no request is one too). */
+function refuseControl(s: SupervisorState): void {
+  if (s.cleaning) return;
+  if (s.spec === null) reportLine(s, { type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
+  cleanUp(s, true, 'bad_control');
 }

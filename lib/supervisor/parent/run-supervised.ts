@@ -14,8 +14,10 @@ import { readProcStat } from '../../process/proc-table.ts';
 import { supportedPlatform, type SupportedPlatform } from '../../process/platform.ts';
 import { cleanupBackendFor, type CleanupBackend } from './cleanup-backend.ts';
 import { platformArg, type ControlMessage, type ProbeOutcome, type TerminateReason } from '../protocol.ts';
+import { SUPERVISOR_PS_SCAN_ARG } from '../supervisor-args.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
 import { openLink, sendControl, type SupervisedHooks, type SupervisedOutcome, type SupervisorLink } from './supervisor-link.ts';
+import { getServerTableSource, type TableSource } from './table-source.ts';
 
 export { getSupervisorCommand };
 export type { SupervisorCommand };
@@ -65,6 +67,8 @@ export interface PrepareOptions {
   readonly onFallback?: () => void;
   /** The platform decision the supervisor is told (default: this process's, lib/process/platform.ts). */
   readonly platform?: SupportedPlatform;
+  /** Where its table requests go (default: this server's one source, shared by all its supervisors). */
+  readonly tables?: TableSource;
 }
 
 /**
@@ -123,7 +127,9 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   const cgroup = cleanupBackend.kind === 'cgroup' ? cleanupBackend.base : null;
   const cgroupRequired = cleanupBackend.kind === 'cgroup' && cleanupBackend.forced;
   // child_process is loaded at the first supervisor, not at startup (docs/benchmarks.md, cold start).
-  const child = process.getBuiltinModule('node:child_process').spawn(command.file, [...command.args, platformArg(platform)], {
+  // The server's decisions go on the command line: the cleanup source, and last the platform.
+  const args = [...command.args, ...(cleanupBackend.kind === 'ps_scan' ? [SUPERVISOR_PS_SCAN_ARG] : []), platformArg(platform)];
+  const child = process.getBuiltinModule('node:child_process').spawn(command.file, args, {
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: getSupervisorEnv(process.env),
@@ -132,6 +138,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   // No /proc on darwin: the fallback there ends only what the supervisor reported (fallback-kill.ts).
   const supervisorStat = child.pid === undefined || platform !== 'linux' ? null : readProcStat(child.pid);
   const supervisorId = supervisorStat ? identityOf(supervisorStat) : null;
+  const tables = options.tables ?? getServerTableSource();
   const link = openLink(child, {
     marker,
     cgroup,
@@ -139,6 +146,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
     supervisorId,
     fallbackGraceMs: DEFAULT_KILL_GRACE_MS,
     platform,
+    tables,
     ...(options.onFallback === undefined ? {} : { onFallback: options.onFallback }),
   });
   return {

@@ -14,8 +14,12 @@ import {
   type ProbeOutcome,
   type ProcessIdentity,
   type ReportMessage,
+  type TableAnswerMessage,
+  type TableRequest,
   type VersionProof,
 } from '../protocol.ts';
+import { formatTableAnswer } from '../table-wire.ts';
+import type { TableAsker, TableSource } from './table-source.ts';
 import { endReportedNative, killLeftovers } from './fallback-kill.ts';
 import type { SupportedPlatform } from '../../process/platform.ts';
 import { endLostRunCgroup } from './lost-cgroup.ts';
@@ -81,6 +85,8 @@ export interface LinkPlacement {
   readonly fallbackGraceMs: number;
   /** The server's platform decision: off Linux the fallback reads one ps table, never /proc. */
   readonly platform: SupportedPlatform;
+  /** The server's one table source, which answers the supervisor's table requests (ps_scan). */
+  readonly tables: TableSource;
 }
 
 export interface SupervisorLink extends LinkPlacement {
@@ -106,6 +112,8 @@ export interface SupervisorLink extends LinkPlacement {
   // The pipes and the end.
   readonly stdout: SlicedReader;
   readonly reports: ReportReader;
+  /** This supervisor as the table source sees it: answers go to its control pipe. */
+  readonly tableAsker: TableAsker;
   supervisorExit: SupervisedOutcome['supervisorExit'];
   pipeTimer: NodeJS.Timeout | null;
   settled: boolean;
@@ -159,15 +167,20 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
         settleEarly(link);
       },
     ),
-    reports: readReports(
-      child.stderr,
-      (message) => {
+    reports: readReports(child.stderr, {
+      onMessage: (message) => {
         onReport(link, message);
       },
-      () => {
+      onTableRequest: (request) => onTableRequest(link, request),
+      onEnd: () => {
         settleEarly(link);
       },
-    ),
+    }),
+    tableAsker: {
+      answer: (id, answer, flushed) => {
+        writeControlLine(link, formatTableAnswer(id, answer), flushed);
+      },
+    },
     supervisorExit: null,
     pipeTimer: null,
     settled: false,
@@ -196,9 +209,28 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
   return link;
 }
 
-export function sendControl(link: SupervisorLink, message: ControlMessage): void {
-  if (!link.controlOpen) return;
-  link.child.stdin.write(JSON.stringify(message) + '\n');
+/** Sends one command; table answers have their own wire form (writeControlLine). */
+export function sendControl(link: SupervisorLink, message: Exclude<ControlMessage, TableAnswerMessage>): void {
+  writeControlLine(link, JSON.stringify(message) + '\n', () => {});
+}
+
+/** `written` runs once the line left for the pipe, or at once when the pipe is closed. */
+function writeControlLine(link: SupervisorLink, line: string, written: () => void): void {
+  if (!link.controlOpen) {
+    written();
+    return;
+  }
+  link.child.stdin.write(line, () => {
+    written();
+  });
+}
+
+/** A supervisor asks for a table: the server's source holds it, or it is refused at once (over its bound). */
+function onTableRequest(link: SupervisorLink, { id, waitMs }: TableRequest): boolean {
+  if (!link.controlOpen || link.settled) return false;
+  if (link.tables.request(link.tableAsker, id, waitMs)) return true;
+  writeControlLine(link, formatTableAnswer(id, { kind: 'refused', reason: 'too_many_pending' }), () => {});
+  return false;
 }
 
 function endProbes(link: SupervisorLink, outcome: ProbeOutcome): void {
@@ -259,6 +291,7 @@ function settleEarly(link: SupervisorLink): void {
 function settle(link: SupervisorLink): void {
   if (link.settled) return;
   link.settled = true;
+  link.tables.forget(link.tableAsker);
   link.reports.end();
   endProbes(link, { kind: 'spawn_error', message: 'the supervisor ended before the probe finished' });
   const { spawned, versionProof, spawnError, exit, supervisorExit, fallbackKilled, fallbackLeft, fallbackError, fallbackProof } = link;
@@ -283,6 +316,7 @@ function settle(link: SupervisorLink): void {
 function onSupervisorExit(link: SupervisorLink, code: number | null, signal: NodeJS.Signals | null): void {
   link.supervisorExit = { code, signal };
   link.controlOpen = false;
+  link.tables.forget(link.tableAsker);
   link.child.stdin.destroy();
   // The supervisor exits by itself (code 0) only after its report was written; any other end means it
   // died mid-run. Act at once: every moment waited lets a dying native orphan its children.

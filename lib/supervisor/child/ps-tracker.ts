@@ -1,0 +1,184 @@
+/**
+ * The portable run tracker: what belongs to the run, judged from `ps` rows alone (pid, ppid, pgid, stat, lstart,
+ * command: no session, no environment, no marker). Pure: it folds tables it is given (lib/process/ps-table.ts).
+ * - Tracked: members of the supervisor's own process group (it leads it), the processes the supervisor started
+ *   (roots), descendants by ppid of tracked processes, and members of any group whose id is the pid of a
+ *   tracked process (a setsid shell's group: its `cmd &` jobs keep it after the shell exits).
+ * - A process that got away between two tables (its parent gone, a group or session of its own) cannot be told
+ *   from anyone's orphan: every live orphan (ppid 1) started at or after the supervisor and not tracked is an
+ *   unattributed orphan. It is reported and never signalled, and the run is not confirmed while one lives.
+ * - Any failure of `ps` is kept: a run whose tracking missed a table is never confirmed.
+ * Identities are weak (pid + lstart, one second): see isSameWeakProcess.
+ */
+import { type PsFailure, type PsRow, type PsTableResult } from '../../process/ps-table.ts';
+import { MAX_TRACKED_PROCESSES } from './tracker-state.ts';
+
+/** How much of an unattributed orphan's command a report quotes. */
+export const ORPHAN_COMMAND_MAX_CHARS = 80;
+
+export interface PsRunTracker {
+  /** A child the supervisor itself started (a probe or the native): its row is the run's once a table shows it. */
+  addRoot(pid: number): void;
+  /** Folds one table (or a failure of `ps`) in. */
+  observe(result: PsTableResult): void;
+  /** Whether the latest read gave a whole table that lists the supervisor itself (earlier failures aside: see failure). */
+  lastComplete(): boolean;
+  /** Tracked processes alive in the latest table (zombies and the supervisor excluded), by pid. */
+  remaining(): PsRow[];
+  /** Live orphans (ppid 1) started at or after the supervisor that are not tracked, by pid: never signalled. */
+  unattributed(): PsRow[];
+  /** The latest table's row of `pid` (for the identity check before a signal). */
+  latest(pid: number): PsRow | undefined;
+  /** Whether the supervisor leads its own group (from its own row); null before the first whole table. */
+  groupMode(): boolean | null;
+  /** The first failure of `ps` (or a table without the supervisor in it); null when none. */
+  failure(): PsFailure | null;
+  trackedCount(): number;
+  overflowed(): boolean;
+}
+
+interface PsTrackerState {
+  readonly selfPid: number;
+  readonly roots: Set<number>;
+  /** Tracked identities by `pid@lstart` (`pid@-` for a row without a start), with their pid. */
+  readonly tracked: Map<string, number>;
+  /** Group ids led by a tracked process, with the leader's key; kept while some row still carries the id. */
+  readonly ownedGroups: Map<number, string>;
+  table: ReadonlyMap<number, PsRow>;
+  floor: string | null;
+  leadsGroup: boolean | null;
+  complete: boolean;
+  failed: PsFailure | null;
+  overflow: boolean;
+}
+
+export function createPsRunTracker(selfPid: number): PsRunTracker {
+  const t: PsTrackerState = {
+    selfPid,
+    roots: new Set(),
+    tracked: new Map(),
+    ownedGroups: new Map(),
+    table: new Map(),
+    floor: null,
+    leadsGroup: null,
+    complete: false,
+    failed: null,
+    overflow: false,
+  };
+  return {
+    addRoot(pid) {
+      t.roots.add(pid);
+    },
+    observe: (result) => {
+      observe(t, result);
+    },
+    lastComplete: () => t.complete,
+    remaining: () => liveRows(t).filter((row) => t.tracked.has(keyOf(row))),
+    unattributed: () => liveRows(t).filter((row) => isUnattributedOrphan(t, row)),
+    latest: (pid) => t.table.get(pid),
+    groupMode: () => t.leadsGroup,
+    failure: () => t.failed,
+    trackedCount: () => t.tracked.size,
+    overflowed: () => t.overflow,
+  };
+}
+
+/** A zombie has exited: only its parent's wait is missing, it can start nothing more. */
+export function isZombieRow(row: PsRow): boolean {
+  return row.stat.startsWith('Z');
+}
+
+function keyOf(row: PsRow): string {
+  return `${row.pid}@${row.start?.lstart ?? '-'}`;
+}
+
+function liveRows(t: PsTrackerState): PsRow[] {
+  return [...t.table.values()].filter((row) => row.pid !== t.selfPid && !isZombieRow(row)).sort((a, b) => a.pid - b.pid);
+}
+
+function observe(t: PsTrackerState, result: PsTableResult): void {
+  t.complete = false;
+  if (result.kind === 'failure') {
+    t.failed ??= result;
+    return;
+  }
+  const self = result.rows.find((row) => row.pid === t.selfPid);
+  if (self === undefined || self.start === null) {
+    t.failed ??= {
+      kind: 'failure',
+      code: 'ps_output_invalid',
+      tool: 'ps',
+      message: 'ps: its table does not show the supervisor itself',
+      line: null,
+    };
+    return;
+  }
+  t.floor ??= self.start.lstart;
+  t.leadsGroup = self.pgid === t.selfPid;
+  const previous = t.tracked;
+  t.table = new Map(result.rows.map((row) => [row.pid, row]));
+  adoptUntilStable(t, new Set(previous.values()));
+  forgetGone(t);
+  t.complete = true;
+}
+
+/** Own group, roots, ppid descendants and owned groups grow the tracked set, and it grows them: to a fixed point. */
+function adoptUntilStable(t: PsTrackerState, trackedBefore: ReadonlySet<number>): void {
+  const live = liveRows(t);
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const row of live) {
+      if (!t.tracked.has(keyOf(row)) && belongs(t, row, trackedBefore)) {
+        if (t.tracked.size >= MAX_TRACKED_PROCESSES) {
+          t.overflow = true;
+          continue;
+        }
+        t.tracked.set(keyOf(row), row.pid);
+        changed = true;
+      }
+      if (t.tracked.has(keyOf(row)) && row.pgid === row.pid && !t.ownedGroups.has(row.pid)) {
+        t.ownedGroups.set(row.pid, keyOf(row));
+        changed = true;
+      }
+    }
+  }
+}
+
+function belongs(t: PsTrackerState, row: PsRow, trackedBefore: ReadonlySet<number>): boolean {
+  if (row.ppid === t.selfPid) return t.roots.has(row.pid); // any other child of the supervisor is its own `ps`
+  if (t.leadsGroup === true && row.pgid === t.selfPid) return true;
+  if (ownsGroup(t, row.pgid)) return true;
+  const parent = t.table.get(row.ppid);
+  // A parent listed is the run's only by its identity (its pid may be a stranger's now); a tracked parent that
+  // exited while this table was read is not listed, and its pid is not reused that fast.
+  if (parent !== undefined) return t.tracked.has(keyOf(parent));
+  return row.ppid !== 1 && trackedBefore.has(row.ppid);
+}
+
+/** An owned group id still names the run's group unless its number now belongs to another process (reused). */
+function ownsGroup(t: PsTrackerState, pgid: number): boolean {
+  const leader = t.ownedGroups.get(pgid);
+  if (leader === undefined) return false;
+  const holder = t.table.get(pgid);
+  return holder === undefined || keyOf(holder) === leader;
+}
+
+/** Drops identities the table no longer shows (pid + lstart never come back), and groups nobody carries. */
+function forgetGone(t: PsTrackerState): void {
+  const liveKeys = new Set(liveRows(t).map(keyOf));
+  for (const key of t.tracked.keys()) if (!liveKeys.has(key)) t.tracked.delete(key);
+  const groupsInUse = new Set([...t.table.values()].map((row) => row.pgid));
+  for (const pgid of t.ownedGroups.keys()) if (!groupsInUse.has(pgid)) t.ownedGroups.delete(pgid);
+}
+
+function isUnattributedOrphan(t: PsTrackerState, row: PsRow): boolean {
+  if (row.ppid !== 1 || t.tracked.has(keyOf(row))) return false;
+  // A start ps could not read cannot be placed before the run: it counts against the proof.
+  return t.floor === null || row.start === null || row.start.lstart >= t.floor;
+}
+
+/** An orphan as a report names it: pid and its command cut to ORPHAN_COMMAND_MAX_CHARS. */
+export function describeOrphan(row: PsRow): string {
+  const command = row.command.length > ORPHAN_COMMAND_MAX_CHARS ? `${row.command.slice(0, ORPHAN_COMMAND_MAX_CHARS)}…` : row.command;
+  return `${row.pid} (${command})`;
+}
