@@ -12,6 +12,7 @@ import { platformArg, SPAWN_ERROR_NO_PLATFORM, type ControlMessage, type ReportM
 import { isRunning, waitForReady } from '../../helpers/proc.ts';
 import { baseEnv, FAKE_CLAUDE } from '../harness.ts';
 import { readFakeRecord } from '../../helpers/tool-harness.ts';
+import { parseTableRequest } from '../../../lib/supervisor/table-wire.ts';
 
 interface Direct {
   send(message: ControlMessage | string): void;
@@ -37,7 +38,8 @@ function startDirect(extraFd?: number, platformArgs: readonly string[] = [platfo
     child.on('close', (code, signal) => {
       const reports = report
         .split('\n')
-        .filter((l) => l !== '')
+        // A supervisor on the portable source asks for ps tables on this pipe; nobody answers here, so it runs its own.
+        .filter((l) => l !== '' && parseTableRequest(l) === null)
         .map((l) => {
           const parsed = parseReportLine(l);
           assert.ok(parsed, `unparseable report line: ${l}`);

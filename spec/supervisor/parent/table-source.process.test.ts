@@ -24,6 +24,7 @@ import { jsonLines, num, parseObj } from '../../helpers/typed-results.ts';
 import { identify, killIfRunning, waitForGone, waitForReady } from '../../helpers/proc.ts';
 import { startFake } from '../harness.ts';
 import { TABLE_REQUEST_WAIT_MAX_MS, type ProcessIdentity } from '../../../lib/supervisor/protocol.ts';
+import { platformArg } from '../../../lib/supervisor/protocol.ts';
 
 const ASKER = fileURLToPath(new URL('../../../fixtures/table-asker.ts', import.meta.url));
 const COUNTING_PS = fileURLToPath(new URL('../../../fixtures/counting-ps/ps', import.meta.url));
@@ -106,7 +107,10 @@ test('four supervisors asking at once share one ps run by the server; at control
 test('a real supervisor routes a table line: one answering no request is a malformed control line, so is an off-shape one', async () => {
   for (const line of [formatTableAnswer(0, { kind: 'refused', reason: 'too_many_pending' }), '{"type":"table","id":0,"kind":"output"}\n']) {
     const command = getSupervisorCommand();
-    const child = spawn(command.file, [...command.args], { stdio: ['pipe', 'ignore', 'pipe'], env: getSupervisorEnv(process.env) });
+    const child = spawn(command.file, [...command.args, platformArg('linux')], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+      env: getSupervisorEnv(process.env),
+    });
     let report = '';
     child.stderr.on('data', (chunk: Buffer) => {
       report += chunk.toString('utf8');
