@@ -34,13 +34,18 @@ export interface ServerProcess {
   kill(): void;
 }
 
-/** `env` replaces the inherited environment (default: inherited). */
+/**
+ * `env` replaces the inherited environment (default: inherited); `wrap` is a command the server runs under
+ * (`strace … -o FILE`: then `child` is that command, and the server its child).
+ */
 export function startServer(
   nodeArgs: readonly string[] = MAIN,
   args: readonly string[] = [],
-  options: { readonly env?: NodeJS.ProcessEnv } = {},
+  options: { readonly env?: NodeJS.ProcessEnv; readonly wrap?: readonly string[] } = {},
 ): ServerProcess {
-  const child = spawn(process.execPath, [...nodeArgs, ...args], {
+  const [wrapper, ...wrapArgs] = options.wrap ?? [];
+  const argv = [process.execPath, ...nodeArgs, ...args];
+  const child = spawn(wrapper ?? process.execPath, wrapper === undefined ? argv.slice(1) : [...wrapArgs, ...argv], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
     ...(options.env === undefined ? {} : { env: options.env }),

@@ -19,7 +19,7 @@
  */
 import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readFd, readString, readStringArray, resultNumber, type ParsedTrace, type Syscall } from './strace.ts';
+import { readFd, readString, readStringArray, resultNumber, type ParsedTrace, type Syscall, type UnreadLine } from './strace.ts';
 
 /** One read Node makes itself on Linux, allowed in a product process: exactly this call on this path. */
 export interface NodeOwnRead {
@@ -85,6 +85,8 @@ export interface TraceVerdict {
   /** Every product process, in the order each exec'd. */
   readonly products: readonly ProductProcess[];
   readonly violations: readonly Violation[];
+  /** Lines the reader could not read (any would be a hole in the check). */
+  readonly unread: readonly UnreadLine[];
   /** Threads that appeared with no clone seen for them (the reader missed something: a checker hole). */
   readonly unattributed: readonly number[];
   /** How many times each allowed Node read was seen in product processes (by its `path` as text). */
@@ -134,7 +136,7 @@ export function judgeTrace(trace: ParsedTrace, rules: TraceRules): TraceVerdict 
     followProcess(call, proc, byTid, rules, products);
     if (call.tid === rootPid && rootArgv.length === 0 && proc.argv.length > 0) rootArgv = proc.argv;
   }
-  return { rootPid, rootArgv, products, violations, unattributed, nodeReads };
+  return { rootPid, rootArgv, products, violations, unread: trace.unread, unattributed, nodeReads };
 }
 
 function violation(call: Syscall, proc: ProcState, path: string, rule: string): Violation {

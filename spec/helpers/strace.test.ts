@@ -64,6 +64,17 @@ test('a call never resumed keeps its arguments with a null result; what cannot b
   );
 });
 
+test('a thread id padded to a column is read the same', () => {
+  const { calls, unread } = parseStrace(
+    '330   access("/etc/ld.so.preload", R_OK) = -1 ENOENT (No such file or directory)\n331   +++ exited with 0 +++\n',
+  );
+  assert.deepEqual(unread, []);
+  assert.deepEqual(
+    calls.map((c) => [c.tid, c.name, c.args[0]]),
+    [[330, 'access', '"/etc/ld.so.preload"']],
+  );
+});
+
 test('strings, fds and arrays are read as strace escapes them; a path with ), "," or > does not split', () => {
   assert.deepEqual(readString('"/a b/\\"q\\"/\\303\\251/\\x41\\n"'), { value: '/a b/"q"/\xc3\xa9/A\n', cut: false });
   assert.deepEqual(readString('"/very/lon"...'), { value: '/very/lon', cut: true });
