@@ -16,6 +16,23 @@
  */
 import type { NativeQuery } from '../native/version.ts';
 import type { ProcessIdentity } from '../process/proc-stat.ts';
+import { SUPPORTED_PLATFORMS, type SupportedPlatform } from '../process/platform.ts';
+
+/**
+ * The server decides its platform once (lib/process/platform.ts) and tells each supervisor on its command
+ * line, as the last argument `--platform=<linux|darwin>`; a supervisor never reads process.platform.
+ */
+export const PLATFORM_ARG_PREFIX = '--platform=';
+
+export function platformArg(platform: SupportedPlatform): string {
+  return `${PLATFORM_ARG_PREFIX}${platform}`;
+}
+
+/** The platform a supervisor's arguments name (exactly one `--platform=` of a known platform), else null. */
+export function parsePlatformArg(args: readonly string[]): SupportedPlatform | null {
+  const given = args.filter((arg) => arg.startsWith(PLATFORM_ARG_PREFIX)).map((arg) => arg.slice(PLATFORM_ARG_PREFIX.length));
+  return given.length === 1 ? (SUPPORTED_PLATFORMS.find((p) => p === given[0]) ?? null) : null;
+}
 
 /** Bound on the run's report lines on fd 2 (all but the probe results, together). */
 export const REPORT_MAX_BYTES = 64 * 1024;
@@ -38,6 +55,8 @@ export const RUN_MARKER_PATTERN = /^[0-9a-f]{32}$/;
 export const SPAWN_ERROR_NO_CODE = 'SPAWN_FAILED';
 /** The `code` of the spawn error when the file to run is not the one its probe vouched for (see expectFileId). */
 export const SPAWN_ERROR_FILE_CHANGED = 'NATIVE_CHANGED';
+/** The `code` of the spawn error of a supervisor started without its platform argument (PLATFORM_ARG_PREFIX). */
+export const SPAWN_ERROR_NO_PLATFORM = 'NO_PLATFORM';
 export const STDERR_TAIL_MAX_BYTES = 16 * 1024;
 export const CONTROL_LINE_MAX_BYTES = 32 * 1024 * 1024;
 

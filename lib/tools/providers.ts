@@ -23,6 +23,7 @@ import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
 import { readProcStat } from '../process/proc-table.ts';
+import { supportedPlatform, type SupportedPlatform } from '../process/platform.ts';
 import { pidPresence, processesWithCwd } from '../process/occupants.ts';
 import { isLive, isSameProcess } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
@@ -65,6 +66,8 @@ export interface ProviderConfig {
    * 'cgroup' (refuse to start without it: createProviders throws CleanupBackendUnavailable), 'process_scan'.
    */
   readonly cleanupBackend?: CleanupBackendOption;
+  /** The platform decision (lib/process/platform.ts), made once by the role or library that composes this. */
+  readonly platform?: SupportedPlatform;
   /** The operator's budget in dollars: the cap on the total reported cost of the runs started; null: none. */
   readonly budgetUsd?: number | null;
   /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
@@ -98,6 +101,7 @@ interface ProviderParts {
   readonly nativeEnv: Record<string, string>;
   readonly recursive: boolean;
   readonly versionTimeoutMs: number;
+  readonly platform: SupportedPlatform;
   readonly cleanup: CleanupBackend;
   readonly prepareWithin: PrepareFn;
   readonly spares: SparePool | null;
@@ -149,8 +153,9 @@ function createParts(config: ProviderConfig): ProviderParts {
   const recursive = isRecursiveLaunch(config.env);
   const versionTimeoutMs = config.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
   // Chosen once, before any run: a forced backend that cannot be had fails here, not in the middle of a run.
-  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto');
-  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup });
+  const platform = config.platform ?? supportedPlatform();
+  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto', platform);
+  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup, platform });
   const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
   return {
@@ -161,6 +166,7 @@ function createParts(config: ProviderConfig): ProviderParts {
     nativeEnv,
     recursive,
     versionTimeoutMs,
+    platform,
     cleanup,
     prepareWithin,
     spares,
@@ -334,6 +340,7 @@ function getCapabilities(p: ProviderParts): JsonObject {
     assertedVersion: p.assertedVersion,
     recursive: p.recursive,
     cleanup: p.cleanup,
+    platform: p.platform,
     budget: p.ledger === null ? null : p.ledger.snapshot(),
     instanceId: instanceId(p),
     binary: () => resolveBin(p.config),

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cgroupDirectory, cgroupName, cgroupOwner, parseCgroup2Mount, parseUnifiedCgroupPath } from '../../lib/process/cgroup-paths.ts';
-import { chooseCleanupBackend, CleanupBackendUnavailable } from '../../lib/supervisor/parent/cleanup-backend.ts';
+import { chooseCleanupBackend, CleanupBackendUnavailable, describeCleanup } from '../../lib/supervisor/parent/cleanup-backend.ts';
 import type { CgroupDetection } from '../../lib/process/cgroup.ts';
 
 const HYBRID = [
@@ -79,4 +79,41 @@ test('chooseCleanupBackend: auto takes a cgroup where one can be had, falls back
   const before = detections;
   assert.equal(chooseCleanupBackend('process_scan', detect(found)).kind, 'process_scan');
   assert.equal(detections, before, 'process_scan does not even look');
+});
+
+test('chooseCleanupBackend on darwin: ps_scan for auto and ps_scan, the others refused for the platform, no detection', () => {
+  let detections = 0;
+  const detect = (): CgroupDetection => {
+    detections++;
+    return { ok: true, base: '/sys/fs/cgroup', kill: 'cgroup.kill' };
+  };
+  for (const option of ['auto', 'ps_scan'] as const) {
+    const backend = chooseCleanupBackend(option, detect, 'darwin');
+    assert.equal(backend.kind, 'ps_scan');
+    assert.equal(backend.kind === 'ps_scan' && backend.reason, 'platform');
+  }
+  for (const option of ['cgroup', 'process_scan'] as const)
+    assert.throws(
+      () => chooseCleanupBackend(option, detect, 'darwin'),
+      (e: unknown) =>
+        e instanceof CleanupBackendUnavailable &&
+        e.reason === 'platform' &&
+        e.backend === option &&
+        e.message.includes(`the ${option} cleanup backend`),
+    );
+  assert.equal(detections, 0, 'no cgroup detection is ever attempted on darwin');
+  assert.deepEqual(chooseCleanupBackend('ps_scan', detect, 'linux'), {
+    kind: 'ps_scan',
+    reason: 'forced_off',
+    detail: 'the ps_scan backend was chosen explicitly',
+  });
+  assert.equal(detections, 0, 'a forced ps_scan on Linux does not look either');
+  assert.deepEqual(describeCleanup(chooseCleanupBackend('auto', detect, 'darwin'), 'darwin'), {
+    backend: 'ps_scan',
+    platform: 'darwin',
+    cgroup: null,
+    kill: null,
+    fallback_reason: 'platform',
+    fallback_detail: 'macOS has no cgroups and no /proc: cleanup is proven by signals and the system ps',
+  });
 });

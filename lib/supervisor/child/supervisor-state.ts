@@ -7,6 +7,7 @@ import { RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type Report
 import { identityOf, type ProcStat } from '../../process/proc-stat.ts';
 import { environMarker, processUid, readProcStat } from '../../process/proc-table.ts';
 import { createProcView, type ProcView } from '../../process/proc-view.ts';
+import type { SupportedPlatform } from '../../process/platform.ts';
 import { openCgroupScope, type CgroupScope } from './cgroup-scope.ts';
 import { openWritableFd } from './fds.ts';
 import type { RunningProbe } from './probe.ts';
@@ -30,6 +31,8 @@ const IDLE_EMPTY_SCANS = 2;
 const FULL_SCAN_EVERY_MS = 5000;
 
 export interface SupervisorState {
+  /** The server's platform decision, from the command line; null when none was given (nothing is started). */
+  readonly platform: SupportedPlatform | null;
   readonly report: Sink;
   readonly tail: ByteTail;
   readonly selfPid: number;
@@ -54,17 +57,19 @@ export interface SupervisorState {
 }
 
 /** The state before any command came; reports go to fd 2 (fd 1 is never opened as a stream, see supervisor.ts). */
-export function createSupervisorState(): SupervisorState {
+export function createSupervisorState(platform: SupportedPlatform | null): SupervisorState {
   const report = createSink(openWritableFd(2));
   const tail = createByteTail(STDERR_TAIL_MAX_BYTES);
   const selfPid = process.pid;
-  const selfStat = readProcStat(selfPid);
+  // /proc only on Linux. Elsewhere the server started it detached (setsid): it leads its own group.
+  const selfStat = platform === 'linux' ? readProcStat(selfPid) : null;
   return {
+    platform,
     report,
     tail,
     selfPid,
     selfStat,
-    groupMode: selfStat?.pgid === selfPid,
+    groupMode: platform === 'linux' ? selfStat?.pgid === selfPid : true,
     selfUid: process.getuid?.() ?? -1,
     marker: null,
     cgroupBase: undefined,

@@ -6,7 +6,7 @@
  * Phases: placement (supervisor-state.ts), probes (run-probe.ts), the run (start-native.ts), cleanup
  * (clean-up.ts), all over one SupervisorState.
  */
-import { CONTROL_LINE_MAX_BYTES, type ControlMessage } from '../protocol.ts';
+import { CONTROL_LINE_MAX_BYTES, parsePlatformArg, SPAWN_ERROR_NO_PLATFORM, type ControlMessage } from '../protocol.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { createLineSplitter } from '../../util/line-splitter.ts';
 import { cleanUp } from './clean-up.ts';
@@ -16,16 +16,22 @@ import { runProbe } from './run-probe.ts';
 import { startNative } from './start-native.ts';
 import { createSupervisorState, reportLine, takePlacement, type SupervisorState } from './supervisor-state.ts';
 
+const NO_PLATFORM_MESSAGE = 'the supervisor was not told its platform (one --platform=linux|darwin argument); it starts nothing';
+
 const SHIELDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-/** Runs the supervisor on this process's stdio; it exits the process itself once the report is written. */
-export function runSupervisor(): void {
+/**
+ * Runs the supervisor on this process's stdio; it exits the process itself once the report is written. Its
+ * platform is the server's decision, read from its arguments (`--platform=`), never from process.platform.
+ */
+export function runSupervisor(args: readonly string[] = process.argv.slice(2)): void {
   // Group signals (SIGTERM to -pgid) reach the supervisor too; it must outlive them to report.
   for (const signal of SHIELDED_SIGNALS) process.on(signal, () => {});
-  closeInheritedFds();
+  const platform = parsePlatformArg(args);
+  closeInheritedFds(platform);
   // fd 1 is never opened as a stream here: that would make the descriptor non-blocking, and the native
   // process shares it.
-  const s = createSupervisorState();
+  const s = createSupervisorState(platform);
   const splitter = createLineSplitter({
     maxLineBytes: CONTROL_LINE_MAX_BYTES,
     onLine: (frame) => {
@@ -48,6 +54,12 @@ export function runSupervisor(): void {
 
 function onControl(s: SupervisorState, message: ControlMessage | null): void {
   if (s.cleaning) return;
+  if (s.platform === null) {
+    // Not told its platform: it could not know which process layer to use, so it starts nothing.
+    if (s.spec === null) reportLine(s, { type: 'spawn_error', code: SPAWN_ERROR_NO_PLATFORM, message: NO_PLATFORM_MESSAGE });
+    cleanUp(s, true, 'no_platform');
+    return;
+  }
   if (message === null || (message.type !== 'terminate' && !takePlacement(s, message.marker, message.cgroup))) {
     if (s.spec === null) reportLine(s, { type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
     cleanUp(s, true, 'bad_control');

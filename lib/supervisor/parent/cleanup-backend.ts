@@ -1,32 +1,56 @@
 /**
  * Which proof of cleanup this process's supervisors use: a cgroup v2 of each run's own (the kernel says when
- * nothing of the run is left), or /proc tracking where no writable cgroup can be had. Chosen once per
- * process: the answer depends on where this process sits in the cgroup tree, which does not change.
+ * nothing of the run is left), /proc tracking where no writable cgroup can be had, or the portable source
+ * (signals and the system `ps`), the only one on macOS. Chosen once per process: the answer depends on the
+ * platform and on where this process sits in the cgroup tree, neither of which changes. On darwin nothing
+ * here reads /proc or a cgroup file: detection is never attempted.
  */
 import { detectOwnCgroup, sweepDeadCgroups, type CgroupDetection, type CgroupUnavailableReason } from '../../process/cgroup.ts';
 import { identityOf } from '../../process/proc-stat.ts';
 import { readProcStat } from '../../process/proc-table.ts';
+import { supportedPlatform, type SupportedPlatform } from '../../process/platform.ts';
 import type { JsonObject } from '../../util/json.ts';
 
-export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan'] as const;
+export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan', 'ps_scan'] as const;
 export type CleanupBackendOption = (typeof CLEANUP_BACKEND_OPTIONS)[number];
 
 export type CleanupBackend =
   | { readonly kind: 'cgroup'; readonly base: string; readonly kill: 'cgroup.kill' | 'freeze' }
-  | { readonly kind: 'process_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string };
+  | { readonly kind: 'process_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string }
+  | { readonly kind: 'ps_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string };
 
-/** The forced backend cannot be had (`cgroup` asked for where no writable cgroup exists). */
+/**
+ * The forced backend cannot be had: `cgroup` asked for where no writable cgroup exists, or `cgroup` or
+ * `process_scan` on a platform without cgroups and /proc (reason `platform`).
+ */
 export class CleanupBackendUnavailable extends Error {
   readonly reason: CgroupUnavailableReason;
-  constructor(reason: CgroupUnavailableReason, detail: string) {
-    super(`the cgroup cleanup backend is not available here (${reason}): ${detail}`);
+  readonly backend: 'cgroup' | 'process_scan';
+  constructor(reason: CgroupUnavailableReason, detail: string, backend: 'cgroup' | 'process_scan' = 'cgroup') {
+    super(`the ${backend} cleanup backend is not available here (${reason}): ${detail}`);
     this.name = 'CleanupBackendUnavailable';
     this.reason = reason;
+    this.backend = backend;
   }
 }
 
-/** Pure: the backend an option and a detection give; throws when `cgroup` is forced and unavailable. */
-export function chooseCleanupBackend(option: CleanupBackendOption, detect: () => CgroupDetection): CleanupBackend {
+/** On macOS the portable source is the only one: no cgroups, no /proc. */
+const DARWIN_DETAIL = 'macOS has no cgroups and no /proc: cleanup is proven by signals and the system ps';
+
+/**
+ * Pure: the backend an option, a platform and a detection give; throws when a forced backend is unavailable.
+ * `detect` is called only on Linux, and only when the option may take a cgroup.
+ */
+export function chooseCleanupBackend(
+  option: CleanupBackendOption,
+  detect: () => CgroupDetection,
+  platform: SupportedPlatform = 'linux',
+): CleanupBackend {
+  if (platform === 'darwin') {
+    if (option === 'cgroup' || option === 'process_scan') throw new CleanupBackendUnavailable('platform', DARWIN_DETAIL, option);
+    return { kind: 'ps_scan', reason: 'platform', detail: DARWIN_DETAIL };
+  }
+  if (option === 'ps_scan') return { kind: 'ps_scan', reason: 'forced_off', detail: 'the ps_scan backend was chosen explicitly' };
   if (option === 'process_scan')
     return { kind: 'process_scan', reason: 'forced_off', detail: 'the process_scan backend was chosen explicitly' };
   const found = detect();
@@ -53,8 +77,11 @@ export function detectOnce(): CgroupDetection {
  * The backend for `option` in this process. With a cgroup, the cgroups that supervisors of dead servers
  * left (a server and its supervisor both killed) are swept now: their owners are gone, nobody else ends them.
  */
-export function cleanupBackendFor(option: CleanupBackendOption = 'auto'): CleanupBackend {
-  const backend = chooseCleanupBackend(option, detectOnce);
+export function cleanupBackendFor(
+  option: CleanupBackendOption = 'auto',
+  platform: SupportedPlatform = supportedPlatform(),
+): CleanupBackend {
+  const backend = chooseCleanupBackend(option, detectOnce, platform);
   if (backend.kind === 'cgroup') sweepOnce(backend.base);
   return backend;
 }
@@ -67,9 +94,9 @@ function sweepOnce(base: string): void {
   void sweepDeadCgroups(base);
 }
 
-/** The capabilities' account of how cleanup is proven, and for the fallback why. */
-export function describeCleanup(cleanup: CleanupBackend): JsonObject {
+/** The capabilities' and `check`'s account of how cleanup is proven, on which platform, and for a fallback why. */
+export function describeCleanup(cleanup: CleanupBackend, platform: SupportedPlatform = supportedPlatform()): JsonObject {
   return cleanup.kind === 'cgroup'
-    ? { backend: 'cgroup', cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
-    : { backend: 'process_scan', cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
+    ? { backend: 'cgroup', platform, cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
+    : { backend: cleanup.kind, platform, cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
 }

@@ -11,8 +11,9 @@
  */
 import { identityOf } from '../../process/proc-stat.ts';
 import { readProcStat } from '../../process/proc-table.ts';
+import { supportedPlatform, type SupportedPlatform } from '../../process/platform.ts';
 import { cleanupBackendFor, type CleanupBackend } from './cleanup-backend.ts';
-import type { ControlMessage, ProbeOutcome, TerminateReason } from '../protocol.ts';
+import { platformArg, type ControlMessage, type ProbeOutcome, type TerminateReason } from '../protocol.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
 import { openLink, sendControl, type SupervisedHooks, type SupervisedOutcome, type SupervisorLink } from './supervisor-link.ts';
 
@@ -60,6 +61,8 @@ export interface PrepareOptions {
   readonly marker?: string;
   /** How cleanup is proven (default: this process's detected backend, lib/supervisor/parent/cleanup-backend.ts). */
   readonly cleanup?: CleanupBackend;
+  /** The platform decision the supervisor is told (default: this process's, lib/process/platform.ts). */
+  readonly platform?: SupportedPlatform;
 }
 
 /**
@@ -113,16 +116,18 @@ export function newRunMarker(): string {
 /** Spawns a supervisor that waits for its run; nothing runs until `probe` or `start`. */
 export function prepareSupervisor(command: SupervisorCommand = getSupervisorCommand(), options: PrepareOptions = {}): PreparedSupervisor {
   const marker = options.marker ?? newRunMarker();
-  const cleanupBackend = options.cleanup ?? cleanupBackendFor();
+  const platform = options.platform ?? supportedPlatform();
+  const cleanupBackend = options.cleanup ?? cleanupBackendFor('auto', platform);
   const cgroup = cleanupBackend.kind === 'cgroup' ? cleanupBackend.base : null;
   // child_process is loaded at the first supervisor, not at startup (docs/benchmarks.md, cold start).
-  const child = process.getBuiltinModule('node:child_process').spawn(command.file, [...command.args], {
+  const child = process.getBuiltinModule('node:child_process').spawn(command.file, [...command.args, platformArg(platform)], {
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: getSupervisorEnv(process.env),
     windowsHide: true,
   });
-  const supervisorStat = child.pid === undefined ? null : readProcStat(child.pid);
+  // No /proc on darwin: the fallback there ends only what the supervisor reported (fallback-kill.ts).
+  const supervisorStat = child.pid === undefined || platform !== 'linux' ? null : readProcStat(child.pid);
   const supervisorId = supervisorStat ? identityOf(supervisorStat) : null;
   const link = openLink(child, { marker, cgroup, supervisorId, fallbackGraceMs: DEFAULT_KILL_GRACE_MS });
   return {
