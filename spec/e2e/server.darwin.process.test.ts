@@ -2,22 +2,10 @@
 // server's touches what macOS lacks. The last test shows the trace check sees the Linux path when it runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeViolations, PRELOAD, startDarwinServer } from '../helpers/darwin-server.ts';
+import { assertDarwinTrace, describeViolations, startDarwinServer } from '../helpers/darwin-server.ts';
 import type { TraceVerdict } from '../helpers/darwin-trace.ts';
 import { isJsonObject } from '../helpers/typed-results.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
-
-/** The trace is whole and attributed: every line read, every thread's process known, the preload in the server only. */
-function assertTraceReadable(verdict: TraceVerdict): void {
-  assert.deepEqual(verdict.unread.slice(0, 5), [], 'every trace line read');
-  assert.deepEqual(verdict.unattributed, [], 'every thread attributed to a process');
-  assert.ok(verdict.rootArgv.includes(PRELOAD), `the server ran preloaded: ${JSON.stringify(verdict.rootArgv)}`);
-  const supervisors = verdict.products.filter((p) => p.pid !== verdict.rootPid);
-  assert.ok(supervisors.length >= 1, 'at least one supervisor traced');
-  for (const s of supervisors) {
-    assert.ok(s.argv.includes('__supervisor') && !s.argv.includes(PRELOAD), `a supervisor, not preloaded: ${JSON.stringify(s.argv)}`);
-  }
-}
 
 test('darwin: a run of the fake CLI ends confirmed or honestly unconfirmed, by ps_scan, and no server or supervisor process touches /proc, /sys or a cgroup', async () => {
   const darwin = await startDarwinServer();
@@ -32,8 +20,7 @@ test('darwin: a run of the fake CLI ends confirmed or honestly unconfirmed, by p
     verdict = await darwin.close();
   }
   // The trace first: what it names is what is left to port.
-  assertTraceReadable(verdict);
-  assert.equal(verdict.violations.length, 0, describeViolations(verdict));
+  assertDarwinTrace(verdict);
   assert.equal(run.full['cleanup_proof'], 'ps_scan', 'the portable source is the only one on darwin');
   if (run.full['cleanup_confirmed'] !== true) {
     // Honest: unconfirmed only with an error that says why, and the run is an error.

@@ -17,7 +17,7 @@ import { assertProvenOrHonest, type NamedBackend } from '../helpers/backends.ts'
 
 const TRIALS = 2;
 
-const CASES: readonly {
+export const ESCAPE_CASES: readonly {
   readonly name: string;
   readonly escape: string;
   readonly exitFirst?: boolean;
@@ -41,7 +41,7 @@ const CASES: readonly {
 
 /** Each escape class, and kill -9 of the supervisor mid-escape, under one backend. */
 export function defineEscapeTests(backend: NamedBackend): void {
-  for (const c of CASES.filter((k) => k.only === undefined || k.only === backend.name)) {
+  for (const c of ESCAPE_CASES.filter((k) => k.only === undefined || k.only === backend.name)) {
     const kinds = c.escape.split(',');
     for (let trial = 0; trial < (c.trials ?? TRIALS); trial++) {
       test(`${backend.name}: escape: ${c.name} is ended and the run proves it (trial ${trial})`, async () => {

@@ -10,6 +10,7 @@
  * a directory is read whole); `-s 4096` prints whole paths and argv; `--seccomp-bpf` stops the tracee only at
  * the traced calls; `-qq` and `-e signal=none` leave out notices that name no file.
  */
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,7 @@ import { specBundle } from './bundle.ts';
 import { judgeTrace, type TraceVerdict, type Violation } from './darwin-trace.ts';
 import { readProcTable, waitFor } from './proc.ts';
 import { parseStrace } from './strace.ts';
+import { aliveNaming, killPids } from '../faults/escape-helpers.ts';
 import { arr, firstText, obj, rpcResult, toolBody } from './typed-results.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 
@@ -133,4 +135,49 @@ export function describeViolations(verdict: TraceVerdict): string {
 /** The path with numbers and run-specific names folded, so repeats group. */
 function shape(v: Violation): string {
   return v.path.replace(/\/\d+(?=\/|$)/g, '/<n>').replace(/claude-run-mcp-[\w-]+/g, 'claude-run-mcp-<id>');
+}
+
+/**
+ * Runs `use` against a darwin server whose fake CLI gets `env` plus a private ready file (each escapee names it
+ * in its argv), then ends whatever still names that file (strace waits for every tracee), closes the server
+ * and returns the trace's verdict beside `use`'s value. A throw from `use` is rethrown after all of that.
+ */
+export async function withDarwinServer<T>(
+  env: Record<string, string>,
+  use: (darwin: DarwinServer, ready: string) => Promise<T>,
+  options: { args?: readonly string[] } = {},
+): Promise<{ value: T; verdict: TraceVerdict }> {
+  const scratch = mkdtempSync(join(tmpdir(), 'crm-darwin-ready-'));
+  const ready = join(scratch, 'ready.jsonl');
+  try {
+    const darwin = await startDarwinServer({ env: { ...env, FAKE_CLAUDE_READY_FILE: ready }, ...options });
+    let outcome: { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+    try {
+      outcome = { ok: true, value: await use(darwin, ready) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    killPids(aliveNaming(ready));
+    const verdict = await darwin.close();
+    if (!outcome.ok) throw outcome.error;
+    return { value: outcome.value, verdict };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The trace is whole and clean: every line read, every thread attributed, the server preloaded and no
+ * supervisor, at least one supervisor traced, and no forbidden access (each kind listed when there is one).
+ */
+export function assertDarwinTrace(verdict: TraceVerdict): void {
+  assert.deepEqual(verdict.unread.slice(0, 5), [], 'every trace line read');
+  assert.deepEqual(verdict.unattributed, [], 'every thread attributed to a process');
+  assert.ok(verdict.rootArgv.includes(PRELOAD), `the server ran preloaded: ${JSON.stringify(verdict.rootArgv)}`);
+  const supervisors = verdict.products.filter((p) => p.pid !== verdict.rootPid);
+  assert.ok(supervisors.length >= 1, 'at least one supervisor traced');
+  for (const s of supervisors) {
+    assert.ok(s.argv.includes('__supervisor') && !s.argv.includes(PRELOAD), `a supervisor, not preloaded: ${JSON.stringify(s.argv)}`);
+  }
+  assert.equal(verdict.violations.length, 0, `forbidden on darwin:\n${describeViolations(verdict)}`);
 }
