@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { parseObj } from '../helpers/typed-results.ts';
 import { serverNodeArgs } from '../helpers/bundle.ts';
+import { darwinLaunch } from '../helpers/darwin-mode.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The server: from the run's spec bundle (a third of the start time), or from source when a file runs on its own. */
@@ -35,20 +36,21 @@ export interface ServerProcess {
 }
 
 /**
- * `env` replaces the inherited environment (default: inherited); `wrap` is a command the server runs under
- * (`strace … -o FILE`: then `child` is that command, and the server its child).
+ * `env` replaces the inherited environment (default: inherited); `command` starts the server another way
+ * (spec/helpers/darwin-mode.ts: as on a Mac, under strace), and so does darwin mode for the default server.
  */
 export function startServer(
   nodeArgs: readonly string[] = MAIN,
   args: readonly string[] = [],
-  options: { readonly env?: NodeJS.ProcessEnv; readonly wrap?: readonly string[] } = {},
+  options: { readonly env?: NodeJS.ProcessEnv; readonly command?: { readonly file: string; readonly args: readonly string[] } } = {},
 ): ServerProcess {
-  const [wrapper, ...wrapArgs] = options.wrap ?? [];
-  const argv = [process.execPath, ...nodeArgs, ...args];
-  const child = spawn(wrapper ?? process.execPath, wrapper === undefined ? argv.slice(1) : [...wrapArgs, ...argv], {
+  const darwin = nodeArgs === MAIN && options.command === undefined ? darwinLaunch(args, options.env ?? process.env) : null;
+  const command = options.command ?? darwin ?? { file: process.execPath, args: [...nodeArgs, ...args] };
+  const env = darwin?.env ?? options.env;
+  const child = spawn(command.file, command.args, {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
-    ...(options.env === undefined ? {} : { env: options.env }),
+    ...(env === undefined ? {} : { env }),
   });
   const lines: string[] = [];
   let partial = '';

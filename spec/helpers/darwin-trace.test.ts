@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { forbiddenRule, judgeTrace, NODE_OWN_READS, type TraceRules } from './darwin-trace.ts';
+import { describeViolations, forbiddenRule, judgeTrace, NODE_OWN_READS, type TraceRules } from './darwin-trace.ts';
 import { parseStrace } from './strace.ts';
 
 const RULES: TraceRules = { productScript: '/b/bundle.cjs', preload: '/f/platform-preload.cjs' };
@@ -143,4 +143,17 @@ test('forbiddenRule: what lies outside /proc and /sys is allowed, /dev/fd includ
   assert.equal(forbiddenRule('/proc/6/stat', 5, 6), '/proc/<own pid>/stat', 'its own thread id is its own');
   assert.equal(forbiddenRule('/proc/uptime', 5, 5), '/proc/uptime');
   assert.equal(forbiddenRule('/sys/devices/system/cpu/online', 5, 5), 'a /sys file');
+});
+
+test('describeViolations groups by process role, call, path shape and rule, with the count and the first line', () => {
+  const verdict = judge(
+    trace({ supervisor: [open(200, '/proc/300/stat'), open(200, '/proc/301/stat')], server: [open(100, '/proc/self/fd')] }),
+  );
+  assert.equal(
+    describeViolations(verdict),
+    [
+      '1 × server: openat /proc/self/fd (/proc/self/fd), first at trace line 10',
+      "2 × supervisor: openat /proc/<n>/stat (another process's /proc/<pid>), first at trace line 15",
+    ].join('\n'),
+  );
 });

@@ -276,3 +276,20 @@ export function forbiddenRule(path: string, pid: number, tid: number): string | 
   const spelled = head === 'self' || head === 'thread-self' ? head : '<own pid>';
   return `/proc/${spelled}/${parts[1] ?? ''}`;
 }
+
+/** One line per kind of forbidden access (process role, call, path shape, rule), with its count and first trace line. */
+export function describeViolations(verdict: TraceVerdict): string {
+  const kinds = new Map<string, { count: number; first: number }>();
+  for (const v of verdict.violations) {
+    const role = v.pid === verdict.rootPid ? 'server' : v.argv.includes('__supervisor') ? 'supervisor' : `pid ${v.pid}`;
+    const key = `${role}: ${v.syscall} ${shape(v)} (${v.rule})`;
+    const kind = kinds.get(key) ?? { count: 0, first: v.line };
+    kinds.set(key, { count: kind.count + 1, first: kind.first });
+  }
+  return [...kinds].map(([key, k]) => `${k.count} × ${key}, first at trace line ${k.first}`).join('\n');
+}
+
+/** The path with numbers and run-specific names folded, so repeats group. */
+function shape(v: Violation): string {
+  return v.path.replace(/\/\d+(?=\/|$)/g, '/<n>').replace(/claude-run-mcp-[\w-]+/g, 'claude-run-mcp-<id>');
+}
