@@ -85,6 +85,15 @@ export interface RunPlacement {
   readonly cgroup: string | null;
 }
 
+/**
+ * What a run's version check binds it to: "image" (machine code exec'd through the pinned file, its image
+ * read right after spawn the image that answered the check), "file" (the file's identity, by fstat, the same
+ * before the probe, after it, before the spawn and right after it: an interpreter opens a script again by
+ * path, so a script gets this at most), "path" (nothing bound: the path ran whatever it named then).
+ */
+export const VERSION_PROOFS = ['image', 'file', 'path'] as const;
+export type VersionProof = (typeof VERSION_PROOFS)[number];
+
 /** What a cleanup report's confirmation rests on: the kernel's cgroup accounting, or /proc scans. */
 export const CLEANUP_PROOFS = ['cgroup', 'process_scan'] as const;
 export type CleanupProof = (typeof CLEANUP_PROOFS)[number];
@@ -145,7 +154,14 @@ export type ReportMessage =
        */
       readonly imageId: string | null;
     }
-  | { readonly type: 'spawned'; readonly pid: number; readonly start: string; readonly pgid: number }
+  | {
+      readonly type: 'spawned';
+      readonly pid: number;
+      readonly start: string;
+      readonly pgid: number;
+      /** What the run's version check binds it to (absent from an older supervisor: path). */
+      readonly version_proof: VersionProof;
+    }
   | { readonly type: 'spawn_error'; readonly code: string; readonly message: string }
   | { readonly type: 'exit'; readonly code: number | null; readonly signal: string | null }
   | {

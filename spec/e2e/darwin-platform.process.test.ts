@@ -94,6 +94,20 @@ test('a server whose process.platform reads darwin tells its supervisors so; the
       fallback_reason: 'platform',
       fallback_detail: 'macOS has no cgroups and no /proc: cleanup is proven by signals and the system ps',
     });
+    // One run on the darwin path: its version check binds the fake CLI (a script) to its file, never its image.
+    server.send({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'hi' } } });
+    const run = resultOf(await server.response('run'));
+    const runId = (run['structuredContent'] as { result: { run_id: string } }).result.run_id;
+    server.send({
+      jsonrpc: '2.0',
+      id: 'full',
+      method: 'tools/call',
+      params: { name: 'claude.run.result', arguments: { run_id: runId, detail: 'full' } },
+    });
+    const full = (resultOf(await server.response('full'))['structuredContent'] as { result: Record<string, unknown> }).result;
+    assert.equal(full['is_error'], false, JSON.stringify(full['error']));
+    assert.equal(full['cleanup_confirmed'], true);
+    assert.equal(full['version_proof'], 'file');
     assert.equal(await server.close(), 0);
   } finally {
     server.kill();

@@ -228,7 +228,21 @@ test('isCloseOnExec reads the octal flags line of /proc/<pid>/fdinfo', () => {
 });
 
 test('parseReportLine validates every message and distrusts a contradictory "confirmed"', () => {
-  assert.deepEqual(parseReportLine('{"type":"spawned","pid":5,"start":"9","pgid":4}'), { type: 'spawned', pid: 5, start: '9', pgid: 4 });
+  // No version_proof (an older supervisor): the weakest word, never more.
+  assert.deepEqual(parseReportLine('{"type":"spawned","pid":5,"start":"9","pgid":4}'), {
+    type: 'spawned',
+    pid: 5,
+    start: '9',
+    pgid: 4,
+    version_proof: 'path',
+  });
+  for (const proof of ['image', 'file', 'path'] as const)
+    assert.equal(
+      (parseReportLine(`{"type":"spawned","pid":5,"start":"9","pgid":4,"version_proof":"${proof}"}`) as { version_proof?: string } | null)
+        ?.version_proof,
+      proof,
+    );
+  assert.equal(parseReportLine('{"type":"spawned","pid":5,"start":"9","pgid":4,"version_proof":"kernel"}'), null);
   assert.deepEqual(parseReportLine('{"type":"exit","code":null,"signal":"SIGKILL"}'), { type: 'exit', code: null, signal: 'SIGKILL' });
   assert.equal(parseReportLine('{"type":"exit","code":"1","signal":null}'), null);
   assert.equal(parseReportLine('{"type":"spawned","pid":5}'), null);

@@ -177,6 +177,6 @@ export function adopt(s: SupervisorState, child: ChildProcess, runTracker: RunTr
   });
   if (runTracker === null) return;
   // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
-  const stat = child.pid === undefined ? null : readProcStat(child.pid);
+  const stat = child.pid === undefined || s.platform !== 'linux' ? null : readProcStat(child.pid);
   if (stat !== null) runTracker.addRoot(identityOf(stat));
 }

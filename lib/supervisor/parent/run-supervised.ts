@@ -129,7 +129,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   // No /proc on darwin: the fallback there ends only what the supervisor reported (fallback-kill.ts).
   const supervisorStat = child.pid === undefined || platform !== 'linux' ? null : readProcStat(child.pid);
   const supervisorId = supervisorStat ? identityOf(supervisorStat) : null;
-  const link = openLink(child, { marker, cgroup, supervisorId, fallbackGraceMs: DEFAULT_KILL_GRACE_MS });
+  const link = openLink(child, { marker, cgroup, supervisorId, fallbackGraceMs: DEFAULT_KILL_GRACE_MS, platform });
   return {
     supervisorPid: child.pid ?? null,
     cgroup,

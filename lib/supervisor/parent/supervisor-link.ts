@@ -7,8 +7,16 @@ import type { ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { assertNever } from '../../util/assert-never.ts';
 import { runCgroupDir } from '../../process/cgroup.ts';
-import { SPAWN_ERROR_NO_CODE, type ControlMessage, type ProbeOutcome, type ProcessIdentity, type ReportMessage } from '../protocol.ts';
-import { killLeftovers } from './fallback-kill.ts';
+import {
+  SPAWN_ERROR_NO_CODE,
+  type ControlMessage,
+  type ProbeOutcome,
+  type ProcessIdentity,
+  type ReportMessage,
+  type VersionProof,
+} from '../protocol.ts';
+import { endReportedNative, killLeftovers } from './fallback-kill.ts';
+import type { SupportedPlatform } from '../../process/platform.ts';
 import { endLostRunCgroup } from './lost-cgroup.ts';
 import { readReports, type ReportReader } from './report-reader.ts';
 import { readInSlices, type SlicedReader } from './sliced-reader.ts';
@@ -27,6 +35,8 @@ export type CleanupReport = Extract<ReportMessage, { type: 'cleanup' }>;
 
 export interface SupervisedOutcome {
   readonly spawned: ProcessIdentity | null;
+  /** What the version check bound the native to (the `spawned` report's); null when none was reported. */
+  readonly versionProof: VersionProof | null;
   readonly spawnError: { readonly code: string; readonly message: string } | null;
   readonly exit: { readonly code: number | null; readonly signal: string | null } | null;
   /** null: no explicit report arrived, so cleanup is unconfirmed. */
@@ -37,6 +47,13 @@ export interface SupervisedOutcome {
   readonly stderrBytes: number;
   /** Processes the adapter itself SIGKILLed because the supervisor left no cleanup report. */
   readonly fallbackKilled: number;
+  /**
+   * Processes of the run the darwin fallback saw but left alone (not proven the run's without the supervisor's
+   * record; only the reported native is ended there); 0 on Linux.
+   */
+  readonly fallbackLeft: number;
+  /** Why the darwin fallback could not look (its ps failed), else null. */
+  readonly fallbackError: string | null;
   /**
    * 'cgroup' when the supervisor left no report but the adapter ended the run's cgroup and the kernel showed
    * it empty (then removed): cleanup is proven all the same. null otherwise.
@@ -57,6 +74,8 @@ export interface LinkPlacement {
   readonly supervisorId: ProcessIdentity | null;
   /** How long the fallback gives a lost run's cgroup to empty after SIGKILL. */
   readonly fallbackGraceMs: number;
+  /** The server's platform decision: off Linux the fallback reads one ps table, never /proc. */
+  readonly platform: SupportedPlatform;
 }
 
 export interface SupervisorLink extends LinkPlacement {
@@ -65,6 +84,7 @@ export interface SupervisorLink extends LinkPlacement {
   phase: 'idle' | 'started' | 'disposed';
   // What the reports said.
   spawned: ProcessIdentity | null;
+  versionProof: VersionProof | null;
   spawnError: SupervisedOutcome['spawnError'];
   exit: SupervisedOutcome['exit'];
   cleanup: CleanupReport | null;
@@ -85,7 +105,10 @@ export interface SupervisorLink extends LinkPlacement {
   pipeTimer: NodeJS.Timeout | null;
   settled: boolean;
   fallbackKilled: number;
+  fallbackLeft: number;
+  fallbackError: string | null;
   fallbackProof: 'cgroup' | null;
+  /** The fallback that must finish before the run settles: the lost run's cgroup, or the darwin ps look. */
   lostCgroup: Promise<void> | null;
   readonly done: Promise<SupervisedOutcome>;
   readonly exited: Promise<void>;
@@ -109,6 +132,7 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
     hooks: null,
     phase: 'idle',
     spawned: null,
+    versionProof: null,
     spawnError: null,
     exit: null,
     cleanup: null,
@@ -143,6 +167,8 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
     pipeTimer: null,
     settled: false,
     fallbackKilled: 0,
+    fallbackLeft: 0,
+    fallbackError: null,
     fallbackProof: null,
     lostCgroup: null,
     done,
@@ -191,6 +217,7 @@ function onReport(link: SupervisorLink, message: ReportMessage): void {
     }
     case 'spawned':
       link.spawned = { pid: message.pid, start: message.start };
+      link.versionProof = message.version_proof;
       break;
     case 'spawn_error':
       link.spawnError = { code: message.code, message: message.message };
@@ -217,15 +244,18 @@ function settle(link: SupervisorLink): void {
   link.settled = true;
   link.reports.end();
   endProbes(link, { kind: 'spawn_error', message: 'the supervisor ended before the probe finished' });
-  const { spawned, spawnError, exit, supervisorExit, fallbackKilled, fallbackProof } = link;
+  const { spawned, versionProof, spawnError, exit, supervisorExit, fallbackKilled, fallbackLeft, fallbackError, fallbackProof } = link;
   const report: CleanupReport | null = link.cleanup;
   link.resolveDone({
     spawned,
+    versionProof,
     spawnError,
     exit,
     cleanup: report,
     supervisorExit,
     fallbackKilled,
+    fallbackLeft,
+    fallbackError,
     fallbackProof,
     crashText: link.reports.unparsedTail() === '' ? null : link.reports.unparsedTail(),
     stderrTail: report?.stderr_tail ?? '',
@@ -255,6 +285,15 @@ function onSupervisorExit(link: SupervisorLink, code: number | null, signal: Nod
  */
 function startFallback(link: SupervisorLink): void {
   const { cgroup, supervisorId, marker } = link;
+  if (link.platform !== 'linux') {
+    // No /proc: one ps table, the reported native ended, the rest reported (fallback-kill.ts).
+    link.lostCgroup = endReportedNative(link.child.pid ?? null, link.spawned, process.env['PATH'] ?? '').then((ended) => {
+      link.fallbackKilled += ended.killed;
+      link.fallbackLeft += ended.left;
+      link.fallbackError = ended.error;
+    });
+    return;
+  }
   const dir = cgroup === null || supervisorId === null ? null : runCgroupDir(cgroup, supervisorId);
   link.lostCgroup =
     dir === null
