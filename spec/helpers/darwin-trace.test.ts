@@ -135,6 +135,15 @@ test('a thread with no clone seen for it is reported as unattributed, never sile
   assert.deepEqual(verdict.unattributed, [999]);
 });
 
+test('an execve whose argv strace cut is reported unread: whether it runs the product cannot be told', () => {
+  const cut = '200 execve("/usr/bin/node", ["/usr/bin/node", "/b/bund"...], 0x1 /* 9 vars */) = 0';
+  const verdict = judge(trace({ supervisor: [`200 ${FORK.replace('%', '250')}`, cut.replace(/^200/, '250')] }));
+  assert.deepEqual(
+    verdict.unread.map((u) => u.text),
+    ['execve: its argv was not printed whole'],
+  );
+});
+
 test('forbiddenRule: what lies outside /proc and /sys is allowed, /dev/fd included', () => {
   assert.equal(forbiddenRule('/tmp/proc/1/stat', 5, 5), null);
   assert.equal(forbiddenRule('/dev/fd/3', 5, 5), null);

@@ -110,6 +110,7 @@ export function judgeTrace(trace: ParsedTrace, rules: TraceRules): TraceVerdict 
   const violations: Violation[] = [];
   const unattributed: number[] = [];
   const nodeReads = new Map<string, number>();
+  const unread: UnreadLine[] = [...trace.unread];
   const rootPid = trace.calls[0]?.tid ?? null;
   let rootArgv: readonly string[] = [];
   for (const call of trace.calls) {
@@ -133,10 +134,11 @@ export function judgeTrace(trace: ParsedTrace, rules: TraceRules): TraceVerdict 
       }
     }
     if (call.name === 'chdir' && resultNumber(call.result) === 0) proc.cwd = accessedPaths(call, proc)[0] ?? null;
-    followProcess(call, proc, byTid, rules, products);
+    if (!followProcess(call, proc, byTid, rules, products))
+      unread.push({ line: call.line, text: `${call.name}: its argv was not printed whole` });
     if (call.tid === rootPid && rootArgv.length === 0 && proc.argv.length > 0) rootArgv = proc.argv;
   }
-  return { rootPid, rootArgv, products, violations, unread: trace.unread, unattributed, nodeReads };
+  return { rootPid, rootArgv, products, violations, unread, unattributed, nodeReads };
 }
 
 function violation(call: Syscall, proc: ProcState, path: string, rule: string): Violation {
@@ -149,17 +151,27 @@ function allows(read: NodeOwnRead, syscall: string, path: string, phase: ProcSta
   return typeof read.path === 'string' ? read.path === path : read.path.test(path);
 }
 
-/** A clone registers its thread or process; a successful execve gives the process its new program. */
-function followProcess(call: Syscall, proc: ProcState, byTid: Map<number, ProcState>, rules: TraceRules, products: ProductProcess[]): void {
+/**
+ * A clone registers its thread or process; a successful execve gives the process its new program. False when
+ * an execve's argv cannot be read whole (it cannot be told whether the product runs).
+ */
+function followProcess(
+  call: Syscall,
+  proc: ProcState,
+  byTid: Map<number, ProcState>,
+  rules: TraceRules,
+  products: ProductProcess[],
+): boolean {
   if (['clone', 'clone3', 'fork', 'vfork'].includes(call.name)) {
     const child = resultNumber(call.result);
-    if (child === null || child <= 0) return;
+    if (child === null || child <= 0) return true;
     const thread = call.args.some((a) => /\bCLONE_THREAD\b/.test(a));
     byTid.set(child, thread ? proc : { ...proc, pid: child });
-    return;
+    return true;
   }
   if ((call.name === 'execve' || call.name === 'execveat') && resultNumber(call.result) === 0) {
-    const argv = readStringArray(call.args[call.name === 'execve' ? 1 : 2] ?? '') ?? [];
+    const argv = readStringArray(call.args[call.name === 'execve' ? 1 : 2] ?? '');
+    if (argv === null) return false;
     const file = readString(call.args[call.name === 'execve' ? 0 : 1] ?? '')?.value ?? '';
     proc.argv = argv;
     proc.product = posix.basename(file).startsWith('node') && argv.slice(1).includes(rules.productScript);
@@ -172,6 +184,7 @@ function followProcess(call: Syscall, proc: ProcState, byTid: Map<number, ProcSt
     );
     if (proc.product) products.push({ pid: proc.pid, argv });
   }
+  return true;
 }
 
 /** An argv element as the path Node would open: a file URL's path, an absolute path; else null. */
