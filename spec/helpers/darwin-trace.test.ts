@@ -117,6 +117,14 @@ test('an allowed read is allowed only as listed: its call, its path, and before 
     ],
   );
   for (const read of NODE_OWN_READS) assert.ok(read.why.length > 20, `${String(read.path)} says why`);
+  // glibc's malloc reads this one whenever it first shrinks an arena: at any time, but only by open.
+  const libc = judge(
+    trace({ supervisor: [open(200, '/proc/sys/vm/overcommit_memory'), '200 access("/proc/sys/vm/overcommit_memory", R_OK) = 0'] }),
+  );
+  assert.deepEqual(
+    libc.violations.map((v) => [v.syscall, v.rule]),
+    [['access', '/proc/sys']],
+  );
 });
 
 test('the preload may reach only the server; a supervisor or the fake CLI opening it is a violation', () => {

@@ -54,6 +54,12 @@ export const NODE_OWN_READS: readonly NodeOwnRead[] = [
     why: "glibc's pthread_getattr_np reads the process's own memory map for the main thread's stack (V8's stack bound)",
   },
   { path: '/proc/self/exe', syscalls: ['readlink'], when: 'start', why: "process.execPath: libuv's uv_exepath reads this link" },
+  {
+    path: '/proc/sys/vm/overcommit_memory',
+    syscalls: OPEN,
+    when: 'any',
+    why: "glibc's malloc, once per process, when it first shrinks a thread arena's heap (check_may_shrink_heap): seen under memory pressure",
+  },
 ];
 
 export interface TraceRules {
