@@ -42,6 +42,9 @@ export function assertStrace(): void {
   }
 }
 
+/** Numbers this process's trace files (each launch gets a file of its own). */
+let traceCount = 0;
+
 export interface DarwinLaunch {
   readonly file: string;
   readonly args: readonly string[];
@@ -59,8 +62,6 @@ export function darwinCommand(bundle: string, serverArgs: readonly string[], env
     traceFile,
   };
 }
-
-let traceCount = 0;
 
 /** Resolves once no process names the trace file (strace has written all of it and exited), then judges it. */
 export async function judgeTraceFile(traceFile: string, bundle: string): Promise<TraceVerdict> {
