@@ -19,7 +19,8 @@
  */
 import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readFd, readString, readStringArray, resultNumber, type ParsedTrace, type Syscall, type UnreadLine } from './strace.ts';
+import { callPaths } from './strace-paths.ts';
+import { readString, readStringArray, resultNumber, type ParsedTrace, type Syscall, type UnreadLine } from './strace.ts';
 
 /** One read Node makes itself on Linux, allowed in a product process: exactly this call on this path. */
 export interface NodeOwnRead {
@@ -126,7 +127,9 @@ export function judgeTrace(trace: ParsedTrace, rules: TraceRules): TraceVerdict 
       proc = { pid: call.tid, argv: [], product: false, phase: 'start', named: new Set(), cwd: null };
       byTid.set(call.tid, proc);
     }
-    for (const access of accessedPaths(call, proc)) {
+    const called = callPaths(call, proc.cwd);
+    proc.cwd = called.cwd;
+    for (const access of called.paths) {
       if (access === rules.preload && proc.pid !== rootPid) {
         violations.push(violation(call, proc, access, 'the platform preload opened outside the server'));
       }
@@ -139,7 +142,7 @@ export function judgeTrace(trace: ParsedTrace, rules: TraceRules): TraceVerdict 
         if (rule !== null) violations.push(violation(call, proc, access, rule));
       }
     }
-    if (call.name === 'chdir' && resultNumber(call.result) === 0) proc.cwd = accessedPaths(call, proc)[0] ?? null;
+    if (call.name === 'chdir' && resultNumber(call.result) === 0) proc.cwd = called.paths[0] ?? null;
     if (!followProcess(call, proc, byTid, rules, products))
       unread.push({ line: call.line, text: `${call.name}: its argv was not printed whole` });
     if (call.tid === rootPid && rootArgv.length === 0 && proc.argv.length > 0) rootArgv = proc.argv;
@@ -197,84 +200,6 @@ function followProcess(
 function argPath(arg: string): string | null {
   if (arg.startsWith('file://')) return fileURLToPath(arg);
   return arg.startsWith('/') ? posix.normalize(arg) : null;
-}
-
-/** The syscalls whose arguments name paths: [dirfd index or null, path index] pairs. */
-const PATH_ARGS: Readonly<Record<string, readonly (readonly [number | null, number])[]>> = {
-  open: [[null, 0]],
-  creat: [[null, 0]],
-  openat: [[0, 1]],
-  openat2: [[0, 1]],
-  newfstatat: [[0, 1]],
-  fstatat64: [[0, 1]],
-  statx: [[0, 1]],
-  faccessat: [[0, 1]],
-  faccessat2: [[0, 1]],
-  readlinkat: [[0, 1]],
-  mkdirat: [[0, 1]],
-  mknodat: [[0, 1]],
-  unlinkat: [[0, 1]],
-  fchmodat: [[0, 1]],
-  fchownat: [[0, 1]],
-  utimensat: [[0, 1]],
-  futimesat: [[0, 1]],
-  name_to_handle_at: [[0, 1]],
-  execveat: [[0, 1]],
-  inotify_add_watch: [[null, 1]],
-  fanotify_mark: [[3, 4]],
-  renameat: [
-    [0, 1],
-    [2, 3],
-  ],
-  renameat2: [
-    [0, 1],
-    [2, 3],
-  ],
-  linkat: [
-    [0, 1],
-    [2, 3],
-  ],
-  symlinkat: [
-    [null, 0],
-    [1, 2],
-  ],
-  rename: [
-    [null, 0],
-    [null, 1],
-  ],
-  link: [
-    [null, 0],
-    [null, 1],
-  ],
-  symlink: [
-    [null, 0],
-    [null, 1],
-  ],
-  mount: [
-    [null, 0],
-    [null, 1],
-  ],
-  pivot_root: [
-    [null, 0],
-    [null, 1],
-  ],
-};
-
-/** The absolute paths a call names (a symlink's target too: making a link to /proc is a use of it). */
-function accessedPaths(call: Syscall, proc: ProcState): string[] {
-  const positions = PATH_ARGS[call.name] ?? (call.name === 'getcwd' ? [] : [[null, 0] as const]);
-  const paths: string[] = [];
-  for (const [dirIndex, pathIndex] of positions) {
-    const text = readString(call.args[pathIndex] ?? '')?.value;
-    if (text === undefined || text === '') continue;
-    const dir = dirIndex === null ? null : readFd(call.args[dirIndex] ?? '');
-    // -y names AT_FDCWD's directory: the process's cwd, kept for the calls that take no dirfd.
-    if (dir?.fd === 'AT_FDCWD' && dir.path !== null) proc.cwd = dir.path;
-    const base = dir === null || dir.fd === 'AT_FDCWD' ? (dir?.path ?? proc.cwd) : dir.path;
-    if (text.startsWith('/')) paths.push(posix.normalize(text));
-    else paths.push(base === null ? `(unknown directory)/${text}` : posix.join(base, text));
-  }
-  return paths;
 }
 
 /**
