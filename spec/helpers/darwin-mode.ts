@@ -108,7 +108,10 @@ export async function enableDarwinMode(): Promise<void> {
       rmSync(file, { force: true });
       if (!verdict.rootArgv.includes(PRELOAD)) problems.push(`${file}: the server did not run preloaded`);
       if (verdict.unread.length > 0 || verdict.unattributed.length > 0) {
-        problems.push(`${file}: ${verdict.unread.length} lines unread, threads unattributed: ${verdict.unattributed.join(', ')}`);
+        const lines = verdict.unread.slice(0, 3).map((u) => `line ${u.line}: ${u.text.slice(0, 300)}`);
+        problems.push(
+          `${file}: ${verdict.unread.length} lines unread (${lines.join(' | ')}), threads unattributed: ${verdict.unattributed.join(', ')}`,
+        );
       }
       if (verdict.violations.length > 0) problems.push(`forbidden on darwin:\n${describeViolations(verdict)}`);
     }
