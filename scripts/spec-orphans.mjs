@@ -10,12 +10,12 @@
 // dir is removed only when the record lists it (each is listed before it is made) and it is a real directory
 // of this user named for the run; the record is written only through a new file of its own (exclusive,
 // unguessable name), so a symlink planted where it writes is never followed.
-import { linkSync, lstatSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { killOwned, removeTempDir } from './spec-reap.mjs';
 import { removeTreeWithin } from './spec-cgroup.mjs';
-import { readStat } from './spec-lib.mjs';
+import { pidSpaceKey, readStat } from './spec-lib.mjs';
 
 const RECORD_NAME = /^crm-spec-([0-9a-f]{8})\.run\.json$/;
 const runDirPrefix = (runId) => `crm-spec-${runId}-`;
@@ -27,15 +27,6 @@ const RECORD_MODE = 0o600;
 /** The kernel's start time of a process (clock ticks since boot): with the pid, the runner's identity. */
 function startTicks(pid) {
   return readStat(pid)?.start ?? null;
-}
-
-/** This process's pid namespace and boot: a pid means the same process only within both. */
-function pidSpace() {
-  try {
-    return `${readlinkSync('/proc/self/ns/pid')} ${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}`;
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -69,7 +60,7 @@ export function rewriteRun(path, runId, fields) {
 /** The record, whole, in a new file of an unguessable name: exclusive, so a name planted there fails the write. */
 function writeRecordTemp(tmp, runId, { cgroup, dirs }) {
   const temp = join(tmp, `.crm-spec-${runId}.run.json.${randomBytes(RECORD_TEMP_RANDOM_BYTES).toString('hex')}.tmp`);
-  const record = { runId, pid: process.pid, start: startTicks(process.pid), space: pidSpace(), cgroup, dirs };
+  const record = { runId, pid: process.pid, start: startTicks(process.pid), space: pidSpaceKey(), cgroup, dirs };
   writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: 'wx', mode: RECORD_MODE });
   return temp;
 }
@@ -92,7 +83,9 @@ function orphanOf(tmp, name) {
   }
   if (record?.runId !== runId || typeof record.pid !== 'number') return null;
   // Another pid namespace or boot cannot be looked at from here: its runner may be alive, so leave it.
-  if (record.space !== pidSpace()) return null;
+  // Without this process's own pid space (unreadable, or /proc of another namespace) no owner can be judged.
+  const here = pidSpaceKey();
+  if (here === null || record.space !== here) return null;
   const now = startTicks(record.pid);
   if (now !== null && (record.start === null || now === record.start)) return null;
   return { runId, cgroup: ownRunCgroup(record.cgroup, runId), dirs: Array.isArray(record.dirs) ? record.dirs : [] };

@@ -25,6 +25,8 @@ export interface CapabilityFacts {
   readonly assertedVersion: string | null;
   readonly recursive: boolean;
   readonly cleanup: CleanupBackend;
+  /** Runs tracked through /proc because their own cgroup could not be made (lib/supervisor/parent/cleanup-backend.ts). */
+  readonly cleanupFallbackRuns: number;
   /** The platform decision this server made once (lib/process/platform.ts). */
   readonly platform: SupportedPlatform;
   /** The budget ledger's snapshot; null when the server has no budget. */
@@ -68,7 +70,7 @@ export function describeCapabilities(facts: CapabilityFacts): JsonObject {
       prompt_via_stdin: facts.promptViaStdin,
       recursion_refused: facts.recursive,
     },
-    cleanup: describeCleanup(facts.cleanup, facts.platform),
+    cleanup: describeCleanup(facts.cleanup, facts.platform, facts.cleanupFallbackRuns),
     worktree: facts.worktree(),
     budget: facts.budget === null ? NO_BUDGET : { ...facts.budget },
   };

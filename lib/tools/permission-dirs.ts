@@ -1,64 +1,41 @@
 /**
- * The effects behind the private directories of run brokers (lib/permission/private-dir.ts): who this
- * server is (read once, at its first ask_host run) and the sweep a server makes when it starts, which
- * removes the directories of servers that were killed before they could remove their own. Linux reads
- * /proc; the darwin path names owners and judges them from one `ps` table (psDirOwner, psOwnerState).
+ * The effects behind the private directories of run brokers (lib/permission/private-dir.ts): the sweep a
+ * server makes when it starts, which removes the directories of servers that were killed before they could
+ * remove their own. On Linux who owns what is read from /proc by lib/process/proc-table.ts; the darwin path
+ * names owners and judges them from one `ps` table (psDirOwner, psOwnerState).
  */
-import { lstatSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { isLive, parseProcStat } from '../process/proc-stat.ts';
-import { readProcFile } from '../process/proc-table.ts';
+import { processState, selfOwner } from '../process/proc-table.ts';
+import type { ProcessIdentity } from '../process/proc-stat.ts';
+import type { ProcessState } from '../process/owner.ts';
 import type { PsRow } from '../process/ps-table.ts';
-import { orphanedDirs, PRIVATE_DIR_PREFIX, type DirOwner, type OwnerState } from '../permission/private-dir.ts';
-
-/** This process as the owner of its brokers' directories; null when /proc cannot say (names stay anonymous). */
-export function selfDirOwner(): DirOwner | null {
-  try {
-    const namespace = /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'));
-    const stat = parseProcStat(readProcFile(`/proc/${process.pid}/stat`));
-    return namespace === null || stat === null ? null : { pidNamespace: namespace[1]!, pid: process.pid, start: stat.start };
-  } catch {
-    return null;
-  }
-}
+import { orphanedDirs, PRIVATE_DIR_PREFIX, type DirOwner } from '../permission/private-dir.ts';
 
 /**
- * The darwin path's owner identity (no /proc, no pid namespaces): the one pid space is named "0" (a Linux pid
- * namespace is an inode number, never 0), the start is the second `ps` shows (lstart) as 14 digits. One
- * second resolves less than /proc's clock ticks: a pid recycled within the same second reads as the owner
- * still alive, so its directory is kept (the safe side). Across a reboot the start seconds differ.
+ * The darwin path's owner identity (no /proc, no pid namespaces, no boot id): the one pid space is named "0"
+ * (a Linux pid namespace is an inode number, never 0) with a boot tag of zeros, and the start is the second
+ * `ps` shows (lstart) as 14 digits. One second resolves less than /proc's clock ticks: a pid recycled within
+ * the same second reads as the owner still alive, so its directory is kept (the safe side). Across a reboot
+ * the start seconds differ.
  */
-export const DARWIN_PID_SPACE = '0';
+export const DARWIN_PID_SPACE = { pidNamespace: '0', boot: '0'.repeat(16) } as const;
 
 /** This process as owner, from a complete ps table; null when ps shows it without a start. */
 export function psDirOwner(rows: readonly PsRow[], pid: number): DirOwner | null {
   const start = rows.find((row) => row.pid === pid)?.start;
-  return start == null ? null : { pidNamespace: DARWIN_PID_SPACE, pid, start: start.lstart.replace(/\D/g, '') };
+  return start == null ? null : { ...DARWIN_PID_SPACE, pid, start: start.lstart.replace(/\D/g, '') };
 }
 
 /** Pure: an owner's state by a complete ps table: gone when no row has its pid, its row starts another second, or it is a zombie. */
-export function psOwnerState(rows: readonly PsRow[]): (owner: DirOwner) => OwnerState {
+export function psOwnerState(rows: readonly PsRow[]): (id: ProcessIdentity) => ProcessState {
   const byPid = new Map(rows.map((row) => [row.pid, row]));
-  return (owner) => {
-    const row = byPid.get(owner.pid);
+  return (id) => {
+    const row = byPid.get(id.pid);
     if (row === undefined) return 'gone';
     if (row.start === null) return 'unknown';
-    return row.start.lstart.replace(/\D/g, '') === owner.start && !row.stat.startsWith('Z') ? 'alive' : 'gone';
+    return row.start.lstart.replace(/\D/g, '') === id.start && !row.stat.startsWith('Z') ? 'alive' : 'gone';
   };
-}
-
-/** Gone only when /proc says so: no such pid, another process under it, or a zombie. Unreadable is unknown. */
-function ownerState(owner: DirOwner): OwnerState {
-  let text: string;
-  try {
-    text = readProcFile(`/proc/${owner.pid}/stat`);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ESRCH' ? 'gone' : 'unknown';
-  }
-  const stat = parseProcStat(text);
-  if (stat === null) return 'unknown';
-  return stat.start === owner.start && isLive(stat) ? 'alive' : 'gone';
 }
 
 /**
@@ -67,8 +44,8 @@ function ownerState(owner: DirOwner): OwnerState {
  */
 export function sweepOrphanedPermissionDirs(
   baseDir: string,
-  self: DirOwner | null = selfDirOwner(),
-  stateOf: (owner: DirOwner) => OwnerState = ownerState,
+  self: DirOwner | null = selfOwner(),
+  stateOf: (id: ProcessIdentity) => ProcessState = processState,
 ): string[] {
   if (self === null) return [];
   let names: string[];

@@ -22,7 +22,7 @@ import type { ExecuteDeps, PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
-import { readProcStat } from '../process/proc-table.ts';
+import { readProcStat, selfOwner } from '../process/proc-table.ts';
 import { supportedPlatform, type SupportedPlatform } from '../process/platform.ts';
 import { pidPresence, pidPresenceBySignal, processesWithCwd, processesWithCwdUnverifiable } from '../process/occupants.ts';
 import { isLive, isSameProcess } from '../process/proc-stat.ts';
@@ -36,14 +36,14 @@ import { parseRunInput } from './run-input.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
 import { privateDirPrefix } from '../permission/private-dir.ts';
-import { psDirOwner, psOwnerState, selfDirOwner, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
+import { psDirOwner, psOwnerState, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
 import { readPsTable } from '../process/ps-source.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskProvider } from './tasks.ts';
 import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
 import { BUDGET_OPTION_ARG, withBudget } from './budget-gate.ts';
 import { createResourceProvider } from './resources.ts';
-import { createGitRunner, createGitRunnerSync, type GitRunner, type GitRunnerSync } from '../worktree/git.ts';
+import { createGitRunner, createGitRunnerSync, type GitRunnerSync, type OwnedGitRunner } from '../worktree/git.ts';
 import { checkWorktreeRequest } from '../worktree/worktree.ts';
 import { inspectWorktree } from '../worktree/changes.ts';
 import { removeWorktree, type WorktreeProcesses } from '../worktree/remove.ts';
@@ -104,9 +104,11 @@ interface ProviderParts {
   readonly versionTimeoutMs: number;
   readonly platform: SupportedPlatform;
   readonly cleanup: CleanupBackend;
+  /** Runs that were to have a cgroup and were tracked through /proc instead (the capabilities count them). */
+  readonly fallbacks: { runs: number };
   readonly prepareWithin: PrepareFn;
   readonly spares: SparePool | null;
-  readonly git: GitRunner;
+  readonly git: OwnedGitRunner;
   readonly gitSync: GitRunnerSync;
   readonly ledger: BudgetLedger | null;
   /** The version the newest check asserted; null before the first. */
@@ -128,16 +130,20 @@ export function createProviders(config: ProviderConfig): ToolProviders {
     work: createWorkSnapshotReader(runtime.registry, () => instanceId(p)),
     capabilities: () => getCapabilities(p),
   });
-  const { spares } = p;
+  const { spares, git } = p;
   return {
     toolProvider,
     resourceProvider,
+    // Git calls still running when the server leaves (an inspection past its bound, a removal) are ended,
+    // not left behind: their process groups are SIGKILLed, and no call starts after.
     close: async () => {
       await runtime.close();
+      git.stop();
       await spares?.close();
     },
     stop: () => {
       runtime.stop();
+      git.stop();
       spares?.stop();
     },
     sparePid: () => spares?.sparePid() ?? null,
@@ -155,8 +161,12 @@ function createParts(config: ProviderConfig): ProviderParts {
   const recursive = isRecursiveLaunch(config.env);
   const versionTimeoutMs = config.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
   // Chosen once, before any run: a forced backend that cannot be had fails here, not in the middle of a run.
-  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto', platform);
-  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup, platform });
+  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto', platform, config.log);
+  const fallbacks = { runs: 0 };
+  const onFallback = (): void => {
+    fallbacks.runs++;
+  };
+  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup, platform, onFallback });
   const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
   return {
@@ -169,6 +179,7 @@ function createParts(config: ProviderConfig): ProviderParts {
     versionTimeoutMs,
     platform,
     cleanup,
+    fallbacks,
     prepareWithin,
     spares,
     git: createGitRunner(gitOptions),
@@ -213,7 +224,7 @@ function createProviderRuntime(p: ProviderParts): Runtime {
   const { config, tree, git } = p;
   return createRuntime({
     clock: p.clock,
-    inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines }, place),
+    inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines, clock: p.clock }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {
@@ -348,6 +359,7 @@ function getCapabilities(p: ProviderParts): JsonObject {
     assertedVersion: p.assertedVersion,
     recursive: p.recursive,
     cleanup: p.cleanup,
+    cleanupFallbackRuns: p.fallbacks.runs,
     platform: p.platform,
     budget: p.ledger === null ? null : p.ledger.snapshot(),
     instanceId: instanceId(p),
@@ -392,7 +404,7 @@ const TRANSCRIPT_FS: TranscriptDirReader = {
 let ownPrefix: string | null = null;
 function brokerDirPrefix(platform: SupportedPlatform): string {
   if (platform !== 'linux') return ownPrefix ?? privateDirPrefix(null);
-  return (ownPrefix ??= privateDirPrefix(selfDirOwner()));
+  return (ownPrefix ??= privateDirPrefix(selfOwner()));
 }
 
 function sweepAtStart(log: ((line: string) => void) | undefined, platform: SupportedPlatform, path: string): void {

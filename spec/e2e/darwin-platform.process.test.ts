@@ -93,6 +93,8 @@ test('a server whose process.platform reads darwin tells its supervisors so; the
       kill: null,
       fallback_reason: 'platform',
       fallback_detail: 'macOS has no cgroups and no /proc: cleanup is proven by signals and the system ps',
+      forced: false,
+      fallback_runs: null,
     });
     // One run on the darwin path: its version check binds the fake CLI (a script) to its file, never its image.
     server.send({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'hi' } } });

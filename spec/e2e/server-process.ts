@@ -36,18 +36,18 @@ export interface ServerProcess {
 }
 
 /**
- * `env` replaces the inherited environment (default: inherited); `command` starts the server another way
- * (spec/helpers/darwin-mode.ts: as on a Mac, under strace), and so does darwin mode for the default server.
+ * `env` replaces the inherited environment (default: inherited). `command` runs in place of node, with
+ * `nodeArgs` as its leading arguments (a wrapper such as unshare that then starts node). In darwin mode
+ * (spec/helpers/darwin-mode.ts) the default server runs as on a Mac, under strace.
  */
 export function startServer(
   nodeArgs: readonly string[] = MAIN,
   args: readonly string[] = [],
-  options: { readonly env?: NodeJS.ProcessEnv; readonly command?: { readonly file: string; readonly args: readonly string[] } } = {},
+  options: { readonly env?: NodeJS.ProcessEnv; readonly command?: string } = {},
 ): ServerProcess {
   const darwin = nodeArgs === MAIN && options.command === undefined ? darwinLaunch(args, options.env ?? process.env) : null;
-  const command = options.command ?? darwin ?? { file: process.execPath, args: [...nodeArgs, ...args] };
   const env = darwin?.env ?? options.env;
-  const child = spawn(command.file, command.args, {
+  const child = spawn(darwin?.file ?? options.command ?? process.execPath, darwin?.args ?? [...nodeArgs, ...args], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
     ...(env === undefined ? {} : { env }),

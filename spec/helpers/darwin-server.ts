@@ -48,7 +48,7 @@ export async function startDarwinServer(options: { args?: readonly string[]; env
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-darwin-')));
   const env = { ...process.env, HOME: dir, ...options.env };
   const launch = darwinCommand(bundle, ['--claude-bin', FAKE_CLAUDE, ...(options.args ?? [])], env, dir);
-  const server = startServer([], [], { env: launch.env, command: launch });
+  const server = startServer(launch.args, [], { env: launch.env, command: launch.file });
   const request = async (method: string, params: JsonObject): Promise<JsonObject> => {
     const id = nextId++;
     server.send({ jsonrpc: '2.0', id, method, params });

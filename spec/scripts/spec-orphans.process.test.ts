@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { arr, parseObj, str } from '../helpers/typed-results.ts';
+import { ownPidSpace } from '../../lib/process/proc-table.ts';
 
 const ORPHANS = fileURLToPath(new URL('../../scripts/spec-orphans.mjs', import.meta.url));
 /** The uid that owns nothing here (nobody): a stranger's files, where this spec runs as root. */
@@ -137,7 +138,7 @@ test("the sweep removes only the listed temp dirs that are this user's real dire
     const dotted = `${name('')}/../outside`;
     const listed = [own, ...(asRoot ? [stranger] : []), link, file, dotted, name('2-cccccc')];
     const dead = spawnSync('true').pid;
-    const space = `${readlinkSync('/proc/self/ns/pid')} ${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}`;
+    const space = `${ownPidSpace()?.pidNamespace} ${ownPidSpace()?.boot}`;
     const record = { runId, pid: dead, start: '1', space, cgroup: null, dirs: listed };
     writeFileSync(join(tmp, `crm-spec-${runId}.run.json`), JSON.stringify(record));
     const out = inRunner(`const lines = await orphans.sweepOrphanedRuns(${JSON.stringify(tmp)}, 10000);

@@ -18,6 +18,7 @@
  * identity before spawn only (docs/supervisor.md states what remains).
  */
 import type { ChildProcess } from 'node:child_process';
+import { hasChildren, readProcStatLine } from '../../process/proc-table.ts';
 import { fileIdentity } from '../file-id.ts';
 import type { VersionProof } from '../protocol.ts';
 
@@ -89,6 +90,7 @@ export function pinFile(
     return null;
   }
 }
+/** The first four bytes of every ELF file: exec runs such a file itself, not an interpreter it names. */
 const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46]);
 
 /** 15 random hex characters: a whole `comm`, which any later exec replaces. */
@@ -143,7 +145,7 @@ export function watchProbe(child: ChildProcess, path: string, pinned: PinnedFile
  * exec'd by (even as a zombie), else what /proc/<pid>/exe shows if it can still be read; null if unknown.
  */
 function answeredAs(pid: number, name: string | null, fileId: string): string | null {
-  const stat = readStat(pid);
+  const stat = readProcStatLine(pid);
   if (stat === null || !startedNothing(pid)) return null;
   return name !== null && stat.comm === name ? fileId : imageIdentity(pid);
 }
@@ -164,9 +166,9 @@ export function nativeImageMismatch(
   if (image !== null) return 'it runs another executable than the one whose version was checked';
   // A native that exited before its image could be read (a zombie has none): exec'd through the pinned link it
   // ran the checked inode, and it still bears the link's name unless it exec'd another file since.
-  const stat = readStat(pid);
-  if (stat?.rest[0] === 'Z' && file.execName != null && stat.comm === file.execName) return null;
-  return stat?.rest[0] === 'Z'
+  const stat = readProcStatLine(pid);
+  if (stat?.fields[0] === 'Z' && file.execName != null && stat.comm === file.execName) return null;
+  return stat?.fields[0] === 'Z'
     ? "it exited before its image could be read, under another file's name"
     : 'its running image could not be read';
 }
@@ -188,20 +190,10 @@ export function versionProofOf(
     const image = imageIdentity(pid);
     if (image !== null && image === expect.imageId) return 'image';
     // Exited already (no image): it ran the pinned inode if it still bears the link's name.
-    const stat = image === null ? readStat(pid) : null;
-    if (stat?.rest[0] === 'Z' && file.execName != null && stat.comm === file.execName && expect.imageId === expect.fileId) return 'image';
+    const stat = image === null ? readProcStatLine(pid) : null;
+    if (stat?.fields[0] === 'Z' && file.execName != null && stat.comm === file.execName && expect.imageId === expect.fileId) return 'image';
   }
   return fileIdentity(path) === expect.fileId ? 'file' : 'path';
-}
-
-function readStat(pid: number): { comm: string; rest: string[] } | null {
-  try {
-    const text = process.getBuiltinModule('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const close = text.lastIndexOf(')');
-    return { comm: text.slice(text.indexOf('(') + 1, close), rest: text.slice(close + 2).split(' ') };
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -213,15 +205,8 @@ function readStat(pid: number): { comm: string; rest: string[] } | null {
  * counts as false.
  */
 function startedNothing(pid: number): boolean {
-  const fs = process.getBuiltinModule('node:fs');
-  try {
-    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-      if (fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim() !== '') return false;
-    }
-  } catch {
-    return false;
-  }
-  const stat = readStat(pid);
+  if (hasChildren(pid) !== false) return false;
+  const stat = readProcStatLine(pid);
   // After the command name, field 3 (state) is index 0: cminflt, cmajflt, cutime, cstime.
-  return stat !== null && [8, 10, 13, 14].every((i) => stat.rest[i] === '0');
+  return stat !== null && [8, 10, 13, 14].every((i) => stat.fields[i] === '0');
 }

@@ -6,7 +6,13 @@
  * Phases: placement (supervisor-state.ts), probes (run-probe.ts), the run (start-native.ts), cleanup
  * (clean-up.ts), all over one SupervisorState.
  */
-import { CONTROL_LINE_MAX_BYTES, parsePlatformArg, SPAWN_ERROR_NO_PLATFORM, type ControlMessage } from '../protocol.ts';
+import {
+  CONTROL_LINE_MAX_BYTES,
+  parsePlatformArg,
+  SPAWN_ERROR_NO_CGROUP,
+  SPAWN_ERROR_NO_PLATFORM,
+  type ControlMessage,
+} from '../protocol.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { createLineSplitter } from '../../util/line-splitter.ts';
 import { cleanUp } from './clean-up.ts';
@@ -14,7 +20,7 @@ import { parseControlLine } from './control.ts';
 import { closeInheritedFds } from './fds.ts';
 import { runProbe } from './run-probe.ts';
 import { startNative } from './start-native.ts';
-import { createSupervisorState, reportLine, takePlacement, type SupervisorState } from './supervisor-state.ts';
+import { createSupervisorState, refusedPlacement, reportLine, takePlacement, type SupervisorState } from './supervisor-state.ts';
 
 const NO_PLATFORM_MESSAGE = 'the supervisor was not told its platform (one --platform=linux|darwin argument); it starts nothing';
 
@@ -60,9 +66,16 @@ function onControl(s: SupervisorState, message: ControlMessage | null): void {
     cleanUp(s, true, 'no_platform');
     return;
   }
-  if (message === null || (message.type !== 'terminate' && !takePlacement(s, message.marker, message.cgroup))) {
+  if (message === null || (message.type !== 'terminate' && !takePlacement(s, message))) {
     if (s.spec === null) reportLine(s, { type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
     cleanUp(s, true, 'bad_control');
+    return;
+  }
+  const refused = message.type === 'terminate' ? null : refusedPlacement(s);
+  if (refused !== null) {
+    // A forced cgroup backend never degrades to /proc tracking: nothing of this run is started.
+    reportLine(s, { type: 'spawn_error', code: SPAWN_ERROR_NO_CGROUP, message: `${refused}; nothing was started` });
+    cleanUp(s, false, 'cgroup_unavailable');
     return;
   }
   switch (message.type) {

@@ -6,8 +6,8 @@
  * here reads /proc or a cgroup file: detection is never attempted.
  */
 import { detectOwnCgroup, sweepDeadCgroups, type CgroupDetection, type CgroupUnavailableReason } from '../../process/cgroup.ts';
-import { identityOf } from '../../process/proc-stat.ts';
-import { readProcStat } from '../../process/proc-table.ts';
+import { describeCgroupSweep } from '../../process/cgroup-paths.ts';
+import { selfOwner } from '../../process/proc-table.ts';
 import { supportedPlatform, type SupportedPlatform } from '../../process/platform.ts';
 import type { JsonObject } from '../../util/json.ts';
 
@@ -15,7 +15,13 @@ export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan', 'ps_sc
 export type CleanupBackendOption = (typeof CLEANUP_BACKEND_OPTIONS)[number];
 
 export type CleanupBackend =
-  | { readonly kind: 'cgroup'; readonly base: string; readonly kill: 'cgroup.kill' | 'freeze' }
+  | {
+      readonly kind: 'cgroup';
+      readonly base: string;
+      readonly kill: 'cgroup.kill' | 'freeze';
+      /** Chosen with `cgroup`, not `auto`: a run whose own cgroup cannot be made is refused, never tracked by /proc. */
+      readonly forced: boolean;
+    }
   | { readonly kind: 'process_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string }
   | { readonly kind: 'ps_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string };
 
@@ -54,7 +60,7 @@ export function chooseCleanupBackend(
   if (option === 'process_scan')
     return { kind: 'process_scan', reason: 'forced_off', detail: 'the process_scan backend was chosen explicitly' };
   const found = detect();
-  if (found.ok) return { kind: 'cgroup', base: found.base, kill: found.kill };
+  if (found.ok) return { kind: 'cgroup', base: found.base, kill: found.kill, forced: option === 'cgroup' };
   if (option === 'cgroup') throw new CleanupBackendUnavailable(found.reason, found.detail);
   return { kind: 'process_scan', reason: found.reason, detail: found.detail };
 }
@@ -64,11 +70,16 @@ let detected: CgroupDetection | null = null;
 /** This process's cgroup detection, done once. */
 export function detectOnce(): CgroupDetection {
   if (detected === null) {
-    const self = readProcStat(process.pid);
+    const self = selfOwner();
     detected =
       self === null
-        ? { ok: false, reason: 'no_cgroup2_mount', detail: '/proc/self/stat cannot be read' }
-        : detectOwnCgroup(identityOf(self));
+        ? {
+            ok: false,
+            reason: 'no_cgroup2_mount',
+            detail:
+              'this process cannot be named from /proc (its stat, pid namespace or boot id unreadable, or /proc mounted for another pid namespace)',
+          }
+        : detectOwnCgroup(self);
   }
   return detected;
 }
@@ -80,23 +91,49 @@ export function detectOnce(): CgroupDetection {
 export function cleanupBackendFor(
   option: CleanupBackendOption = 'auto',
   platform: SupportedPlatform = supportedPlatform(),
+  log?: (line: string) => void,
 ): CleanupBackend {
   const backend = chooseCleanupBackend(option, detectOnce, platform);
-  if (backend.kind === 'cgroup') sweepOnce(backend.base);
+  if (backend.kind === 'cgroup') sweepOnce(backend.base, log);
   return backend;
 }
 
 let swept = false;
-function sweepOnce(base: string): void {
+function sweepOnce(base: string, log: ((line: string) => void) | undefined): void {
   if (swept) return;
   swept = true;
   // In the background: the processes it ends take a moment to die, and nothing waits for that.
-  void sweepDeadCgroups(base);
+  void sweepDeadCgroups(base).then((sweep) => {
+    const line = describeCgroupSweep(sweep);
+    if (line !== null) log?.(line);
+  });
 }
 
-/** The capabilities' and `check`'s account of how cleanup is proven, on which platform, and for a fallback why. */
-export function describeCleanup(cleanup: CleanupBackend, platform: SupportedPlatform = supportedPlatform()): JsonObject {
+/**
+ * The capabilities' and `check`'s account of how cleanup is proven, on which platform, and for a fallback why.
+ * `fallbackRuns`: runs whose own cgroup could not be made, tracked through /proc instead (`auto` only; null
+ * without the cgroup backend).
+ */
+export function describeCleanup(cleanup: CleanupBackend, platform: SupportedPlatform = supportedPlatform(), fallbackRuns = 0): JsonObject {
   return cleanup.kind === 'cgroup'
-    ? { backend: 'cgroup', platform, cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
-    : { backend: cleanup.kind, platform, cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
+    ? {
+        backend: 'cgroup',
+        platform,
+        cgroup: cleanup.base,
+        kill: cleanup.kill,
+        forced: cleanup.forced,
+        fallback_reason: null,
+        fallback_detail: null,
+        fallback_runs: fallbackRuns,
+      }
+    : {
+        backend: cleanup.kind,
+        platform,
+        cgroup: null,
+        kill: null,
+        forced: false,
+        fallback_reason: cleanup.reason,
+        fallback_detail: cleanup.detail,
+        fallback_runs: null,
+      };
 }
