@@ -99,3 +99,13 @@ test('resultNumber reads a clone pid or execve 0, and nothing from an error, ? o
   assert.equal(resultNumber('3</x>'), null);
   assert.equal(resultNumber(null), null);
 });
+
+test('a call strace could not name (`???`, a thread torn down inside it) is read, split or whole, and names no path', () => {
+  const text = ['3128  ???( <unfinished ...>', '3129 +++ exited with 0 +++', '3128  <... ??? resumed>)                = ?'].join('\n');
+  const { calls, unread } = parseStrace(text);
+  assert.deepEqual(unread, []);
+  assert.deepEqual(
+    calls.map((c) => [c.tid, c.name, c.args, c.result]),
+    [[3128, '???', [], '?']],
+  );
+});

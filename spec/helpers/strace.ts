@@ -31,8 +31,9 @@ const UNFINISHED = ' <unfinished ...>';
 // The thread id, padded with spaces where strace pads it (to the width of the largest possible pid).
 /** Notices that carry no access: a thread's exit or death, a signal delivered, an exec replacing a thread. */
 const NOTICE = /^\d+ +(?:\+\+\+ .* \+\+\+|--- .* ---)$/;
-const ENTRY = /^(\d+) +([a-z_0-9]+)\((.*)$/;
-const RESUMED = /^(\d+) +<\.\.\. ([a-z_0-9]+) resumed>(.*)$/;
+// `???`: a call strace could not name (seen when a thread is torn down inside it); its arguments name no path.
+const ENTRY = /^(\d+) +([a-z_0-9]+|\?\?\?)\((.*)$/;
+const RESUMED = /^(\d+) +<\.\.\. ([a-z_0-9]+|\?\?\?) resumed>(.*)$/;
 
 /** Parses a whole trace; the calls come in the order of their entry lines. */
 export function parseStrace(text: string): ParsedTrace {
