@@ -14,17 +14,25 @@ import { orphanedDirs, PRIVATE_DIR_PREFIX, type DirOwner } from '../permission/p
 
 /**
  * The darwin path's owner identity (no /proc, no pid namespaces, no boot id): the one pid space is named "0"
- * (a Linux pid namespace is an inode number, never 0) with a boot tag of zeros, and the start is the second
- * `ps` shows (lstart) as 14 digits. One second resolves less than /proc's clock ticks: a pid recycled within
- * the same second reads as the owner still alive, so its directory is kept (the safe side). Across a reboot
- * the start seconds differ.
+ * (a Linux pid namespace is an inode number, never 0) with a boot tag of zeros, and the start is the process's
+ * start in whole seconds since the epoch. A process knows its own without reading anything (the clock less its
+ * uptime); `ps` shows others' to the second (lstart). The two may differ by a second of rounding, so a start
+ * within DARWIN_START_SLACK_S of the owner's counts as the owner's: a pid recycled within that second reads as
+ * the owner still alive, and its directory is kept (the safe side). Across a reboot the starts differ.
  */
 export const DARWIN_PID_SPACE = { pidNamespace: '0', boot: '0'.repeat(16) } as const;
+export const DARWIN_START_SLACK_S = 1;
 
-/** This process as owner, from a complete ps table; null when ps shows it without a start. */
-export function psDirOwner(rows: readonly PsRow[], pid: number): DirOwner | null {
-  const start = rows.find((row) => row.pid === pid)?.start;
-  return start == null ? null : { ...DARWIN_PID_SPACE, pid, start: start.lstart.replace(/\D/g, '') };
+/** This process as owner on the darwin path, from its own clock: known at once, before any ps table. */
+export function darwinSelfOwner(nowMs: number, uptimeS: number, pid: number): DirOwner {
+  return { ...DARWIN_PID_SPACE, pid, start: String(Math.floor((nowMs - uptimeS * 1000) / 1000)) };
+}
+
+/** A ps row's start in whole seconds since the epoch (lstart is local time); null when ps showed none. */
+function rowStartS(row: PsRow): number | null {
+  if (row.start === null) return null;
+  const ms = new Date(row.start.lstart).getTime();
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : null;
 }
 
 /** Pure: an owner's state by a complete ps table: gone when no row has its pid, its row starts another second, or it is a zombie. */
@@ -33,8 +41,10 @@ export function psOwnerState(rows: readonly PsRow[]): (id: ProcessIdentity) => P
   return (id) => {
     const row = byPid.get(id.pid);
     if (row === undefined) return 'gone';
-    if (row.start === null) return 'unknown';
-    return row.start.lstart.replace(/\D/g, '') === id.start && !row.stat.startsWith('Z') ? 'alive' : 'gone';
+    const started = rowStartS(row);
+    if (started === null) return 'unknown';
+    const same = Math.abs(started - Number(id.start)) <= DARWIN_START_SLACK_S;
+    return same && !row.stat.startsWith('Z') ? 'alive' : 'gone';
   };
 }
 

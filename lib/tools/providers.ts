@@ -36,7 +36,8 @@ import { parseRunInput } from './run-input.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
 import { privateDirPrefix } from '../permission/private-dir.ts';
-import { psDirOwner, psOwnerState, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
+import { darwinSelfOwner, psOwnerState, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
+import type { OwnerIdentity } from '../process/owner.ts';
 import { readPsTable } from '../process/ps-source.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskProvider } from './tasks.ts';
@@ -400,13 +401,17 @@ const TRANSCRIPT_FS: TranscriptDirReader = {
 };
 
 /**
- * The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts). On
- * darwin it is learnt from the start's ps table: a directory made before that is anonymous (never swept).
+ * The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts): on Linux
+ * from /proc, on darwin from its own clock (darwinSelfOwner), whose orphans are judged from one ps table.
  */
 let ownPrefix: string | null = null;
 function brokerDirPrefix(platform: SupportedPlatform): string {
-  if (platform !== 'linux') return ownPrefix ?? privateDirPrefix(null);
-  return (ownPrefix ??= privateDirPrefix(selfOwner()));
+  return (ownPrefix ??= privateDirPrefix(platform === 'linux' ? selfOwner() : darwinSelf()));
+}
+
+let darwinOwner: OwnerIdentity | null = null;
+function darwinSelf(): OwnerIdentity {
+  return (darwinOwner ??= darwinSelfOwner(Date.now(), process.uptime(), process.pid));
 }
 
 function sweepAtStart(log: ((line: string) => void) | undefined, platform: SupportedPlatform, path: string): void {
@@ -416,11 +421,8 @@ function sweepAtStart(log: ((line: string) => void) | undefined, platform: Suppo
     return;
   }
   void readPsTable({ path }).then((table) => {
-    // A ps that failed proves no owner gone: nothing is removed, and this server's directories stay anonymous.
-    if (table.kind !== 'table') return;
-    const self = psDirOwner(table.rows, process.pid);
-    ownPrefix ??= privateDirPrefix(self);
-    logSwept(log, sweepOrphanedPermissionDirs(tmp, self, psOwnerState(table.rows)));
+    // A ps that failed proves no owner gone: nothing is removed.
+    if (table.kind === 'table') logSwept(log, sweepOrphanedPermissionDirs(tmp, darwinSelf(), psOwnerState(table.rows)));
   });
 }
 

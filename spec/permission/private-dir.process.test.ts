@@ -9,7 +9,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { orphanedDirs, parseDirOwner, privateDirPrefix, type DirOwner } from '../../lib/permission/private-dir.ts';
-import { DARWIN_PID_SPACE, psDirOwner, psOwnerState, sweepOrphanedPermissionDirs } from '../../lib/tools/permission-dirs.ts';
+import {
+  DARWIN_PID_SPACE,
+  DARWIN_START_SLACK_S,
+  darwinSelfOwner,
+  psOwnerState,
+  sweepOrphanedPermissionDirs,
+} from '../../lib/tools/permission-dirs.ts';
 import { selfOwner } from '../../lib/process/proc-table.ts';
 import { readPsTable } from '../../lib/process/ps-source.ts';
 import type { PsRow } from '../../lib/process/ps-table.ts';
@@ -150,27 +156,37 @@ const psRow = (pid: number, lstart: string | null, stat = 'S'): PsRow => ({
   command: 'node',
 });
 
-test('darwin owners from a ps table: pid space 0, the start second as digits; gone when absent, restarted or a zombie', () => {
+test('darwin owners: pid space 0, the start second from the own clock; judged by ps within a second, gone when absent, restarted or a zombie', () => {
+  const at = (local: string): string => String(new Date(local).getTime() / 1000);
+  assert.deepEqual(darwinSelfOwner(Date.parse('2026-12-03T17:16:50.400Z'), 2.2, 10), {
+    ...DARWIN_PID_SPACE,
+    pid: 10,
+    start: String(Date.parse('2026-12-03T17:16:48Z') / 1000),
+  });
   const rows = [psRow(10, '2026-12-03T17:16:48'), psRow(11, '2026-12-03T17:16:49', 'Z'), psRow(12, null)];
-  assert.deepEqual(psDirOwner(rows, 10), { ...DARWIN_PID_SPACE, pid: 10, start: '20261203171648' });
-  assert.equal(psDirOwner(rows, 12), null, 'no start shown: no identity');
-  assert.equal(psDirOwner(rows, 99), null);
   const state = psOwnerState(rows);
   const owner = (pid: number, start: string): DirOwner => ({ ...DARWIN_PID_SPACE, pid, start });
-  assert.equal(state(owner(10, '20261203171648')), 'alive');
-  assert.equal(state(owner(10, '20261203171647')), 'gone', 'the pid now names a process started another second');
-  assert.equal(state(owner(11, '20261203171649')), 'gone', 'a zombie');
-  assert.equal(state(owner(12, '20261203171649')), 'unknown', 'ps showed no start');
-  assert.equal(state(owner(99, '20261203171649')), 'gone');
-  assert.ok(parseDirOwner(`${privateDirPrefix(owner(10, '20261203171648'))}abc123`), 'the name parses back');
+  assert.equal(state(owner(10, at('2026-12-03T17:16:48'))), 'alive');
+  assert.equal(state(owner(10, at('2026-12-03T17:16:47'))), 'alive', `within ${DARWIN_START_SLACK_S} s: rounding of the own clock`);
+  assert.equal(state(owner(10, at('2026-12-03T17:16:46'))), 'gone', 'the pid now names a process started later');
+  assert.equal(state(owner(11, at('2026-12-03T17:16:49'))), 'gone', 'a zombie');
+  assert.equal(state(owner(12, at('2026-12-03T17:16:49'))), 'unknown', 'ps showed no start');
+  assert.equal(state(owner(99, at('2026-12-03T17:16:49'))), 'gone');
+  assert.ok(parseDirOwner(`${privateDirPrefix(owner(10, at('2026-12-03T17:16:48')))}abc123`), 'the name parses back');
 });
+
+/** A process's darwin owner as another server would name it: its pid and its ps start, in epoch seconds. */
+function ownerFromRows(rows: readonly PsRow[], pid: number): DirOwner | null {
+  const start = rows.find((row) => row.pid === pid)?.start;
+  return start == null ? null : { ...DARWIN_PID_SPACE, pid, start: String(new Date(start.lstart).getTime() / 1000) };
+}
 
 test('the darwin sweep against the real ps table: a dead owner goes; a live one and this process stay', async () => {
   const table = await readPsTable({ path: process.env['PATH'] ?? '' });
   assert.equal(table.kind, 'table');
   if (table.kind !== 'table') return;
-  const self = psDirOwner(table.rows, process.pid);
-  assert.ok(self !== null && self.pidNamespace === DARWIN_PID_SPACE.pidNamespace && self.boot === DARWIN_PID_SPACE.boot);
+  const self = darwinSelfOwner(Date.now(), process.uptime(), process.pid);
+  assert.equal(psOwnerState(table.rows)(self), 'alive', "this process's own clock and ps agree on its start");
   const dir = mkdtempSync(join(base, 'ps-sweep-'));
   const live = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
   const dead = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
@@ -179,8 +195,8 @@ test('the darwin sweep against the real ps table: a dead owner goes; a live one 
     const before = await readPsTable({ path: process.env['PATH'] ?? '' });
     assert.equal(before.kind, 'table');
     if (before.kind !== 'table') return;
-    const liveOwner = psDirOwner(before.rows, live.pid!);
-    const deadOwner = psDirOwner(before.rows, dead.pid!);
+    const liveOwner = ownerFromRows(before.rows, live.pid!);
+    const deadOwner = ownerFromRows(before.rows, dead.pid!);
     assert.ok(liveOwner !== null && deadOwner !== null);
     dead.kill('SIGKILL');
     await once(dead, 'exit');
