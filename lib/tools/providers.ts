@@ -24,7 +24,7 @@ import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } fro
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
 import { readProcStat } from '../process/proc-table.ts';
 import { pidPresence, processesWithCwd } from '../process/occupants.ts';
-import { isLive, isSameProcess } from '../process/proc-stat.ts';
+import { isGoneIn } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { buildCatalog } from './catalog.ts';
@@ -214,12 +214,7 @@ function createProviderRuntime(p: ProviderParts): Runtime {
       p.assertedVersion = version;
     },
     prepareSupervisor: p.spares === null ? p.prepareWithin : p.spares.take,
-    isGone: (identity) => {
-      // A `ps` identity (pid + lstart, the portable source) cannot be compared with /proc: never proven gone here.
-      if (!/^\d+$/.test(identity.start)) return false;
-      const stat = readProcStat(identity.pid);
-      return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
-    },
+    isGone: (identity) => isGoneIn(identity, readProcStat(identity.pid)),
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv: p.nativeEnv,

@@ -75,6 +75,8 @@ test('ps_scan: an orphan started during the run by someone else is reported by p
         assert.equal(result['cleanup_confirmed'], false);
         assert.match(JSON.stringify(result['cleanup_error']), new RegExp(`unattributed orphan.*\\b${orphan} \\(`));
         assert.deepEqual(aliveNaming(ready), [orphan], 'the orphan was left alive');
+        // A later read re-checks the survivors: a ps identity is never shown gone through /proc, so it stays unconfirmed.
+        assert.equal((await h.full(runId))['cleanup_confirmed'], false);
       },
       { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_SLOW_EVENTS: '30', FAKE_CLAUDE_DELAY_MS: '100' },
     );
