@@ -13,9 +13,9 @@
 // reap (scripts/spec-orphans.mjs), and says so on stderr.
 // --path <file> (repeatable) runs the unit tier plus the specs of that source or spec file (spec/README.md's
 // mirror rule); --changed does so for every file git reports changed against HEAD, untracked ones included.
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, statSync, symlinkSync } from 'node:fs';
 import { availableParallelism, setPriority, tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,7 @@ import { readStat } from './spec-lib.mjs';
 import { prepareSpecBundle } from './spec-bundle.mjs';
 import { cpuSeconds, enterFileCgroup, openRunCgroup, removeTreeWithin } from './spec-cgroup.mjs';
 import { changedPaths, mirrorPrefix, readSpecText, specsCovering } from './spec-select.mjs';
-import { forgetRun, recordRun, sweepOrphanedRuns } from './spec-orphans.mjs';
+import { forgetRun, recordRun, rewriteRun, sweepOrphanedRuns } from './spec-orphans.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -58,6 +58,8 @@ const REAP_DEADLINE_MS = 10_000;
 /** Bound on the wait for a file's output pipes to close once its processes are gone. */
 const PIPES_CLOSE_TIMEOUT_MS = 5_000;
 const SLOWEST_SHOWN = 10;
+/** The random part of a file's temp dir name (six characters, as mkdtemp's): a name taken first fails the run. */
+const FILE_DIR_RANDOM_BYTES = 3;
 
 /** tsx keeps its transform cache at <tmpdir>/tsx-<euid>: each file's temp dir links to the shared one, so a private TMPDIR costs no cold compile. */
 const TSX_CACHE_NAME = `tsx-${process.geteuid?.() ?? 'user'}`;
@@ -163,7 +165,16 @@ async function beforeAllFiles(jobs) {
  * State shared with the signal handlers: the running files (by their root's pid: the file's owner, and whether
  * its root was reaped yet), every temp dir so far, a stop.
  */
-const run = { id: randomBytes(4).toString('hex'), running: new Map(), dirs: [], stopping: null, cgroup: null, record: null };
+const run = {
+  id: randomBytes(4).toString('hex'),
+  running: new Map(),
+  dirs: [],
+  stopping: null,
+  cgroup: null,
+  record: null,
+  // What the record says: the run's cgroup, and every file's temp dir by name.
+  recorded: { cgroup: null, dirs: [] },
+};
 
 /**
  * Every process of the run's files: the marker's run prefix, the run's cgroup, and the sessions of roots not yet
@@ -192,10 +203,7 @@ function stopFile(file) {
 
 /** Starts one job in a new session with its own TMPDIR and marker; resolves once it ended and was reaped. */
 async function runJob(job, options) {
-  const dir = mkdtempSync(join(tmpdir(), `crm-spec-${run.id}-${job.index}-`));
-  // The file's /tmp: as open as /tmp itself (sticky, world-writable), for specs that run a server as another uid.
-  chmodSync(dir, 0o1777);
-  run.dirs.push(dir);
+  const dir = makeFileDir(job);
   linkTsxCache(dir);
   const marker = `${run.id}-${job.index}`;
   const env = { ...process.env, TMPDIR: dir, TMUX_TMPDIR: dir, [SPEC_MARKER_ENV]: marker };
@@ -254,6 +262,21 @@ async function runJob(job, options) {
     leftEntries,
     timeoutSeconds: options.fileTimeoutMs / 1000,
   };
+}
+
+/**
+ * A file's temp dir, named in the run's record before it is made (a runner killed in between leaves nothing
+ * the next run's sweep cannot find), and made exclusively: whatever already has its name fails the run.
+ */
+function makeFileDir(job) {
+  const dir = join(tmpdir(), `crm-spec-${run.id}-${job.index}-${randomBytes(FILE_DIR_RANDOM_BYTES).toString('hex')}`);
+  run.recorded.dirs.push(basename(dir));
+  rewriteRun(run.record, run.id, run.recorded);
+  mkdirSync(dir);
+  // The file's /tmp: as open as /tmp itself (sticky, world-writable), for specs that run a server as another uid.
+  chmodSync(dir, 0o1777);
+  run.dirs.push(dir);
+  return dir;
 }
 
 function linkTsxCache(dir) {
@@ -422,9 +445,12 @@ async function main() {
   onSignal('SIGHUP', 129);
   const started = Date.now();
   // The record comes first, then names the cgroup: a runner killed in between leaves nothing unrecorded.
-  run.record = recordRun(tmpdir(), run.id, null);
+  run.record = recordRun(tmpdir(), run.id, run.recorded);
   run.cgroup = openRunCgroup(run.id);
-  if (run.cgroup !== null) recordRun(tmpdir(), run.id, run.cgroup.dir);
+  if (run.cgroup !== null) {
+    run.recorded.cgroup = run.cgroup.dir;
+    rewriteRun(run.record, run.id, run.recorded);
+  }
   let results;
   try {
     await beforeAllFiles(jobs);

@@ -35,6 +35,11 @@ function lib() {
 
 /** @returns {ProcStat | null} the stat of `pid`, read and parsed by lib; null when it is gone, unreadable or malformed. */
 export const readStat = (pid) => lib().readProcStat(pid);
+/** @returns {string | null} this process's pid namespace and boot as one key; null where /proc cannot say (or is another namespace's). */
+export function pidSpaceKey() {
+  const space = lib().ownPidSpace();
+  return space === null ? null : `${space.pidNamespace} ${space.boot}`;
+}
 
 /** @returns {boolean} whether the process `id` names still holds its pid (a zombie does: its pid is not free yet). */
 export function holdsPid(id) {
@@ -65,6 +70,7 @@ export const killCgroup = (dir) => lib().killCgroup(dir);
 /** @returns {boolean} removes an emptied cgroup tree, children first; true when nothing of it is left. */
 export const removeCgroupTree = (dir) => lib().removeCgroupTree(dir);
 /** @returns {boolean} makes a cgroup; false when it cannot be (or already exists). */
-export const createCgroup = (dir) => lib().createCgroup(dir);
+// lib's createCgroup answers null when it made the cgroup, else the errno code that refused it.
+export const createCgroup = (dir) => lib().createCgroup(dir) === null;
 /** @returns {boolean} moves `pid` into the cgroup; false when the kernel refused. */
 export const moveIntoCgroup = (dir, pid) => lib().moveIntoCgroup(dir, pid);

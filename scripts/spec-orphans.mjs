@@ -6,39 +6,63 @@
 // that only points into the run's temp dirs is named, never ended (spec-reap.mjs), and the dirs are removed.
 // Only this user's records count, and a record names only its own run's cgroup: a stray or planted file in a
 // shared /tmp can make the sweep do nothing, never end another run or anything outside the run's cgroup.
-import { lstatSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, isAbsolute, join, normalize } from 'node:path';
+// The temp dir is shared and the run id shows in the record's name, so nothing is found by name alone: a temp
+// dir is removed only when the record lists it (each is listed before it is made) and it is a real directory
+// of this user named for the run; the record is written only through a new file of its own (exclusive,
+// unguessable name), so a symlink planted where it writes is never followed.
+import { linkSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { killOwned, removeTempDir } from './spec-reap.mjs';
 import { removeTreeWithin } from './spec-cgroup.mjs';
-import { readStat } from './spec-lib.mjs';
+import { pidSpaceKey, readStat } from './spec-lib.mjs';
 
 const RECORD_NAME = /^crm-spec-([0-9a-f]{8})\.run\.json$/;
 const runDirPrefix = (runId) => `crm-spec-${runId}-`;
+/** The random part of a record's temp file name: 64 bits, so nobody can plant a symlink there beforehand. */
+const RECORD_TEMP_RANDOM_BYTES = 8;
+/** The record is its runner's alone: others may see that it exists (its name), not what it says. */
+const RECORD_MODE = 0o600;
 
 /** The kernel's start time of a process (clock ticks since boot): with the pid, the runner's identity. */
 function startTicks(pid) {
   return readStat(pid)?.start ?? null;
 }
 
-/** This process's pid namespace and boot: a pid means the same process only within both. */
-function pidSpace() {
+/**
+ * Writes this runner's first record (`fields`: `cgroup`, the run's cgroup dir or null; `dirs`, the names of its
+ * files' temp dirs in `tmp`); returns its path, for `rewriteRun` and `forgetRun`. Throws (EEXIST) when
+ * something is already at the record's name: that is not this run's, and is left as it is.
+ */
+export function recordRun(tmp, runId, fields) {
+  const path = join(tmp, `crm-spec-${runId}.run.json`);
+  const temp = writeRecordTemp(tmp, runId, fields);
   try {
-    return `${readlinkSync('/proc/self/ns/pid')} ${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}`;
-  } catch {
-    return null;
+    // A link, not a rename: it never replaces what is there.
+    linkSync(temp, path);
+  } finally {
+    rmSync(temp, { force: true });
+  }
+  return path;
+}
+
+/** Replaces this runner's record at `path` (made by `recordRun`: in a sticky temp dir, nobody else can swap it). */
+export function rewriteRun(path, runId, fields) {
+  const temp = writeRecordTemp(dirname(path), runId, fields);
+  try {
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
   }
 }
 
-/** Writes (whole: a temp, then a rename) this runner's record; returns its path, for `forgetRun`. */
-export function recordRun(tmp, runId, cgroupDir) {
-  const path = join(tmp, `crm-spec-${runId}.run.json`);
-  const temp = join(tmp, `.crm-spec-${runId}.run.json.tmp`);
-  writeFileSync(
-    temp,
-    `${JSON.stringify({ runId, pid: process.pid, start: startTicks(process.pid), space: pidSpace(), cgroup: cgroupDir })}\n`,
-  );
-  renameSync(temp, path);
-  return path;
+/** The record, whole, in a new file of an unguessable name: exclusive, so a name planted there fails the write. */
+function writeRecordTemp(tmp, runId, { cgroup, dirs }) {
+  const temp = join(tmp, `.crm-spec-${runId}.run.json.${randomBytes(RECORD_TEMP_RANDOM_BYTES).toString('hex')}.tmp`);
+  const record = { runId, pid: process.pid, start: startTicks(process.pid), space: pidSpaceKey(), cgroup, dirs };
+  writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: 'wx', mode: RECORD_MODE });
+  return temp;
 }
 
 export function forgetRun(path) {
@@ -59,10 +83,12 @@ function orphanOf(tmp, name) {
   }
   if (record?.runId !== runId || typeof record.pid !== 'number') return null;
   // Another pid namespace or boot cannot be looked at from here: its runner may be alive, so leave it.
-  if (record.space !== pidSpace()) return null;
+  // Without this process's own pid space (unreadable, or /proc of another namespace) no owner can be judged.
+  const here = pidSpaceKey();
+  if (here === null || record.space !== here) return null;
   const now = startTicks(record.pid);
   if (now !== null && (record.start === null || now === record.start)) return null;
-  return { runId, cgroup: ownRunCgroup(record.cgroup, runId) };
+  return { runId, cgroup: ownRunCgroup(record.cgroup, runId), dirs: Array.isArray(record.dirs) ? record.dirs : [] };
 }
 
 /** The recorded cgroup when it is the run's own (`…/crm-spec-<run id>` under /sys/fs/cgroup), else null. */
@@ -72,8 +98,8 @@ function ownRunCgroup(dir, runId) {
 }
 
 /**
- * Ends every process and removes every temp dir and cgroup of runs whose runner is gone. Returns one line per
- * swept run (what was found, or what failed), for the runner to print; empty when there was nothing to sweep.
+ * Ends every process, and removes the listed temp dirs and the cgroup, of runs whose runner is gone. Returns one
+ * line per swept run (what was found, or what failed), for the runner to print; empty when there was nothing.
  */
 export async function sweepOrphanedRuns(tmp, deadlineMs) {
   let names;
@@ -87,7 +113,7 @@ export async function sweepOrphanedRuns(tmp, deadlineMs) {
     const orphan = orphanOf(tmp, name);
     if (orphan === null) continue;
     try {
-      lines.push(await sweepOne(tmp, name, names, orphan, deadlineMs));
+      lines.push(await sweepOne(tmp, name, orphan, deadlineMs));
     } catch (error) {
       lines.push(`run ${orphan.runId} (its runner is gone): not swept: ${error.message}`);
     }
@@ -95,8 +121,10 @@ export async function sweepOrphanedRuns(tmp, deadlineMs) {
   return lines;
 }
 
-async function sweepOne(tmp, name, names, orphan, deadlineMs) {
-  const dirs = names.filter((n) => n.startsWith(runDirPrefix(orphan.runId))).map((n) => join(tmp, n));
+async function sweepOne(tmp, name, orphan, deadlineMs) {
+  const listed = orphan.dirs.map((dir) => [dir, ownTempDir(tmp, orphan.runId, dir)]);
+  const dirs = listed.filter(([, is]) => is === 'own').map(([dir]) => join(tmp, dir));
+  const leftAlone = listed.filter(([, is]) => is === 'not_own').length;
   const owner = { markerPrefix: `${orphan.runId}-`, roots: [], dirs, cgroup: orphan.cgroup };
   const { killed, survivors, suspects } = await killOwned(owner, deadlineMs);
   for (const dir of dirs) removeTempDir(dir, []);
@@ -105,6 +133,7 @@ async function sweepOne(tmp, name, names, orphan, deadlineMs) {
   return (
     `run ${orphan.runId} (its runner is gone): ${killed.length} processes ended${survivors.length > 0 ? `, ${survivors.length} still alive` : ''}, ` +
     `${dirs.length} temp dirs removed${cgroupGone ? '' : `, cgroup ${orphan.cgroup} not removed`}` +
+    (leftAlone > 0 ? `, ${leftAlone} listed entries left alone (not a directory of this user named for the run in the temp dir)` : '') +
     suspects
       .map(
         (p) =>
@@ -112,4 +141,19 @@ async function sweepOne(tmp, name, names, orphan, deadlineMs) {
       )
       .join('')
   );
+}
+
+/**
+ * What a name the record lists is: 'own' (a real directory, not a symlink, of this user, named for the run,
+ * directly in `tmp`: the run's to remove), 'gone' (nothing there: its file's runner removed it), or 'not_own'.
+ */
+function ownTempDir(tmp, runId, dir) {
+  if (typeof dir !== 'string' || !dir.startsWith(runDirPrefix(runId)) || basename(dir) !== dir) return 'not_own';
+  let stat;
+  try {
+    stat = lstatSync(join(tmp, dir));
+  } catch (error) {
+    return error.code === 'ENOENT' ? 'gone' : 'not_own';
+  }
+  return stat.isDirectory() && stat.uid === process.getuid() ? 'own' : 'not_own';
 }

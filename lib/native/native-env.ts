@@ -35,11 +35,10 @@ export const HOST_SESSION_ENV: readonly string[] = [
 const HOST_SESSION_SET: ReadonlySet<string> = new Set(HOST_SESSION_ENV);
 
 /**
- * The adapter's environment minus reserved host metadata and the host session's own variables, plus the
- * recursion sentinel and client app tag. CLAUDE_PROJECT_DIR is not set: the native process derives its
- * project from the run's cwd, and sets the variable for its own children itself.
+ * The adapter's environment minus reserved host metadata and the host session's own variables: what any
+ * process this adapter starts may see (the native, and git, lib/worktree/git.ts).
  */
-export function getNativeEnv(adapterEnv: Readonly<Record<string, string | undefined>>, adapterVersion: string): Record<string, string> {
+export function withoutHostSession(adapterEnv: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(adapterEnv)) {
     if (value === undefined) continue;
@@ -47,6 +46,16 @@ export function getNativeEnv(adapterEnv: Readonly<Record<string, string | undefi
     if (HOST_SESSION_SET.has(key)) continue;
     env[key] = value;
   }
+  return env;
+}
+
+/**
+ * The environment without the host's (withoutHostSession), plus the recursion sentinel and client app tag.
+ * CLAUDE_PROJECT_DIR is not set: the native process derives its project from the run's cwd, and sets the
+ * variable for its own children itself.
+ */
+export function getNativeEnv(adapterEnv: Readonly<Record<string, string | undefined>>, adapterVersion: string): Record<string, string> {
+  const env = withoutHostSession(adapterEnv);
   env[RECURSION_SENTINEL] = '1';
   env['CLAUDE_AGENT_SDK_CLIENT_APP'] = `claude-run-mcp/${adapterVersion}`;
   return env;

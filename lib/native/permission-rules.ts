@@ -8,22 +8,22 @@ import { ToolError } from '../tool-errors.ts';
  */
 export function checkPermissionRules(allowed: readonly string[], disallowed: readonly string[]): void {
   // The native CLI splits one list item on commas and whitespace outside parentheses ("Bash Write").
-  const allowRules = allowed.flatMap(splitRules);
+  // The message names both rules by their JSON path only, never by their text.
+  const allowRules = allowed.flatMap((item, ai) => splitRules(item).map((rule) => ({ ai, rule })));
   for (const [di, item] of disallowed.entries())
     for (const deny of splitRules(item)) {
       const denyRule = parseRule(deny);
       if (!denyRule || denyRule.spec === null) continue;
-      for (const allow of allowRules) {
-        const allowRule = parseRule(allow);
+      for (const { ai, rule } of allowRules) {
+        const allowRule = parseRule(rule);
         if (!allowRule || allowRule.tool !== denyRule.tool) continue;
         if (allowRule.spec === null || isNarrowerThan(denyRule.spec, allowRule.spec)) {
           throw new ToolError(
             'permission_rule_fails_open',
-            `disallowed_tools[${di}] carves an exception out of a broader allowed_tools rule for ${denyRule.tool}. ` +
+            `/disallowed_tools/${di} carves an exception out of a broader rule for the same tool at /allowed_tools/${ai}. ` +
               'Prefix rules match the start of a command, so a flag or wrapper placed before the subcommand ' +
               'passes the broad allow and misses the deny: this fails open. Allow only the exact commands you ' +
-              `want instead (for example ${denyRule.tool}(git status:*) and ${denyRule.tool}(git diff:*)), ` +
-              'and do not rely on a deny carve-out.',
+              'want instead (for example Bash(git status:*) and Bash(git diff:*)), and do not rely on a deny carve-out.',
             `/disallowed_tools/${di}`,
           );
         }

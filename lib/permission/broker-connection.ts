@@ -10,6 +10,7 @@ import {
   decide,
   iso,
   MAX_PENDING_QUESTIONS,
+  MAX_QUESTIONS_PER_RUN,
   record,
   sendDecision,
   type PermissionQuestion,
@@ -41,16 +42,22 @@ interface Connection {
   readonly socket: Socket;
   authenticated: boolean;
   readonly disposeAuthTimer: () => void;
-  /** Bridge id → question id. */
+  /** Bridge id → question id, of its questions still waiting (an entry goes when its question is decided). */
   readonly mine: Map<string, string>;
+}
+
+/** What a connection's owner may read of it (specs read how many questions it holds). */
+export interface ConnectionView {
+  readonly heldQuestions: () => number;
 }
 
 type AskMessage = Extract<BridgeMessage, { t: 'ask' }>;
 
-export function onConnection(b: BrokerState, socket: Socket): void {
+/** Serves one accepted socket; null when it was refused (broker closed, or every slot taken). */
+export function onConnection(b: BrokerState, socket: Socket): ConnectionView | null {
   if (b.closed || b.sockets.size >= MAX_BRIDGE_CONNECTIONS) {
     socket.destroy();
-    return;
+    return null;
   }
   b.sockets.add(socket);
   const c: Connection = {
@@ -82,8 +89,9 @@ export function onConnection(b: BrokerState, socket: Socket): void {
     c.disposeAuthTimer();
     b.sockets.delete(socket);
     // The bridge is gone: its questions can no longer be answered; it has denied them itself.
-    for (const questionId of c.mine.values()) decide(b.book, questionId, 'deny', '', 'closed');
+    for (const questionId of [...c.mine.values()]) decide(b.book, questionId, 'deny', '', 'closed');
   });
+  return { heldQuestions: () => c.mine.size };
 }
 
 function onBridgeLine(b: BrokerState, c: Connection, frame: Buffer): void {
@@ -118,18 +126,20 @@ function onAsk(b: BrokerState, c: Connection, message: AskMessage): void {
     return;
   }
   const question = questionOf(b, message);
-  if (b.book.waiting.size >= MAX_PENDING_QUESTIONS) {
-    sendDecision(c.socket, {
-      t: 'decision',
-      id: message.id,
-      behavior: 'deny',
-      message: `claude-run-mcp: more than ${MAX_PENDING_QUESTIONS} questions waiting; denied.`,
-    });
+  const overflow =
+    b.book.waiting.size >= MAX_PENDING_QUESTIONS
+      ? `more than ${MAX_PENDING_QUESTIONS} questions waiting`
+      : b.book.asked >= MAX_QUESTIONS_PER_RUN
+        ? `more than ${MAX_QUESTIONS_PER_RUN} questions asked in this run`
+        : null;
+  if (overflow !== null) {
+    sendDecision(c.socket, { t: 'decision', id: message.id, behavior: 'deny', message: `claude-run-mcp: ${overflow}; denied.` });
     record(b.book, question, 'deny', 'overflow');
     return;
   }
+  b.book.asked += 1;
   c.mine.set(message.id, question.question_id);
-  const dispose = b.clock.setTimeout(() => {
+  const disposeTimer = b.clock.setTimeout(() => {
     decide(
       b.book,
       question.question_id,
@@ -138,6 +148,10 @@ function onAsk(b: BrokerState, c: Connection, message: AskMessage): void {
       'timeout',
     );
   }, b.boundMs);
+  const dispose = (): void => {
+    disposeTimer();
+    c.mine.delete(message.id);
+  };
   b.book.waiting.set(question.question_id, { question, socket: c.socket, bridgeId: message.id, dispose });
   for (const listener of b.book.questionListeners) listener(question);
 }

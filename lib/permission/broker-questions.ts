@@ -10,6 +10,12 @@ import type { DecisionMessage } from './wire.ts';
 export const MAX_PENDING_QUESTIONS = 16;
 /** Decided questions a run keeps for its result; the oldest are dropped first (counted). */
 export const MAX_DECIDED_QUESTIONS = 64;
+/**
+ * Questions one run may put to its host in all, over every connection: each is a form shown to the person,
+ * and anything that read the run's token could otherwise ask and withdraw without end. Later asks are
+ * denied at once, as overflow, and shown to no one.
+ */
+export const MAX_QUESTIONS_PER_RUN = 256;
 
 export type DecisionSource = 'host' | 'timeout' | 'closed' | 'withdrawn' | 'overflow';
 
@@ -41,6 +47,7 @@ export interface Waiting {
   readonly question: PermissionQuestion;
   readonly socket: Socket;
   readonly bridgeId: string;
+  /** Called once when the question is decided, however: ends its timer and its connection's hold on it. */
   readonly dispose: () => void;
 }
 
@@ -49,12 +56,14 @@ export interface QuestionBook {
   readonly waiting: Map<string, Waiting>;
   readonly decided: DecidedQuestion[];
   dropped: number;
+  /** Questions put to the host so far (never decreases; at most MAX_QUESTIONS_PER_RUN). */
+  asked: number;
   readonly questionListeners: Array<(q: PermissionQuestion) => void>;
   readonly decisionListeners: Array<(d: DecidedQuestion) => void>;
 }
 
 export function createQuestionBook(clock: Clock): QuestionBook {
-  return { clock, waiting: new Map(), decided: [], dropped: 0, questionListeners: [], decisionListeners: [] };
+  return { clock, waiting: new Map(), decided: [], dropped: 0, asked: 0, questionListeners: [], decisionListeners: [] };
 }
 
 export const iso = (ms: number): string => new Date(ms).toISOString();

@@ -24,8 +24,17 @@ import { PRIVATE_DIR_PREFIX } from './private-dir.ts';
 import { MAX_DENY_REASON_CHARS } from './wire.ts';
 
 export { BRIDGE_AUTH_TIMEOUT_MS, MAX_BRIDGE_CONNECTIONS } from './broker-connection.ts';
-export { MAX_DECIDED_QUESTIONS, MAX_PENDING_QUESTIONS } from './broker-questions.ts';
+export { MAX_DECIDED_QUESTIONS, MAX_PENDING_QUESTIONS, MAX_QUESTIONS_PER_RUN } from './broker-questions.ts';
 export type { DecidedQuestion, DecisionSource, PermissionQuestion } from './broker-questions.ts';
+
+/**
+ * The longest Unix socket path Linux can bind: sun_path holds 108 bytes, its terminating NUL included.
+ * libuv cuts a longer path and binds what is left, outside the private directory.
+ */
+export const MAX_UNIX_SOCKET_PATH_BYTES = 107;
+const SOCKET_NAME = 'bridge.sock';
+/** mkdtemp appends this many characters to the prefix. */
+const MKDTEMP_SUFFIX_CHARS = 6;
 
 export interface HostAnswer {
   readonly behavior: 'allow' | 'deny';
@@ -61,12 +70,19 @@ export interface BrokerDeps {
   readonly dirPrefix?: string;
 }
 
+/**
+ * Creates the run's broker, listening before it returns. Throws ask_host_socket_path_too_long (nothing
+ * created) or ask_host_listen_failed (its directory removed again).
+ */
 export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
   const hex = (n: number): string => Buffer.from(deps.random(n)).toString('hex');
+  const baseDir = deps.baseDir ?? process.getBuiltinModule('node:os').tmpdir();
+  const prefix = deps.dirPrefix ?? PRIVATE_DIR_PREFIX;
+  assertSocketPathFits(join(baseDir, `${prefix}${'X'.repeat(MKDTEMP_SUFFIX_CHARS)}`, SOCKET_NAME));
   // mkdtemp creates the directory with mode 0700: only this user can reach the socket inside.
-  const dir = mkdtempSync(join(deps.baseDir ?? process.getBuiltinModule('node:os').tmpdir(), deps.dirPrefix ?? PRIVATE_DIR_PREFIX));
+  const dir = mkdtempSync(join(baseDir, prefix));
   removeAtExit(dir, true);
-  const socketPath = join(dir, 'bridge.sock');
+  const socketPath = join(dir, SOCKET_NAME);
   const b: BrokerState = {
     book: createQuestionBook(deps.clock),
     clock: deps.clock,
@@ -82,8 +98,15 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     onConnection(b, socket);
   });
   server.on('error', () => {});
-  // Binding a pipe happens synchronously inside listen(): the socket accepts before the CLI can start.
+  // Binding a pipe happens synchronously inside listen(), and `listening` says at once whether it worked
+  // (the 'error' event only follows on the next tick): the socket accepts before the CLI can start.
   server.listen(socketPath);
+  if (!server.listening) {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+    removeAtExit(dir, false);
+    throw new ToolError('ask_host_listen_failed', 'the permission socket of this run could not listen; nothing was started');
+  }
 
   return {
     socketPath,
@@ -109,6 +132,15 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
       removeAtExit(dir, false);
     },
   };
+}
+
+function assertSocketPathFits(socketPath: string): void {
+  const bytes = Buffer.byteLength(socketPath, 'utf8');
+  if (bytes <= MAX_UNIX_SOCKET_PATH_BYTES) return;
+  throw new ToolError(
+    'ask_host_socket_path_too_long',
+    `the permission socket path would be ${bytes} bytes, over the ${MAX_UNIX_SOCKET_PATH_BYTES} bytes of a Unix socket path; start the server with a shorter TMPDIR; nothing was started`,
+  );
 }
 
 /** The host's answer, from the adapter's own MCP connection (never from the socket). */
@@ -147,7 +179,7 @@ const LATE_REASONS: Readonly<Record<Exclude<DecisionSource, 'host'>, string>> = 
   timeout: 'its time to answer ran out',
   closed: 'the run ended or its bridge went away',
   withdrawn: 'the nested Claude Code withdrew the call',
-  overflow: 'too many questions were waiting',
+  overflow: 'too many questions were waiting or asked',
 };
 
 /** Private directories of brokers not closed yet: removed when the process exits by any path that runs code. */

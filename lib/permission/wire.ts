@@ -12,6 +12,11 @@ export const MAX_BRIDGE_LINE_BYTES = 1024 * 1024;
 export const MAX_QUESTION_INPUT_CHARS = 4096;
 /** A deny reason given by the person is cut to this many characters. */
 export const MAX_DENY_REASON_CHARS = 1024;
+/**
+ * A question's id on the socket (the bridge numbers them: `q1`, `q2`, ...) may not be longer: the broker
+ * keeps it while the question waits, and anything that read the token could otherwise make it 1 MiB.
+ */
+export const MAX_BRIDGE_ID_CHARS = 128;
 
 /** bridge → broker */
 export type BridgeMessage =
@@ -28,6 +33,9 @@ export interface DecisionMessage {
   readonly message: string;
 }
 
+const isBridgeId = (id: unknown): id is string => typeof id === 'string' && id.length <= MAX_BRIDGE_ID_CHARS;
+
+/** null for anything malformed, an id over MAX_BRIDGE_ID_CHARS included (the broker then drops the connection). */
 export function parseBridgeMessage(line: string): BridgeMessage | null {
   const o = parseJsonObject(line);
   if (o === null) return null;
@@ -36,12 +44,12 @@ export function parseBridgeMessage(line: string): BridgeMessage | null {
       return typeof o['token'] === 'string' ? { t: 'hello', token: o['token'] } : null;
     case 'ask': {
       const input = o['input'];
-      if (typeof o['id'] !== 'string' || typeof o['tool_name'] !== 'string' || typeof o['tool_use_id'] !== 'string') return null;
+      if (!isBridgeId(o['id']) || typeof o['tool_name'] !== 'string' || typeof o['tool_use_id'] !== 'string') return null;
       if (typeof input !== 'object' || input === null || Array.isArray(input)) return null;
       return { t: 'ask', id: o['id'], tool_name: o['tool_name'], input: input as JsonObject, tool_use_id: o['tool_use_id'] };
     }
     case 'withdraw':
-      return typeof o['id'] === 'string' ? { t: 'withdraw', id: o['id'] } : null;
+      return isBridgeId(o['id']) ? { t: 'withdraw', id: o['id'] } : null;
     default:
       return null;
   }

@@ -6,9 +6,21 @@
  */
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cgroupDirectory, cgroupName, cgroupOwner, parseCgroup2Mount, parseUnifiedCgroupPath } from './cgroup-paths.ts';
-import { isLive, isSameProcess, type ProcessIdentity } from './proc-stat.ts';
-import { readProcStat } from './proc-table.ts';
+import {
+  cgroupDirectory,
+  cgroupName,
+  hasCgroup2Mount,
+  parseCgroup2Mount,
+  parseUnifiedCgroupPath,
+  planCgroupSweep,
+  type CgroupSweep,
+} from './cgroup-paths.ts';
+import type { OwnerIdentity, PidSpace, ProcessState } from './owner.ts';
+import type { ProcessIdentity } from './proc-stat.ts';
+import { ownPidSpace, processState } from './proc-table.ts';
+import { cgroupPopulation, readEventsField, waitForEvents, waitUntilEmpty } from './cgroup-events.ts';
+
+export { cgroupPopulation, waitUntilEmpty, type CgroupPopulation } from './cgroup-events.ts';
 
 /** Why the cgroup backend is not used; the stable words the capabilities resource and `check` print. */
 export const CGROUP_UNAVAILABLE_REASONS = [
@@ -28,7 +40,7 @@ export type CgroupDetection =
 export interface DetectInput {
   readonly mountinfo: string;
   readonly selfCgroup: string;
-  readonly self: ProcessIdentity;
+  readonly self: OwnerIdentity;
 }
 
 /**
@@ -36,12 +48,13 @@ export interface DetectInput {
  * trial child (named after this process) is created and removed at once, so nothing outlives the call.
  */
 export function detectCgroup(input: DetectInput): CgroupDetection {
-  const mount = parseCgroup2Mount(input.mountinfo);
-  if (mount === null) return { ok: false, reason: 'no_cgroup2_mount', detail: 'no cgroup2 file system in the mount table' };
+  if (!hasCgroup2Mount(input.mountinfo))
+    return { ok: false, reason: 'no_cgroup2_mount', detail: 'no cgroup2 file system in the mount table' };
   const path = parseUnifiedCgroupPath(input.selfCgroup);
-  const base = path === null ? null : cgroupDirectory(mount, path);
-  if (base === null)
-    return { ok: false, reason: 'not_in_cgroup2', detail: `this process's unified cgroup is not visible under ${mount.mountPoint}` };
+  const mount = path === null ? null : parseCgroup2Mount(input.mountinfo, path);
+  const base = mount === null || path === null ? null : cgroupDirectory(mount, path);
+  if (mount === null || base === null)
+    return { ok: false, reason: 'not_in_cgroup2', detail: "this process's unified cgroup is not visible under any cgroup2 mount" };
   if (mount.readOnly) return { ok: false, reason: 'read_only', detail: `${mount.mountPoint} is mounted read-only` };
   try {
     accessSync(base, constants.W_OK);
@@ -68,8 +81,8 @@ export function detectCgroup(input: DetectInput): CgroupDetection {
   }
 }
 
-/** Reads the inputs of detectCgroup for this process. */
-export function detectOwnCgroup(self: ProcessIdentity): CgroupDetection {
+/** Reads the inputs of detectCgroup for this process (`self`: this process in its pid space). */
+export function detectOwnCgroup(self: OwnerIdentity): CgroupDetection {
   let mountinfo: string;
   let selfCgroup: string;
   try {
@@ -81,13 +94,13 @@ export function detectOwnCgroup(self: ProcessIdentity): CgroupDetection {
   return detectCgroup({ mountinfo, selfCgroup, self });
 }
 
-/** Creates a cgroup; false when it cannot be (it may already exist: then it is not ours to reuse). */
-export function createCgroup(dir: string): boolean {
+/** Creates a cgroup: null when made, else the errno code that refused it (EEXIST: it is not ours to reuse). */
+export function createCgroup(dir: string): string | null {
   try {
     mkdirSync(dir);
-    return true;
-  } catch {
-    return false;
+    return null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'error';
   }
 }
 
@@ -101,38 +114,31 @@ export function moveIntoCgroup(dir: string, pid: number): boolean {
   }
 }
 
-/** The processes in `dir` now (zombies are not listed); null when the cgroup is gone or unreadable. */
+/**
+ * The processes in `dir` now (zombies are not listed); null when the cgroup is gone or unreadable. A threaded
+ * cgroup refuses cgroup.procs (ENOTSUP) and lists thread ids in cgroup.threads: a signal to any of them
+ * reaches its whole process.
+ */
 export function cgroupMembers(dir: string): number[] | null {
   try {
-    return readFileSync(join(dir, 'cgroup.procs'), 'latin1')
-      .split('\n')
-      .filter((l) => l !== '')
-      .map(Number);
+    return readIdList(join(dir, 'cgroup.procs'));
+  } catch (error) {
+    // libuv names errno 95 ENOTSUP (EOPNOTSUPP is the same number on Linux).
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') return null;
+  }
+  try {
+    return readIdList(join(dir, 'cgroup.threads'));
   } catch {
     return null;
   }
 }
 
-/** `populated` of cgroup.events: true while any process is in the cgroup or below; null when gone. */
-export function cgroupPopulated(dir: string): boolean | null {
-  let text: string;
-  try {
-    text = readFileSync(join(dir, 'cgroup.events'), 'latin1');
-  } catch {
-    return null;
-  }
-  const match = /^populated (\d)$/m.exec(text);
-  return match === null ? null : match[1] === '1';
-}
-
-/** `frozen` of cgroup.events (the freeze fallback waits for it); null when gone. */
-export function cgroupFrozen(dir: string): boolean | null {
-  try {
-    const match = /^frozen (\d)$/m.exec(readFileSync(join(dir, 'cgroup.events'), 'latin1'));
-    return match === null ? null : match[1] === '1';
-  } catch {
-    return null;
-  }
+function readIdList(path: string): number[] {
+  return readFileSync(path, 'latin1')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map(Number);
 }
 
 /** SIGKILLs every process of the cgroup and its descendants in one write (kernel 5.14+). */
@@ -145,25 +151,51 @@ export function killCgroup(dir: string): boolean {
   }
 }
 
+/** How long the freeze fallback waits for `frozen 1` before it signals the members anyway. */
+export const FREEZE_WAIT_MS = 500;
+
 /**
- * SIGKILLs everything in the cgroup tree: one write of cgroup.kill, or (kernels before 5.14) freeze, SIGKILL
- * each member, thaw. A frozen member cannot run, so it cannot exit and free its pid between the listing and
- * the signal. Returns how many signals were sent (1 for cgroup.kill).
+ * The kill that was actually done: the one write of cgroup.kill, or the freeze fallback (`frozen`: whether
+ * the kernel said `frozen 1` within its bound before the members were signalled; `signalled`: SIGKILLs sent).
  */
-export function killCgroupMembers(dir: string, how: 'cgroup.kill' | 'freeze'): number {
-  if (how === 'cgroup.kill' && killCgroup(dir)) return 1;
-  freezeCgroup(dir, true);
-  let sent = 0;
-  for (const pid of cgroupTreeMembers(dir)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-      sent++;
-    } catch {
-      // already gone
+export type CgroupKill = { readonly how: 'cgroup.kill' } | { readonly how: 'freeze'; readonly frozen: boolean; readonly signalled: number };
+
+/**
+ * SIGKILLs everything in the cgroup tree: one write of cgroup.kill, or (kernels before 5.14, and threaded
+ * cgroups, where the write is refused) freeze, wait for `frozen 1`, SIGKILL each member, thaw. A frozen
+ * member cannot run, so it cannot fork or exit and free its pid between the listing and the signal.
+ */
+export async function killCgroupMembers(
+  dir: string,
+  how: 'cgroup.kill' | 'freeze',
+  freezeWaitMs: number = FREEZE_WAIT_MS,
+): Promise<CgroupKill> {
+  if (how === 'cgroup.kill' && killCgroup(dir)) return { how: 'cgroup.kill' };
+  // A refused freeze write has nothing to wait for.
+  try {
+    const frozen = freezeCgroup(dir, true) && (await waitForEvents(dir, freezeWaitMs, () => readEventsField(dir, 'frozen') === true));
+    // Only a frozen member keeps its pid until the kill; unfrozen, a listed pid may be reused by anyone by then.
+    // A member outside this pid namespace is listed as 0, which process.kill would take for our own group.
+    const pids = frozen ? cgroupTreeMembers(dir).filter((pid) => Number.isSafeInteger(pid) && pid > 0) : [];
+    let signalled = 0;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        signalled++;
+      } catch {
+        // already gone
+      }
     }
+    return { how: 'freeze', frozen, signalled };
+  } finally {
+    freezeCgroup(dir, false);
   }
-  freezeCgroup(dir, false);
-  return sent;
+}
+
+/** The ladder's name for a kill: `cgroup.kill`, or `cgroup.freeze:SIGKILL:<n>` (`:unfrozen` when the freeze did not take). */
+export function describeCgroupKill(kill: CgroupKill): string {
+  if (kill.how === 'cgroup.kill') return 'cgroup.kill';
+  return `cgroup.freeze${kill.frozen ? '' : ':unfrozen'}:SIGKILL:${kill.signalled}`;
 }
 
 /** Freezes (true) or thaws (false) the cgroup: frozen processes cannot fork, so a kill of each catches all. */
@@ -178,23 +210,29 @@ export function freezeCgroup(dir: string, frozen: boolean): boolean {
 
 /** Removes an empty cgroup; true when it is gone (already gone counts). */
 export function removeCgroup(dir: string): boolean {
+  return rmdirOutcome(dir) === 'removed';
+}
+
+type RmdirOutcome = 'removed' | 'busy' | 'failed';
+
+function rmdirOutcome(dir: string): RmdirOutcome {
   try {
     rmdirSync(dir);
-    return true;
+    return 'removed';
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'removed';
+    return code === 'EBUSY' || code === 'ENOTEMPTY' ? 'busy' : 'failed';
   }
 }
 
-/** The cgroup a run's supervisor `owner` creates under `base`. */
-export function runCgroupDir(base: string, owner: ProcessIdentity): string {
-  return join(base, cgroupName(owner));
-}
-
-/** Whether the process `owner` names is alive (a zombie is not: it can act no more). */
-export function ownerAlive(owner: ProcessIdentity): boolean {
-  const stat = readProcStat(owner.pid);
-  return stat !== null && isSameProcess(owner, stat) && isLive(stat);
+/**
+ * The cgroup a run's supervisor `owner` creates under `base`. The owner is this process or a child of it,
+ * so of this pid space; null when /proc cannot say which that is (no cgroup is then made or looked for).
+ */
+export function runCgroupDir(base: string, owner: ProcessIdentity): string | null {
+  const space = ownPidSpace();
+  return space === null ? null : join(base, cgroupName({ ...space, pid: owner.pid, start: owner.start }));
 }
 
 /** How long a sweep waits for the processes of a dead owner's cgroup to die before it leaves it for later. */
@@ -206,26 +244,32 @@ export const SWEEP_WAIT_MS = 2000;
  * process in uninterruptible sleep): a later sweep tries again.
  */
 export async function sweepCgroup(dir: string, waitMs: number = SWEEP_WAIT_MS): Promise<boolean> {
-  const populated = cgroupPopulated(dir);
-  if (populated === null) return removeCgroupTree(dir);
-  if (populated) killCgroupMembers(dir, 'cgroup.kill');
-  return (await waitUntilEmpty(dir, waitMs)) && removeCgroupTree(dir);
+  const population = cgroupPopulation(dir);
+  if (population === 'gone') return true;
+  // Unreadable is not empty: kill all the same, and only a readable `populated 0` lets it be removed.
+  if (population !== 'empty') await killCgroupMembers(dir, 'cgroup.kill');
+  return (await waitUntilEmpty(dir, waitMs)) && removeCgroupTreeSettled(dir);
 }
 
-/** Sweeps every cgroup of ours under `base` whose owner is dead; resolves with how many were removed. */
-export async function sweepDeadCgroups(base: string, alive: (owner: ProcessIdentity) => boolean = ownerAlive): Promise<number> {
+/**
+ * Sweeps every cgroup of ours under `base` whose owner is provably dead, and says what it removed and what
+ * it left. Without this process's pid space nothing can be proved: everything is left, as `unknown`.
+ */
+export async function sweepDeadCgroups(
+  base: string,
+  here: PidSpace | null = ownPidSpace(),
+  state: (id: ProcessIdentity) => ProcessState = processState,
+): Promise<CgroupSweep> {
   let names: string[];
   try {
     names = readdirSync(base);
   } catch {
-    return 0;
+    return { removed: [], kept: [] };
   }
-  const dead = names.filter((name) => {
-    const owner = cgroupOwner(name);
-    return owner !== null && !alive(owner);
-  });
-  const removed = await Promise.all(dead.map((name) => sweepCgroup(join(base, name))));
-  return removed.filter(Boolean).length;
+  const plan = planCgroupSweep(names, here, null, state);
+  const swept = await Promise.all(plan.dead.map((name) => sweepCgroup(join(base, name))));
+  const notEmptied = plan.dead.filter((_, i) => !swept[i]).map((name) => ({ name, reason: 'not_emptied' as const }));
+  return { removed: plan.dead.filter((_, i) => swept[i]), kept: [...plan.kept, ...notEmptied] };
 }
 
 /** Every process in `dir` and in cgroups below it (a delegated run may create its own children). */
@@ -237,8 +281,29 @@ export function cgroupTreeMembers(dir: string): number[] {
 
 /** Removes `dir` and any cgroups below it, deepest first; true when `dir` is gone. */
 export function removeCgroupTree(dir: string): boolean {
-  for (const child of childCgroups(dir)) removeCgroupTree(child);
-  return removeCgroup(dir);
+  return removeTreeOutcome(dir) === 'removed';
+}
+
+function removeTreeOutcome(dir: string): RmdirOutcome {
+  for (const child of childCgroups(dir)) removeTreeOutcome(child);
+  return rmdirOutcome(dir);
+}
+
+/**
+ * How long removal of an emptied cgroup tree retries EBUSY: the kernel lets the directory go a moment after
+ * `populated 0`, once the last member is fully released.
+ */
+export const RMDIR_RETRY_MS = 1000;
+const RMDIR_POLL_MS = 10;
+
+/** removeCgroupTree, retried while the kernel says EBUSY, for at most `retryMs`; true when `dir` is gone. */
+export async function removeCgroupTreeSettled(dir: string, retryMs: number = RMDIR_RETRY_MS): Promise<boolean> {
+  const deadline = performance.now() + retryMs;
+  for (;;) {
+    const outcome = removeTreeOutcome(dir);
+    if (outcome !== 'busy' || performance.now() >= deadline) return outcome === 'removed';
+    await process.getBuiltinModule('node:timers/promises').setTimeout(Math.max(1, Math.min(RMDIR_POLL_MS, deadline - performance.now())));
+  }
 }
 
 function childCgroups(dir: string): string[] {
@@ -249,38 +314,4 @@ function childCgroups(dir: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** Polls between inotify events too: a lost notification costs at most this long. */
-const EMPTY_POLL_MS = 50;
-
-/**
- * Resolves true once the cgroup holds no process (`populated 0`, or it is gone) and `alsoDone()` holds,
- * false when `timeoutMs` passes first. Watches cgroup.events (the kernel signals every change of it).
- */
-export function waitUntilEmpty(dir: string, timeoutMs: number, alsoDone: () => boolean = () => true): Promise<boolean> {
-  const empty = (): boolean => cgroupPopulated(dir) !== true && alsoDone();
-  if (empty()) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    let watcher: ReturnType<typeof import('node:fs').watch> | null = null;
-    const finish = (value: boolean): void => {
-      clearInterval(poll);
-      clearTimeout(deadline);
-      watcher?.close();
-      resolve(value);
-    };
-    const check = (): void => {
-      if (empty()) finish(true);
-    };
-    try {
-      watcher = process.getBuiltinModule('node:fs').watch(join(dir, 'cgroup.events'), check);
-      watcher.on('error', () => {});
-    } catch {
-      watcher = null;
-    }
-    // Ref'd on purpose: after control EOF these waits may be all that keeps the supervisor alive.
-    const poll = setInterval(check, EMPTY_POLL_MS);
-    const deadline = setTimeout(() => finish(empty()), timeoutMs);
-    check();
-  });
 }

@@ -3,7 +3,7 @@
  * never pull a directory from under a process it does not own. Reading only; nothing is signalled.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { readProcFile } from './proc-table.ts';
+import { ownPidSpace, readProcFile } from './proc-table.ts';
 
 export interface DirOccupants {
   /** Processes whose cwd matched. */
@@ -15,9 +15,14 @@ export interface DirOccupants {
 /**
  * What /proc says of a bare pid (a lock names no start time, and may come from another pid namespace):
  * `lives` when any process this /proc shows has that pid at any pid-namespace level, whatever its state (a
- * zombie or a recycled pid included); `gone` only when none has; `unprovable` when /proc hides processes.
+ * zombie or a recycled pid included); `gone` only when none has; `unprovable` when /proc hides processes, or
+ * when this process is not in the initial pid namespace (a lock written from an ancestor namespace, as the
+ * host's Claude Code writes it for a container's bind-mounted repository, names a pid no /proc here shows).
  */
 export type PidPresence = 'lives' | 'gone' | 'unprovable';
+
+/** The kernel's fixed inode of the initial pid namespace (PROC_PID_INIT_INO): no namespace is above it. */
+export const INITIAL_PID_NAMESPACE = '4026531836';
 
 /** The pids of one process at each pid-namespace level /proc/<pid>/status lists (`NSpid:`); [] when absent. */
 export function parseNsPids(status: string): number[] {
@@ -67,6 +72,7 @@ export function processesWithCwd(matches: (cwd: string) => boolean): DirOccupant
 
 /** See PidPresence. A process of a nested pid namespace is found by its pid there (NSpid), not only by ours. */
 export function pidPresence(pid: number): PidPresence {
+  if (ownPidSpace()?.pidNamespace !== INITIAL_PID_NAMESPACE) return 'unprovable';
   try {
     if (procHidesProcesses(readFileSync('/proc/self/mountinfo', 'utf8')) && process.getuid?.() !== 0) return 'unprovable';
   } catch {

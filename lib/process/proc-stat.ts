@@ -75,6 +75,50 @@ export function parseProcStat(text: string): ProcStat | null {
   return { pid, state, ppid, pgid, sid, start };
 }
 
+const SPACE = 0x20;
+const CLOSE_PAREN = 0x29;
+
+/**
+ * parseProcStat over the bytes of a read, without making strings of the 50 fields: a scan reads every
+ * process's stat, and the split costs more than the read. Same fields, same rules; null for anything
+ * unusual, which the caller then hands to parseProcStat.
+ */
+export function parseProcStatBytes(bytes: Uint8Array, length: number): ProcStat | null {
+  let close = length - 1;
+  while (close > 0 && bytes[close] !== CLOSE_PAREN) close--;
+  if (close <= 0) return null;
+  const pid = leadingInt(bytes, 0);
+  const ints: number[] = [];
+  let at = close + 2;
+  const state = String.fromCharCode(bytes[at] ?? 0);
+  let startAt = -1;
+  let startEnd = -1;
+  for (let index = STATE_INDEX; index <= START_INDEX && at < length; index++) {
+    if (index >= PPID_INDEX && index <= FLAGS_INDEX) ints.push(leadingInt(bytes, at));
+    if (index === START_INDEX) startAt = at;
+    while (at < length && bytes[at] !== SPACE) at++;
+    if (index === START_INDEX) startEnd = at;
+    at++;
+  }
+  const [ppid = -1, pgid = -1, sid = -1, , , flags = -1] = ints;
+  if (startAt < 0 || startEnd <= startAt || pid <= 0 || ppid < 0 || pgid < 0 || sid < 0 || flags < 0) return null;
+  let start = '';
+  for (let i = startAt; i < startEnd; i++) {
+    const c = bytes[i] ?? 0;
+    if (c < 48 || c > 57) return null;
+    start += String.fromCharCode(c);
+  }
+  return (flags & PF_KTHREAD) !== 0 ? { pid, state, ppid, pgid, sid, start, kthread: true } : { pid, state, ppid, pgid, sid, start };
+}
+
+/** The decimal digits at `at`; -1 when there are none or too many for an exact number. */
+function leadingInt(bytes: Uint8Array, at: number): number {
+  let value = 0;
+  let digits = 0;
+  for (let c = bytes[at] ?? 0; c >= 48 && c <= 57; c = bytes[at + ++digits] ?? 0) value = value * 10 + (c - 48);
+  return digits === 0 || digits > 15 ? -1 : value;
+}
+
 /** Zombies (Z) and dying tasks (X) have finished running: they hold a pid but nothing else. */
 export function isLive(stat: ProcStat): boolean {
   return stat.state !== 'Z' && stat.state !== 'X';

@@ -3,8 +3,17 @@
  * with plain open/read/close into a reused buffer: readFileSync costs about twice as much per file, and
  * the supervisor scans on every tracking tick and during cleanup.
  */
-import { closeSync, opendirSync, openSync, readFileSync, readSync } from 'node:fs';
-import { parseProcStat, splitProcStat, type ProcStat, type ProcStatLine } from './proc-stat.ts';
+import { closeSync, opendirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
+import {
+  isLive,
+  parseProcStat,
+  parseProcStatBytes,
+  splitProcStat,
+  type ProcessIdentity,
+  type ProcStat,
+  type ProcStatLine,
+} from './proc-stat.ts';
+import { parsePidSpace, type OwnerIdentity, type PidSpace, type ProcessState } from './owner.ts';
 
 /** A stat line is a few hundred bytes; a file that fills this buffer is read again whole. */
 const STAT_BUFFER_BYTES = 4096;
@@ -37,46 +46,7 @@ export function readProcStat(pid: number): ProcStat | null {
   }
   // Straight from the bytes: a scan reads every process's stat, and a split into 52 strings each costs more
   // than the read. Anything unusual (a comm line that fills the buffer) takes the text path.
-  return (length < STAT_BUFFER_BYTES ? parseStatBytes(buffer, length) : null) ?? parseProcStat(buffer.toString('latin1', 0, length));
-}
-
-const SPACE = 0x20;
-const CLOSE_PAREN = 0x29;
-
-/** Fields 3 to 22 of a stat line in `bytes`; null when it is not the expected shape. */
-function parseStatBytes(bytes: Buffer, length: number): ProcStat | null {
-  let close = length - 1;
-  while (close > 0 && bytes[close] !== CLOSE_PAREN) close--;
-  if (close <= 0) return null;
-  const pid = leadingInt(bytes, 0);
-  const fields: number[] = [];
-  let at = close + 2;
-  const state = String.fromCharCode(bytes[at] ?? 0);
-  let startAt = -1;
-  let startEnd = -1;
-  for (let field = 3; field <= 22 && at < length; field++) {
-    if (field >= 4 && field <= 9) fields.push(leadingInt(bytes, at));
-    if (field === 22) startAt = at;
-    while (at < length && bytes[at] !== SPACE) at++;
-    if (field === 22) startEnd = at;
-    at++;
-  }
-  const [ppid = -1, pgid = -1, sid = -1, , , flags = -1] = fields;
-  if (startAt < 0 || startEnd <= startAt || pid <= 0 || ppid < 0 || pgid < 0 || sid < 0 || flags < 0) return null;
-  const start = bytes.toString('latin1', startAt, startEnd);
-  if (!/^\d+$/.test(start)) return null;
-  return (flags & PF_KTHREAD) !== 0 ? { pid, state, ppid, pgid, sid, start, kthread: true } : { pid, state, ppid, pgid, sid, start };
-}
-
-/** PF_KTHREAD, include/linux/sched.h (as parseProcStat reads it). */
-const PF_KTHREAD = 0x00200000;
-
-/** The decimal digits at `at`; -1 when there are none or too many for an exact number. */
-function leadingInt(bytes: Buffer, at: number): number {
-  let value = 0;
-  let digits = 0;
-  for (let c = bytes[at] ?? 0; c >= 48 && c <= 57; c = bytes[at + ++digits] ?? 0) value = value * 10 + (c - 48);
-  return digits === 0 || digits > 15 ? -1 : value;
+  return (length < STAT_BUFFER_BYTES ? parseProcStatBytes(buffer, length) : null) ?? parseProcStat(buffer.toString('latin1', 0, length));
 }
 
 /** Every process visible in /proc; processes that vanish mid-scan are skipped. */
@@ -217,4 +187,57 @@ export function readProcStatLine(pid: number): ProcStatLine | null {
   } catch {
     return null;
   }
+}
+
+/** Whether `pid` has a child (alive or unreaped) in any of its threads; null when that cannot be read. */
+export function hasChildren(pid: number): boolean | null {
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      if (readProcFile(`/proc/${pid}/task/${tid}/children`).trim() !== '') return true;
+    }
+    return false;
+  } catch {
+    return null;
+  }
+}
+
+/** A process never changes pid namespace (setns and unshare move only its later children): read once. */
+let ownSpace: PidSpace | null | undefined;
+
+/**
+ * This process's pid space (its pid namespace and the boot); null when /proc cannot say, or shows the pids of
+ * another namespace than this process's (`unshare -p` without a /proc of its own: /proc/self then names this
+ * process by another pid), where no pid read in /proc could be judged.
+ */
+export function ownPidSpace(): PidSpace | null {
+  if (ownSpace === undefined) {
+    try {
+      const ownProc = readlinkSync('/proc/self') === String(process.pid);
+      ownSpace = ownProc ? parsePidSpace(readlinkSync('/proc/self/ns/pid'), readProcFile('/proc/sys/kernel/random/boot_id')) : null;
+    } catch {
+      ownSpace = null;
+    }
+  }
+  return ownSpace;
+}
+
+/** This process as an owner; null when /proc cannot say who it is. */
+export function selfOwner(): OwnerIdentity | null {
+  const space = ownPidSpace();
+  const stat = readProcStat(process.pid);
+  return space === null || stat === null ? null : { ...space, pid: stat.pid, start: stat.start };
+}
+
+/** Gone only when /proc says so: no such pid, another process under it, or a zombie. Unreadable is unknown. */
+export function processState(id: ProcessIdentity): ProcessState {
+  let text: string;
+  try {
+    text = readProcFile(`/proc/${id.pid}/stat`);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ESRCH' ? 'gone' : 'unknown';
+  }
+  const stat = parseProcStat(text);
+  if (stat === null) return 'unknown';
+  return stat.start === id.start && isLive(stat) ? 'alive' : 'gone';
 }

@@ -13,7 +13,7 @@ export const PS_ARGS = ['-A', '-o', 'pid=,ppid=,pgid=,stat=,lstart=,command='] a
 /** Above any kernel's pid limit (Linux PID_MAX_LIMIT is 2^22, macOS PID_MAX 99,999): such a value is garbage. */
 export const MAX_PID = 2 ** 22;
 
-/** A `stat` column is a state letter and a few flag characters (procps `S<Ll`, BSD `Ss+`). */
+/** A `stat` column is a state letter (procps `t` for a traced stop is lower-case) and a few flag characters (procps `S<Ll`, BSD `Ss+`). */
 const MAX_STAT_CHARS = 8;
 
 /**
@@ -95,8 +95,7 @@ export function parsePsRow(line: string): PsRow | string {
   const [pid, ppid, pgid] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (![pid, ppid, pgid].every((n) => n <= MAX_PID)) return `a pid over ${MAX_PID}`;
   const stat = m[4]!;
-  // The state is a capital letter, or procps's `t` (stopped by a tracer: any process strace follows shows it).
-  if (stat.length > MAX_STAT_CHARS || !/^[A-Zt][A-Za-z<>+]*$/.test(stat)) return 'an impossible stat';
+  if (stat.length > MAX_STAT_CHARS || !/^[A-Za-z][A-Za-z<>+]*$/.test(stat)) return 'an impossible stat';
   const command = m[13]!;
   if (m[5] === '-') return { pid, ppid, pgid, stat, start: null, command };
   const lstart = normalizeLstart(m.slice(6, 13) as [string, string, string, string, string, string, string]);

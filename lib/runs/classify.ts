@@ -7,7 +7,7 @@
 import type { JsonObject } from '../util/json.ts';
 import type { RunResult, SessionIntent, UnfinishedSubagents } from './types.ts';
 import type { IngestState } from './ingest.ts';
-import { SPAWN_ERROR_FILE_CHANGED, type CleanupProof, type TerminateReason } from '../supervisor/protocol.ts';
+import { SPAWN_ERROR_FILE_CHANGED, SPAWN_ERROR_NO_CGROUP, type CleanupProof, type TerminateReason } from '../supervisor/protocol.ts';
 import type { ToolErrorCode, ToolErrorData } from '../tool-errors.ts';
 import { TOOL_ERROR_CODES } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
@@ -139,10 +139,11 @@ export function unfinishedSubagents(stats: JsonObject | null): UnfinishedSubagen
   return { total, killed, refused };
 }
 
-/** A file that changed after its version check is its own condition, not a failure to start. */
-function spawnErrorOf(spawnError: ClassifyInput['spawnError']): ToolErrorData | null {
+/** A spawn error's tool error: a changed file or a refused cgroup is its own condition, not a failure to start. */
+export function spawnErrorOf(spawnError: ClassifyInput['spawnError']): ToolErrorData | null {
   if (spawnError === null) return null;
   if (spawnError.code === SPAWN_ERROR_FILE_CHANGED) return error('native_changed', spawnError.message);
+  if (spawnError.code === SPAWN_ERROR_NO_CGROUP) return error('cgroup_unavailable', spawnError.message);
   return error('spawn_failed', `${spawnError.code}: ${spawnError.message}`);
 }
 

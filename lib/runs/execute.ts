@@ -3,7 +3,8 @@
  * bounded ingestion → classification. Every wait is bounded by the run's timeouts or its cancel signal;
  * the outcome is decided only after the supervisor's cleanup report (or its absence) is known.
  */
-import type { Classification } from './classify.ts';
+import { spawnErrorOf, type Classification } from './classify.ts';
+import { SPAWN_ERROR_NO_CGROUP } from '../supervisor/protocol.ts';
 import type { NativeQueryFn } from '../native/version.ts';
 import { isToolError, type ToolErrorData } from '../tool-errors.ts';
 import { createIngest, type Ingest } from './ingest.ts';
@@ -202,7 +203,10 @@ async function endAfterProbes(scope: RunScope, supervisor: PreparedSupervisor, r
   const outcome = await disposeWithin(scope.deps, supervisor);
   scope.hooks.onOutcome?.(outcome);
   const why = interrupted(scope);
-  return finish(scope, { termination: why, spawnError: null, outcome, preSpawnError: why === null ? refusal : null, spawned: false });
+  // A supervisor that refused the run (its forced cgroup could not be made) answered no probe: that refusal,
+  // not the unanswered version check, is why nothing ran.
+  const preSpawnError = outcome.spawnError?.code === SPAWN_ERROR_NO_CGROUP ? spawnErrorOf(outcome.spawnError) : refusal;
+  return finish(scope, { termination: why, spawnError: null, outcome, preSpawnError: why === null ? preSpawnError : null, spawned: false });
 }
 
 /** Resolves with the promise's value, or with null as soon as `signal` aborts (the promise is left to settle). */

@@ -17,25 +17,6 @@ export function fileIdentity(path: string): string | null {
   }
 }
 
-/**
- * True when the file is an ELF executable: exec runs that very file. An interpreter script (`#!`) or a
- * shell file runs whatever it names, which its own identity does not cover.
- */
-export function isMachineCode(path: string): boolean {
-  const fs = process.getBuiltinModule('node:fs');
-  let fd: number | null = null;
-  try {
-    fd = fs.openSync(path, 'r');
-    const head = Buffer.alloc(4);
-    return fs.readSync(fd, head, 0, 4, 0) === 4 && head.equals(ELF_MAGIC);
-  } catch {
-    return false;
-  } finally {
-    if (fd !== null) fs.closeSync(fd);
-  }
-}
-const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46]);
-
 /** A file identity on the wire: non-empty, short, no surprises. */
 export const FILE_ID_PATTERN = /^\d+:\d+:\d+:\d+:\d+$/;
 

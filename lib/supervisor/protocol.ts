@@ -38,6 +38,8 @@ export const RUN_MARKER_PATTERN = /^[0-9a-f]{32}$/;
 export const SPAWN_ERROR_NO_CODE = 'SPAWN_FAILED';
 /** The `code` of the spawn error when the file to run is not the one its probe vouched for (see expectFileId). */
 export const SPAWN_ERROR_FILE_CHANGED = 'NATIVE_CHANGED';
+/** The `code` of the spawn error when a required run cgroup could not be made (nothing was started). */
+export const SPAWN_ERROR_NO_CGROUP = 'CGROUP_UNAVAILABLE';
 export const STDERR_TAIL_MAX_BYTES = 16 * 1024;
 export const CONTROL_LINE_MAX_BYTES = 32 * 1024 * 1024;
 
@@ -64,6 +66,11 @@ export interface CommandSpec {
 export interface RunPlacement {
   readonly marker: string;
   readonly cgroup: string | null;
+  /**
+   * The cgroup backend was forced: where the run's own cgroup cannot be made, the supervisor starts nothing
+   * and reports SPAWN_ERROR_NO_CGROUP (under `auto` it tracks the run through /proc instead).
+   */
+  readonly cgroupRequired: boolean;
 }
 
 /** What a cleanup report's confirmation rests on: the kernel's cgroup accounting, /proc scans, or `ps` tables. */

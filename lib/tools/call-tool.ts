@@ -201,9 +201,10 @@ async function removeWorktreeTool(args: JsonObject, deps: HandlerDeps): Promise<
       return runUsesWorktree(place, path);
     });
   const removed = await deps.removeWorktree({ cwd, name: String(args['name']), force: args['force'] === true, inUse });
+  const d = removed.discarded;
   const discarded =
-    removed.discarded.uncommitted_files + removed.discarded.unreachable_commits > 0
-      ? ` (forced: discarded ${removed.discarded.uncommitted_files} uncommitted file(s), ${removed.discarded.unreachable_commits} unreachable commit(s))`
+    d.uncommitted_files + d.unreachable_commits + d.populated_submodules > 0
+      ? ` (forced: discarded ${d.uncommitted_files} uncommitted file(s), ${d.unreachable_commits} unreachable commit(s), ${d.populated_submodules} populated submodule(s))`
       : '';
   return { ok: true, summary: `removed worktree ${removed.path} and branch ${removed.branch}${discarded}`, result: { removed } };
 }

@@ -24,6 +24,8 @@ export interface CapabilityFacts {
   readonly assertedVersion: string | null;
   readonly recursive: boolean;
   readonly cleanup: CleanupBackend;
+  /** Runs tracked through /proc because their own cgroup could not be made (lib/supervisor/parent/cleanup-backend.ts). */
+  readonly cleanupFallbackRuns: number;
   /** The budget ledger's snapshot; null when the server has no budget. */
   readonly budget: BudgetSnapshot | null;
   readonly instanceId: string;
@@ -65,7 +67,7 @@ export function describeCapabilities(facts: CapabilityFacts): JsonObject {
       prompt_via_stdin: facts.promptViaStdin,
       recursion_refused: facts.recursive,
     },
-    cleanup: describeCleanup(facts.cleanup),
+    cleanup: describeCleanup(facts.cleanup, facts.cleanupFallbackRuns),
     worktree: facts.worktree(),
     budget: facts.budget === null ? NO_BUDGET : { ...facts.budget },
   };

@@ -1,44 +1,18 @@
 /**
- * The effects behind the private directories of run brokers (lib/permission/private-dir.ts): who this
- * server is (read once, at its first ask_host run) and the sweep a server makes when it starts, which
- * removes the directories of servers that were killed before they could remove their own.
+ * The effect behind the private directories of run brokers (lib/permission/private-dir.ts): the sweep a
+ * server makes when it starts, which removes the directories of servers that were killed before they could
+ * remove their own. Who owns what is read from /proc by lib/process/proc-table.ts.
  */
-import { lstatSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { isLive, parseProcStat } from '../process/proc-stat.ts';
-import { readProcFile } from '../process/proc-table.ts';
-import { orphanedDirs, PRIVATE_DIR_PREFIX, type DirOwner, type OwnerState } from '../permission/private-dir.ts';
-
-/** This process as the owner of its brokers' directories; null when /proc cannot say (names stay anonymous). */
-export function selfDirOwner(): DirOwner | null {
-  try {
-    const namespace = /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'));
-    const stat = parseProcStat(readProcFile(`/proc/${process.pid}/stat`));
-    return namespace === null || stat === null ? null : { pidNamespace: namespace[1]!, pid: process.pid, start: stat.start };
-  } catch {
-    return null;
-  }
-}
-
-/** Gone only when /proc says so: no such pid, another process under it, or a zombie. Unreadable is unknown. */
-function ownerState(owner: DirOwner): OwnerState {
-  let text: string;
-  try {
-    text = readProcFile(`/proc/${owner.pid}/stat`);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ESRCH' ? 'gone' : 'unknown';
-  }
-  const stat = parseProcStat(text);
-  if (stat === null) return 'unknown';
-  return stat.start === owner.start && isLive(stat) ? 'alive' : 'gone';
-}
+import { processState, selfOwner } from '../process/proc-table.ts';
+import { orphanedDirs, PRIVATE_DIR_PREFIX, type DirOwner } from '../permission/private-dir.ts';
 
 /**
  * Removes, under `baseDir`, the private directories whose owning server is provably gone, and returns
  * their names. Only real directories of this user are considered (never a symlink, never another user's).
  */
-export function sweepOrphanedPermissionDirs(baseDir: string, self: DirOwner | null = selfDirOwner()): string[] {
+export function sweepOrphanedPermissionDirs(baseDir: string, self: DirOwner | null = selfOwner()): string[] {
   if (self === null) return [];
   let names: string[];
   try {
@@ -55,7 +29,7 @@ export function sweepOrphanedPermissionDirs(baseDir: string, self: DirOwner | nu
       return false;
     }
   });
-  const orphaned = orphanedDirs(mine, self, ownerState);
+  const orphaned = orphanedDirs(mine, self, processState);
   for (const name of orphaned) rmSync(join(baseDir, name), { recursive: true, force: true });
   return orphaned;
 }

@@ -22,7 +22,7 @@ import type { ExecuteDeps, PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
-import { readProcStat } from '../process/proc-table.ts';
+import { readProcStat, selfOwner } from '../process/proc-table.ts';
 import { pidPresence, processesWithCwd } from '../process/occupants.ts';
 import { isGoneIn } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
@@ -35,13 +35,13 @@ import { parseRunInput } from './run-input.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
 import { privateDirPrefix } from '../permission/private-dir.ts';
-import { selfDirOwner, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
+import { sweepOrphanedPermissionDirs } from './permission-dirs.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskProvider } from './tasks.ts';
 import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
 import { BUDGET_OPTION_ARG, withBudget } from './budget-gate.ts';
 import { createResourceProvider } from './resources.ts';
-import { createGitRunner, createGitRunnerSync, type GitRunner, type GitRunnerSync } from '../worktree/git.ts';
+import { createGitRunner, createGitRunnerSync, type GitRunnerSync, type OwnedGitRunner } from '../worktree/git.ts';
 import { checkWorktreeRequest } from '../worktree/worktree.ts';
 import { inspectWorktree } from '../worktree/changes.ts';
 import { removeWorktree } from '../worktree/remove.ts';
@@ -99,9 +99,11 @@ interface ProviderParts {
   readonly recursive: boolean;
   readonly versionTimeoutMs: number;
   readonly cleanup: CleanupBackend;
+  /** Runs that were to have a cgroup and were tracked through /proc instead (the capabilities count them). */
+  readonly fallbacks: { runs: number };
   readonly prepareWithin: PrepareFn;
   readonly spares: SparePool | null;
-  readonly git: GitRunner;
+  readonly git: OwnedGitRunner;
   readonly gitSync: GitRunnerSync;
   readonly ledger: BudgetLedger | null;
   /** The version the newest check asserted; null before the first. */
@@ -123,16 +125,20 @@ export function createProviders(config: ProviderConfig): ToolProviders {
     work: createWorkSnapshotReader(runtime.registry, () => instanceId(p)),
     capabilities: () => getCapabilities(p),
   });
-  const { spares } = p;
+  const { spares, git } = p;
   return {
     toolProvider,
     resourceProvider,
+    // Git calls still running when the server leaves (an inspection past its bound, a removal) are ended,
+    // not left behind: their process groups are SIGKILLed, and no call starts after.
     close: async () => {
       await runtime.close();
+      git.stop();
       await spares?.close();
     },
     stop: () => {
       runtime.stop();
+      git.stop();
       spares?.stop();
     },
     sparePid: () => spares?.sparePid() ?? null,
@@ -149,8 +155,12 @@ function createParts(config: ProviderConfig): ProviderParts {
   const recursive = isRecursiveLaunch(config.env);
   const versionTimeoutMs = config.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
   // Chosen once, before any run: a forced backend that cannot be had fails here, not in the middle of a run.
-  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto');
-  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup });
+  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto', config.log);
+  const fallbacks = { runs: 0 };
+  const onFallback = (): void => {
+    fallbacks.runs++;
+  };
+  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup, onFallback });
   const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
   return {
@@ -162,6 +172,7 @@ function createParts(config: ProviderConfig): ProviderParts {
     recursive,
     versionTimeoutMs,
     cleanup,
+    fallbacks,
     prepareWithin,
     spares,
     git: createGitRunner(gitOptions),
@@ -206,7 +217,7 @@ function createProviderRuntime(p: ProviderParts): Runtime {
   const { config, tree, git } = p;
   return createRuntime({
     clock: p.clock,
-    inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines }, place),
+    inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines, clock: p.clock }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
     checkVersion: async (bin, query) => {
@@ -331,6 +342,7 @@ function getCapabilities(p: ProviderParts): JsonObject {
     assertedVersion: p.assertedVersion,
     recursive: p.recursive,
     cleanup: p.cleanup,
+    cleanupFallbackRuns: p.fallbacks.runs,
     budget: p.ledger === null ? null : p.ledger.snapshot(),
     instanceId: instanceId(p),
     binary: () => resolveBin(p.config),
@@ -370,7 +382,7 @@ const TRANSCRIPT_FS: TranscriptDirReader = {
 /** The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts). */
 let ownPrefix: string | null = null;
 function brokerDirPrefix(): string {
-  return (ownPrefix ??= privateDirPrefix(selfDirOwner()));
+  return (ownPrefix ??= privateDirPrefix(selfOwner()));
 }
 
 function sweepAtStart(log: ((line: string) => void) | undefined): void {

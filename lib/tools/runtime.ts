@@ -225,7 +225,7 @@ function recheck(rt: RuntimeState, entry: RunEntry<LiveRun>): void {
 function claimWorktree(rt: RuntimeState, place: WorktreePlace | null): string | null {
   if (place === null) return null;
   if (rt.claimedWorktrees.has(place.path))
-    throw new ToolError('invalid_arguments', `worktree ${place.name} is being created by another run; choose another name`, '/worktree');
+    throw new ToolError('invalid_arguments', 'the worktree is being created by another run; choose another name', '/worktree');
   rt.claimedWorktrees.add(place.path);
   return place.path;
 }

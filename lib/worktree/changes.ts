@@ -3,11 +3,18 @@
  * and uncommitted (HEAD..working tree, untracked files included) apart, with per-file line counts. Read-only
  * git calls through an injected runner; the file list is bounded and says when it was cut.
  */
+import type { Clock } from '../util/clock.ts';
 import type { GitRunner } from './git.ts';
 import { gitFailure, type WorktreePlace } from './worktree.ts';
 
 /** Files listed in a full result; counts always cover every file. */
 export const MAX_WORKTREE_FILES = 200;
+/**
+ * The whole inspection (its git calls and line counts) before the run may settle: past it the counts are
+ * null with `worktree_inspect_timeout`, never guessed. Each git call has its own 10 s bound; this one keeps a
+ * file-system read or a slow repository from holding the run's slot.
+ */
+export const WORKTREE_INSPECT_TIMEOUT_MS = 30_000;
 
 export type ChangeStatus = 'added' | 'modified' | 'deleted';
 
@@ -16,7 +23,10 @@ export type ChangeCounts = {
   added: number;
   modified: number;
   deleted: number;
-  /** Text lines; binary files and untracked files too large to count add nothing (their file entry says null). */
+  /**
+   * Text lines; binary files, and untracked files that are too large, symlinks or not regular files, add
+   * nothing (their file entry says null).
+   */
   lines_added: number;
   lines_deleted: number;
 };
@@ -47,8 +57,11 @@ export type WorktreeReport = {
 
 export interface ChangesDeps {
   readonly git: GitRunner;
-  /** Lines of an untracked file (bounded by the caller), or null when it is binary, too large or unreadable. */
+  /** Lines of an untracked file (bounded by the caller), or null when it is binary, too large, unreadable or not a regular file. */
   readonly countLines: (path: string) => Promise<number | null>;
+  readonly clock: Clock;
+  /** WORKTREE_INSPECT_TIMEOUT_MS unless given. */
+  readonly timeoutMs?: number;
 }
 
 class GitCallFailed extends Error {
@@ -102,7 +115,9 @@ export function countChanges(files: readonly ChangedFile[]): ChangeCounts {
 }
 
 async function diffFiles(deps: ChangesDeps, cwd: string, range: readonly string[], committed: boolean): Promise<ChangedFile[]> {
-  const common = ['diff', '--no-ext-diff', '--no-textconv', '--no-renames', '-z'];
+  // A submodule's dirty content is not read: git would run `git status` inside it, with the submodule's own
+  // config (filters the server cannot see). Its commit changes are still listed.
+  const common = ['diff', '--no-ext-diff', '--no-textconv', '--no-renames', '--ignore-submodules=dirty', '-z'];
   const [names, numbers] = await Promise.all([
     run(deps, cwd, [...common, '--name-status', ...range, '--']),
     run(deps, cwd, [...common, '--numstat', ...range, '--']),
@@ -136,8 +151,8 @@ async function baseCommit(deps: ChangesDeps, place: WorktreePlace): Promise<stri
   return shas.at(-1) ?? null;
 }
 
-export async function inspectWorktree(deps: ChangesDeps, place: WorktreePlace): Promise<WorktreeReport> {
-  const report: WorktreeReport = {
+function emptyReport(place: WorktreePlace): WorktreeReport {
+  return {
     name: place.name,
     path: place.path,
     branch: place.branch,
@@ -149,6 +164,10 @@ export async function inspectWorktree(deps: ChangesDeps, place: WorktreePlace): 
     files_truncated: false,
     changes_error: null,
   };
+}
+
+async function inspect(deps: ChangesDeps, place: WorktreePlace): Promise<WorktreeReport> {
+  const report = emptyReport(place);
   try {
     report.head_commit = (await run(deps, place.path, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
     report.base_commit = await baseCommit(deps, place);
@@ -168,4 +187,21 @@ export async function inspectWorktree(deps: ChangesDeps, place: WorktreePlace): 
         : { code: 'git_failed', message: error instanceof Error ? error.message : String(error) };
   }
   return report;
+}
+
+/** What the run changed, or, past the time bound, the worktree's place with every count null and the reason. */
+export async function inspectWorktree(deps: ChangesDeps, place: WorktreePlace): Promise<WorktreeReport> {
+  const timeoutMs = deps.timeoutMs ?? WORKTREE_INSPECT_TIMEOUT_MS;
+  let dispose = (): void => {};
+  const late = new Promise<WorktreeReport>((resolve) => {
+    dispose = deps.clock.setTimeout(() => {
+      const message = `the worktree could not be read within ${timeoutMs} ms`;
+      resolve({ ...emptyReport(place), changes_error: { code: 'worktree_inspect_timeout', message } });
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([inspect(deps, place), late]);
+  } finally {
+    dispose();
+  }
 }

@@ -1,17 +1,28 @@
 /** The file-system and probe edges of worktree reading, wired by the composition (lib/tools/providers.ts). */
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { GitRunnerSync } from './git.ts';
 
 /** An untracked file is counted only up to this size; a larger one reports null lines. */
 export const MAX_COUNTED_FILE_BYTES = 1024 * 1024;
 
-/** Newline-terminated lines (plus a last unterminated one) of a text file; null when binary, too large or unreadable. */
+/**
+ * Opened without following a symlink (whose target may lie outside the worktree) and without waiting (a FIFO
+ * would block a thread of the pool until someone writes to it); only the regular file this opened is read.
+ */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Newline-terminated lines (plus a last unterminated one) of a regular text file; null when it is binary, too
+ * large, unreadable, a symlink or not a regular file (a FIFO, socket or device).
+ */
 export async function countFileLines(path: string): Promise<number | null> {
   let handle;
   try {
-    handle = await open(path, 'r');
-    const size = (await handle.stat()).size;
-    if (size > MAX_COUNTED_FILE_BYTES) return null;
+    handle = await open(path, OPEN_FLAGS);
+    const stat = await handle.stat();
+    if (!stat.isFile() || stat.size > MAX_COUNTED_FILE_BYTES) return null;
+    const size = stat.size;
     const buffer = Buffer.alloc(size);
     const { bytesRead } = await handle.read(buffer, 0, size, 0);
     const bytes = buffer.subarray(0, bytesRead);

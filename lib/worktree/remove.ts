@@ -5,6 +5,7 @@
  * cannot be checked, a rebase, merge, bisect or cherry-pick under way. Git and /proc through injected edges;
  * what it removed (and, when forced, discarded) is reported.
  */
+import { join } from 'node:path';
 import { ToolError } from '../tool-errors.ts';
 import type { GitRunner } from './git.ts';
 import { isAtOrBelow, lockPid, parseStatusPaths, parseWorktreeList, type ListedWorktree } from './listing.ts';
@@ -21,7 +22,7 @@ export type RemovedWorktree = {
   head_commit: string | null;
   forced: boolean;
   /** What forcing threw away (zero when nothing was). */
-  discarded: { uncommitted_files: number; unreachable_commits: number };
+  discarded: { uncommitted_files: number; unreachable_commits: number; populated_submodules: number };
   /** The pid of the lock that was lifted because its process was gone; null when the worktree was not locked. */
   stale_lock_pid: number | null;
   /** Processes whose cwd could not be read (another user's), so not known to be outside the worktree. */
@@ -65,7 +66,7 @@ async function locate(git: GitRunner, cwd: string, name: string): Promise<{ plac
   const place = worktreePlace(main.path, name);
   const entry = listed.find((worktree) => worktree.path === place.path);
   if (entry === undefined)
-    throw new ToolError('worktree_not_found', `no worktree ${name} in this repository (.claude/worktrees/${name})`, '/name');
+    throw new ToolError('worktree_not_found', 'no worktree by that name in this repository (under .claude/worktrees)', '/name');
   return { place, listed: entry };
 }
 
@@ -79,40 +80,40 @@ function refuseIfOccupied(deps: RemoveDeps, request: RemoveRequest, place: Workt
   if (request.inUse(place.path))
     throw new ToolError(
       'run_active',
-      `a run of this adapter still works in worktree ${place.name} (or has not said yet where it works); wait for it to settle or cancel it`,
+      'a run of this adapter still works in that worktree (or has not said yet where it works); wait for it to settle or cancel it',
       '/name',
     );
   const inside = deps.processes.withCwd((cwd) => isAtOrBelow(cwd, place.path));
   if (inside.pids.length > 0)
     throw new ToolError(
       'worktree_occupied',
-      `${inside.pids.length} process(es) have their working directory in worktree ${place.name} (pid ${named(inside.pids)}); nothing was removed, with or without force`,
+      `${inside.pids.length} process(es) have their working directory in that worktree (pid ${named(inside.pids)}); nothing was removed, with or without force`,
       '/name',
     );
   return inside.unreadable;
 }
 
 /** The pid of a lock that may be lifted (its process is gone); refuses any other lock. Null when not locked. */
-function staleLockPid(deps: RemoveDeps, place: WorktreePlace, lock: string | null): number | null {
+function staleLockPid(deps: RemoveDeps, lock: string | null): number | null {
   if (lock === null) return null;
   const pid = lockPid(lock);
   if (pid === null)
     throw new ToolError(
       'worktree_lock_unverifiable',
-      `worktree ${place.name} is locked, and not by Claude Code (its lock names no process this server can check); nothing was removed, with or without force: unlock it yourself if the lock is yours`,
+      `the worktree is locked, and not by Claude Code (its lock names no process this server can check); nothing was removed, with or without force: unlock it yourself if the lock is yours`,
       '/name',
     );
   const presence = deps.processes.pidPresence(pid);
   if (presence === 'lives')
     throw new ToolError(
       'worktree_lock_live',
-      `worktree ${place.name} is locked by pid ${pid}, and a process with that pid lives; nothing was removed, with or without force`,
+      `the worktree is locked by pid ${pid}, and a process with that pid lives; nothing was removed, with or without force`,
       '/name',
     );
   if (presence === 'unprovable')
     throw new ToolError(
       'worktree_lock_unverifiable',
-      `worktree ${place.name} is locked by pid ${pid}, and /proc cannot prove that process gone (it hides processes); nothing was removed, with or without force`,
+      `the worktree is locked by pid ${pid}, and /proc cannot prove that process gone (it hides processes, or this server's pid namespace is not the first); nothing was removed, with or without force`,
       '/name',
     );
   return pid;
@@ -136,27 +137,27 @@ async function markerPaths(deps: RemoveDeps, place: WorktreePlace): Promise<stri
   return paths;
 }
 
-function refuseIfOperationUnderWay(deps: RemoveDeps, place: WorktreePlace, markers: readonly string[]): void {
+function refuseIfOperationUnderWay(deps: RemoveDeps, markers: readonly string[]): void {
   const under = OPERATION_MARKERS.filter((_, i) => deps.exists(markers[i] ?? '')).map(([, operation]) => operation);
   if (under.length > 0)
     throw new ToolError(
       'worktree_operation_in_progress',
-      `a ${under.join(', ')} is under way in worktree ${place.name}; finish or abort it there first; nothing was removed, with or without force`,
+      `a ${under.join(', ')} is under way in that worktree; finish or abort it there first; nothing was removed, with or without force`,
       '/name',
     );
 }
 
-async function pendingWork(
-  git: GitRunner,
-  place: WorktreePlace,
-  branchExists: boolean,
-): Promise<{ uncommitted: string[]; unreachable: string[] }> {
+async function pendingWork(deps: RemoveDeps, place: WorktreePlace, branchExists: boolean): Promise<PendingWork> {
+  const { git, exists } = deps;
+  // A dirty submodule is read by a git status inside it, under its own configuration, which may name commands
+  // to run: never read, a populated submodule counts as work of its own.
   const status = await must(
     git,
-    ['status', '--porcelain', '-z', '--no-renames', '--untracked-files=all'],
+    ['status', '--porcelain', '-z', '--no-renames', '--untracked-files=all', '--ignore-submodules=dirty'],
     place.path,
     'reading its status',
   );
+  const index = await must(git, ['ls-files', '--stage', '-z'], place.path, 'listing its submodules');
   // Commits of its HEAD (detached or not) and of its branch that no other branch and no tag reaches would be lost.
   const tips = branchExists ? ['HEAD', `refs/heads/${place.branch}`] : ['HEAD'];
   const commits = await must(
@@ -165,37 +166,74 @@ async function pendingWork(
     place.path,
     'comparing its commits',
   );
-  return { uncommitted: parseStatusPaths(status), unreachable: commits.split('\n').filter((line) => line !== '') };
+  return {
+    uncommitted: parseStatusPaths(status),
+    unreachable: commits.split('\n').filter((line) => line !== ''),
+    submodules: submodulePaths(index).filter((path) => exists(join(place.path, path, '.git'))),
+  };
 }
 
-function refuseIfWork(request: RemoveRequest, work: { uncommitted: string[]; unreachable: string[] }): void {
-  if (request.force || (work.uncommitted.length === 0 && work.unreachable.length === 0)) return;
+interface PendingWork {
+  readonly uncommitted: string[];
+  readonly unreachable: string[];
+  /** Populated submodules (their checkout has its .git): whatever they hold is not read. */
+  readonly submodules: string[];
+}
+
+/** The paths of gitlink entries (mode 160000) in `git ls-files --stage -z` output. */
+function submodulePaths(index: string): string[] {
+  return index
+    .split('\0')
+    .filter((entry) => entry.startsWith('160000 '))
+    .map((entry) => entry.slice(entry.indexOf('\t') + 1));
+}
+
+function refuseIfWork(request: RemoveRequest, work: PendingWork): void {
+  if (request.force || (work.uncommitted.length === 0 && work.unreachable.length === 0 && work.submodules.length === 0)) return;
   const parts = [
     work.uncommitted.length > 0 ? `${work.uncommitted.length} uncommitted file(s) (${named(work.uncommitted)})` : null,
     work.unreachable.length > 0 ? `${work.unreachable.length} commit(s) no other branch or tag reaches` : null,
+    work.submodules.length > 0
+      ? `${work.submodules.length} populated submodule(s) whose own work is not read (${named(work.submodules)})`
+      : null,
   ].filter((part): part is string => part !== null);
   throw new ToolError(
     'worktree_has_work',
-    `worktree ${request.name} holds ${parts.join(' and ')}; merge or commit what you want to keep, or pass force: true to discard it`,
+    `the worktree holds ${parts.join(' and ')}; merge or commit what you want to keep, or pass force: true to discard it`,
     '/name',
   );
+}
+
+/**
+ * Lifts the lock judged stale, only while it is still that very lock: `git worktree unlock` lifts whatever lock
+ * is there, and a session may have locked the worktree again since it was judged. A lock taken after this makes
+ * the (single-force) remove refuse.
+ */
+async function liftStaleLock(deps: RemoveDeps, request: RemoveRequest, place: WorktreePlace, judged: string | null): Promise<void> {
+  const now = (await locate(deps.git, request.cwd, request.name)).listed.lock;
+  if (now !== judged)
+    throw new ToolError(
+      'worktree_lock_unverifiable',
+      'the worktree was locked again while this server checked it; nothing was removed, with or without force',
+      '/name',
+    );
+  await must(deps.git, ['worktree', 'unlock', place.path], place.repository, 'unlocking it');
 }
 
 export async function removeWorktree(deps: RemoveDeps, request: RemoveRequest): Promise<RemovedWorktree> {
   const { git } = deps;
   const { place, listed } = await locate(git, request.cwd, request.name);
   refuseIfOccupied(deps, request, place);
-  const lockPidGone = staleLockPid(deps, place, listed.lock);
+  const lockPidGone = staleLockPid(deps, listed.lock);
   const markers = await markerPaths(deps, place);
-  refuseIfOperationUnderWay(deps, place, markers);
+  refuseIfOperationUnderWay(deps, markers);
   const head = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`], place.path);
-  const work = await pendingWork(git, place, head.ok);
+  const work = await pendingWork(deps, place, head.ok);
   refuseIfWork(request, work);
-  // A lock that names a gone process is lifted; one taken since makes the (single-force) remove below refuse.
-  if (lockPidGone !== null) await must(git, ['worktree', 'unlock', place.path], place.repository, 'unlocking it');
   // Right before the removal, after every awaited call: a run, a process or an operation may have started meanwhile.
   const unreadable = refuseIfOccupied(deps, request, place);
-  refuseIfOperationUnderWay(deps, place, markers);
+  refuseIfOperationUnderWay(deps, markers);
+  if (lockPidGone !== null) await liftStaleLock(deps, request, place, listed.lock);
   await must(git, ['worktree', 'remove', ...(request.force ? ['--force'] : []), place.path], place.repository, 'removing the worktree');
   if (head.ok) await must(git, ['branch', '-D', place.branch], place.repository, 'deleting its branch');
   return {
@@ -205,8 +243,12 @@ export async function removeWorktree(deps: RemoveDeps, request: RemoveRequest): 
     head_commit: head.ok ? head.stdout.trim() : null,
     forced: request.force,
     discarded: request.force
-      ? { uncommitted_files: work.uncommitted.length, unreachable_commits: work.unreachable.length }
-      : { uncommitted_files: 0, unreachable_commits: 0 },
+      ? {
+          uncommitted_files: work.uncommitted.length,
+          unreachable_commits: work.unreachable.length,
+          populated_submodules: work.submodules.length,
+        }
+      : { uncommitted_files: 0, unreachable_commits: 0, populated_submodules: 0 },
     stale_lock_pid: lockPidGone,
     cwd_unreadable_processes: unreadable,
   };

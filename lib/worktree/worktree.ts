@@ -42,6 +42,10 @@ export function gitFailure(outcome: Exclude<GitOutcome, { ok: true }>): string {
       return 'git printed more than its output bound';
     case 'git_exit_nonzero':
       return `git exited ${String(outcome.exitCode)}`;
+    case 'git_stopped':
+      return 'the server is closing';
+    case 'git_too_many_filters':
+      return 'the repository configures more filter drivers than git can be started with safely';
     default:
       return assertNever(outcome.code);
   }
@@ -72,12 +76,16 @@ export function checkWorktreeRequest(git: GitRunnerSync, cwd: string, name: stri
   if (exists(place.path))
     throw new ToolError(
       'invalid_arguments',
-      `worktree ${name} exists already (${WORKTREE_DIR}/${name}); choose another name, or resume its conversation without worktree`,
+      `the worktree exists already under ${WORKTREE_DIR}; choose another name, or resume its conversation without worktree`,
       '/worktree',
     );
   const branch = git(['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`], cwd);
   if (branch.ok)
-    throw new ToolError('invalid_arguments', `branch ${place.branch} exists already; choose another worktree name`, '/worktree');
+    throw new ToolError(
+      'invalid_arguments',
+      "the worktree's branch (worktree-<name>) exists already; choose another worktree name",
+      '/worktree',
+    );
   const head = git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], cwd);
   if (!head.ok)
     throw new ToolError('invalid_arguments', 'worktree needs a repository with at least one commit (HEAD names none)', '/worktree');

@@ -25,9 +25,9 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   'supervisor': ['native', 'process', 'util'],
   'supervisor/child': ['process', 'supervisor', 'util'],
   'supervisor/parent': ['native', 'process', 'supervisor', 'util'],
-  'worktree': ['tool-errors.ts', 'util'],
+  'worktree': ['native', 'tool-errors.ts', 'util'],
   'runs': ['native', 'supervisor', 'supervisor/parent', 'tool-errors.ts', 'util', 'worktree'],
-  'permission': ['native', 'runs', 'tool-errors.ts', 'util'],
+  'permission': ['native', 'process', 'runs', 'tool-errors.ts', 'util'],
   'rpc': ['schema', 'util'],
   'tools': [
     'contracts',

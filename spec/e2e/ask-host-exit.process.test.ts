@@ -19,7 +19,17 @@ import { MAIN, startServer, type ServerProcess } from './server-process.ts';
 
 const DEADLINE_MS = 20_000;
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'crm-ask-exit-')));
-after(() => rmSync(root, { recursive: true, force: true }));
+const tmps: string[] = [];
+after(() => {
+  for (const dir of [root, ...tmps]) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A server's TMPDIR: short, as its brokers' socket paths (owner-named directory, bridge.sock) must fit a Unix socket path. */
+function newTmp(): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 't-')));
+  tmps.push(dir);
+  return dir;
+}
 
 interface Asking {
   readonly server: ServerProcess;
@@ -111,7 +121,7 @@ async function everythingGone(asking: Asking): Promise<void> {
 }
 
 test('the socket path and token reach the bridge through the environment and are on no command line', async () => {
-  const tmp = mkdtempSync(join(root, 'tmp-'));
+  const tmp = newTmp();
   const asking = await askingServer(tmp, 'argv');
   try {
     const environ = readFileSync(`/proc/${asking.bridgePid}/environ`, 'utf8').split('\0');
@@ -141,7 +151,7 @@ test('the socket path and token reach the bridge through the environment and are
 
 for (const ending of [['SIGINT', 'SIGTERM'], ['SIGTERM']] as const) {
   test(`${ending.join(' then ')} with a question pending: the private directory is gone when the server has exited`, async () => {
-    const tmp = mkdtempSync(join(root, 'tmp-'));
+    const tmp = newTmp();
     const asking = await askingServer(tmp, 'signal');
     try {
       assert.equal(privateDirs(tmp).length, 1);
@@ -158,7 +168,7 @@ for (const ending of [['SIGINT', 'SIGTERM'], ['SIGTERM']] as const) {
 }
 
 test("SIGKILL with a question pending: the next server removes the directory, and not a live server's", async () => {
-  const tmp = mkdtempSync(join(root, 'tmp-'));
+  const tmp = newTmp();
   const killed = await askingServer(tmp, 'killed');
   const [killedDir] = privateDirs(tmp);
   const alive = await askingServer(tmp, 'alive');

@@ -206,6 +206,7 @@ test('a run cgroup whose supervisor and server both died is swept, processes and
   await new Promise((resolve) => gone.once('exit', resolve));
   assert.ok(stat !== null);
   const leftover = runCgroupDir(base, identityOf(stat));
+  assert.ok(leftover !== null);
   mkdirSync(leftover);
   const scratch = mkdtempSync(join(tmpdir(), 'crm-cgroup-'));
   const marker = join(scratch, 'orphan-marker');

@@ -34,13 +34,16 @@ export interface ServerProcess {
   kill(): void;
 }
 
-/** `env` replaces the inherited environment (default: inherited). */
+/**
+ * `env` replaces the inherited environment (default: inherited). `command` runs in place of node, with
+ * `nodeArgs` as its leading arguments (a wrapper such as unshare that then starts node).
+ */
 export function startServer(
   nodeArgs: readonly string[] = MAIN,
   args: readonly string[] = [],
-  options: { readonly env?: NodeJS.ProcessEnv } = {},
+  options: { readonly env?: NodeJS.ProcessEnv; readonly command?: string } = {},
 ): ServerProcess {
-  const child = spawn(process.execPath, [...nodeArgs, ...args], {
+  const child = spawn(options.command ?? process.execPath, [...nodeArgs, ...args], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
     ...(options.env === undefined ? {} : { env: options.env }),

@@ -38,7 +38,7 @@ describe('adapter over the real binary: worktrees', () => {
       await refuse({ worktree: 'w1' }, '/worktree', /inside a git repository/);
       makeRepository(cwd);
       git(cwd, 'branch', 'worktree-taken');
-      await refuse({ worktree: 'taken' }, '/worktree', /branch worktree-taken exists/);
+      await refuse({ worktree: 'taken' }, '/worktree', /the worktree's branch \(worktree-<name>\) exists already/);
       await refuse({ worktree: '../escape' }, '/worktree', /pattern/);
       await refuse({ worktree: 'x', resume_session_id: '00000000-0000-4000-8000-000000000000' }, '/worktree', /fork_session/);
       assert.equal(existsSync(join(cwd, '.claude')), false, 'no worktree folder was made');
@@ -134,13 +134,17 @@ describe('adapter over the real binary: worktrees', () => {
         branch: 'worktree-dirty',
         head_commit: head,
         forced: true,
-        discarded: { uncommitted_files: 0, unreachable_commits: 1 },
+        discarded: { uncommitted_files: 0, unreachable_commits: 1, populated_submodules: 0 },
       });
       assert.equal(existsSync(dirtyPath), false);
 
       const removed = await remove({ name: 'clean' });
       assert.equal(removed.isError, false, JSON.stringify(removed.body));
-      assert.deepEqual(obj(obj(removed.body['result'])['removed'])['discarded'], { uncommitted_files: 0, unreachable_commits: 0 });
+      assert.deepEqual(obj(obj(removed.body['result'])['removed'])['discarded'], {
+        uncommitted_files: 0,
+        unreachable_commits: 0,
+        populated_submodules: 0,
+      });
       assert.deepEqual(git(cwd, 'branch', '--format=%(refname:short)').trim().split('\n'), ['main'], 'both branches deleted');
       assert.equal(
         git(cwd, 'worktree', 'list', '--porcelain')

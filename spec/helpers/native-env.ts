@@ -51,7 +51,9 @@ export interface NativeSandbox {
 }
 
 export async function createNativeSandbox(opts: NativeSandboxOptions): Promise<NativeSandbox> {
-  const root = await realpath(await mkdtemp(join(tmpdir(), 'claude-run-mcp-native-')));
+  // Short: the sandbox's tmp is the adapter's TMPDIR, under which an ask_host run's socket path must fit
+  // the 107 bytes of a Unix socket path.
+  const root = await realpath(await mkdtemp(join(tmpdir(), 'n-')));
   const home = join(root, 'home');
   const cwd = join(root, 'work');
   const tmp = join(root, 'tmp');

@@ -1,5 +1,5 @@
 // The private directories of run brokers carry their server's identity; a later server removes only those
-// whose server is provably gone (pid + start time in the same pid namespace), never a live server's, never
+// whose server is provably gone (pid + start time in the same pid namespace and boot), never a live server's, never
 // an anonymous name, another namespace's, a symlink or a plain file. The sweep runs against real processes.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,12 +9,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { orphanedDirs, parseDirOwner, privateDirPrefix, type DirOwner } from '../../lib/permission/private-dir.ts';
-import { selfDirOwner, sweepOrphanedPermissionDirs } from '../../lib/tools/permission-dirs.ts';
+import { sweepOrphanedPermissionDirs } from '../../lib/tools/permission-dirs.ts';
+import { selfOwner } from '../../lib/process/proc-table.ts';
 import { createPermissionBroker } from '../../lib/permission/broker.ts';
 import { systemClock } from '../../lib/util/clock.ts';
 import { randomBytes } from 'node:crypto';
 
-const base = mkdtempSync(join(tmpdir(), 'crm-private-dir-spec-'));
+// Short: a broker's socket path (this base, its owner-named directory, bridge.sock) must fit a Unix socket path.
+const base = mkdtempSync(join(tmpdir(), 'crm-pd-'));
 after(() => rmSync(base, { recursive: true, force: true }));
 
 const startOf = (pid: number): string => {
@@ -23,14 +25,20 @@ const startOf = (pid: number): string => {
 };
 const nameOf = (owner: DirOwner, suffix = 'AbC123'): string => `${privateDirPrefix(owner)}${suffix}`;
 
-test('names: an owner round-trips through the name; anonymous and foreign names have no owner', () => {
-  const owner = { pidNamespace: '4026531836', pid: 4242, start: '987654' };
+const BOOT = '0123456789abcdef';
+const OTHER_BOOT = 'fedcba9876543210';
+
+test("names: an owner round-trips through the name; anonymous, foreign and earlier releases' names have no owner", () => {
+  const owner = { pidNamespace: '4026531836', pid: 4242, start: '987654', boot: BOOT };
+  assert.equal(nameOf(owner), `crm-perm-1ulajuk.39u.l62u.${BOOT}-AbC123`);
   assert.deepEqual(parseDirOwner(nameOf(owner)), owner);
   for (const name of [
     'crm-perm-AbC123',
-    'crm-perm-1.2.3-AbC12',
-    'crm-perm-1.0.3-AbC123',
-    'crm-perm-x.2.3-AbC123',
+    'crm-perm-1.2.3-AbC123',
+    `crm-perm-1.2.3.${BOOT}-AbC12`,
+    `crm-perm-1.0.3.${BOOT}-AbC123`,
+    `crm-perm-X.2.3.${BOOT}-AbC123`,
+    `crm-perm-1.2.3.${BOOT.slice(1)}-AbC123`,
     'other-1.2.3-AbC123',
     `${nameOf(owner)}/x`,
   ]) {
@@ -39,22 +47,24 @@ test('names: an owner round-trips through the name; anonymous and foreign names 
   assert.equal(privateDirPrefix(null), 'crm-perm-');
 });
 
-test('orphanedDirs: only owners of this namespace that are gone; never this server, never unknown', () => {
-  const self = { pidNamespace: '7', pid: 10, start: '100' };
+test('orphanedDirs: only owners of this namespace and boot that are gone; never this server, never unknown', () => {
+  const self = { pidNamespace: '7', pid: 10, start: '100', boot: BOOT };
   const names = [
-    nameOf({ pidNamespace: '7', pid: 11, start: '5' }, 'gone01'),
-    nameOf({ pidNamespace: '7', pid: 12, start: '5' }, 'alive1'),
-    nameOf({ pidNamespace: '7', pid: 13, start: '5' }, 'unkno1'),
-    nameOf({ pidNamespace: '8', pid: 11, start: '5' }, 'othns1'),
+    nameOf({ pidNamespace: '7', pid: 11, start: '5', boot: BOOT }, 'gone01'),
+    nameOf({ pidNamespace: '7', pid: 12, start: '5', boot: BOOT }, 'alive1'),
+    nameOf({ pidNamespace: '7', pid: 13, start: '5', boot: BOOT }, 'unkno1'),
+    nameOf({ pidNamespace: '8', pid: 11, start: '5', boot: BOOT }, 'othns1'),
+    nameOf({ pidNamespace: '7', pid: 11, start: '5', boot: OTHER_BOOT }, 'othbt1'),
     nameOf(self, 'self01'),
+    'crm-perm-7.11.5-legac1',
     'crm-perm-anon01',
   ];
-  const state = (o: DirOwner): 'alive' | 'gone' | 'unknown' => (o.pid === 12 ? 'alive' : o.pid === 13 ? 'unknown' : 'gone');
+  const state = (o: { pid: number }): 'alive' | 'gone' | 'unknown' => (o.pid === 12 ? 'alive' : o.pid === 13 ? 'unknown' : 'gone');
   assert.deepEqual(orphanedDirs(names, self, state), [names[0]]);
 });
 
 test('the sweep against the real process table: a dead server and a recycled pid go; live, own, foreign and odd entries stay', async () => {
-  const self = selfDirOwner();
+  const self = selfOwner();
   assert.ok(self, 'this process can name itself');
   assert.equal(self.pid, process.pid);
   const dir = mkdtempSync(join(base, 'sweep-'));
@@ -99,7 +109,7 @@ test('the sweep against the real process table: a dead server and a recycled pid
 });
 
 test('a broker names its directory after its server, and an exit that runs code removes it', async () => {
-  const self = selfDirOwner()!;
+  const self = selfOwner()!;
   const broker = createPermissionBroker({
     clock: systemClock,
     random: (n) => randomBytes(n),

@@ -8,6 +8,7 @@ import {
   isGoneIn,
   isSameProcess,
   parseProcStat,
+  parseProcStatBytes,
   splitProcStat,
   type ProcStat,
 } from '../../lib/process/proc-stat.ts';
@@ -57,6 +58,17 @@ test('splitProcStat cuts at the last ")": the command name whole, fields from fi
   assert.equal(split?.fields[19], '99');
   assert.equal(splitProcStat('0 (swapper) S'), null);
   assert.equal(splitProcStat('no stat line'), null);
+});
+
+test('parseProcStatBytes reads exactly what parseProcStat reads, kernel threads included, and refuses the same lines', () => {
+  const kthread = line(2, 'kthreadd', 'S', 0, 0, 0, '3').replace(' 4194560 ', ' 2129984 ');
+  const good = [line(42, 'a b) (c', 'R', 7, 42, 40, '123456789012'), line(9, 'node', 'Z', 1, 9, 9, '5') + '\n', kthread];
+  const bad = ['', 'garbage', '12 (x) S 1 2', line(0, 'swapper', 'S', 0, 0, 0, '1'), line(5, 'x', 'S', 1, 1, 1, '12a')];
+  for (const text of [...good, ...bad]) {
+    const bytes = Buffer.from(text, 'latin1');
+    assert.deepEqual(parseProcStatBytes(bytes, bytes.length), parseProcStat(text), text);
+  }
+  assert.equal(parseProcStat(kthread)?.kthread, true);
 });
 
 test('isSameProcess: a recycled pid (other start time) is never the same process', () => {

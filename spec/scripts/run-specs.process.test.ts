@@ -11,11 +11,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { identify, isRunning, waitFor } from '../helpers/proc.ts';
 import { parseObj, str } from '../helpers/typed-results.ts';
+import { ownPidSpace } from '../../lib/process/proc-table.ts';
 
 /** flock(1) exits with this when the lock is held. */
 const LOCKED_STATUS = 75;
@@ -111,7 +112,7 @@ test('a run whose runner was SIGKILLed is ended by the next run that starts: cha
 
 test('the sweep takes only whole records of this user that name their own run: a planted cgroup path is never used', async () => {
   const dead = spawnSync('true').pid;
-  const space = `${readlinkSync('/proc/self/ns/pid')} ${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}`;
+  const space = `${ownPidSpace()?.pidNamespace} ${ownPidSpace()?.boot}`;
   const plant = (name: string, record: Record<string, unknown>): void => writeFileSync(join(tmpdir(), name), JSON.stringify(record));
   // Named for one run, naming another: not a record.
   plant('crm-spec-aaaaaaaa.run.json', { runId: 'bbbbbbbb', pid: dead, start: '1', space, cgroup: null });

@@ -31,9 +31,9 @@ test('--path: the unit tier plus the mirrored specs, the importers of a helper, 
   assert.ok(helper.jobs.includes('spec/faults/respawn-load.process.test.ts'), helper.jobs.join('\n'));
   assert.ok(!helper.jobs.includes('spec/supervisor/parent/spare.process.test.ts'));
 
-  const unmirrored = list(ROOT, ['--path', 'lib/supervisor/child/cgroup-ladder.ts', '--path', 'README.md']);
+  const unmirrored = list(ROOT, ['--path', 'lib/supervisor/child/stderr-tail.ts', '--path', 'README.md']);
   assert.equal(unmirrored.jobs.length, 1, unmirrored.jobs.join('\n'));
-  assert.equal(unmirrored.stderr, 'run-specs: no spec mirrors lib/supervisor/child/cgroup-ladder.ts (only the unit tier runs for it)\n');
+  assert.equal(unmirrored.stderr, 'run-specs: no spec mirrors lib/supervisor/child/stderr-tail.ts (only the unit tier runs for it)\n');
 });
 
 test('--changed: what git reports against HEAD, untracked files included, selects by the same rule', () => {

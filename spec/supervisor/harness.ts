@@ -37,6 +37,7 @@ export function startFake(
     stdin?: string | null;
     spec?: Partial<SupervisedSpec>;
     cleanup?: CleanupBackend;
+    onFallback?: () => void;
   } = {},
 ): FakeRun {
   const dir = mkdtempSync(join(tmpdir(), 'sup-spec-'));
@@ -61,7 +62,10 @@ export function startFake(
         reports.push(message);
       },
     },
-    options.cleanup === undefined ? {} : { cleanup: options.cleanup },
+    {
+      ...(options.cleanup === undefined ? {} : { cleanup: options.cleanup }),
+      ...(options.onFallback === undefined ? {} : { onFallback: options.onFallback }),
+    },
   );
   return {
     run,

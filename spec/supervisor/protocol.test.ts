@@ -21,6 +21,7 @@ const spawnLine = {
   type: 'spawn',
   marker: MARKER,
   cgroup: null,
+  cgroupRequired: false,
   file: '/bin/x',
   args: ['-p'],
   cwd: '/',
@@ -60,6 +61,9 @@ test('parseControlLine accepts spawn and terminate, rejects anything off-shape',
     { ...spawnLine, cgroup: 'relative/dir' },
     { ...spawnLine, cgroup: '/sys/fs/cgroup/../etc' },
     { ...spawnLine, cgroup: 7 },
+    // A required cgroup needs a base, and is a boolean.
+    { ...spawnLine, cgroupRequired: true },
+    { ...spawnLine, cgroup: '/sys/fs/cgroup/user.slice', cgroupRequired: 'yes' },
     { ...spawnLine, expectImageId: '' },
     { ...spawnLine, expectImageId: '1:2:3:4' },
     { ...spawnLine, expectImageId: 12345 },
@@ -79,6 +83,10 @@ test('parseControlLine accepts spawn and terminate, rejects anything off-shape',
   // The same for the cgroup base: absent means /proc tracking; an absolute base is taken as given.
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, cgroup: undefined })), spawnLine);
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, cgroup: '/sys/fs/cgroup/user.slice' }))?.type, 'spawn');
+  // Absent cgroupRequired (an older server) is not required; true with a base is taken.
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, cgroupRequired: undefined })), spawnLine);
+  const required = { ...spawnLine, cgroup: '/sys/fs/cgroup/user.slice', cgroupRequired: true };
+  assert.deepEqual(parseControlLine(JSON.stringify(required)), required);
 });
 
 const probeLine = {
@@ -86,6 +94,7 @@ const probeLine = {
   id: 0,
   marker: MARKER,
   cgroup: null,
+  cgroupRequired: false,
   file: '/bin/x',
   args: ['--version'],
   cwd: '/',

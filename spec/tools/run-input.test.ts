@@ -118,6 +118,21 @@ test('carve-out deny under a broad allow fails closed, with an explanation', () 
   );
 });
 
+test('the carve-out refusal names both rules by their JSON path, never by their text', () => {
+  const error = (() => {
+    try {
+      checkPermissionRules(['Read', 'Zqxtool(git:*)'], ['Write', 'Zqxtool(git commit:*)']);
+    } catch (e) {
+      return e;
+    }
+    return assert.fail('not refused');
+  })();
+  assert.ok(isToolError(error));
+  assert.deepEqual([error.code, error.path], ['permission_rule_fails_open', '/disallowed_tools/1']);
+  assert.equal(error.message.includes('Zqxtool'), false, 'the submitted tool name is not echoed');
+  assert.match(error.message, /\/disallowed_tools\/1 carves an exception out of a broader rule for the same tool at \/allowed_tools\/1/);
+});
+
 const rules: Array<[string[], string[], boolean]> = [
   [['Bash'], ['Bash(rm:*)'], true],
   [['Bash(git:*),Read'], ['Bash(git commit:*)'], true],

@@ -144,6 +144,10 @@ describe('claude.worktree.remove on the real process table', () => {
     const named = await attempt('detached', false);
     assert.match('message' in named ? named.message : '', /holds 2 uncommitted file\(s\) \(a\.txt, renamed\.txt\) and/);
     const forced = await attempt('detached', true);
-    assert.deepEqual('discarded' in forced ? forced.discarded : forced, { uncommitted_files: 2, unreachable_commits: 1 });
+    assert.deepEqual('discarded' in forced ? forced.discarded : forced, {
+      uncommitted_files: 2,
+      unreachable_commits: 1,
+      populated_submodules: 0,
+    });
   });
 });

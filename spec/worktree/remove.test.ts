@@ -25,6 +25,12 @@ interface Scene {
   /** Pids whose cwd is given, per look at the process table (the last repeats). */
   cwds?: ReadonlyArray<ReadonlyArray<readonly [number, string]>>;
   pidPresence?: 'lives' | 'gone' | 'unprovable';
+  /** What `ls-files --stage -z` prints (gitlinks are mode 160000). */
+  index?: string;
+  /** Paths `exists` finds besides the operation markers. */
+  populated?: readonly string[];
+  /** The lock each `worktree list` shows, per listing (the last repeats); `lock` when absent. */
+  locks?: ReadonlyArray<string | null>;
   /** inUse answers, per call (the last repeats). */
   inUse?: readonly boolean[];
   force?: boolean;
@@ -32,16 +38,22 @@ interface Scene {
 
 function stage(scene: Scene) {
   const calls: string[] = [];
-  const lockField = scene.lock === undefined || scene.lock === null ? '' : scene.lock === '' ? 'locked\0' : `locked ${scene.lock}\0`;
-  const listing = `worktree /repo\0HEAD ${HEAD}\0branch refs/heads/main\0\0worktree ${PATH}\0HEAD ${HEAD}\0detached\0${lockField}\0`;
+  const lockField = (lock: string | null | undefined): string =>
+    lock === undefined || lock === null ? '' : lock === '' ? 'locked\0' : `locked ${lock}\0`;
+  let listings = 0;
+  const listing = (): string => {
+    const lock = scene.locks === undefined ? scene.lock : scene.locks[Math.min(listings++, scene.locks.length - 1)];
+    return `worktree /repo\0HEAD ${HEAD}\0branch refs/heads/main\0\0worktree ${PATH}\0HEAD ${HEAD}\0detached\0${lockField(lock)}\0`;
+  };
   const git: RemoveDeps['git'] = async (args) => {
     calls.push(args.join(' '));
     const [a, b] = args;
     if (a === 'rev-parse' && args.includes('--git-common-dir')) return ok('/repo/.git\n');
     if (a === 'rev-parse' && args.includes('--git-path')) return ok(MARKERS.map((m) => `${GIT_DIR}/${m}\n`).join(''));
     if (a === 'rev-parse' && b === '--verify') return ok(`${HEAD}\n`);
-    if (a === 'worktree' && b === 'list') return ok(listing);
+    if (a === 'worktree' && b === 'list') return ok(listing());
     if (a === 'status') return ok(scene.status ?? '');
+    if (a === 'ls-files') return ok(scene.index ?? '');
     if (a === 'rev-list') return ok(scene.revList?.(args) ?? '');
     if ((a === 'worktree' && (b === 'unlock' || b === 'remove')) || a === 'branch') return ok('');
     assert.fail(`unexpected git ${args.join(' ')}`);
@@ -53,6 +65,7 @@ function stage(scene: Scene) {
     git,
     exists: (path) => {
       const look = Math.floor(markerReads++ / MARKERS.length);
+      if (scene.populated?.includes(path)) return true;
       const present = scene.presentAtLook?.(look) ?? scene.present ?? [];
       return present.some((marker) => path === `${GIT_DIR}/${marker}`);
     },
@@ -175,6 +188,28 @@ describe('claude.worktree.remove removes what is provably free', () => {
     const removed = await staged.run();
     assert.deepEqual(staged.destructive(), [`worktree unlock ${PATH}`, `worktree remove ${PATH}`, 'branch -D worktree-w1']);
     assert.equal(removed.stale_lock_pid, 4242);
+  });
+
+  it('a populated submodule is work (its own state is never read): refused without force, counted when forced', async () => {
+    const scene = {
+      index: `100644 ${HEAD} 0\ta.txt\x00160000 ${HEAD} 0\tsub\x00160000 ${HEAD} 0\tempty\0`,
+      populated: [`${PATH}/sub/.git`],
+    };
+    const got = await refusal(scene);
+    assert.deepEqual([got.code, got.destructive], ['worktree_has_work', []]);
+    assert.match(got.message, /1 populated submodule\(s\) whose own work is not read \(sub\)/);
+    const staged = stage({ ...scene, force: true });
+    assert.equal((await staged.run()).discarded.populated_submodules, 1);
+    assert.ok(staged.calls.some((c) => c.startsWith('status ') && c.includes('--ignore-submodules=dirty')));
+  });
+
+  it('a stale lock replaced while the checks ran (a session locked it again) is not lifted: refused, nothing unlocked', async () => {
+    const got = await refusal({
+      locks: ['claude session live (pid 4242 start 1234567)', 'claude session live (pid 5151 start 7654321)'],
+      pidPresence: 'gone',
+    });
+    assert.deepEqual([got.code, got.destructive], ['worktree_lock_unverifiable', []]);
+    assert.match(got.message, /locked again/);
   });
 });
 

@@ -2,7 +2,15 @@
 // the checks before a run, and the view a model reads. No process is started.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { countChanges, inspectWorktree, MAX_WORKTREE_FILES, parseNameStatus, parseNumstat } from '../../lib/worktree/changes.ts';
+import {
+  countChanges,
+  inspectWorktree,
+  MAX_WORKTREE_FILES,
+  parseNameStatus,
+  parseNumstat,
+  WORKTREE_INSPECT_TIMEOUT_MS,
+} from '../../lib/worktree/changes.ts';
+import { createManualClock } from '../helpers/manual-clock.ts';
 import { checkWorktreeRequest, worktreeFromCwd, worktreePlace } from '../../lib/worktree/worktree.ts';
 import type { GitOutcome } from '../../lib/worktree/git.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
@@ -73,7 +81,7 @@ describe('inspectWorktree', () => {
       'ls-files --others': ok('u.txt\0'),
       ...answers,
     });
-    return inspectWorktree({ git: async (args) => git(args), countLines: async () => 3 }, place);
+    return inspectWorktree({ git: async (args) => git(args), countLines: async () => 3, clock: createManualClock() }, place);
   };
 
   it('base from the oldest reflog entry; committed and uncommitted apart; untracked files counted as added', async () => {
@@ -109,6 +117,43 @@ describe('inspectWorktree', () => {
     assert.deepEqual(report.changes_error, { code: 'git_timeout', message: 'git ls-files: git did not answer in time' });
   });
 
+  it(`past WORKTREE_INSPECT_TIMEOUT_MS (${WORKTREE_INSPECT_TIMEOUT_MS} ms) the counts are null and say why; just before, it still waits`, async () => {
+    const clock = createManualClock();
+    let countsStarted = 0;
+    const git = scripted({
+      'rev-parse --verify': ok(`${HEAD}\n`),
+      'reflog show': ok(`${HEAD}\n${BASE}\n`),
+      'diff names committed': ok(''),
+      'diff numbers committed': ok(''),
+      'diff names': ok(''),
+      'diff numbers': ok(''),
+      'ls-files --others': ok('fifo\0'),
+    });
+    // A line count that never answers (what a FIFO opened without O_NONBLOCK did).
+    const never = new Promise<number | null>(() => {});
+    const countLines = (): Promise<number | null> => {
+      countsStarted += 1;
+      return never;
+    };
+    let settled: unknown = null;
+    const pending = inspectWorktree({ git: async (args) => git(args), countLines, clock }, place).then((r) => (settled = r));
+    while (countsStarted === 0) await new Promise((resolve) => setImmediate(resolve));
+    clock.advance(WORKTREE_INSPECT_TIMEOUT_MS - 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(settled, null, 'not given up before the bound');
+    clock.advance(1);
+    for (let i = 0; i < 3 && settled === null; i += 1) await new Promise((resolve) => setImmediate(resolve));
+    assert.notEqual(settled, null, 'still waiting at the bound');
+    const report = await pending;
+    assert.equal(report.changes_error?.code, 'worktree_inspect_timeout');
+    assert.deepEqual(
+      [report.head_commit, report.base_commit, report.committed, report.uncommitted, report.files, report.path],
+      [null, null, null, null, [], place.path],
+      'nothing half-read is reported',
+    );
+    assert.equal(clock.pending(), 0, 'no timer left');
+  });
+
   it('without a reflog the committed counts are unknown, and said to be', async () => {
     const report = await inspect(0, { 'reflog show': failed });
     assert.equal(report.base_commit, null);
@@ -139,10 +184,16 @@ describe('before a run asks for a worktree', () => {
         ),
       );
     assert.match(check({ 'rev-parse --path-format=absolute': failed }).message, /inside a git repository/);
-    assert.match(check({}, true).message, /worktree w1 exists already/);
+    const taken = check({}, true);
+    assert.deepEqual([taken.code, taken.path], ['invalid_arguments', '/worktree']);
+    assert.equal(taken.message.includes('w1'), false, 'the submitted name is not echoed');
+    assert.match(taken.message, /the worktree exists already/);
     assert.deepEqual(check({ 'rev-parse --path-format=absolute': ok('/repo/.claude/worktrees/x\n/repo/.git\n') }).path, '/worktree');
     const branchTaken = scripted({ 'rev-parse --path-format=absolute': top, 'rev-parse --verify': ok(`${HEAD}\n`) });
-    assert.match(refusal(() => checkWorktreeRequest(branchTaken, '/repo', 'w1', () => false)).message, /branch worktree-w1 exists/);
+    const branch = refusal(() => checkWorktreeRequest(branchTaken, '/repo', 'w1', () => false));
+    assert.deepEqual([branch.code, branch.path], ['invalid_arguments', '/worktree']);
+    assert.equal(branch.message.includes('w1'), false, 'the submitted name is not echoed');
+    assert.match(branch.message, /branch \(worktree-<name>\) exists already/);
     assert.match(check({}).message, /at least one commit/);
   });
   it('a free name in a repository with a commit: the place the native will use', () => {

@@ -24,12 +24,17 @@ export interface CgroupScope {
   stuckInside(): boolean;
 }
 
-/** Creates the run's cgroup under `base`, named after the supervisor; null when it cannot be created. */
-export function openCgroupScope(base: string, self: ProcessIdentity): CgroupScope | null {
+/** Creates the run's cgroup under `base`, named after the supervisor; else the errno code that refused it. */
+export function openCgroupScope(
+  base: string,
+  self: ProcessIdentity,
+): { readonly ok: true; readonly scope: CgroupScope } | { readonly ok: false; readonly dir: string; readonly code: string } {
   const dir = runCgroupDir(base, self);
-  if (!createCgroup(dir)) return null;
+  if (dir === null) return { ok: false, dir: base, code: 'no_pid_namespace' };
+  const refused = createCgroup(dir);
+  if (refused !== null) return { ok: false, dir, code: refused };
   let stuck = false;
-  return {
+  const scope: CgroupScope = {
     dir,
     base,
     kill: existsSync(join(dir, 'cgroup.kill')) ? 'cgroup.kill' : 'freeze',
@@ -43,4 +48,5 @@ export function openCgroupScope(base: string, self: ProcessIdentity): CgroupScop
     },
     stuckInside: () => stuck,
   };
+  return { ok: true, scope };
 }

@@ -2,10 +2,11 @@
  * The supervisor's last phase: once, on terminate / control EOF / native exit / a refused spawn, it runs the
  * ladder over everything the run started (in its cgroup, or through /proc), writes the cleanup report and exits.
  */
-import { PROBE_ONLY_LADDER } from '../protocol.ts';
-import { scanProcTable } from '../../process/proc-table.ts';
+import { PROBE_ONLY_LADDER, RUN_MARKER_ENV } from '../protocol.ts';
+import { compareStart } from '../../process/proc-stat.ts';
+import { environMarker, scanProcTable } from '../../process/proc-table.ts';
 import { formatCleanupLine } from './cleanup-report.ts';
-import { runCgroupLadder } from './cgroup-ladder.ts';
+import { runCgroupLadder, type EscapeLookup } from './cgroup-ladder.ts';
 import { runLadder, type LadderOptions, type LadderOutcome } from './ladder.ts';
 import { runPsLadder } from './ps-ladder.ts';
 import { PROBE_TRACK_INTERVAL_MS, type SupervisorState } from './supervisor-state.ts';
@@ -38,7 +39,7 @@ export function cleanUp(s: SupervisorState, interrupt: boolean, why: string): vo
     return;
   }
   if (scope !== null) {
-    const cgroupTarget = { selfPid, groupMode, scope, nativeExited, interruptNative };
+    const cgroupTarget = { selfPid, groupMode, scope, escapes: escapeLookup(s), nativeExited, interruptNative };
     void runCgroupLadder(cgroupTarget, { interrupt: interruptRunning, ...grace }).then((outcome) => finish(s, outcome, [why]));
     return;
   }
@@ -52,6 +53,17 @@ export function cleanUp(s: SupervisorState, interrupt: boolean, why: string): vo
   void runLadder(target, options).then((outcome) => finish(s, outcome, [why]));
 }
 
+/** How the run's processes are told apart outside its cgroup: born since the supervisor, carrying the marker. */
+function escapeLookup(s: SupervisorState): EscapeLookup | null {
+  const { marker, selfStat } = s;
+  if (marker === null || selfStat === null) return null;
+  return {
+    scan: scanProcTable,
+    carriesMarker: (stat) =>
+      stat.kthread !== true && compareStart(stat.start, selfStat.start) >= 0 && environMarker(stat.pid, RUN_MARKER_ENV, marker) === 'yes',
+  };
+}
+
 /** Writes the cleanup report (after the native stderr settled) and exits. */
 async function finish(s: SupervisorState, outcome: LadderOutcome, extraSteps: readonly string[]): Promise<void> {
   s.stopTracking();
@@ -60,7 +72,7 @@ async function finish(s: SupervisorState, outcome: LadderOutcome, extraSteps: re
   s.report.write(
     formatCleanupLine({
       ...outcome,
-      steps: [...extraSteps, ...outcome.steps],
+      steps: [...extraSteps, ...fallbackStep(s), ...outcome.steps],
       stderrTail: tail.text(),
       stderrBytes: tail.totalBytes(),
       proof: s.readTable !== null ? 'ps_scan' : s.scope === null ? 'process_scan' : 'cgroup',
@@ -68,4 +80,9 @@ async function finish(s: SupervisorState, outcome: LadderOutcome, extraSteps: re
   );
   await s.report.end();
   process.exit(0);
+}
+
+/** A run that was to have a cgroup and has none names why in its steps (its proof is then process_scan). */
+function fallbackStep(s: SupervisorState): string[] {
+  return s.cgroupRefusal === null ? [] : [`cgroup_unavailable:${s.cgroupRefusal}`];
 }

@@ -60,5 +60,7 @@ function parseCommand(value: Record<string, unknown>): Command | null {
   // Absent means no cgroup: a supervisor started from an upgraded bundle file by an older server still runs.
   const cgroup = value['cgroup'] ?? null;
   if (!(cgroup === null || (typeof cgroup === 'string' && cgroup.startsWith('/') && !cgroup.split('/').includes('..')))) return null;
-  return { file, args: args as string[], cwd, env: env as Record<string, string>, marker, cgroup };
+  const cgroupRequired = value['cgroupRequired'] ?? false;
+  if (typeof cgroupRequired !== 'boolean' || (cgroupRequired && cgroup === null)) return null;
+  return { file, args: args as string[], cwd, env: env as Record<string, string>, marker, cgroup, cgroupRequired };
 }

@@ -18,6 +18,7 @@
  * identity before spawn only (docs/supervisor.md states what remains).
  */
 import type { ChildProcess } from 'node:child_process';
+import { hasChildren, readProcStatLine } from '../../process/proc-table.ts';
 import { fileIdentity } from '../file-id.ts';
 
 /** The checked file: its identity, and whether exec runs that very file (ELF), read of the same file. */
@@ -80,6 +81,7 @@ export function pinFile(path: string, name: string = process.getBuiltinModule('n
     return null;
   }
 }
+/** The first four bytes of every ELF file: exec runs such a file itself, not an interpreter it names. */
 const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46]);
 
 /** 15 random hex characters: a whole `comm`, which any later exec replaces. */
@@ -133,7 +135,7 @@ export function watchProbe(child: ChildProcess, path: string, pinned: PinnedFile
  * exec'd by (even as a zombie), else what /proc/<pid>/exe shows if it can still be read; null if unknown.
  */
 function answeredAs(pid: number, name: string | null, fileId: string): string | null {
-  const stat = readStat(pid);
+  const stat = readProcStatLine(pid);
   if (stat === null || !startedNothing(pid)) return null;
   return name !== null && stat.comm === name ? fileId : imageIdentity(pid);
 }
@@ -154,21 +156,11 @@ export function nativeImageMismatch(
   if (image !== null) return 'it runs another executable than the one whose version was checked';
   // A native that exited before its image could be read (a zombie has none): exec'd through the pinned link it
   // ran the checked inode, and it still bears the link's name unless it exec'd another file since.
-  const stat = readStat(pid);
-  if (stat?.rest[0] === 'Z' && file.execName != null && stat.comm === file.execName) return null;
-  return stat?.rest[0] === 'Z'
+  const stat = readProcStatLine(pid);
+  if (stat?.fields[0] === 'Z' && file.execName != null && stat.comm === file.execName) return null;
+  return stat?.fields[0] === 'Z'
     ? "it exited before its image could be read, under another file's name"
     : 'its running image could not be read';
-}
-
-function readStat(pid: number): { comm: string; rest: string[] } | null {
-  try {
-    const text = process.getBuiltinModule('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const close = text.lastIndexOf(')');
-    return { comm: text.slice(text.indexOf('(') + 1, close), rest: text.slice(close + 2).split(' ') };
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -180,15 +172,8 @@ function readStat(pid: number): { comm: string; rest: string[] } | null {
  * counts as false.
  */
 function startedNothing(pid: number): boolean {
-  const fs = process.getBuiltinModule('node:fs');
-  try {
-    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-      if (fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim() !== '') return false;
-    }
-  } catch {
-    return false;
-  }
-  const stat = readStat(pid);
+  if (hasChildren(pid) !== false) return false;
+  const stat = readProcStatLine(pid);
   // After the command name, field 3 (state) is index 0: cminflt, cmajflt, cutime, cstime.
-  return stat !== null && [8, 10, 13, 14].every((i) => stat.rest[i] === '0');
+  return stat !== null && [8, 10, 13, 14].every((i) => stat.fields[i] === '0');
 }

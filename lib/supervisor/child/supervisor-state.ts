@@ -3,7 +3,7 @@
  * run through /proc, adopting what it starts, and the run's placement (marker and cgroup).
  */
 import type { ChildProcess } from 'node:child_process';
-import { RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage } from '../protocol.ts';
+import { RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type ReportMessage, type RunPlacement } from '../protocol.ts';
 import { identityOf, type ProcStat } from '../../process/proc-stat.ts';
 import { environMarker, processUid, readProcStat } from '../../process/proc-table.ts';
 import { createProcView, type ProcView } from '../../process/proc-view.ts';
@@ -46,7 +46,10 @@ export interface SupervisorState {
   marker: string | null;
   /** The cgroup base of the first command ('' until one came); the run's own cgroup once created. */
   cgroupBase: string | null | undefined;
+  cgroupRequired: boolean;
   scope: CgroupScope | null;
+  /** Why the run's cgroup could not be made under its base (the run then has none); null otherwise. */
+  cgroupRefusal: string | null;
   spec: SpawnMessage | null;
   native: ChildProcess | null;
   tracker: RunTracker | null;
@@ -94,7 +97,9 @@ export function createSupervisorState(options: SupervisorOptions = { readTable: 
     selfUid: process.getuid?.() ?? -1,
     marker: null,
     cgroupBase: undefined,
+    cgroupRequired: false,
     scope: null,
+    cgroupRefusal: null,
     spec: null,
     native: null,
     tracker: null,
@@ -196,16 +201,34 @@ function trackPs(s: SupervisorState, readTable: () => Promise<PsTableResult>): v
 
 /**
  * Adopts the marker and cgroup base of the first command; a later command with others is malformed. With a
- * base, the run's own cgroup is created now, before anything of the run starts; where it cannot be (the
- * base went away, a name clash), the run is tracked through /proc instead, and its report says so.
+ * base, the run's own cgroup is created now, before anything of the run starts. Where it cannot be (the base
+ * went away, `cgroup.max.descendants` reached, a name clash), `cgroupRefusal` says why: a required cgroup
+ * then refuses the run (see refusedPlacement), else the run is tracked through /proc and its report says so.
  */
-export function takePlacement(s: SupervisorState, value: string, cgroup: string | null): boolean {
+export function takePlacement(s: SupervisorState, placement: RunPlacement): boolean {
+  const { marker, cgroup, cgroupRequired } = placement;
   if (s.marker === null) {
-    s.marker = value;
+    s.marker = marker;
     s.cgroupBase = cgroup;
-    if (cgroup !== null && s.selfStat !== null) s.scope = openCgroupScope(cgroup, identityOf(s.selfStat));
+    s.cgroupRequired = cgroupRequired;
+    if (cgroup !== null) placeInCgroup(s, cgroup);
   }
-  return s.marker === value && s.cgroupBase === cgroup;
+  return s.marker === marker && s.cgroupBase === cgroup && s.cgroupRequired === cgroupRequired;
+}
+
+function placeInCgroup(s: SupervisorState, base: string): void {
+  if (s.selfStat === null) {
+    s.cgroupRefusal = `the supervisor cannot read its own /proc entry, so its run cgroup under ${base} cannot be named`;
+    return;
+  }
+  const opened = openCgroupScope(base, identityOf(s.selfStat));
+  if (opened.ok) s.scope = opened.scope;
+  else s.cgroupRefusal = `the run's cgroup ${opened.dir} could not be created (${opened.code})`;
+}
+
+/** The refusal of a run whose required cgroup could not be made; null when the run may go on. */
+export function refusedPlacement(s: SupervisorState): string | null {
+  return s.cgroupRequired && s.scope === null ? (s.cgroupRefusal ?? 'the run has no cgroup') : null;
 }
 
 /** Spawns a process of the run: born inside the run's cgroup when there is one. */

@@ -6,7 +6,7 @@
  * Phases: placement (supervisor-state.ts), probes (run-probe.ts), the run (start-native.ts), cleanup
  * (clean-up.ts), all over one SupervisorState.
  */
-import { CONTROL_LINE_MAX_BYTES, type ControlMessage } from '../protocol.ts';
+import { CONTROL_LINE_MAX_BYTES, SPAWN_ERROR_NO_CGROUP, type ControlMessage } from '../protocol.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { createLineSplitter } from '../../util/line-splitter.ts';
 import { cleanUp } from './clean-up.ts';
@@ -18,6 +18,7 @@ import { SUPERVISOR_PS_SCAN_ARG } from '../supervisor-args.ts';
 import {
   createSupervisorState,
   ownPsTables,
+  refusedPlacement,
   reportLine,
   takePlacement,
   type SupervisorOptions,
@@ -61,9 +62,16 @@ export function runSupervisor(options: SupervisorOptions = supervisorOptionsFrom
 
 function onControl(s: SupervisorState, message: ControlMessage | null): void {
   if (s.cleaning) return;
-  if (message === null || (message.type !== 'terminate' && !takePlacement(s, message.marker, message.cgroup))) {
+  if (message === null || (message.type !== 'terminate' && !takePlacement(s, message))) {
     if (s.spec === null) reportLine(s, { type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
     cleanUp(s, true, 'bad_control');
+    return;
+  }
+  const refused = message.type === 'terminate' ? null : refusedPlacement(s);
+  if (refused !== null) {
+    // A forced cgroup backend never degrades to /proc tracking: nothing of this run is started.
+    reportLine(s, { type: 'spawn_error', code: SPAWN_ERROR_NO_CGROUP, message: `${refused}; nothing was started` });
+    cleanUp(s, false, 'cgroup_unavailable');
     return;
   }
   switch (message.type) {

@@ -5,15 +5,21 @@
  * process: the answer depends on where this process sits in the cgroup tree, which does not change.
  */
 import { detectOwnCgroup, sweepDeadCgroups, type CgroupDetection, type CgroupUnavailableReason } from '../../process/cgroup.ts';
-import { identityOf } from '../../process/proc-stat.ts';
-import { readProcStat } from '../../process/proc-table.ts';
+import { describeCgroupSweep } from '../../process/cgroup-paths.ts';
+import { selfOwner } from '../../process/proc-table.ts';
 import type { JsonObject } from '../../util/json.ts';
 
 export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan', 'ps_scan'] as const;
 export type CleanupBackendOption = (typeof CLEANUP_BACKEND_OPTIONS)[number];
 
 export type CleanupBackend =
-  | { readonly kind: 'cgroup'; readonly base: string; readonly kill: 'cgroup.kill' | 'freeze' }
+  | {
+      readonly kind: 'cgroup';
+      readonly base: string;
+      readonly kill: 'cgroup.kill' | 'freeze';
+      /** Chosen with `cgroup`, not `auto`: a run whose own cgroup cannot be made is refused, never tracked by /proc. */
+      readonly forced: boolean;
+    }
   | { readonly kind: 'process_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string }
   | { readonly kind: 'ps_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string };
 
@@ -33,7 +39,7 @@ export function chooseCleanupBackend(option: CleanupBackendOption, detect: () =>
     return { kind: 'process_scan', reason: 'forced_off', detail: 'the process_scan backend was chosen explicitly' };
   if (option === 'ps_scan') return { kind: 'ps_scan', reason: 'forced_off', detail: 'the ps_scan backend was chosen explicitly' };
   const found = detect();
-  if (found.ok) return { kind: 'cgroup', base: found.base, kill: found.kill };
+  if (found.ok) return { kind: 'cgroup', base: found.base, kill: found.kill, forced: option === 'cgroup' };
   if (option === 'cgroup') throw new CleanupBackendUnavailable(found.reason, found.detail);
   return { kind: 'process_scan', reason: found.reason, detail: found.detail };
 }
@@ -43,11 +49,16 @@ let detected: CgroupDetection | null = null;
 /** This process's cgroup detection, done once. */
 export function detectOnce(): CgroupDetection {
   if (detected === null) {
-    const self = readProcStat(process.pid);
+    const self = selfOwner();
     detected =
       self === null
-        ? { ok: false, reason: 'no_cgroup2_mount', detail: '/proc/self/stat cannot be read' }
-        : detectOwnCgroup(identityOf(self));
+        ? {
+            ok: false,
+            reason: 'no_cgroup2_mount',
+            detail:
+              'this process cannot be named from /proc (its stat, pid namespace or boot id unreadable, or /proc mounted for another pid namespace)',
+          }
+        : detectOwnCgroup(self);
   }
   return detected;
 }
@@ -56,23 +67,45 @@ export function detectOnce(): CgroupDetection {
  * The backend for `option` in this process. With a cgroup, the cgroups that supervisors of dead servers
  * left (a server and its supervisor both killed) are swept now: their owners are gone, nobody else ends them.
  */
-export function cleanupBackendFor(option: CleanupBackendOption = 'auto'): CleanupBackend {
+export function cleanupBackendFor(option: CleanupBackendOption = 'auto', log?: (line: string) => void): CleanupBackend {
   const backend = chooseCleanupBackend(option, detectOnce);
-  if (backend.kind === 'cgroup') sweepOnce(backend.base);
+  if (backend.kind === 'cgroup') sweepOnce(backend.base, log);
   return backend;
 }
 
 let swept = false;
-function sweepOnce(base: string): void {
+function sweepOnce(base: string, log: ((line: string) => void) | undefined): void {
   if (swept) return;
   swept = true;
   // In the background: the processes it ends take a moment to die, and nothing waits for that.
-  void sweepDeadCgroups(base);
+  void sweepDeadCgroups(base).then((sweep) => {
+    const line = describeCgroupSweep(sweep);
+    if (line !== null) log?.(line);
+  });
 }
 
-/** The capabilities' account of how cleanup is proven, and for the fallback why. */
-export function describeCleanup(cleanup: CleanupBackend): JsonObject {
+/**
+ * The capabilities' account of how cleanup is proven, and for the fallback why. `fallbackRuns`: runs whose
+ * own cgroup could not be made, tracked through /proc instead (`auto` only; null with the process_scan backend).
+ */
+export function describeCleanup(cleanup: CleanupBackend, fallbackRuns = 0): JsonObject {
   return cleanup.kind === 'cgroup'
-    ? { backend: 'cgroup', cgroup: cleanup.base, kill: cleanup.kill, fallback_reason: null, fallback_detail: null }
-    : { backend: cleanup.kind, cgroup: null, kill: null, fallback_reason: cleanup.reason, fallback_detail: cleanup.detail };
+    ? {
+        backend: 'cgroup',
+        cgroup: cleanup.base,
+        kill: cleanup.kill,
+        forced: cleanup.forced,
+        fallback_reason: null,
+        fallback_detail: null,
+        fallback_runs: fallbackRuns,
+      }
+    : {
+        backend: cleanup.kind,
+        cgroup: null,
+        kill: null,
+        forced: false,
+        fallback_reason: cleanup.reason,
+        fallback_detail: cleanup.detail,
+        fallback_runs: null,
+      };
 }

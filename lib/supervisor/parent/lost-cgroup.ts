@@ -3,7 +3,7 @@
  * run lives: the adapter ends it in one write and the kernel tells when it is empty. Unlike the /proc sweep,
  * this is proof: every process of the run was born inside the cgroup.
  */
-import { cgroupPopulated, killCgroupMembers, removeCgroupTree, waitUntilEmpty } from '../../process/cgroup.ts';
+import { cgroupPopulation, killCgroupMembers, removeCgroupTreeSettled, waitUntilEmpty } from '../../process/cgroup.ts';
 
 export interface LostCgroupOutcome {
   /** The cgroup existed (the supervisor had created it): its end is the proof, or its failure. */
@@ -13,8 +13,8 @@ export interface LostCgroupOutcome {
 }
 
 export async function endLostRunCgroup(dir: string, timeoutMs: number): Promise<LostCgroupOutcome> {
-  if (cgroupPopulated(dir) === null) return { existed: false, proven: false };
-  killCgroupMembers(dir, 'cgroup.kill');
+  if (cgroupPopulation(dir) === 'gone') return { existed: false, proven: false };
+  await killCgroupMembers(dir, 'cgroup.kill');
   const empty = await waitUntilEmpty(dir, timeoutMs);
-  return { existed: true, proven: empty && removeCgroupTree(dir) };
+  return { existed: true, proven: empty && (await removeCgroupTreeSettled(dir)) };
 }

@@ -54,13 +54,15 @@ export interface SupervisedRun {
 }
 
 /** One short command run by the supervisor inside the run (the version check, `--help`). */
-export type ProbeSpec = Omit<Extract<ControlMessage, { type: 'probe' }>, 'type' | 'id' | 'marker' | 'cgroup'>;
+export type ProbeSpec = Omit<Extract<ControlMessage, { type: 'probe' }>, 'type' | 'id' | 'marker' | 'cgroup' | 'cgroupRequired'>;
 
 export interface PrepareOptions {
   /** The run's marker (default: a fresh one). */
   readonly marker?: string;
   /** How cleanup is proven (default: this process's detected backend, lib/supervisor/parent/cleanup-backend.ts). */
   readonly cleanup?: CleanupBackend;
+  /** Called once when the run was to have a cgroup and its report says it was tracked through /proc instead. */
+  readonly onFallback?: () => void;
 }
 
 /**
@@ -116,6 +118,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   const marker = options.marker ?? newRunMarker();
   const cleanupBackend = options.cleanup ?? cleanupBackendFor();
   const cgroup = cleanupBackend.kind === 'cgroup' ? cleanupBackend.base : null;
+  const cgroupRequired = cleanupBackend.kind === 'cgroup' && cleanupBackend.forced;
   // child_process is loaded at the first supervisor, not at startup (docs/benchmarks.md, cold start).
   const args = cleanupBackend.kind === 'ps_scan' ? [...command.args, SUPERVISOR_PS_SCAN_ARG] : [...command.args];
   const child = process.getBuiltinModule('node:child_process').spawn(command.file, args, {
@@ -126,7 +129,14 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
   });
   const supervisorStat = child.pid === undefined ? null : readProcStat(child.pid);
   const supervisorId = supervisorStat ? identityOf(supervisorStat) : null;
-  const link = openLink(child, { marker, cgroup, supervisorId, fallbackGraceMs: DEFAULT_KILL_GRACE_MS });
+  const link = openLink(child, {
+    marker,
+    cgroup,
+    cgroupRequired,
+    supervisorId,
+    fallbackGraceMs: DEFAULT_KILL_GRACE_MS,
+    ...(options.onFallback === undefined ? {} : { onFallback: options.onFallback }),
+  });
   return {
     supervisorPid: child.pid ?? null,
     cgroup,
@@ -143,7 +153,7 @@ export function prepareSupervisor(command: SupervisorCommand = getSupervisorComm
 }
 
 function runProbe(link: SupervisorLink, spec: ProbeSpec): Promise<ProbeOutcome> {
-  const { phase, child, marker, cgroup } = link;
+  const { phase, child, marker, cgroup, cgroupRequired } = link;
   if (phase !== 'idle' || !link.controlOpen || child.pid === undefined)
     return Promise.resolve({ kind: 'spawn_error', message: `the supervisor is ${phase === 'idle' ? 'gone' : phase}` });
   const id = link.nextProbeId++;
@@ -167,6 +177,7 @@ function runProbe(link: SupervisorLink, spec: ProbeSpec): Promise<ProbeOutcome> 
     id,
     marker,
     cgroup,
+    cgroupRequired,
     file: spec.file,
     args: spec.args,
     cwd: spec.cwd,
@@ -185,6 +196,7 @@ function startRun(link: SupervisorLink, spec: SupervisedSpec, hooks: SupervisedH
     type: 'spawn',
     marker: link.marker,
     cgroup: link.cgroup,
+    cgroupRequired: link.cgroupRequired,
     file: spec.file,
     args: spec.args,
     cwd: spec.cwd,

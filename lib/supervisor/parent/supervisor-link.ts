@@ -7,7 +7,14 @@ import type { ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { assertNever } from '../../util/assert-never.ts';
 import { runCgroupDir } from '../../process/cgroup.ts';
-import { SPAWN_ERROR_NO_CODE, type ControlMessage, type ProbeOutcome, type ProcessIdentity, type ReportMessage } from '../protocol.ts';
+import {
+  SPAWN_ERROR_NO_CGROUP,
+  SPAWN_ERROR_NO_CODE,
+  type ControlMessage,
+  type ProbeOutcome,
+  type ProcessIdentity,
+  type ReportMessage,
+} from '../protocol.ts';
 import { killLeftovers } from './fallback-kill.ts';
 import { endLostRunCgroup } from './lost-cgroup.ts';
 import { readReports, type ReportReader } from './report-reader.ts';
@@ -53,6 +60,10 @@ export interface LinkPlacement {
   readonly marker: string;
   /** The cgroup base its run's cgroup is made under; null when cleanup is proven by /proc scans. */
   readonly cgroup: string | null;
+  /** The cgroup backend was forced: the supervisor refuses a run whose cgroup cannot be made. */
+  readonly cgroupRequired: boolean;
+  /** Told when a run that was to have a cgroup reports its cleanup proven by /proc scans. */
+  readonly onFallback?: () => void;
   /** Unreaped until its exit event, so this identity is stable for the fallback. */
   readonly supervisorId: ProcessIdentity | null;
   /** How long the fallback gives a lost run's cgroup to empty after SIGKILL. */
@@ -200,12 +211,24 @@ function onReport(link: SupervisorLink, message: ReportMessage): void {
       break;
     case 'cleanup':
       link.cleanup = message;
+      // Only a run whose cgroup could not be made and that then ran tracked through /proc fell back; a refused run
+      // started nothing, and a supervisor closed before any command had no cgroup to want.
+      if (fellBack(link, message)) link.onFallback?.();
       endProbes(link, { kind: 'cancelled' });
       break;
     default:
       assertNever(message);
   }
   link.hooks?.onReport?.(message);
+}
+
+function fellBack(link: SupervisorLink, cleanup: CleanupReport): boolean {
+  return (
+    link.cgroup !== null &&
+    cleanup.proof === 'process_scan' &&
+    link.spawnError?.code !== SPAWN_ERROR_NO_CGROUP &&
+    cleanup.steps.some((step) => step.startsWith('cgroup_unavailable:'))
+  );
 }
 
 function settleEarly(link: SupervisorLink): void {

@@ -65,6 +65,7 @@ function spawnMessage(dir: string, scenario: string): ControlMessage {
     type: 'spawn',
     marker: randomBytes(16).toString('hex'),
     cgroup: null,
+    cgroupRequired: false,
     file: FAKE_CLAUDE,
     args: ['-p', '--output-format', 'stream-json', '--', 'hi'],
     cwd: dir,

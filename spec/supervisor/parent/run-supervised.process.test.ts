@@ -261,6 +261,7 @@ test("cgroup: supervisor SIGKILL: no report, the adapter ends the run's cgroup a
     const supervisor = identify(fake.run.supervisorPid ?? -1);
     assert.ok(supervisor);
     const dir = runCgroupDir(cleanup.base, supervisor);
+    assert.ok(dir !== null);
     // The native was born inside the run's cgroup, the supervisor is not in it.
     assert.deepEqual(cgroupMembers(dir), [native.pid]);
     process.kill(supervisor.pid, 'SIGKILL');
