@@ -51,6 +51,7 @@ export function createClaudeRunAdapter(options: ClaudeRunAdapterOptions = {}): A
     ...checked.config,
     env: options.env ?? process.env,
     cwd,
+    platform: platform.kind,
     ...(options.supervisorCommand === undefined ? {} : { supervision: { supervisorCommand: options.supervisorCommand } }),
   });
   return createAdapter({

@@ -37,6 +37,8 @@ export const TOOL_ERROR_CODES = {
   worktree_lock_live: "The worktree's git lock names a pid, and a process with that pid lives; nothing was removed, with or without force.",
   worktree_lock_unverifiable:
     "The worktree's git lock is not Claude Code's (it names no process to check), or names a pid /proc cannot prove gone; nothing was removed, with or without force.",
+  worktree_occupancy_unverifiable:
+    'This platform cannot show which processes work in the worktree (no /proc on macOS); nothing was removed, with or without force.',
   worktree_operation_in_progress:
     'A rebase, am, merge, cherry-pick, revert or bisect is under way in the worktree; nothing was removed, with or without force.',
   git_failed: 'A git command failed, timed out or printed more than its bound.',

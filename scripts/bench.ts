@@ -242,7 +242,8 @@ async function main(): Promise<void> {
     if (wanted('scan')) {
       log('process-scan supervisor cost');
       // The machine is filled with idle processes for this row alone; they die with this process.
-      for (const r of await benchSupervisorScan({ sizes: [100, 600, 1600], activeMs: quick ? 3000 : 6000 })) {
+      const scan = await benchSupervisorScan({ sizes: [100, 600, 1600], activeMs: quick ? 3000 : 6000 });
+      for (const r of scan.rows) {
         const cgroup = r.backend === 'cgroup';
         rows.push({
           bench: cgroup ? '7 supervisor, cgroup backend' : '7 supervisor, /proc tracking',
@@ -253,6 +254,25 @@ async function main(): Promise<void> {
           detail: `one run with a setsid child, ${r.activeMs} ms active (source supervisor); ${cgroup ? '10 ms per s is 1 %' : '50 ms per s is 5 %'} of one core${r.confirmed ? '' : '; cleanup honestly unconfirmed (processes vanished mid-scan)'}`,
         });
       }
+      for (const r of scan.psScan)
+        rows.push(
+          {
+            bench: '7 supervisor, ps_scan (4 runs, one shared table)',
+            measure: `CPU per second, four runs active, ${r.processes} processes on the machine`,
+            value: r.cpuMsPerSecond,
+            target: r.processes >= 1500 ? 100 : r.processes >= 500 ? 50 : null,
+            unit: 'ms',
+            detail: `four supervisors ${r.supervisorsMsPerSecond.toFixed(1)} + the server's ps ${r.serverPsMsPerSecond.toFixed(1)} (${r.serverPsCalls} ps in ${(r.windowMs / 1000).toFixed(1)} s); 50 ms per s is 5 % of one core; ${r.confirmed} of 4 confirmed`,
+          },
+          {
+            bench: '7 one ps call',
+            measure: `CPU of one \`ps -A -o …\`, ${r.processes} processes on the machine`,
+            value: r.psCallCpuMs,
+            target: null,
+            unit: 'ms',
+            detail: `mean of 10 calls (procps reads /proc for every process)`,
+          },
+        );
     }
     const machine =
       `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${quick ? 'quick' : 'full'} run, ` +

@@ -38,6 +38,11 @@ const tierOf = (file) => TIERS.find((tier) => file.endsWith(`.${tier}.test.ts`))
 
 /** What --fast leaves out: the real binary, the real host, and the packaged artefacts (npm pack, .mcpb). */
 const isRealTier = (file) => tierOf(file) === 'native' || tierOf(file) === 'host' || file.startsWith('spec/ship/');
+/**
+ * The darwin-emulated specs (docs/platforms.md) emulate macOS on Linux with strace and procps: on any other host
+ * they cannot run, and on a Mac the other process specs run as darwin for real. Left out there, and said so.
+ */
+const isDarwinEmulated = (file) => file.endsWith('.darwin.process.test.ts');
 
 /**
  * One file per core (at least two). Two per core ran alone 18 % faster (236 s against 288 s on two cores) but
@@ -123,7 +128,11 @@ function selectFiles(options) {
   for (const path of options.covering ? options.paths : [])
     if (mirrorPrefix(path) !== null && specsCovering([path], files, () => '').length === 0)
       process.stderr.write(`run-specs: no spec mirrors ${path} (only the unit tier runs for it)\n`);
+  const emulationHost = process.platform === 'linux';
+  if (!emulationHost && files.some(isDarwinEmulated))
+    process.stderr.write(`run-specs: the darwin-emulated specs need a Linux host (this is ${process.platform}); they do not run here\n`);
   return files
+    .filter((f) => emulationHost || !isDarwinEmulated(f))
     .filter((f) => covering === null || covering.has(f) || tierOf(f) === 'unit')
     .filter((f) => (options.tier === 'unit' ? tierOf(f) === 'unit' : true))
     .filter((f) => (options.tier === 'fast' ? !isRealTier(f) : true))

@@ -135,7 +135,11 @@ export async function smokeTest(bundle: string): Promise<Check[]> {
     const supervisorPid = readPpid(native.pid);
     const supervisorArgv = supervisorPid === null ? [] : readCmdline(supervisorPid);
     checks.push({
-      ok: supervisorArgv.length === 3 && supervisorArgv[1] === realpathSync(bundle) && supervisorArgv[2] === '__supervisor',
+      ok:
+        supervisorArgv.length === 4 &&
+        supervisorArgv[1] === realpathSync(bundle) &&
+        supervisorArgv[2] === '__supervisor' &&
+        supervisorArgv[3] === '--platform=linux',
       what: `the native process's parent is the bundle as supervisor (argv: ${JSON.stringify(supervisorArgv.slice(1))})`,
     });
     const run = await response(3);

@@ -105,8 +105,8 @@ export const SERVER_OPTIONS = {
     library: true,
     help: [
       'how cleanup is proven: auto (a cgroup per run where one can be had, else /proc',
-      'scans; the default), cgroup (refuse to start without one), process_scan,',
-      'ps_scan (the portable source: the system ps and signals only)',
+      'scans; on macOS ps_scan; the default), cgroup (refuse to start without one),',
+      'process_scan, ps_scan (the portable source: the system ps and signals only)',
     ],
     published: false,
   },

@@ -30,6 +30,7 @@ export const CGROUP_UNAVAILABLE_REASONS = [
   'not_writable',
   'no_kill',
   'forced_off',
+  'platform',
 ] as const;
 export type CgroupUnavailableReason = (typeof CGROUP_UNAVAILABLE_REASONS)[number];
 

@@ -70,6 +70,29 @@ export function processesWithCwd(matches: (cwd: string) => boolean): DirOccupant
   return { pids, unreadable };
 }
 
+/**
+ * The darwin path (no /proc): which process works in a directory cannot be read without another tool (lsof is
+ * not assumed), so the answer is that it cannot be known; a removal is refused.
+ */
+export function processesWithCwdUnverifiable(): { readonly unverifiable: string } {
+  return { unverifiable: 'no /proc on macOS: no process cwd can be read' };
+}
+
+/**
+ * The darwin path's PidPresence: one pid space (no pid namespaces), so signal 0 answers it exactly: ESRCH is
+ * `gone`, success or EPERM (another user's) `lives`; any other error is `unprovable`. Nothing is signalled.
+ */
+export function pidPresenceBySignal(pid: number, kill: (pid: number, signal: 0) => void = (p, s) => process.kill(p, s)): PidPresence {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return 'unprovable';
+  try {
+    kill(pid, 0);
+    return 'lives';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ESRCH' ? 'gone' : code === 'EPERM' ? 'lives' : 'unprovable';
+  }
+}
+
 /** See PidPresence. A process of a nested pid namespace is found by its pid there (NSpid), not only by ours. */
 export function pidPresence(pid: number): PidPresence {
   if (ownPidSpace()?.pidNamespace !== INITIAL_PID_NAMESPACE) return 'unprovable';

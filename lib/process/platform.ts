@@ -9,6 +9,10 @@ export type PlatformDecision =
   | { readonly kind: 'darwin' }
   | { readonly kind: 'refused'; readonly platform: string; readonly message: string };
 
+/** A platform this product runs on: the decision a server hands every supervisor it starts. */
+export type SupportedPlatform = Exclude<PlatformDecision['kind'], 'refused'>;
+export const SUPPORTED_PLATFORMS = ['linux', 'darwin'] as const satisfies readonly SupportedPlatform[];
+
 /** The stable code of a start refused for its platform (CLI line, server line, library error). */
 export const PLATFORM_UNSUPPORTED = 'platform_unsupported';
 
@@ -30,6 +34,13 @@ let decided: PlatformDecision | null = null;
 export function hostPlatform(): PlatformDecision {
   decided ??= decidePlatform(process.platform);
   return decided;
+}
+
+/** This process's platform when it runs at all; throws PlatformUnsupported where the decision refused it. */
+export function supportedPlatform(): SupportedPlatform {
+  const decision = hostPlatform();
+  if (decision.kind === 'refused') throw new PlatformUnsupported(decision);
+  return decision.kind;
 }
 
 /** The library's refusal: an Error whose `code` is `platform_unsupported`, naming the platform. */

@@ -5,7 +5,7 @@
  * naming `ps`; the promise settles only after the child has exited and been reaped.
  */
 import { execFile, type ExecFileException } from 'node:child_process';
-import { parsePsTable, psFailure, PS_ARGS, type PsFailure, type PsTableResult } from './ps-table.ts';
+import { parsePsTable, psFailure, PS_ARGS, type PsFailure, type PsOutput, type PsTableResult } from './ps-table.ts';
 
 /** A full table costs procps ~150 ms of CPU at 1,600 processes; this leaves room for a loaded machine. */
 export const PS_TIMEOUT_MS = 10_000;
@@ -22,7 +22,16 @@ export interface PsSourceOptions {
 }
 
 /** Runs `ps` once and parses its table; never throws. */
-export function readPsTable(options: PsSourceOptions): Promise<PsTableResult> {
+export async function readPsTable(options: PsSourceOptions): Promise<PsTableResult> {
+  const output = await runPs(options);
+  return output.kind === 'output' ? parsePsTable(output.stdout.toString('utf8')) : output;
+}
+
+/**
+ * Runs `ps` once and keeps its output as bytes: the server hands it to supervisors as it is, and each parses
+ * it (parsePsTable) as if it had run ps itself. Never throws.
+ */
+export function runPs(options: PsSourceOptions): Promise<PsOutput> {
   const timeout = options.timeoutMs ?? PS_TIMEOUT_MS;
   const maxBuffer = options.maxOutputBytes ?? PS_MAX_OUTPUT_BYTES;
   return new Promise((resolve) => {
@@ -40,7 +49,7 @@ export function readPsTable(options: PsSourceOptions): Promise<PsTableResult> {
       },
       (error, stdout, stderr) => {
         // The callback runs once the child has exited and its pipes closed.
-        if (error === null) resolve(parsePsTable(stdout.toString('utf8')));
+        if (error === null) resolve({ kind: 'output', stdout });
         else resolve(classifyPsError(error, stderr.toString('utf8'), { timeoutMs: timeout, maxOutputBytes: maxBuffer }));
       },
     );

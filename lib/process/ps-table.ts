@@ -47,8 +47,17 @@ export interface WeakProcessIdentity {
   readonly strength: 'weak_1s';
 }
 
-export type PsFailureCode =
-  'ps_not_found' | 'ps_spawn_failed' | 'ps_exit_nonzero' | 'ps_killed' | 'ps_timeout' | 'ps_output_too_large' | 'ps_output_invalid';
+/** Every way the portable source can fail, closed: a table answer from the server carries one of these. */
+export const PS_FAILURE_CODES = [
+  'ps_not_found',
+  'ps_spawn_failed',
+  'ps_exit_nonzero',
+  'ps_killed',
+  'ps_timeout',
+  'ps_output_too_large',
+  'ps_output_invalid',
+] as const;
+export type PsFailureCode = (typeof PS_FAILURE_CODES)[number];
 
 /** Every failure of the portable source names `ps`; `line` is the 1-based line of the output at fault, when one is. */
 export interface PsFailure {
@@ -60,6 +69,9 @@ export interface PsFailure {
 }
 
 export type PsTableResult = { readonly kind: 'table'; readonly rows: readonly PsRow[] } | PsFailure;
+
+/** ps's raw output (it exited 0 within the bounds), not parsed yet; or why there is none. */
+export type PsOutput = { readonly kind: 'output'; readonly stdout: Buffer } | PsFailure;
 
 export function psFailure(code: PsFailureCode, message: string, line: number | null = null): PsFailure {
   return { kind: 'failure', code, tool: 'ps', message: `ps: ${message}`, line };

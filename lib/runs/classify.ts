@@ -4,6 +4,7 @@
  * problems > exit status > cleanup. Lower-priority facts stay visible (final event, native_error,
  * cleanup_error) whichever code wins. Figures the native process did not report are null.
  */
+import type { VersionProof } from '../supervisor/protocol.ts';
 import type { JsonObject } from '../util/json.ts';
 import type { RunResult, SessionIntent, UnfinishedSubagents } from './types.ts';
 import type { IngestState } from './ingest.ts';
@@ -32,6 +33,8 @@ export interface ClassifyInput {
     readonly proof: CleanupProof | null;
   };
   readonly stderrTail: string;
+  /** What the version check bound the native process to; null when none was started. */
+  readonly versionProof: VersionProof | null;
   readonly session: SessionIntent;
   /** For continue: ids of this directory's transcripts that existed before the run (found by the caller). */
   readonly continueKnownSessionIds: readonly string[];
@@ -65,6 +68,7 @@ export type Classification = Pick<
   | 'cleanup_confirmed'
   | 'cleanup_error'
   | 'cleanup_proof'
+  | 'version_proof'
   | 'stderr_tail'
   | 'events_total'
   | 'events_dropped'
@@ -114,6 +118,7 @@ export function classifyRun(input: ClassifyInput): Classification {
     cleanup_confirmed: cleanup.confirmed,
     cleanup_error: cleanupError,
     cleanup_proof: cleanup.proof,
+    version_proof: input.versionProof,
     stderr_tail: input.stderrTail,
     events_total: ingest.events_total,
     events_dropped: ingest.events_dropped,

@@ -38,6 +38,7 @@ export function finish(scope: RunScope, input: FinishInput): Classification {
     spawnError: input.spawnError,
     cleanup: probesOnly ? NOTHING_STARTED : cleanup,
     stderrTail: native?.stderrTail ?? '',
+    versionProof: native?.versionProof ?? null,
     session: scope.prepared.request.session,
     continueKnownSessionIds: scope.knownIds,
   });
@@ -95,7 +96,15 @@ export function describeLostSupervisor(outcome: SupervisedOutcome): string {
   const how = exit === null ? 'exit not observed' : (exit.signal ?? `exit code ${String(exit.code)}`);
   if (outcome.fallbackProof === 'cgroup')
     return `the supervisor ended (${how}) without a cleanup report; the adapter ended the run's cgroup and the kernel showed it empty`;
-  return `the supervisor ended (${how}) without a cleanup report; the adapter killed ${outcome.fallbackKilled} leftover process(es) but cannot prove nothing survived${lastWords(outcome.crashText)}`;
+  return `the supervisor ended (${how}) without a cleanup report; the adapter killed ${outcome.fallbackKilled} leftover process(es) but cannot prove nothing survived${portableLeft(outcome)}${lastWords(outcome.crashText)}`;
+}
+
+/** What the darwin fallback saw and left alone, or why it could not look; '' on Linux. */
+function portableLeft(outcome: SupervisedOutcome): string {
+  if (outcome.fallbackError !== null) return ` (it could not look: ${outcome.fallbackError})`;
+  return outcome.fallbackLeft > 0
+    ? `; ${outcome.fallbackLeft} other process(es) of the run were seen and left alone (not provably the run's)`
+    : '';
 }
 
 /** The error line of a supervisor's crash text (its uncaught exception), for the message; '' when none. */

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from '../util/json.ts';
+import type { VersionProof } from '../supervisor/protocol.ts';
 import type { ToolErrorData } from '../tool-errors.ts';
 
 export { PERMISSION_MODES, type PermissionMode } from '../native/tree.ts';
@@ -104,6 +105,12 @@ export type RunResult = {
    * consecutive tables without the run's processes or an unattributed orphan); null when no process was started.
    */
   cleanup_proof: 'cgroup' | 'process_scan' | 'ps_scan' | null;
+  /**
+   * What the version check bound the native process to: "image" (the machine code that answered is the image
+   * that runs, Linux only), "file" (the file's identity, unchanged from before the check to right after the
+   * spawn; a script's interpreter opens it again by path), "path"; null when no native process was started.
+   */
+  version_proof: VersionProof | null;
   stderr_tail: string;
   events_total: number;
   events_dropped: number;

@@ -9,6 +9,9 @@
  *         the native bytes reach the adapter unchanged with no relay hop (the supervisor never writes on it).
  *   fd 2  report, supervisor -> adapter: JSON lines (`probe_result` per probe, `spawned`, `exit`, then exactly
  *         one final `cleanup`).
+ * Beside the run's lines, a supervisor on the portable source (ps_scan) asks the server for process tables:
+ * `table_request` on fd 2, answered by one `table` line on fd 0 (lib/supervisor/table-wire.ts), so one `ps`
+ * serves every supervisor of a server (lib/supervisor/parent/table-source.ts).
  * Every process the supervisor starts (probes and the native) carries RUN_MARKER_ENV=<marker> in its
  * environment, so whatever it leaves can be found in /proc however it re-parents or re-groups itself.
  * Native stderr never reaches the adapter as a stream: the supervisor keeps a bounded tail and puts it in
@@ -16,6 +19,24 @@
  */
 import type { NativeQuery } from '../native/version.ts';
 import type { ProcessIdentity } from '../process/proc-stat.ts';
+import { SUPPORTED_PLATFORMS, type SupportedPlatform } from '../process/platform.ts';
+
+/**
+ * The server decides its platform once (lib/process/platform.ts) and tells each supervisor on its command
+ * line, as the last argument `--platform=<linux|darwin>`; a supervisor never reads process.platform.
+ */
+export const PLATFORM_ARG_PREFIX = '--platform=';
+
+export function platformArg(platform: SupportedPlatform): string {
+  return `${PLATFORM_ARG_PREFIX}${platform}`;
+}
+
+/** The platform a supervisor's arguments name (exactly one `--platform=` of a known platform), else null. */
+export function parsePlatformArg(args: readonly string[]): SupportedPlatform | null {
+  const given = args.filter((arg) => arg.startsWith(PLATFORM_ARG_PREFIX)).map((arg) => arg.slice(PLATFORM_ARG_PREFIX.length));
+  return given.length === 1 ? (SUPPORTED_PLATFORMS.find((p) => p === given[0]) ?? null) : null;
+}
+import type { PsOutput } from '../process/ps-table.ts';
 
 /** Bound on the run's report lines on fd 2 (all but the probe results, together). */
 export const REPORT_MAX_BYTES = 64 * 1024;
@@ -40,8 +61,31 @@ export const SPAWN_ERROR_NO_CODE = 'SPAWN_FAILED';
 export const SPAWN_ERROR_FILE_CHANGED = 'NATIVE_CHANGED';
 /** The `code` of the spawn error when a required run cgroup could not be made (nothing was started). */
 export const SPAWN_ERROR_NO_CGROUP = 'CGROUP_UNAVAILABLE';
+/** The `code` of the spawn error of a supervisor started without its platform argument (PLATFORM_ARG_PREFIX). */
+export const SPAWN_ERROR_NO_PLATFORM = 'NO_PLATFORM';
 export const STDERR_TAIL_MAX_BYTES = 16 * 1024;
 export const CONTROL_LINE_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The most ps output one table answer carries: the portable source's own bound (PS_MAX_OUTPUT_BYTES, held
+ * equal by a spec), so an answer can carry any table the supervisor's own ps could have read. More is
+ * answered as the failure `ps_output_too_large`, never cut.
+ */
+export const TABLE_OUTPUT_MAX_BYTES = 8 * 1024 * 1024;
+/** A `table` control line: the output as base64 plus the envelope. */
+export const TABLE_ANSWER_LINE_MAX_BYTES = 4 * Math.ceil(TABLE_OUTPUT_MAX_BYTES / 3) + 1024;
+/** A `table_request` report line; a longer one is no request. */
+export const TABLE_REQUEST_LINE_MAX_BYTES = 128;
+/** The longest a request may offer to wait for a ps that other supervisors' requests share. */
+export const TABLE_REQUEST_WAIT_MAX_MS = 10_000;
+/**
+ * Table requests of one supervisor the server holds at once (waiting for a ps, or answered but not yet
+ * flushed into its pipe); one more is answered `refused` at once. A supervisor never asks with this many
+ * unanswered: it runs ps itself instead.
+ */
+export const TABLE_REQUESTS_PENDING_MAX = 2;
+/** A failure's message in a table answer (the source quotes at most PS_STDERR_QUOTE_CHARS of ps's stderr). */
+export const TABLE_FAILURE_MESSAGE_MAX_CHARS = 1024;
 
 /**
  * Why the adapter ends a run early; the one list of them (classification names the same reasons). An adapter
@@ -72,6 +116,15 @@ export interface RunPlacement {
    */
   readonly cgroupRequired: boolean;
 }
+
+/**
+ * What a run's version check binds it to: "image" (machine code exec'd through the pinned file, its image
+ * read right after spawn the image that answered the check), "file" (the file's identity, by fstat, the same
+ * before the probe, after it, before the spawn and right after it: an interpreter opens a script again by
+ * path, so a script gets this at most), "path" (nothing bound: the path ran whatever it named then).
+ */
+export const VERSION_PROOFS = ['image', 'file', 'path'] as const;
+export type VersionProof = (typeof VERSION_PROOFS)[number];
 
 /** What a cleanup report's confirmation rests on: the kernel's cgroup accounting, /proc scans, or `ps` tables. */
 export const CLEANUP_PROOFS = ['cgroup', 'process_scan', 'ps_scan'] as const;
@@ -107,7 +160,31 @@ export type ControlMessage =
          */
         readonly expectImageId: string | null;
       })
-  | { readonly type: 'terminate'; readonly reason: TerminateReason };
+  | { readonly type: 'terminate'; readonly reason: TerminateReason }
+  | TableAnswerMessage;
+
+/** A supervisor asks the server for one process table; a request is answered by a ps started after it arrived. */
+export interface TableRequest {
+  readonly type: 'table_request';
+  readonly id: number;
+  /**
+   * How long the asker can wait for its ps (0: now, after a short gather): a run being tracked offers its
+   * tracking interval, so one ps serves every run whatever their phases; the ladder asks with 0.
+   */
+  readonly waitMs: number;
+}
+
+/**
+ * The server's answer to one table request: ps's raw output (the supervisor parses it as it would its own), why
+ * ps gave none (it names ps), or a refusal (over TABLE_REQUESTS_PENDING_MAX: the supervisor runs ps itself).
+ */
+export type TableAnswer = PsOutput | { readonly kind: 'refused'; readonly reason: 'too_many_pending' };
+
+export interface TableAnswerMessage {
+  readonly type: 'table';
+  readonly id: number;
+  readonly answer: TableAnswer;
+}
 
 /** The wire carries identities as the process layer defines them. */
 export type { ProcessIdentity };
@@ -133,7 +210,14 @@ export type ReportMessage =
        */
       readonly imageId: string | null;
     }
-  | { readonly type: 'spawned'; readonly pid: number; readonly start: string; readonly pgid: number }
+  | {
+      readonly type: 'spawned';
+      readonly pid: number;
+      readonly start: string;
+      readonly pgid: number;
+      /** What the run's version check binds it to (absent from an older supervisor: path). */
+      readonly version_proof: VersionProof;
+    }
   | { readonly type: 'spawn_error'; readonly code: string; readonly message: string }
   | { readonly type: 'exit'; readonly code: number | null; readonly signal: string | null }
   | {

@@ -1,5 +1,12 @@
 /** Pure validation of report lines (supervisor -> adapter). Unknown or malformed lines yield null. */
-import { CLEANUP_PROOFS, type ProbeOutcome, type ProcessIdentity, type RawProbeOutcome, type ReportMessage } from './protocol.ts';
+import {
+  CLEANUP_PROOFS,
+  VERSION_PROOFS,
+  type ProbeOutcome,
+  type ProcessIdentity,
+  type RawProbeOutcome,
+  type ReportMessage,
+} from './protocol.ts';
 import { isFileIdOrNull } from './file-id.ts';
 import { isPlainObject, parseJsonObject } from '../util/json.ts';
 
@@ -19,10 +26,12 @@ export function parseReportLine(line: string): ReportMessage | null {
       if (!isFileIdOrNull(fileId) || !isFileIdOrNull(imageId)) return null;
       return isInt(v['id']) && outcome !== null ? { type: 'probe_result', id: v['id'], outcome, fileId, imageId } : null;
     }
-    case 'spawned':
-      return isInt(v['pid']) && isStr(v['start']) && isInt(v['pgid'])
-        ? { type: 'spawned', pid: v['pid'], start: v['start'], pgid: v['pgid'] }
+    case 'spawned': {
+      const versionProof = VERSION_PROOFS.find((p) => p === (v['version_proof'] ?? 'path'));
+      return isInt(v['pid']) && isStr(v['start']) && isInt(v['pgid']) && versionProof !== undefined
+        ? { type: 'spawned', pid: v['pid'], start: v['start'], pgid: v['pgid'], version_proof: versionProof }
         : null;
+    }
     case 'spawn_error':
       return isStr(v['code']) && isStr(v['message']) ? { type: 'spawn_error', code: v['code'], message: v['message'] } : null;
     case 'exit': {

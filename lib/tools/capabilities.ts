@@ -11,6 +11,7 @@ import { MAX_EVENTS, MAX_EVENT_BYTES } from '../runs/event-ring.ts';
 import { MAX_FINAL_BYTES } from '../runs/ingest.ts';
 import { MAX_NATIVE_FRAME_BYTES } from '../native/events.ts';
 import { describeCleanup, type CleanupBackend } from '../supervisor/parent/cleanup-backend.ts';
+import type { SupportedPlatform } from '../process/platform.ts';
 import type { BudgetSnapshot } from '../runs/budget.ts';
 import type { GitAvailability } from '../worktree/fs-edge.ts';
 import { ToolError } from '../tool-errors.ts';
@@ -26,6 +27,8 @@ export interface CapabilityFacts {
   readonly cleanup: CleanupBackend;
   /** Runs tracked through /proc because their own cgroup could not be made (lib/supervisor/parent/cleanup-backend.ts). */
   readonly cleanupFallbackRuns: number;
+  /** The platform decision this server made once (lib/process/platform.ts). */
+  readonly platform: SupportedPlatform;
   /** The budget ledger's snapshot; null when the server has no budget. */
   readonly budget: BudgetSnapshot | null;
   readonly instanceId: string;
@@ -67,7 +70,7 @@ export function describeCapabilities(facts: CapabilityFacts): JsonObject {
       prompt_via_stdin: facts.promptViaStdin,
       recursion_refused: facts.recursive,
     },
-    cleanup: describeCleanup(facts.cleanup, facts.cleanupFallbackRuns),
+    cleanup: describeCleanup(facts.cleanup, facts.platform, facts.cleanupFallbackRuns),
     worktree: facts.worktree(),
     budget: facts.budget === null ? NO_BUDGET : { ...facts.budget },
   };

@@ -23,7 +23,8 @@ import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
 import { readProcStat, selfOwner } from '../process/proc-table.ts';
-import { pidPresence, processesWithCwd } from '../process/occupants.ts';
+import { supportedPlatform, type SupportedPlatform } from '../process/platform.ts';
+import { pidPresence, pidPresenceBySignal, processesWithCwd, processesWithCwdUnverifiable } from '../process/occupants.ts';
 import { isGoneIn } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
 import { ADAPTER_VERSION } from '../version.ts';
@@ -35,7 +36,8 @@ import { parseRunInput } from './run-input.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
 import { privateDirPrefix } from '../permission/private-dir.ts';
-import { sweepOrphanedPermissionDirs } from './permission-dirs.ts';
+import { psDirOwner, psOwnerState, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
+import { readPsTable } from '../process/ps-source.ts';
 import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskProvider } from './tasks.ts';
 import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
@@ -44,7 +46,7 @@ import { createResourceProvider } from './resources.ts';
 import { createGitRunner, createGitRunnerSync, type GitRunnerSync, type OwnedGitRunner } from '../worktree/git.ts';
 import { checkWorktreeRequest } from '../worktree/worktree.ts';
 import { inspectWorktree } from '../worktree/changes.ts';
-import { removeWorktree } from '../worktree/remove.ts';
+import { removeWorktree, type WorktreeProcesses } from '../worktree/remove.ts';
 import { countFileLines, describeGit, type GitAvailability } from '../worktree/fs-edge.ts';
 
 export interface ProviderConfig {
@@ -65,6 +67,8 @@ export interface ProviderConfig {
    * 'cgroup' (refuse to start without it: createProviders throws CleanupBackendUnavailable), 'process_scan'.
    */
   readonly cleanupBackend?: CleanupBackendOption;
+  /** The platform decision (lib/process/platform.ts), made once by the role or library that composes this. */
+  readonly platform?: SupportedPlatform;
   /** The operator's budget in dollars: the cap on the total reported cost of the runs started; null: none. */
   readonly budgetUsd?: number | null;
   /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
@@ -98,6 +102,7 @@ interface ProviderParts {
   readonly nativeEnv: Record<string, string>;
   readonly recursive: boolean;
   readonly versionTimeoutMs: number;
+  readonly platform: SupportedPlatform;
   readonly cleanup: CleanupBackend;
   /** Runs that were to have a cgroup and were tracked through /proc instead (the capabilities count them). */
   readonly fallbacks: { runs: number };
@@ -147,20 +152,21 @@ export function createProviders(config: ProviderConfig): ToolProviders {
 
 function createParts(config: ProviderConfig): ProviderParts {
   const clock = config.clock ?? systemClock;
+  const platform = config.platform ?? supportedPlatform();
   // Off the path of the first request: directories of servers that were killed with a question pending.
-  if (!isRecursiveLaunch(config.env)) setImmediate(() => sweepAtStart(config.log));
+  if (!isRecursiveLaunch(config.env)) setImmediate(() => sweepAtStart(config.log, platform, config.env['PATH'] ?? ''));
   const tree = config.tree ?? CLI_TREE;
   const nativeArgNames = getNativeArgNames(tree);
   const nativeEnv = getNativeEnv(config.env, ADAPTER_VERSION);
   const recursive = isRecursiveLaunch(config.env);
   const versionTimeoutMs = config.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
   // Chosen once, before any run: a forced backend that cannot be had fails here, not in the middle of a run.
-  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto', config.log);
+  const cleanup: CleanupBackend = cleanupBackendFor(config.cleanupBackend ?? 'auto', platform, config.log);
   const fallbacks = { runs: 0 };
   const onFallback = (): void => {
     fallbacks.runs++;
   };
-  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup, onFallback });
+  const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup, platform, onFallback });
   const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
   return {
@@ -171,6 +177,7 @@ function createParts(config: ProviderConfig): ProviderParts {
     nativeEnv,
     recursive,
     versionTimeoutMs,
+    platform,
     cleanup,
     fallbacks,
     prepareWithin,
@@ -225,14 +232,18 @@ function createProviderRuntime(p: ProviderParts): Runtime {
       p.assertedVersion = version;
     },
     prepareSupervisor: p.spares === null ? p.prepareWithin : p.spares.take,
-    isGone: (identity) => isGoneIn(identity, readProcStat(identity.pid)),
+    isGone: (identity) => {
+      // Off Linux no start time can be read synchronously: gone only when no process has that pid at all.
+      if (p.platform !== 'linux') return pidPresenceBySignal(identity.pid) === 'gone';
+      return isGoneIn(identity, readProcStat(identity.pid));
+    },
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv: p.nativeEnv,
     askHost: {
       separator: tree.prompt.separator,
       flags: tree.permission_prompt_tool,
-      dirPrefix: brokerDirPrefix,
+      dirPrefix: () => brokerDirPrefix(p.platform),
       ...bridgeCommandOption(config.supervision?.supervisorCommand),
     },
     ...(config.supervision ? { supervision: config.supervision } : {}),
@@ -260,14 +271,19 @@ function createToolProvider(p: ProviderParts, budgeted: Runtime, prepare: (args:
       return callTool(tool, args, ctx, {
         runtime: budgeted,
         prepare,
-        removeWorktree: (request) => removeWorktree({ git, processes: worktreeProcesses, exists: existsSync }, request),
+        removeWorktree: (request) => removeWorktree({ git, processes: worktreeProcesses(p.platform), exists: existsSync }, request),
       });
     },
     tasks: createTaskProvider({ runtime: budgeted, prepare, clock: p.clock, underscoreNames: config.underscoreNames }),
   };
 }
 
-const worktreeProcesses = { withCwd: processesWithCwd, pidPresence };
+/** Who works in a worktree: /proc on Linux; on darwin occupancy is unverifiable and a lock's pid is asked by signal 0. */
+function worktreeProcesses(platform: SupportedPlatform): WorktreeProcesses {
+  return platform === 'linux'
+    ? { withCwd: processesWithCwd, pidPresence }
+    : { withCwd: processesWithCwdUnverifiable, pidPresence: (pid) => pidPresenceBySignal(pid) };
+}
 
 function markUsed(p: ProviderParts): void {
   const hook = p.firstUse;
@@ -343,6 +359,7 @@ function getCapabilities(p: ProviderParts): JsonObject {
     recursive: p.recursive,
     cleanup: p.cleanup,
     cleanupFallbackRuns: p.fallbacks.runs,
+    platform: p.platform,
     budget: p.ledger === null ? null : p.ledger.snapshot(),
     instanceId: instanceId(p),
     binary: () => resolveBin(p.config),
@@ -379,14 +396,32 @@ const TRANSCRIPT_FS: TranscriptDirReader = {
   },
 };
 
-/** The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts). */
+/**
+ * The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts). On
+ * darwin it is learnt from the start's ps table: a directory made before that is anonymous (never swept).
+ */
 let ownPrefix: string | null = null;
-function brokerDirPrefix(): string {
+function brokerDirPrefix(platform: SupportedPlatform): string {
+  if (platform !== 'linux') return ownPrefix ?? privateDirPrefix(null);
   return (ownPrefix ??= privateDirPrefix(selfOwner()));
 }
 
-function sweepAtStart(log: ((line: string) => void) | undefined): void {
-  const removed = sweepOrphanedPermissionDirs(process.getBuiltinModule('node:os').tmpdir());
+function sweepAtStart(log: ((line: string) => void) | undefined, platform: SupportedPlatform, path: string): void {
+  const tmp = process.getBuiltinModule('node:os').tmpdir();
+  if (platform === 'linux') {
+    logSwept(log, sweepOrphanedPermissionDirs(tmp));
+    return;
+  }
+  void readPsTable({ path }).then((table) => {
+    // A ps that failed proves no owner gone: nothing is removed, and this server's directories stay anonymous.
+    if (table.kind !== 'table') return;
+    const self = psDirOwner(table.rows, process.pid);
+    ownPrefix ??= privateDirPrefix(self);
+    logSwept(log, sweepOrphanedPermissionDirs(tmp, self, psOwnerState(table.rows)));
+  });
+}
+
+function logSwept(log: ((line: string) => void) | undefined, removed: readonly string[]): void {
   if (removed.length > 0)
     log?.(`removed ${removed.length} private permission director${removed.length === 1 ? 'y' : 'ies'} of servers that are gone`);
 }

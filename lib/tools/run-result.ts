@@ -76,6 +76,7 @@ export function buildRunResult(entry: RunEntry<LiveRun>): RunResult {
     cleanup_confirmed: entry.cleanup_confirmed,
     cleanup_error: null,
     cleanup_proof: null,
+    version_proof: null,
     stderr_tail: '',
     events_total: ingest?.events_total ?? 0,
     events_dropped: ingest?.events_dropped ?? 0,

@@ -31,7 +31,10 @@ export type RemovedWorktree = {
 
 /** The process table as removal needs it (lib/process/occupants.ts). */
 export interface WorktreeProcesses {
-  readonly withCwd: (matches: (cwd: string) => boolean) => { readonly pids: readonly number[]; readonly unreadable: number };
+  /** Who works below a directory; `unverifiable` (with why) where the platform cannot say (no /proc cwd). */
+  readonly withCwd: (
+    matches: (cwd: string) => boolean,
+  ) => { readonly pids: readonly number[]; readonly unreadable: number } | { readonly unverifiable: string };
   readonly pidPresence: (pid: number) => 'lives' | 'gone' | 'unprovable';
 }
 
@@ -84,6 +87,12 @@ function refuseIfOccupied(deps: RemoveDeps, request: RemoveRequest, place: Workt
       '/name',
     );
   const inside = deps.processes.withCwd((cwd) => isAtOrBelow(cwd, place.path));
+  if ('unverifiable' in inside)
+    throw new ToolError(
+      'worktree_occupancy_unverifiable',
+      `whether a process works in worktree ${place.name} cannot be known here (${inside.unverifiable}); nothing was removed, with or without force: remove it with git once you know it is free`,
+      '/name',
+    );
   if (inside.pids.length > 0)
     throw new ToolError(
       'worktree_occupied',

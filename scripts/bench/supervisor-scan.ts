@@ -14,6 +14,7 @@ import { startSupervised } from '../../lib/supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
 import { cpuTicks, TICKS_PER_SECOND } from './cpu-ticks.ts';
 import { countProcesses, startMachineLoad } from './machine-load.ts';
+import { measurePsCall, measureSharedPsScan, type SharedPsScanCost } from './ps-scan-shared.ts';
 
 const FAKE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
 
@@ -26,6 +27,14 @@ export interface ScanCostRow {
   readonly activeMs: number;
   /** Whether the run's cleanup was proven (the /proc fallback may honestly fail to on a churning machine). */
   readonly confirmed: boolean;
+}
+
+/** The portable source beside them: four runs at once sharing the server's table, and one ps call alone. */
+export interface PsScanCostRow extends SharedPsScanCost {
+  readonly processes: number;
+  readonly activeMs: number;
+  /** CPU of one full `ps` call on the same machine, ms. */
+  readonly psCallCpuMs: number;
 }
 
 /** One supervised run active for `activeMs`: the supervisor's CPU ms per second in that window. */
@@ -79,27 +88,41 @@ function backends(): CleanupBackend[] {
   return auto.kind === 'cgroup' ? [auto, scan] : [scan];
 }
 
-export async function benchSupervisorScan(options: { sizes: readonly number[]; activeMs: number }): Promise<ScanCostRow[]> {
+export async function benchSupervisorScan(options: {
+  sizes: readonly number[];
+  activeMs: number;
+}): Promise<{ rows: ScanCostRow[]; psScan: PsScanCostRow[] }> {
   const rows: ScanCostRow[] = [];
+  const psScan: PsScanCostRow[] = [];
   for (const size of options.sizes) {
     const load = await startMachineLoad(size, 0);
     try {
       const processes = countProcesses();
-      // Side by side on the same crowded machine: the cgroup backend (where one can be had), then /proc tracking.
+      // Side by side on the same crowded machine: the cgroup backend (where one can be had), then /proc tracking,
+      // then the portable source with four runs sharing the server's table, and one ps call alone.
       for (const cleanup of backends())
         rows.push({ backend: cleanup.kind, processes, ...(await measureRun(options.activeMs, cleanup)), activeMs: options.activeMs });
+      const shared = await measureSharedPsScan(options.activeMs);
+      psScan.push({ ...shared, processes, activeMs: options.activeMs, psCallCpuMs: await measurePsCall(process.env['PATH'] ?? '') });
     } finally {
       await load.stop();
     }
   }
-  return rows;
+  return { rows, psScan };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [active = '5000', ...sizes] = process.argv.slice(2);
-  const rows = await benchSupervisorScan({ activeMs: Number(active), sizes: sizes.length > 0 ? sizes.map(Number) : [100, 600, 1600] });
+  const { rows, psScan } = await benchSupervisorScan({
+    activeMs: Number(active),
+    sizes: sizes.length > 0 ? sizes.map(Number) : [100, 600, 1600],
+  });
   for (const row of rows)
     process.stdout.write(
       `${row.backend}, ${row.processes} processes: ${row.cpuMsPerSecond.toFixed(1)} ms CPU per s (${(row.cpuMsPerSecond / 10).toFixed(1)} % of a core)${row.confirmed ? '' : ', cleanup unconfirmed'}\n`,
+    );
+  for (const row of psScan)
+    process.stdout.write(
+      `ps_scan, 4 runs, ${row.processes} processes: ${row.cpuMsPerSecond.toFixed(1)} ms CPU per s (${(row.cpuMsPerSecond / 10).toFixed(1)} % of a core: supervisors ${row.supervisorsMsPerSecond.toFixed(1)}, server ps ${row.serverPsMsPerSecond.toFixed(1)}, ${row.serverPsCalls} server ps in ${(row.windowMs / 1000).toFixed(1)} s), ${row.confirmed}/4 confirmed; one ps call ${row.psCallCpuMs.toFixed(1)} ms CPU\n`,
     );
 }

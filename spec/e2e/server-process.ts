@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { parseObj } from '../helpers/typed-results.ts';
 import { serverNodeArgs } from '../helpers/bundle.ts';
+import { darwinLaunch } from '../helpers/darwin-mode.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The server: from the run's spec bundle (a third of the start time), or from source when a file runs on its own. */
@@ -36,17 +37,20 @@ export interface ServerProcess {
 
 /**
  * `env` replaces the inherited environment (default: inherited). `command` runs in place of node, with
- * `nodeArgs` as its leading arguments (a wrapper such as unshare that then starts node).
+ * `nodeArgs` as its leading arguments (a wrapper such as unshare that then starts node). In darwin mode
+ * (spec/helpers/darwin-mode.ts) the default server runs as on a Mac, under strace.
  */
 export function startServer(
   nodeArgs: readonly string[] = MAIN,
   args: readonly string[] = [],
   options: { readonly env?: NodeJS.ProcessEnv; readonly command?: string } = {},
 ): ServerProcess {
-  const child = spawn(options.command ?? process.execPath, [...nodeArgs, ...args], {
+  const darwin = nodeArgs === MAIN && options.command === undefined ? darwinLaunch(args, options.env ?? process.env) : null;
+  const env = darwin?.env ?? options.env;
+  const child = spawn(darwin?.file ?? options.command ?? process.execPath, darwin?.args ?? [...nodeArgs, ...args], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
-    ...(options.env === undefined ? {} : { env: options.env }),
+    ...(env === undefined ? {} : { env }),
   });
   const lines: string[] = [];
   let partial = '';

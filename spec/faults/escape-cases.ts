@@ -19,7 +19,7 @@ const TRIALS = 2;
 /** How often a trial looks for its own processes while it runs (to know them once they are gone). */
 const WATCH_MS = 20;
 
-const CASES: readonly {
+export const ESCAPE_CASES: readonly {
   readonly name: string;
   readonly escape: string;
   readonly exitFirst?: boolean;
@@ -81,7 +81,7 @@ export function assertEndedOrReported(
 
 /** Each escape class, and kill -9 of the supervisor mid-escape, under one backend. */
 export function defineEscapeTests(backend: NamedBackend): void {
-  for (const c of CASES.filter((k) => k.only === undefined || k.only === backend.name)) {
+  for (const c of ESCAPE_CASES.filter((k) => k.only === undefined || k.only === backend.name)) {
     const kinds = c.escape.split(',');
     for (let trial = 0; trial < (c.trials ?? TRIALS); trial++) {
       test(`${backend.name}: escape: ${c.name} is ended and the run proves it (trial ${trial})`, async () => {

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { isJsonObject } from '../helpers/typed-results.ts';
 import { serverNodeArgs } from '../helpers/bundle.ts';
+import { darwinLaunch } from '../helpers/darwin-mode.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const FAKE_CLAUDE = join(ROOT, 'fixtures', 'fake-claude.mjs');
@@ -57,11 +58,11 @@ export function nativeTestEnv(extra: Record<string, string> = {}): Record<string
 
 export function startRawServer(options: { args?: readonly string[]; env?: Record<string, string>; claudeBin?: string } = {}): RawServer {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crm-faults-')));
-  const child = spawn(process.execPath, [...serverNodeArgs(), '--claude-bin', options.claudeBin ?? FAKE_CLAUDE, ...(options.args ?? [])], {
-    cwd: dir,
-    env: { ...nativeTestEnv({ HOME: dir }), ...options.env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const serverArgs = ['--claude-bin', options.claudeBin ?? FAKE_CLAUDE, ...(options.args ?? [])];
+  const env = { ...nativeTestEnv({ HOME: dir }), ...options.env };
+  // In darwin mode (spec/helpers/darwin-mode.ts) the same server runs as on a Mac, traced.
+  const command = darwinLaunch(serverArgs, env) ?? { file: process.execPath, args: [...serverNodeArgs(), ...serverArgs], env };
+  const child = spawn(command.file, command.args, { cwd: dir, env: command.env, stdio: ['pipe', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error('server did not start');
   const pid = child.pid;
   const messages: Line[] = [];

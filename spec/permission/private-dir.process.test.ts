@@ -9,8 +9,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { orphanedDirs, parseDirOwner, privateDirPrefix, type DirOwner } from '../../lib/permission/private-dir.ts';
-import { sweepOrphanedPermissionDirs } from '../../lib/tools/permission-dirs.ts';
+import { DARWIN_PID_SPACE, psDirOwner, psOwnerState, sweepOrphanedPermissionDirs } from '../../lib/tools/permission-dirs.ts';
 import { selfOwner } from '../../lib/process/proc-table.ts';
+import { readPsTable } from '../../lib/process/ps-source.ts';
+import type { PsRow } from '../../lib/process/ps-table.ts';
 import { createPermissionBroker } from '../../lib/permission/broker.ts';
 import { systemClock } from '../../lib/util/clock.ts';
 import { randomBytes } from 'node:crypto';
@@ -137,4 +139,60 @@ test('a broker names its directory after its server, and an exit that runs code 
   const socketPath = out.trim();
   assert.match(socketPath, /crm-perm-/);
   assert.equal(existsSync(join(socketPath, '..')), false, 'removed by the exit hook');
+});
+
+const psRow = (pid: number, lstart: string | null, stat = 'S'): PsRow => ({
+  pid,
+  ppid: 1,
+  pgid: pid,
+  stat,
+  start: lstart === null ? null : { lstart, resolution: 'second' },
+  command: 'node',
+});
+
+test('darwin owners from a ps table: pid space 0, the start second as digits; gone when absent, restarted or a zombie', () => {
+  const rows = [psRow(10, '2026-12-03T17:16:48'), psRow(11, '2026-12-03T17:16:49', 'Z'), psRow(12, null)];
+  assert.deepEqual(psDirOwner(rows, 10), { ...DARWIN_PID_SPACE, pid: 10, start: '20261203171648' });
+  assert.equal(psDirOwner(rows, 12), null, 'no start shown: no identity');
+  assert.equal(psDirOwner(rows, 99), null);
+  const state = psOwnerState(rows);
+  const owner = (pid: number, start: string): DirOwner => ({ ...DARWIN_PID_SPACE, pid, start });
+  assert.equal(state(owner(10, '20261203171648')), 'alive');
+  assert.equal(state(owner(10, '20261203171647')), 'gone', 'the pid now names a process started another second');
+  assert.equal(state(owner(11, '20261203171649')), 'gone', 'a zombie');
+  assert.equal(state(owner(12, '20261203171649')), 'unknown', 'ps showed no start');
+  assert.equal(state(owner(99, '20261203171649')), 'gone');
+  assert.ok(parseDirOwner(`${privateDirPrefix(owner(10, '20261203171648'))}abc123`), 'the name parses back');
+});
+
+test('the darwin sweep against the real ps table: a dead owner goes; a live one and this process stay', async () => {
+  const table = await readPsTable({ path: process.env['PATH'] ?? '' });
+  assert.equal(table.kind, 'table');
+  if (table.kind !== 'table') return;
+  const self = psDirOwner(table.rows, process.pid);
+  assert.ok(self !== null && self.pidNamespace === DARWIN_PID_SPACE.pidNamespace && self.boot === DARWIN_PID_SPACE.boot);
+  const dir = mkdtempSync(join(base, 'ps-sweep-'));
+  const live = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
+  const dead = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
+  try {
+    await Promise.all([once(live, 'spawn'), once(dead, 'spawn')]);
+    const before = await readPsTable({ path: process.env['PATH'] ?? '' });
+    assert.equal(before.kind, 'table');
+    if (before.kind !== 'table') return;
+    const liveOwner = psDirOwner(before.rows, live.pid!);
+    const deadOwner = psDirOwner(before.rows, dead.pid!);
+    assert.ok(liveOwner !== null && deadOwner !== null);
+    dead.kill('SIGKILL');
+    await once(dead, 'exit');
+    const names = { live: nameOf(liveOwner, 'live01'), dead: nameOf(deadOwner, 'dead01'), own: nameOf(self, 'own001') };
+    for (const name of Object.values(names)) mkdirSync(join(dir, name));
+    const after = await readPsTable({ path: process.env['PATH'] ?? '' });
+    assert.equal(after.kind, 'table');
+    if (after.kind !== 'table') return;
+    assert.deepEqual(sweepOrphanedPermissionDirs(dir, self, psOwnerState(after.rows)), [names.dead]);
+    assert.ok(existsSync(join(dir, names.live)) && existsSync(join(dir, names.own)));
+  } finally {
+    live.kill('SIGKILL');
+    dead.kill('SIGKILL');
+  }
 });

@@ -253,8 +253,9 @@ test('chooseCleanupBackend: auto takes a cgroup where one can be had, falls back
 });
 
 test('describeCleanup: whether the cgroup backend was forced, and how many runs fell back to /proc (null without a cgroup)', () => {
-  assert.deepEqual(describeCleanup({ kind: 'cgroup', base: '/b', kill: 'freeze', forced: false }, 3), {
+  assert.deepEqual(describeCleanup({ kind: 'cgroup', base: '/b', kill: 'freeze', forced: false }, 'linux', 3), {
     backend: 'cgroup',
+    platform: 'linux',
     cgroup: '/b',
     kill: 'freeze',
     forced: false,
@@ -263,13 +264,53 @@ test('describeCleanup: whether the cgroup backend was forced, and how many runs 
     fallback_runs: 3,
   });
   assert.equal(describeCleanup({ kind: 'cgroup', base: '/b', kill: 'cgroup.kill', forced: true })['fallback_runs'], 0);
-  assert.deepEqual(describeCleanup({ kind: 'process_scan', reason: 'not_writable', detail: 'd' }, 5), {
+  assert.deepEqual(describeCleanup({ kind: 'process_scan', reason: 'not_writable', detail: 'd' }, 'linux', 5), {
     backend: 'process_scan',
+    platform: 'linux',
     cgroup: null,
     kill: null,
     forced: false,
     fallback_reason: 'not_writable',
     fallback_detail: 'd',
+    fallback_runs: null,
+  });
+});
+
+test('chooseCleanupBackend on darwin: ps_scan for auto and ps_scan, the others refused for the platform, no detection', () => {
+  let detections = 0;
+  const detect = (): CgroupDetection => {
+    detections++;
+    return { ok: true, base: '/sys/fs/cgroup', kill: 'cgroup.kill' };
+  };
+  for (const option of ['auto', 'ps_scan'] as const) {
+    const backend = chooseCleanupBackend(option, detect, 'darwin');
+    assert.equal(backend.kind, 'ps_scan');
+    assert.equal(backend.kind === 'ps_scan' && backend.reason, 'platform');
+  }
+  for (const option of ['cgroup', 'process_scan'] as const)
+    assert.throws(
+      () => chooseCleanupBackend(option, detect, 'darwin'),
+      (e: unknown) =>
+        e instanceof CleanupBackendUnavailable &&
+        e.reason === 'platform' &&
+        e.backend === option &&
+        e.message.includes(`the ${option} cleanup backend`),
+    );
+  assert.equal(detections, 0, 'no cgroup detection is ever attempted on darwin');
+  assert.deepEqual(chooseCleanupBackend('ps_scan', detect, 'linux'), {
+    kind: 'ps_scan',
+    reason: 'forced_off',
+    detail: 'the ps_scan backend was chosen explicitly',
+  });
+  assert.equal(detections, 0, 'a forced ps_scan on Linux does not look either');
+  assert.deepEqual(describeCleanup(chooseCleanupBackend('auto', detect, 'darwin'), 'darwin'), {
+    backend: 'ps_scan',
+    platform: 'darwin',
+    cgroup: null,
+    kill: null,
+    fallback_reason: 'platform',
+    forced: false,
+    fallback_detail: 'macOS has no cgroups and no /proc: cleanup is proven by signals and the system ps',
     fallback_runs: null,
   });
 });

@@ -5,6 +5,7 @@ import type { SupervisedOutcome } from '../../lib/supervisor/parent/run-supervis
 
 const lost = (crashText: string | null): SupervisedOutcome => ({
   spawned: null,
+  versionProof: null,
   spawnError: null,
   exit: null,
   cleanup: null,
@@ -12,6 +13,8 @@ const lost = (crashText: string | null): SupervisedOutcome => ({
   stderrTail: '',
   stderrBytes: 0,
   fallbackKilled: 2,
+  fallbackLeft: 0,
+  fallbackError: null,
   fallbackProof: null,
   crashText,
 });
@@ -26,4 +29,15 @@ test('a lost supervisor: how it ended and what the adapter did; its crash named 
   assert.match(describeLostSupervisor(lost('no error line here\nlast words\n')), /; it wrote: last words$/);
   const long = `Error: ${'y'.repeat(MAX_LAST_WORDS_CHARS * 2)}`;
   assert.ok(describeLostSupervisor(lost(long)).endsWith(`; it wrote: ${long.slice(0, MAX_LAST_WORDS_CHARS)}`));
+});
+
+test('a lost supervisor on darwin: the processes seen and left alone are counted, a failed ps is named', () => {
+  assert.match(
+    describeLostSupervisor({ ...lost(null), fallbackKilled: 1, fallbackLeft: 3 }),
+    /killed 1 leftover process\(es\) but cannot prove nothing survived; 3 other process\(es\) of the run were seen and left alone/,
+  );
+  assert.match(
+    describeLostSupervisor({ ...lost(null), fallbackError: 'ps: not found on PATH' }),
+    /\(it could not look: ps: not found on PATH\)$/,
+  );
 });

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { startSupervised, type SupervisedRun, type SupervisedSpec } from '../../lib/supervisor/parent/run-supervised.ts';
 import type { ReportMessage } from '../../lib/supervisor/protocol.ts';
 import type { CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
+import type { TableSource } from '../../lib/supervisor/parent/table-source.ts';
 import { jsonLines } from '../helpers/typed-results.ts';
 import { readFakeRecord, type FakeRecord } from '../helpers/tool-harness.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
@@ -38,6 +39,8 @@ export function startFake(
     spec?: Partial<SupervisedSpec>;
     cleanup?: CleanupBackend;
     onFallback?: () => void;
+    /** Where its table requests go (ps_scan); default the process's one source. */
+    tables?: TableSource;
   } = {},
 ): FakeRun {
   const dir = mkdtempSync(join(tmpdir(), 'sup-spec-'));
@@ -65,6 +68,7 @@ export function startFake(
     {
       ...(options.cleanup === undefined ? {} : { cleanup: options.cleanup }),
       ...(options.onFallback === undefined ? {} : { onFallback: options.onFallback }),
+      ...(options.tables === undefined ? {} : { tables: options.tables }),
     },
   );
   return {

@@ -4,10 +4,12 @@ import assert from 'node:assert/strict';
 import { parseControlLine } from '../../lib/supervisor/child/control.ts';
 import { formatCleanupLine, REPORT_RESERVED_BYTES } from '../../lib/supervisor/child/cleanup-report.ts';
 import { createByteTail } from '../../lib/supervisor/child/stderr-tail.ts';
-import { isCloseOnExec } from '../../lib/supervisor/child/fds.ts';
+import { isCloseOnExec, isPortablyInherited } from '../../lib/supervisor/child/fds.ts';
 import { formatProbeResult, parseReportLine } from '../../lib/supervisor/report-parse.ts';
 import { getSupervisorCommand, SUPERVISOR_ARGV_FLAG } from '../../lib/supervisor/parent/supervisor-command.ts';
 import {
+  parsePlatformArg,
+  platformArg,
   PROBE_LINE_MAX_BYTES,
   PROBE_STDERR_MAX_BYTES,
   PROBE_STDOUT_MAX_BYTES,
@@ -235,7 +237,21 @@ test('isCloseOnExec reads the octal flags line of /proc/<pid>/fdinfo', () => {
 });
 
 test('parseReportLine validates every message and distrusts a contradictory "confirmed"', () => {
-  assert.deepEqual(parseReportLine('{"type":"spawned","pid":5,"start":"9","pgid":4}'), { type: 'spawned', pid: 5, start: '9', pgid: 4 });
+  // No version_proof (an older supervisor): the weakest word, never more.
+  assert.deepEqual(parseReportLine('{"type":"spawned","pid":5,"start":"9","pgid":4}'), {
+    type: 'spawned',
+    pid: 5,
+    start: '9',
+    pgid: 4,
+    version_proof: 'path',
+  });
+  for (const proof of ['image', 'file', 'path'] as const)
+    assert.equal(
+      (parseReportLine(`{"type":"spawned","pid":5,"start":"9","pgid":4,"version_proof":"${proof}"}`) as { version_proof?: string } | null)
+        ?.version_proof,
+      proof,
+    );
+  assert.equal(parseReportLine('{"type":"spawned","pid":5,"start":"9","pgid":4,"version_proof":"kernel"}'), null);
   assert.deepEqual(parseReportLine('{"type":"exit","code":null,"signal":"SIGKILL"}'), { type: 'exit', code: null, signal: 'SIGKILL' });
   assert.equal(parseReportLine('{"type":"exit","code":"1","signal":null}'), null);
   assert.equal(parseReportLine('{"type":"spawned","pid":5}'), null);
@@ -269,4 +285,31 @@ test('getSupervisorCommand: tsx + main.ts from source, the bundle with its dispa
     file: process.execPath,
     args: ['/opt/dist/claude-run-mcp.cjs', SUPERVISOR_ARGV_FLAG],
   });
+});
+
+test('the platform argument: one --platform= of a supported platform, else null (the supervisor then starts nothing)', () => {
+  assert.equal(platformArg('darwin'), '--platform=darwin');
+  assert.equal(parsePlatformArg(['__supervisor', platformArg('darwin')]), 'darwin');
+  assert.equal(parsePlatformArg([platformArg('linux')]), 'linux');
+  assert.equal(parsePlatformArg([]), null);
+  assert.equal(parsePlatformArg(['--platform=win32']), null);
+  assert.equal(parsePlatformArg(['--platform=']), null);
+  assert.equal(parsePlatformArg(['--platform=linux', '--platform=linux']), null, 'twice is refused, even when equal');
+  assert.equal(parsePlatformArg(['--platform', 'linux']), null, 'only the = form');
+});
+
+test('isPortablyInherited: files, directories and devices other than /dev/null are closed; pipes, sockets and typeless fds stay', () => {
+  const kind = (k: string, dev = 1, ino = 2) => ({
+    isFile: () => k === 'file',
+    isDirectory: () => k === 'dir',
+    isBlockDevice: () => k === 'block',
+    isCharacterDevice: () => k === 'char',
+    dev,
+    ino,
+  });
+  const devNull = { dev: 6, ino: 3 };
+  for (const k of ['file', 'dir', 'block', 'char']) assert.equal(isPortablyInherited(kind(k), devNull), true, k);
+  assert.equal(isPortablyInherited(kind('char', 6, 3), devNull), false, "Node's own /dev/null");
+  assert.equal(isPortablyInherited(kind('char', 6, 3), null), true, 'no /dev/null known: every device');
+  for (const k of ['fifo', 'socket', 'anon']) assert.equal(isPortablyInherited(kind(k), devNull), false, k);
 });

@@ -22,6 +22,7 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
   });
   const outcome: SupervisedOutcome = {
     spawned: { pid: 1, start: '1' },
+    versionProof: 'file',
     spawnError: null,
     exit: { code: 0, signal: null },
     cleanup: {
@@ -39,6 +40,8 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
     stderrTail: '',
     stderrBytes: 0,
     fallbackKilled: 0,
+    fallbackLeft: 0,
+    fallbackError: null,
     fallbackProof: null,
     crashText: null,
   };

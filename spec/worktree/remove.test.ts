@@ -31,6 +31,8 @@ interface Scene {
   populated?: readonly string[];
   /** The lock each `worktree list` shows, per listing (the last repeats); `lock` when absent. */
   locks?: ReadonlyArray<string | null>;
+  /** The platform cannot read any process's cwd (darwin): the withCwd answer, with why. */
+  unverifiable?: string;
   /** inUse answers, per call (the last repeats). */
   inUse?: readonly boolean[];
   force?: boolean;
@@ -71,6 +73,7 @@ function stage(scene: Scene) {
     },
     processes: {
       withCwd: (matches) => {
+        if (scene.unverifiable !== undefined) return { unverifiable: scene.unverifiable };
         const table = scene.cwds?.[Math.min(looks++, (scene.cwds?.length ?? 1) - 1)] ?? [];
         return { pids: table.filter(([, cwd]) => matches(cwd)).map(([pid]) => pid), unreadable: 2 };
       },
@@ -103,6 +106,11 @@ async function refusedEitherWay(scene: Scene, code: string): Promise<string> {
 }
 
 describe('claude.worktree.remove refuses what it does not own', () => {
+  it('occupancy that cannot be read (darwin): worktree_occupancy_unverifiable, with or without force, why named', async () => {
+    const message = await refusedEitherWay({ unverifiable: 'no /proc on macOS' }, 'worktree_occupancy_unverifiable');
+    assert.match(message, /no \/proc on macOS/);
+  });
+
   it('a lock naming a live pid: worktree_lock_live, the pid as evidence', async () => {
     const message = await refusedEitherWay({ lock: 'claude session live (pid 4242)', pidPresence: 'lives' }, 'worktree_lock_live');
     assert.match(message, /pid 4242/);

@@ -20,7 +20,8 @@ export const PS_LADDER_POLL_MS = 100;
 export function cleanUp(s: SupervisorState, interrupt: boolean, why: string): void {
   if (s.cleaning) return;
   s.cleaning = true;
-  process.stdin.pause();
+  // The control pipe stays read: table answers (and its EOF) still matter to the ladder, which waits for none.
+  s.tables.hurry();
   s.probe?.cancel();
   const running = s.native;
   const timings = s.spec ?? { ...PROBE_ONLY_LADDER, trackIntervalMs: PROBE_TRACK_INTERVAL_MS };

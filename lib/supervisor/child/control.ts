@@ -2,6 +2,7 @@
 import { RUN_MARKER_PATTERN, TERMINATE_REASONS, type CommandSpec, type ControlMessage, type RunPlacement } from '../protocol.ts';
 import { isPlainObject, parseJsonObject } from '../../util/json.ts';
 import { isFileIdOrNull } from '../file-id.ts';
+import { parseTableAnswer } from '../table-wire.ts';
 
 const MAX_GRACE_MS = 10 * 60 * 1000;
 /** A probe answers within minutes or not at all. */
@@ -12,6 +13,8 @@ type Command = CommandSpec & RunPlacement;
 export function parseControlLine(line: string): ControlMessage | null {
   const value = parseJsonObject(line);
   if (value === null) return null;
+  // The server's answer to a table request: off-shape is malformed like any other line, never a table.
+  if (value['type'] === 'table') return parseTableAnswer(value, Buffer.byteLength(line));
   if (value['type'] === 'terminate') {
     const reason = value['reason'];
     const known = TERMINATE_REASONS.find((r) => r === reason);

@@ -20,6 +20,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { hasChildren, readProcStatLine } from '../../process/proc-table.ts';
 import { fileIdentity } from '../file-id.ts';
+import type { VersionProof } from '../protocol.ts';
 
 /** The checked file: its identity, and whether exec runs that very file (ELF), read of the same file. */
 export interface CheckedFile {
@@ -45,8 +46,16 @@ export interface PinnedFile extends CheckedFile {
   release(): void;
 }
 
-/** Opens and identifies `path` (identity and kind read from the one open file); null when it cannot. */
-export function pinFile(path: string, name: string = process.getBuiltinModule('node:path').basename(path)): PinnedFile | null {
+/**
+ * Opens and identifies `path` (identity and kind read from the one open file); null when it cannot. Only on
+ * Linux (`viaProc`) is machine code exec'd through /proc/<supervisor>/fd; elsewhere everything runs by its
+ * path, bound to the identity fstat read here.
+ */
+export function pinFile(
+  path: string,
+  name: string = process.getBuiltinModule('node:path').basename(path),
+  viaProc = true,
+): PinnedFile | null {
   const fs = process.getBuiltinModule('node:fs');
   const { join } = process.getBuiltinModule('node:path');
   if (!path.startsWith('/')) return null;
@@ -63,7 +72,7 @@ export function pinFile(path: string, name: string = process.getBuiltinModule('n
     const id = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
     const head = Buffer.alloc(4);
     const machineCode = fs.readSync(fd, head, 0, 4, 0) === 4 && head.equals(ELF_MAGIC);
-    if (!machineCode) {
+    if (!machineCode || !viaProc) {
       release();
       return { id, machineCode, execPath: path, execName: null, release };
     }
@@ -108,12 +117,13 @@ export const UNBOUND_PROBE: ProbeWatch = { settle: () => ({ fileId: null, imageI
  * Watches a probe just spawned from `path` through `pinned`: what answered, at each stdout chunk. Call it
  * synchronously after spawn, before the event loop can reap the child.
  */
-export function watchProbe(child: ChildProcess, path: string, pinned: PinnedFile | null): ProbeWatch {
+export function watchProbe(child: ChildProcess, path: string, pinned: PinnedFile | null, viaProc = true): ProbeWatch {
   const pid = child.pid;
   if (pid === undefined || pinned === null) return UNBOUND_PROBE;
   const before = pinned;
-  // A script starts as its interpreter, whose image says nothing about the script: bound to no image.
-  let answer: string | null | undefined = before.machineCode ? undefined : null;
+  // A script starts as its interpreter, whose image says nothing about the script: bound to no image. Without
+  // /proc no image can be read at all: the answer is bound to the file only.
+  let answer: string | null | undefined = before.machineCode && viaProc ? undefined : null;
   child.stdout?.on('data', () => {
     if (answer === null) return;
     // Once Node reaped the child its pid may be another process's; until then /proc/<pid> is the probe.
@@ -161,6 +171,29 @@ export function nativeImageMismatch(
   return stat?.fields[0] === 'Z'
     ? "it exited before its image could be read, under another file's name"
     : 'its running image could not be read';
+}
+
+/**
+ * What the run's version check binds the native just spawned (unreaped, not refused) to, as
+ * VersionProof says. Only Linux (`viaProc`) reads an image; a script or any file elsewhere is bound by its
+ * identity, read from the path again right after the spawn.
+ */
+export function versionProofOf(
+  pid: number,
+  path: string,
+  file: (CheckedFile & { readonly execName?: string | null }) | null,
+  expect: { readonly fileId: string | null; readonly imageId: string | null },
+  viaProc: boolean,
+): VersionProof {
+  if (expect.fileId === null || file === null || file.id !== expect.fileId) return 'path';
+  if (viaProc && file.machineCode && expect.imageId !== null) {
+    const image = imageIdentity(pid);
+    if (image !== null && image === expect.imageId) return 'image';
+    // Exited already (no image): it ran the pinned inode if it still bears the link's name.
+    const stat = image === null ? readProcStatLine(pid) : null;
+    if (stat?.fields[0] === 'Z' && file.execName != null && stat.comm === file.execName && expect.imageId === expect.fileId) return 'image';
+  }
+  return fileIdentity(path) === expect.fileId ? 'file' : 'path';
 }
 
 /**

@@ -2,10 +2,15 @@
  * Descriptor hygiene for the supervisor process.
  * libuv's spawn passes through every inherited descriptor that lacks O_CLOEXEC (only the ones Node itself
  * opens are marked), so a descriptor leaked into the adapter would reach the native CLI. Everything Node
- * opens carries O_CLOEXEC; an fd above 2 without it was inherited, and the supervisor closes it.
+ * opens carries O_CLOEXEC; an fd above 2 without it was inherited, and the supervisor closes it. On Linux
+ * /proc/self/fdinfo shows the flag. Elsewhere (and when the platform is unknown) Node offers no fcntl: the
+ * portable path fstat-probes fds 3 to FD_PROBE_MAX and closes what Node never holds at this point (regular
+ * files, directories, devices other than /dev/null); a leaked pipe or socket cannot be told from Node's
+ * own event-loop pipes there and stays (docs/supervisor.md).
  */
-import { closeSync, createWriteStream, fstatSync, openSync, readdirSync } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, openSync, readdirSync, statSync, type Stats } from 'node:fs';
 import type { Writable } from 'node:stream';
+import type { SupportedPlatform } from '../../process/platform.ts';
 import { readProcFile } from '../../process/proc-table.ts';
 
 const O_CLOEXEC = 0o2000000;
@@ -16,8 +21,48 @@ export function isCloseOnExec(fdinfo: string): boolean {
   return match === null || (parseInt(match[1] ?? '0', 8) & O_CLOEXEC) !== 0;
 }
 
-/** Closes inherited descriptors above 2; returns how many were closed. */
-export function closeInheritedFds(): number {
+/** The portable path probes descriptors 3 up to (not including) this one: a leak above it stays. */
+export const FD_PROBE_MAX = 1024;
+
+/**
+ * Pure: whether the portable path closes a descriptor of this kind. Node holds pipes, sockets, kqueue or
+ * epoll descriptors and /dev/null of its own when the supervisor starts, never a file, directory or other
+ * device; those are inherited.
+ */
+export function isPortablyInherited(
+  st: Pick<Stats, 'isFile' | 'isDirectory' | 'isBlockDevice' | 'isCharacterDevice' | 'dev' | 'ino'>,
+  devNull: { readonly dev: number; readonly ino: number } | null,
+): boolean {
+  if (st.isFile() || st.isDirectory() || st.isBlockDevice()) return true;
+  return st.isCharacterDevice() && !(devNull !== null && st.dev === devNull.dev && st.ino === devNull.ino);
+}
+
+/** Closes inherited descriptors above 2 as the platform allows; returns how many were closed. */
+export function closeInheritedFds(platform: SupportedPlatform | null): number {
+  return platform === 'linux' ? closeUncloexecFds() : closeFdsPortably();
+}
+
+function closeFdsPortably(): number {
+  let devNull: { dev: number; ino: number } | null = null;
+  try {
+    devNull = statSync('/dev/null');
+  } catch {
+    // no /dev/null to spare: every character device counts as inherited
+  }
+  let closed = 0;
+  for (let fd = 3; fd < FD_PROBE_MAX; fd++) {
+    try {
+      if (!isPortablyInherited(fstatSync(fd), devNull)) continue;
+      closeSync(fd);
+      closed++;
+    } catch {
+      // EBADF: not open
+    }
+  }
+  return closed;
+}
+
+function closeUncloexecFds(): number {
   let closed = 0;
   let names: string[];
   try {

@@ -23,7 +23,8 @@ export function runProbe(s: SupervisorState, message: ProbeMessage): void {
   const runTracker = s.scope === null ? track(s, PROBE_TRACK_INTERVAL_MS) : null;
   // The answer is bound to the file (and to the image that gave it) only as exe-check.ts proves it.
   // It runs the very file it identified (held open), under a random name that any later exec replaces.
-  const pinned = pinFile(message.file, newProbeName());
+  const viaProc = s.platform === 'linux';
+  const pinned = pinFile(message.file, newProbeName(), viaProc);
   let watch = UNBOUND_PROBE;
   let called = false;
   const started = spawnRunProcess(s, () => {
@@ -41,7 +42,7 @@ export function runProbe(s: SupervisorState, message: ProbeMessage): void {
     return refuse(CGROUP_REFUSED_MESSAGE);
   }
   if (started !== null) {
-    watch = watchProbe(started.child, message.file, pinned);
+    watch = watchProbe(started.child, message.file, pinned, viaProc);
     s.probe = started;
     adopt(s, started.child, runTracker);
   }

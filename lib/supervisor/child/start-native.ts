@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { RUN_MARKER_ENV, SPAWN_ERROR_FILE_CHANGED, SPAWN_ERROR_NO_CODE } from '../protocol.ts';
 import { readProcStat } from '../../process/proc-table.ts';
 import { cleanUp } from './clean-up.ts';
-import { nativeImageMismatch, pinFile, type PinnedFile } from './exe-check.ts';
+import { nativeImageMismatch, pinFile, versionProofOf, type PinnedFile } from './exe-check.ts';
 import { releaseStdout } from './fds.ts';
 import type { RunTracker } from './tracker.ts';
 import {
@@ -25,7 +25,8 @@ export function startNative(s: SupervisorState, message: SpawnMessage): void {
   const runTracker = s.scope === null ? track(s, message.trackIntervalMs) : null;
   // The file to run must be the very file whose version a probe checked (it could have been replaced
   // since): refuse it before anything starts, and run the very inode checked (held open, exe-check.ts).
-  const checked = message.expectFileId === null ? null : pinFile(message.file);
+  const viaProc = s.platform === 'linux';
+  const checked = message.expectFileId === null ? null : pinFile(message.file, undefined, viaProc);
   if (message.expectFileId !== null && checked?.id !== message.expectFileId) {
     checked?.release();
     return refuseSpawn(s, SPAWN_ERROR_FILE_CHANGED, `${message.file} is no longer the file whose version was checked; it was not started`);
@@ -68,14 +69,17 @@ function onSpawned(
   s.native = child;
   releaseStdout();
   adopt(s, child, runTracker);
-  const mismatch = nativeImageMismatch(pid, checked, message.expectFileId, message.expectImageId);
+  // Without /proc no image can be read: the run is held to the file's identity before the spawn only.
+  const mismatch = s.platform === 'linux' ? nativeImageMismatch(pid, checked, message.expectFileId, message.expectImageId) : null;
   if (mismatch !== null) {
     // Our unreaped child: its pid is still its own. Killed outright, then the ladder proves the rest gone.
     child.kill('SIGKILL');
     return refuseSpawn(s, SPAWN_ERROR_FILE_CHANGED, `${message.file} was killed as it started: ${mismatch}`);
   }
-  const stat = readProcStat(pid);
-  reportLine(s, { type: 'spawned', pid, start: stat?.start ?? '0', pgid: stat?.pgid ?? s.selfPid });
+  const stat = s.platform === 'linux' ? readProcStat(pid) : null;
+  const expect = { fileId: message.expectFileId, imageId: message.expectImageId };
+  const proof = versionProofOf(pid, message.file, checked, expect, s.platform === 'linux');
+  reportLine(s, { type: 'spawned', pid, start: stat?.start ?? '0', pgid: stat?.pgid ?? s.selfPid, version_proof: proof });
   if (child.stdin) {
     child.stdin.on('error', () => {});
     child.stdin.end(message.stdin ?? '');

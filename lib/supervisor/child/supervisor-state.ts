@@ -7,9 +7,10 @@ import { RUN_MARKER_ENV, STDERR_TAIL_MAX_BYTES, type ControlMessage, type Report
 import { identityOf, type ProcStat } from '../../process/proc-stat.ts';
 import { environMarker, processUid, readProcStat } from '../../process/proc-table.ts';
 import { createProcView, type ProcView } from '../../process/proc-view.ts';
+import type { SupportedPlatform } from '../../process/platform.ts';
 import { readPsTable } from '../../process/ps-source.ts';
 import type { PsTableResult } from '../../process/ps-table.ts';
-import { startPsTracking } from './ps-tracking.ts';
+import { PS_TRACK_INTERVAL_MS, startPsTracking } from './ps-tracking.ts';
 import { createPsRunTracker, type PsRunTracker } from './ps-tracker.ts';
 import { openCgroupScope, type CgroupScope } from './cgroup-scope.ts';
 import { openWritableFd } from './fds.ts';
@@ -17,6 +18,8 @@ import type { RunningProbe } from './probe.ts';
 import { createSink, type Sink } from './sink.ts';
 import { createByteTail, type ByteTail } from './stderr-tail.ts';
 import { createRunTracker, type RunTracker } from './tracker.ts';
+import { createTableClient, type TableClient } from './table-client.ts';
+import { systemClock } from '../../util/clock.ts';
 
 export type SpawnMessage = Extract<ControlMessage, { type: 'spawn' }>;
 export type ProbeMessage = Extract<ControlMessage, { type: 'probe' }>;
@@ -36,6 +39,8 @@ const IDLE_EMPTY_SCANS = 2;
 const FULL_SCAN_EVERY_MS = 5000;
 
 export interface SupervisorState {
+  /** The server's platform decision, from the command line; null when none was given (nothing is started). */
+  readonly platform: SupportedPlatform | null;
   readonly report: Sink;
   readonly tail: ByteTail;
   readonly selfPid: number;
@@ -63,11 +68,15 @@ export interface SupervisorState {
   /** Every process the supervisor started that has not been reaped yet. */
   readonly unreaped: Set<ChildProcess>;
   cleaning: boolean;
+  /** Process tables on the portable source: asked of the server, else read by the supervisor's own ps. */
+  readonly tables: TableClient;
   stopTracking: () => void;
   settleStderr: (graceMs: number) => Promise<void>;
 }
 
 export interface SupervisorOptions {
+  /** The server's platform decision, from the command line; null when none was given (nothing is started). */
+  readonly platform: SupportedPlatform | null;
   /**
    * Follow the run through `ps` tables (the portable source) read by this function instead of /proc; null: /proc
    * or the run's cgroup. The supervisor then opens no file of /proc for tracking or cleanup. Contract: each call
@@ -83,17 +92,28 @@ export function ownPsTables(): Promise<PsTableResult> {
 }
 
 /** The state before any command came; reports go to fd 2 (fd 1 is never opened as a stream, see supervisor.ts). */
-export function createSupervisorState(options: SupervisorOptions = { readTable: null }): SupervisorState {
+export function createSupervisorState(options: SupervisorOptions = { platform: 'linux', readTable: null }): SupervisorState {
+  const { platform } = options;
   const report = createSink(openWritableFd(2));
   const tail = createByteTail(STDERR_TAIL_MAX_BYTES);
   const selfPid = process.pid;
-  const selfStat = options.readTable === null ? readProcStat(selfPid) : null;
-  return {
+  // /proc only on Linux and not under the portable source. Elsewhere the server started it detached (setsid):
+  // it leads its own group.
+  const selfStat = platform === 'linux' && options.readTable === null ? readProcStat(selfPid) : null;
+  const tables = createTableClient({
+    send: (line) => {
+      report.write(line);
+    },
+    readOwnTable: options.readTable ?? ownPsTables,
+    clock: systemClock,
+  });
+  const s: SupervisorState = {
+    platform,
     report,
     tail,
     selfPid,
     selfStat,
-    groupMode: selfStat?.pgid === selfPid,
+    groupMode: selfStat === null ? true : selfStat.pgid === selfPid,
     selfUid: process.getuid?.() ?? -1,
     marker: null,
     cgroupBase: undefined,
@@ -103,16 +123,20 @@ export function createSupervisorState(options: SupervisorOptions = { readTable: 
     spec: null,
     native: null,
     tracker: null,
-    readTable: options.readTable,
+    // The portable source asks the server first (one ps per server, shared with the other runs); tracking
+    // offers to wait its interval for that ps, cleanup does not wait.
+    readTable: options.readTable === null ? null : () => tables.readTable(s.cleaning ? 0 : PS_TRACK_INTERVAL_MS),
     psTracker: null,
     psPending: null,
     probe: null,
     probesRun: 0,
     unreaped: new Set<ChildProcess>(),
     cleaning: false,
+    tables,
     stopTracking: () => {},
     settleStderr: () => Promise.resolve(),
   };
+  return s;
 }
 
 export function reportLine(s: SupervisorState, message: ReportMessage): void {
@@ -253,6 +277,6 @@ export function adopt(s: SupervisorState, child: ChildProcess, runTracker: RunTr
   }
   if (runTracker === null) return;
   // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
-  const stat = child.pid === undefined ? null : readProcStat(child.pid);
+  const stat = child.pid === undefined || s.platform !== 'linux' ? null : readProcStat(child.pid);
   if (stat !== null) runTracker.addRoot(identityOf(stat));
 }

@@ -6,7 +6,13 @@
  * Phases: placement (supervisor-state.ts), probes (run-probe.ts), the run (start-native.ts), cleanup
  * (clean-up.ts), all over one SupervisorState.
  */
-import { CONTROL_LINE_MAX_BYTES, SPAWN_ERROR_NO_CGROUP, type ControlMessage } from '../protocol.ts';
+import {
+  CONTROL_LINE_MAX_BYTES,
+  parsePlatformArg,
+  SPAWN_ERROR_NO_CGROUP,
+  SPAWN_ERROR_NO_PLATFORM,
+  type ControlMessage,
+} from '../protocol.ts';
 import { assertNever } from '../../util/assert-never.ts';
 import { createLineSplitter } from '../../util/line-splitter.ts';
 import { cleanUp } from './clean-up.ts';
@@ -25,18 +31,24 @@ import {
   type SupervisorState,
 } from './supervisor-state.ts';
 
+const NO_PLATFORM_MESSAGE = 'the supervisor was not told its platform (one --platform=linux|darwin argument); it starts nothing';
+
 const SHIELDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-/** The cleanup source the adapter chose, from the supervisor's command line (lib/supervisor/parent/supervisor-command.ts). */
-export function supervisorOptionsFrom(argv: readonly string[]): SupervisorOptions {
-  return { readTable: argv.includes(SUPERVISOR_PS_SCAN_ARG) ? ownPsTables : null };
+/**
+ * The server's decisions, from the supervisor's command line (lib/supervisor/parent/supervisor-command.ts): its
+ * platform (`--platform=`; never process.platform) and the cleanup source. On darwin `ps` is the only source.
+ */
+export function supervisorOptionsFrom(args: readonly string[]): SupervisorOptions {
+  const platform = parsePlatformArg(args);
+  return { platform, readTable: args.includes(SUPERVISOR_PS_SCAN_ARG) || platform === 'darwin' ? ownPsTables : null };
 }
 
 /** Runs the supervisor on this process's stdio; it exits the process itself once the report is written. */
-export function runSupervisor(options: SupervisorOptions = supervisorOptionsFrom(process.argv)): void {
+export function runSupervisor(options: SupervisorOptions = supervisorOptionsFrom(process.argv.slice(2))): void {
   // Group signals (SIGTERM to -pgid) reach the supervisor too; it must outlive them to report.
   for (const signal of SHIELDED_SIGNALS) process.on(signal, () => {});
-  closeInheritedFds();
+  closeInheritedFds(options.platform);
   // fd 1 is never opened as a stream here: that would make the descriptor non-blocking, and the native
   // process shares it.
   const s = createSupervisorState(options);
@@ -54,6 +66,8 @@ export function runSupervisor(options: SupervisorOptions = supervisorOptionsFrom
   });
   const onEof = (): void => {
     splitter.end();
+    // The server is done or gone: no table answer will come, so tables come from the supervisor's own ps.
+    s.tables.onControlEnd();
     cleanUp(s, true, 'control_eof');
   };
   process.stdin.once('end', onEof);
@@ -61,10 +75,20 @@ export function runSupervisor(options: SupervisorOptions = supervisorOptionsFrom
 }
 
 function onControl(s: SupervisorState, message: ControlMessage | null): void {
+  // Table answers are routed in every phase: the ladder reads tables while it cleans up.
+  if (message?.type === 'table') {
+    if (!s.tables.onAnswer(message)) refuseControl(s);
+    return;
+  }
   if (s.cleaning) return;
+  if (s.platform === null) {
+    // Not told its platform: it could not know which process layer to use, so it starts nothing.
+    if (s.spec === null) reportLine(s, { type: 'spawn_error', code: SPAWN_ERROR_NO_PLATFORM, message: NO_PLATFORM_MESSAGE });
+    cleanUp(s, true, 'no_platform');
+    return;
+  }
   if (message === null || (message.type !== 'terminate' && !takePlacement(s, message))) {
-    if (s.spec === null) reportLine(s, { type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
-    cleanUp(s, true, 'bad_control');
+    refuseControl(s);
     return;
   }
   const refused = message.type === 'terminate' ? null : refusedPlacement(s);
@@ -87,4 +111,11 @@ function onControl(s: SupervisorState, message: ControlMessage | null): void {
     default:
       assertNever(message);
   }
+}
+
+/** A malformed control line ends the run (a table answer to no request is one too). */
+function refuseControl(s: SupervisorState): void {
+  if (s.cleaning) return;
+  if (s.spec === null) reportLine(s, { type: 'spawn_error', code: 'BAD_CONTROL', message: 'malformed control message' });
+  cleanUp(s, true, 'bad_control');
 }

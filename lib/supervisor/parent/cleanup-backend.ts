@@ -1,12 +1,14 @@
 /**
  * Which proof of cleanup this process's supervisors use: a cgroup v2 of each run's own (the kernel says when
  * nothing of the run is left), /proc tracking where no writable cgroup can be had, or the portable source
- * (`ps` tables and signals only) when chosen. Chosen once per
- * process: the answer depends on where this process sits in the cgroup tree, which does not change.
+ * (signals and the system `ps`), the only one on macOS. Chosen once per process: the answer depends on the
+ * platform and on where this process sits in the cgroup tree, neither of which changes. On darwin nothing
+ * here reads /proc or a cgroup file: detection is never attempted.
  */
 import { detectOwnCgroup, sweepDeadCgroups, type CgroupDetection, type CgroupUnavailableReason } from '../../process/cgroup.ts';
 import { describeCgroupSweep } from '../../process/cgroup-paths.ts';
 import { selfOwner } from '../../process/proc-table.ts';
+import { supportedPlatform, type SupportedPlatform } from '../../process/platform.ts';
 import type { JsonObject } from '../../util/json.ts';
 
 export const CLEANUP_BACKEND_OPTIONS = ['auto', 'cgroup', 'process_scan', 'ps_scan'] as const;
@@ -23,21 +25,40 @@ export type CleanupBackend =
   | { readonly kind: 'process_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string }
   | { readonly kind: 'ps_scan'; readonly reason: CgroupUnavailableReason; readonly detail: string };
 
-/** The forced backend cannot be had (`cgroup` asked for where no writable cgroup exists). */
+/**
+ * The forced backend cannot be had: `cgroup` asked for where no writable cgroup exists, or `cgroup` or
+ * `process_scan` on a platform without cgroups and /proc (reason `platform`).
+ */
 export class CleanupBackendUnavailable extends Error {
   readonly reason: CgroupUnavailableReason;
-  constructor(reason: CgroupUnavailableReason, detail: string) {
-    super(`the cgroup cleanup backend is not available here (${reason}): ${detail}`);
+  readonly backend: 'cgroup' | 'process_scan';
+  constructor(reason: CgroupUnavailableReason, detail: string, backend: 'cgroup' | 'process_scan' = 'cgroup') {
+    super(`the ${backend} cleanup backend is not available here (${reason}): ${detail}`);
     this.name = 'CleanupBackendUnavailable';
     this.reason = reason;
+    this.backend = backend;
   }
 }
 
-/** Pure: the backend an option and a detection give; throws when `cgroup` is forced and unavailable. */
-export function chooseCleanupBackend(option: CleanupBackendOption, detect: () => CgroupDetection): CleanupBackend {
+/** On macOS the portable source is the only one: no cgroups, no /proc. */
+const DARWIN_DETAIL = 'macOS has no cgroups and no /proc: cleanup is proven by signals and the system ps';
+
+/**
+ * Pure: the backend an option, a platform and a detection give; throws when a forced backend is unavailable.
+ * `detect` is called only on Linux, and only when the option may take a cgroup.
+ */
+export function chooseCleanupBackend(
+  option: CleanupBackendOption,
+  detect: () => CgroupDetection,
+  platform: SupportedPlatform = 'linux',
+): CleanupBackend {
+  if (platform === 'darwin') {
+    if (option === 'cgroup' || option === 'process_scan') throw new CleanupBackendUnavailable('platform', DARWIN_DETAIL, option);
+    return { kind: 'ps_scan', reason: 'platform', detail: DARWIN_DETAIL };
+  }
+  if (option === 'ps_scan') return { kind: 'ps_scan', reason: 'forced_off', detail: 'the ps_scan backend was chosen explicitly' };
   if (option === 'process_scan')
     return { kind: 'process_scan', reason: 'forced_off', detail: 'the process_scan backend was chosen explicitly' };
-  if (option === 'ps_scan') return { kind: 'ps_scan', reason: 'forced_off', detail: 'the ps_scan backend was chosen explicitly' };
   const found = detect();
   if (found.ok) return { kind: 'cgroup', base: found.base, kill: found.kill, forced: option === 'cgroup' };
   if (option === 'cgroup') throw new CleanupBackendUnavailable(found.reason, found.detail);
@@ -67,8 +88,12 @@ export function detectOnce(): CgroupDetection {
  * The backend for `option` in this process. With a cgroup, the cgroups that supervisors of dead servers
  * left (a server and its supervisor both killed) are swept now: their owners are gone, nobody else ends them.
  */
-export function cleanupBackendFor(option: CleanupBackendOption = 'auto', log?: (line: string) => void): CleanupBackend {
-  const backend = chooseCleanupBackend(option, detectOnce);
+export function cleanupBackendFor(
+  option: CleanupBackendOption = 'auto',
+  platform: SupportedPlatform = supportedPlatform(),
+  log?: (line: string) => void,
+): CleanupBackend {
+  const backend = chooseCleanupBackend(option, detectOnce, platform);
   if (backend.kind === 'cgroup') sweepOnce(backend.base, log);
   return backend;
 }
@@ -85,13 +110,15 @@ function sweepOnce(base: string, log: ((line: string) => void) | undefined): voi
 }
 
 /**
- * The capabilities' account of how cleanup is proven, and for the fallback why. `fallbackRuns`: runs whose
- * own cgroup could not be made, tracked through /proc instead (`auto` only; null with the process_scan backend).
+ * The capabilities' and `check`'s account of how cleanup is proven, on which platform, and for a fallback why.
+ * `fallbackRuns`: runs whose own cgroup could not be made, tracked through /proc instead (`auto` only; null
+ * without the cgroup backend).
  */
-export function describeCleanup(cleanup: CleanupBackend, fallbackRuns = 0): JsonObject {
+export function describeCleanup(cleanup: CleanupBackend, platform: SupportedPlatform = supportedPlatform(), fallbackRuns = 0): JsonObject {
   return cleanup.kind === 'cgroup'
     ? {
         backend: 'cgroup',
+        platform,
         cgroup: cleanup.base,
         kill: cleanup.kill,
         forced: cleanup.forced,
@@ -101,6 +128,7 @@ export function describeCleanup(cleanup: CleanupBackend, fallbackRuns = 0): Json
       }
     : {
         backend: cleanup.kind,
+        platform,
         cgroup: null,
         kill: null,
         forced: false,

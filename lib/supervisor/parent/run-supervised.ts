@@ -11,11 +11,13 @@
  */
 import { identityOf } from '../../process/proc-stat.ts';
 import { readProcStat } from '../../process/proc-table.ts';
+import { supportedPlatform, type SupportedPlatform } from '../../process/platform.ts';
 import { cleanupBackendFor, type CleanupBackend } from './cleanup-backend.ts';
-import type { ControlMessage, ProbeOutcome, TerminateReason } from '../protocol.ts';
+import { platformArg, type ControlMessage, type ProbeOutcome, type TerminateReason } from '../protocol.ts';
 import { SUPERVISOR_PS_SCAN_ARG } from '../supervisor-args.ts';
 import { getSupervisorCommand, getSupervisorEnv, type SupervisorCommand } from './supervisor-command.ts';
 import { openLink, sendControl, type SupervisedHooks, type SupervisedOutcome, type SupervisorLink } from './supervisor-link.ts';
+import { getServerTableSource, type TableSource } from './table-source.ts';
 
 export { getSupervisorCommand };
 export type { SupervisorCommand };
@@ -63,6 +65,10 @@ export interface PrepareOptions {
   readonly cleanup?: CleanupBackend;
   /** Called once when the run was to have a cgroup and its report says it was tracked through /proc instead. */
   readonly onFallback?: () => void;
+  /** The platform decision the supervisor is told (default: this process's, lib/process/platform.ts). */
+  readonly platform?: SupportedPlatform;
+  /** Where its table requests go (default: this server's one source, shared by all its supervisors). */
+  readonly tables?: TableSource;
 }
 
 /**
@@ -116,25 +122,31 @@ export function newRunMarker(): string {
 /** Spawns a supervisor that waits for its run; nothing runs until `probe` or `start`. */
 export function prepareSupervisor(command: SupervisorCommand = getSupervisorCommand(), options: PrepareOptions = {}): PreparedSupervisor {
   const marker = options.marker ?? newRunMarker();
-  const cleanupBackend = options.cleanup ?? cleanupBackendFor();
+  const platform = options.platform ?? supportedPlatform();
+  const cleanupBackend = options.cleanup ?? cleanupBackendFor('auto', platform);
   const cgroup = cleanupBackend.kind === 'cgroup' ? cleanupBackend.base : null;
   const cgroupRequired = cleanupBackend.kind === 'cgroup' && cleanupBackend.forced;
   // child_process is loaded at the first supervisor, not at startup (docs/benchmarks.md, cold start).
-  const args = cleanupBackend.kind === 'ps_scan' ? [...command.args, SUPERVISOR_PS_SCAN_ARG] : [...command.args];
+  // The server's decisions go on the command line: the cleanup source, and last the platform.
+  const args = [...command.args, ...(cleanupBackend.kind === 'ps_scan' ? [SUPERVISOR_PS_SCAN_ARG] : []), platformArg(platform)];
   const child = process.getBuiltinModule('node:child_process').spawn(command.file, args, {
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: getSupervisorEnv(process.env),
     windowsHide: true,
   });
-  const supervisorStat = child.pid === undefined ? null : readProcStat(child.pid);
+  // No /proc on darwin: the fallback there ends only what the supervisor reported (fallback-kill.ts).
+  const supervisorStat = child.pid === undefined || platform !== 'linux' ? null : readProcStat(child.pid);
   const supervisorId = supervisorStat ? identityOf(supervisorStat) : null;
+  const tables = options.tables ?? getServerTableSource();
   const link = openLink(child, {
     marker,
     cgroup,
     cgroupRequired,
     supervisorId,
     fallbackGraceMs: DEFAULT_KILL_GRACE_MS,
+    platform,
+    tables,
     ...(options.onFallback === undefined ? {} : { onFallback: options.onFallback }),
   });
   return {

@@ -14,8 +14,14 @@ import {
   type ProbeOutcome,
   type ProcessIdentity,
   type ReportMessage,
+  type TableAnswerMessage,
+  type TableRequest,
+  type VersionProof,
 } from '../protocol.ts';
-import { killLeftovers } from './fallback-kill.ts';
+import { formatTableAnswer } from '../table-wire.ts';
+import type { TableAsker, TableSource } from './table-source.ts';
+import { endReportedNative, killLeftovers } from './fallback-kill.ts';
+import type { SupportedPlatform } from '../../process/platform.ts';
 import { endLostRunCgroup } from './lost-cgroup.ts';
 import { readReports, type ReportReader } from './report-reader.ts';
 import { readInSlices, type SlicedReader } from './sliced-reader.ts';
@@ -34,6 +40,8 @@ export type CleanupReport = Extract<ReportMessage, { type: 'cleanup' }>;
 
 export interface SupervisedOutcome {
   readonly spawned: ProcessIdentity | null;
+  /** What the version check bound the native to (the `spawned` report's); null when none was reported. */
+  readonly versionProof: VersionProof | null;
   readonly spawnError: { readonly code: string; readonly message: string } | null;
   readonly exit: { readonly code: number | null; readonly signal: string | null } | null;
   /** null: no explicit report arrived, so cleanup is unconfirmed. */
@@ -44,6 +52,13 @@ export interface SupervisedOutcome {
   readonly stderrBytes: number;
   /** Processes the adapter itself SIGKILLed because the supervisor left no cleanup report. */
   readonly fallbackKilled: number;
+  /**
+   * Processes of the run the darwin fallback saw but left alone (not proven the run's without the supervisor's
+   * record; only the reported native is ended there); 0 on Linux.
+   */
+  readonly fallbackLeft: number;
+  /** Why the darwin fallback could not look (its ps failed), else null. */
+  readonly fallbackError: string | null;
   /**
    * 'cgroup' when the supervisor left no report but the adapter ended the run's cgroup and the kernel showed
    * it empty (then removed): cleanup is proven all the same. null otherwise.
@@ -68,6 +83,10 @@ export interface LinkPlacement {
   readonly supervisorId: ProcessIdentity | null;
   /** How long the fallback gives a lost run's cgroup to empty after SIGKILL. */
   readonly fallbackGraceMs: number;
+  /** The server's platform decision: off Linux the fallback reads one ps table, never /proc. */
+  readonly platform: SupportedPlatform;
+  /** The server's one table source, which answers the supervisor's table requests (ps_scan). */
+  readonly tables: TableSource;
 }
 
 export interface SupervisorLink extends LinkPlacement {
@@ -76,6 +95,7 @@ export interface SupervisorLink extends LinkPlacement {
   phase: 'idle' | 'started' | 'disposed';
   // What the reports said.
   spawned: ProcessIdentity | null;
+  versionProof: VersionProof | null;
   spawnError: SupervisedOutcome['spawnError'];
   exit: SupervisedOutcome['exit'];
   cleanup: CleanupReport | null;
@@ -92,11 +112,16 @@ export interface SupervisorLink extends LinkPlacement {
   // The pipes and the end.
   readonly stdout: SlicedReader;
   readonly reports: ReportReader;
+  /** This supervisor as the table source sees it: answers go to its control pipe. */
+  readonly tableAsker: TableAsker;
   supervisorExit: SupervisedOutcome['supervisorExit'];
   pipeTimer: NodeJS.Timeout | null;
   settled: boolean;
   fallbackKilled: number;
+  fallbackLeft: number;
+  fallbackError: string | null;
   fallbackProof: 'cgroup' | null;
+  /** The fallback that must finish before the run settles: the lost run's cgroup, or the darwin ps look. */
   lostCgroup: Promise<void> | null;
   readonly done: Promise<SupervisedOutcome>;
   readonly exited: Promise<void>;
@@ -120,6 +145,7 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
     hooks: null,
     phase: 'idle',
     spawned: null,
+    versionProof: null,
     spawnError: null,
     exit: null,
     cleanup: null,
@@ -141,19 +167,26 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
         settleEarly(link);
       },
     ),
-    reports: readReports(
-      child.stderr,
-      (message) => {
+    reports: readReports(child.stderr, {
+      onMessage: (message) => {
         onReport(link, message);
       },
-      () => {
+      onTableRequest: (request) => onTableRequest(link, request),
+      onEnd: () => {
         settleEarly(link);
       },
-    ),
+    }),
+    tableAsker: {
+      answer: (id, answer, flushed) => {
+        writeControlLine(link, formatTableAnswer(id, answer), flushed);
+      },
+    },
     supervisorExit: null,
     pipeTimer: null,
     settled: false,
     fallbackKilled: 0,
+    fallbackLeft: 0,
+    fallbackError: null,
     fallbackProof: null,
     lostCgroup: null,
     done,
@@ -176,9 +209,28 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
   return link;
 }
 
-export function sendControl(link: SupervisorLink, message: ControlMessage): void {
-  if (!link.controlOpen) return;
-  link.child.stdin.write(JSON.stringify(message) + '\n');
+/** Sends one command; table answers have their own wire form (writeControlLine). */
+export function sendControl(link: SupervisorLink, message: Exclude<ControlMessage, TableAnswerMessage>): void {
+  writeControlLine(link, JSON.stringify(message) + '\n', () => {});
+}
+
+/** `written` runs once the line left for the pipe, or at once when the pipe is closed. */
+function writeControlLine(link: SupervisorLink, line: string, written: () => void): void {
+  if (!link.controlOpen) {
+    written();
+    return;
+  }
+  link.child.stdin.write(line, () => {
+    written();
+  });
+}
+
+/** A supervisor asks for a table: the server's source holds it, or it is refused at once (over its bound). */
+function onTableRequest(link: SupervisorLink, { id, waitMs }: TableRequest): boolean {
+  if (!link.controlOpen || link.settled) return false;
+  if (link.tables.request(link.tableAsker, id, waitMs)) return true;
+  writeControlLine(link, formatTableAnswer(id, { kind: 'refused', reason: 'too_many_pending' }), () => {});
+  return false;
 }
 
 function endProbes(link: SupervisorLink, outcome: ProbeOutcome): void {
@@ -202,6 +254,7 @@ function onReport(link: SupervisorLink, message: ReportMessage): void {
     }
     case 'spawned':
       link.spawned = { pid: message.pid, start: message.start };
+      link.versionProof = message.version_proof;
       break;
     case 'spawn_error':
       link.spawnError = { code: message.code, message: message.message };
@@ -238,17 +291,21 @@ function settleEarly(link: SupervisorLink): void {
 function settle(link: SupervisorLink): void {
   if (link.settled) return;
   link.settled = true;
+  link.tables.forget(link.tableAsker);
   link.reports.end();
   endProbes(link, { kind: 'spawn_error', message: 'the supervisor ended before the probe finished' });
-  const { spawned, spawnError, exit, supervisorExit, fallbackKilled, fallbackProof } = link;
+  const { spawned, versionProof, spawnError, exit, supervisorExit, fallbackKilled, fallbackLeft, fallbackError, fallbackProof } = link;
   const report: CleanupReport | null = link.cleanup;
   link.resolveDone({
     spawned,
+    versionProof,
     spawnError,
     exit,
     cleanup: report,
     supervisorExit,
     fallbackKilled,
+    fallbackLeft,
+    fallbackError,
     fallbackProof,
     crashText: link.reports.unparsedTail() === '' ? null : link.reports.unparsedTail(),
     stderrTail: report?.stderr_tail ?? '',
@@ -259,6 +316,7 @@ function settle(link: SupervisorLink): void {
 function onSupervisorExit(link: SupervisorLink, code: number | null, signal: NodeJS.Signals | null): void {
   link.supervisorExit = { code, signal };
   link.controlOpen = false;
+  link.tables.forget(link.tableAsker);
   link.child.stdin.destroy();
   // The supervisor exits by itself (code 0) only after its report was written; any other end means it
   // died mid-run. Act at once: every moment waited lets a dying native orphan its children.
@@ -278,6 +336,15 @@ function onSupervisorExit(link: SupervisorLink, code: number | null, signal: Nod
  */
 function startFallback(link: SupervisorLink): void {
   const { cgroup, supervisorId, marker } = link;
+  if (link.platform !== 'linux') {
+    // No /proc: one ps table, the reported native ended, the rest reported (fallback-kill.ts).
+    link.lostCgroup = endReportedNative(link.child.pid ?? null, link.spawned, process.env['PATH'] ?? '').then((ended) => {
+      link.fallbackKilled += ended.killed;
+      link.fallbackLeft += ended.left;
+      link.fallbackError = ended.error;
+    });
+    return;
+  }
   const dir = cgroup === null || supervisorId === null ? null : runCgroupDir(cgroup, supervisorId);
   link.lostCgroup =
     dir === null

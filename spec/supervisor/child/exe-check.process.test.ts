@@ -209,3 +209,32 @@ test('the image check after spawn: a process running another executable than the
     await once(child, 'exit');
   }
 });
+
+/** One probe then the run of `file`, by a supervisor told `platform`: what the run's version proof says. */
+async function proofOf(file: string, platform: 'linux' | 'darwin'): Promise<string | null> {
+  const cleanup = { kind: 'process_scan', reason: 'forced_off', detail: 'spec' } as const;
+  const supervisor = prepareSupervisor(undefined, { platform, cleanup });
+  const probed = await supervisor.probe(versionProbe(file, serverDir));
+  assert.equal(probed.kind === 'exited' && probed.stdout, answer(TESTED));
+  const run = supervisor.start(
+    { file, args: ['-p', 'hi'], cwd: serverDir, env: { PATH: '/usr/bin:/bin' }, stdin: null },
+    { onStdout: () => {} },
+  );
+  const outcome = await run.done;
+  assert.equal(outcome.cleanup?.confirmed, true);
+  return outcome.versionProof;
+}
+
+test('version_proof: a plain binary is bound to its image on Linux, to its file only when the supervisor is told darwin', async () => {
+  const binary = shims.version(TESTED);
+  assert.equal(await proofOf(binary, 'linux'), 'image');
+  assert.equal(await proofOf(binary, 'darwin'), 'file', 'no /proc on darwin: never more than the file');
+});
+
+test('version_proof: a script, which its interpreter opens again by path, gets "file" at most on Linux too', async () => {
+  const script = join(shims.home, 'claude-script');
+  const { writeFileSync, chmodSync } = await import('node:fs');
+  writeFileSync(script, `#!/bin/sh\necho '${answer(TESTED).trim()}'\n`);
+  chmodSync(script, 0o755);
+  assert.equal(await proofOf(script, 'linux'), 'file');
+});

@@ -8,10 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getSupervisorCommand } from '../../../lib/supervisor/parent/supervisor-command.ts';
 import { parseReportLine } from '../../../lib/supervisor/report-parse.ts';
-import type { ControlMessage, ReportMessage } from '../../../lib/supervisor/protocol.ts';
+import { platformArg, SPAWN_ERROR_NO_PLATFORM, type ControlMessage, type ReportMessage } from '../../../lib/supervisor/protocol.ts';
 import { isRunning, waitForReady } from '../../helpers/proc.ts';
 import { baseEnv, FAKE_CLAUDE } from '../harness.ts';
 import { readFakeRecord } from '../../helpers/tool-harness.ts';
+import { parseTableRequest } from '../../../lib/supervisor/table-wire.ts';
 
 interface Direct {
   send(message: ControlMessage | string): void;
@@ -20,11 +21,11 @@ interface Direct {
   readonly done: Promise<{ code: number | null; signal: string | null; reports: ReportMessage[]; stdout: string }>;
 }
 
-function startDirect(extraFd?: number): Direct {
+function startDirect(extraFd?: number, platformArgs: readonly string[] = [platformArg('linux')]): Direct {
   const command = getSupervisorCommand();
   const stdio: ('pipe' | number)[] = ['pipe', 'pipe', 'pipe'];
   if (extraFd !== undefined) stdio.push(extraFd);
-  const child = spawn(command.file, [...command.args], { detached: true, stdio });
+  const child = spawn(command.file, [...command.args, ...platformArgs], { detached: true, stdio });
   let stdout = '';
   let report = '';
   child.stdout?.on('data', (c: Buffer) => {
@@ -37,7 +38,8 @@ function startDirect(extraFd?: number): Direct {
     child.on('close', (code, signal) => {
       const reports = report
         .split('\n')
-        .filter((l) => l !== '')
+        // A supervisor on the portable source asks for ps tables on this pipe; nobody answers here, so it runs its own.
+        .filter((l) => l !== '' && parseTableRequest(l) === null)
         .map((l) => {
           const parsed = parseReportLine(l);
           assert.ok(parsed, `unparseable report line: ${l}`);
@@ -114,6 +116,52 @@ test('a descriptor leaked into the supervisor never reaches the native process',
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('told darwin, the supervisor closes a leaked file without /proc (the portable fstat probe)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sup-direct-'));
+  const leaked = openSync(join(dir, 'leaked-file'), 'w');
+  try {
+    const sup = startDirect(leaked, [platformArg('darwin')]);
+    sup.send(spawnMessage(dir, 'ok'));
+    const { code, reports } = await sup.done;
+    assert.equal(code, 0);
+    assert.equal(cleanupOf(reports).error, null);
+    const { fds } = readFakeRecord(join(dir, 'record.json'));
+    assert.ok(fds, 'the record lists the descriptors');
+    assert.deepEqual(
+      fds.filter((f) => f.target.endsWith('leaked-file')),
+      [],
+    );
+  } finally {
+    closeSync(leaked);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+for (const [name, args] of [
+  ['no --platform', []],
+  ['an unknown platform', ['--platform=win32']],
+  ['two platforms', ['--platform=linux', '--platform=darwin']],
+] as const) {
+  test(`a supervisor started with ${name} starts nothing: spawn_error ${SPAWN_ERROR_NO_PLATFORM}`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sup-direct-'));
+    try {
+      const sup = startDirect(undefined, args);
+      sup.send(spawnMessage(dir, 'ok'));
+      const { code, reports } = await sup.done;
+      assert.equal(code, 0);
+      assert.deepEqual(
+        reports.map((r) => r.type),
+        ['spawn_error', 'cleanup'],
+      );
+      assert.equal(reports[0]?.type === 'spawn_error' && reports[0].code, SPAWN_ERROR_NO_PLATFORM);
+      assert.equal(cleanupOf(reports).confirmed, true);
+      assert.throws(() => readFakeRecord(join(dir, 'record.json')), 'the native never started');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
 
 test('control EOF before any spawn: confirmed empty cleanup, exit 0', async () => {
   const sup = startDirect();

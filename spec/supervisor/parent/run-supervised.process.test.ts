@@ -218,7 +218,8 @@ test('a supervisor that crashes: its uncaught exception is kept (bounded) and na
   const { UNPARSED_TAIL_MAX_BYTES } = await import('../../../lib/supervisor/parent/report-reader.ts');
   // A stand-in supervisor that writes more than the bound of noise, then dies of an uncaught exception.
   const crash = `process.stderr.write('x'.repeat(${UNPARSED_TAIL_MAX_BYTES * 2}) + '\\n'); throw new TypeError('the supervisor broke');`;
-  const supervisorCommand = { file: process.execPath, args: ['-e', crash] };
+  // `--`: the platform argument every supervisor command gets appended is the script's, not node's option.
+  const supervisorCommand = { file: process.execPath, args: ['-e', crash, '--'] };
   const run = startSupervised(
     { file: '/nonexistent/claude', args: [], cwd: '/', env: {}, stdin: null, supervisorCommand },
     { onStdout: () => {} },

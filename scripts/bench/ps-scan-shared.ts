@@ -1,0 +1,139 @@
+/**
+ * What the portable source (ps_scan) costs with FOUR runs active at once, on a machine filled to a given size: the
+ * four supervisors' CPU (their own and that of any ps they ran themselves) plus the CPU of the ps runs of the
+ * "server" (this process, through one shared table source: lib/supervisor/parent/table-source.ts), per second of
+ * the window in which all four are active; and, beside it, the CPU of one ps call measured alone. The runs start
+ * half a second apart, so their tracking is not in phase.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { prepareSupervisor, type SupervisedRun } from '../../lib/supervisor/parent/run-supervised.ts';
+import type { CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
+import { createTableSource } from '../../lib/supervisor/parent/table-source.ts';
+import { runPs } from '../../lib/process/ps-source.ts';
+import { systemClock } from '../../lib/util/clock.ts';
+import { cpuTicksWithChildren, reapedChildrenTicks, TICKS_PER_SECOND } from './cpu-ticks.ts';
+
+const FAKE = fileURLToPath(new URL('../../fixtures/fake-claude.mjs', import.meta.url));
+const PS_SCAN: CleanupBackend = { kind: 'ps_scan', reason: 'forced_off', detail: 'bench' };
+/** Runs active at once. */
+export const SHARED_RUNS = 4;
+/** Between two runs' starts. */
+const STAGGER_MS = 500;
+/**
+ * The window ends this long before the first run's native exits: a supervisor's reaped native adds its whole
+ * CPU to the supervisor's children's time at once, and that is not the supervisor's cost.
+ */
+const END_MARGIN_MS = 500;
+/** ps calls timed alone for one call's cost (ticks are 10 ms). */
+const PS_CALLS_TIMED = 10;
+
+export interface SharedPsScanCost {
+  /** All four supervisors plus the server's ps runs, CPU ms per second of the window. */
+  readonly cpuMsPerSecond: number;
+  readonly supervisorsMsPerSecond: number;
+  readonly serverPsMsPerSecond: number;
+  /** ps runs of the server in the window, and the window's length. */
+  readonly serverPsCalls: number;
+  readonly windowMs: number;
+  /** Runs whose cleanup was proven. */
+  readonly confirmed: number;
+}
+
+/** CPU of one `ps` call, ms, measured alone on this machine as it is now. */
+export async function measurePsCall(path: string): Promise<number> {
+  const before = reapedChildrenTicks(process.pid) ?? 0;
+  for (let i = 0; i < PS_CALLS_TIMED; i++) await runPs({ path });
+  const after = reapedChildrenTicks(process.pid) ?? 0;
+  return ((after - before) * 1000) / TICKS_PER_SECOND / PS_CALLS_TIMED;
+}
+
+interface Mark {
+  readonly ticks: number;
+  readonly serverTicks: number;
+  readonly calls: number;
+  readonly at: number;
+}
+
+/** Four ps_scan runs each active for about `activeMs`, sharing one table source. */
+export async function measureSharedPsScan(activeMs: number): Promise<SharedPsScanCost> {
+  const dir = mkdtempSync(join(tmpdir(), 'crm-ps-scan-'));
+  let calls = 0;
+  const tables = createTableSource({
+    runPs: () => {
+      calls++;
+      return runPs({ path: process.env['PATH'] ?? '' });
+    },
+    clock: systemClock,
+  });
+  const runs: SupervisedRun[] = [];
+  const exits: Promise<void>[] = [];
+  const spawned = new Set<number>();
+  let start: Mark | null = null;
+  let onAllActive = (_mark: Mark): void => {};
+  const allActive = new Promise<Mark>((resolve) => {
+    onAllActive = resolve;
+  });
+  const mark = (): Mark => ({
+    ticks: runs.reduce((sum, r) => sum + (r.supervisorPid === null ? 0 : (cpuTicksWithChildren(r.supervisorPid) ?? 0)), 0),
+    serverTicks: reapedChildrenTicks(process.pid) ?? 0,
+    calls,
+    at: performance.now(),
+  });
+  try {
+    for (let i = 0; i < SHARED_RUNS; i++) {
+      const hold = activeMs + (SHARED_RUNS - 1 - i) * STAGGER_MS;
+      const supervisor = prepareSupervisor(undefined, { cleanup: PS_SCAN, tables });
+      exits.push(supervisor.exited);
+      const run = supervisor.start(
+        {
+          file: FAKE,
+          args: ['-p', '--output-format', 'stream-json', '--verbose', '--', 'x'],
+          cwd: dir,
+          stdin: null,
+          env: {
+            PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
+            FAKE_CLAUDE_SCENARIO: 'setsid_child',
+            FAKE_CLAUDE_HOLD_MS: String(hold),
+          },
+        },
+        {
+          onStdout: () => {},
+          onReport: (message) => {
+            if (message.type === 'spawned') spawned.add(i);
+            if (message.type === 'spawned' && spawned.size === SHARED_RUNS) {
+              start = mark();
+              onAllActive(start);
+            }
+          },
+        },
+      );
+      runs.push(run);
+      await new Promise((resolve) => setTimeout(resolve, STAGGER_MS));
+    }
+    // Once the last run spawned, all four are active until the first native exits (activeMs later).
+    const first = await Promise.race([allActive, ...runs.map((r) => r.done.then(() => start))]);
+    if (first === null) throw new Error('ps_scan bench: the four runs were never active together');
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, activeMs - END_MARGIN_MS - (performance.now() - first.at))));
+    const last = mark();
+    const outcomes = await Promise.all(runs.map((r) => r.done));
+    // Reaped, so a later measure of this process's children's CPU does not take theirs.
+    await Promise.all(exits);
+    const seconds = (last.at - first.at) / 1000;
+    const perSecond = (ticks: number): number => (ticks * 1000) / TICKS_PER_SECOND / seconds;
+    const supervisorsMsPerSecond = perSecond(last.ticks - first.ticks);
+    const serverPsMsPerSecond = perSecond(last.serverTicks - first.serverTicks);
+    return {
+      cpuMsPerSecond: supervisorsMsPerSecond + serverPsMsPerSecond,
+      supervisorsMsPerSecond,
+      serverPsMsPerSecond,
+      serverPsCalls: last.calls - first.calls,
+      windowMs: last.at - first.at,
+      confirmed: outcomes.filter((o) => o.cleanup?.confirmed === true && o.cleanup.proof === 'ps_scan').length,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
