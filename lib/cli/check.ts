@@ -14,7 +14,12 @@ import { resolveNativeBinary } from '../native/resolve-bin.ts';
 import { CLI_TREE } from '../native/tree.ts';
 import { assertNativeVersion, VERSION_TIMEOUT_MS, type NativeQueryFn } from '../native/version.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
-import { cleanupBackendFor, describeCleanup } from '../supervisor/parent/cleanup-backend.ts';
+import {
+  CLEANUP_BACKEND_OPTIONS,
+  cleanupBackendFor,
+  describeCleanup,
+  type CleanupBackendOption,
+} from '../supervisor/parent/cleanup-backend.ts';
 import type { JsonObject } from '../util/json.ts';
 import type { DriftReport } from '../native/help-drift.ts';
 import type { CliTree } from '../native/tree.ts';
@@ -22,7 +27,7 @@ import type { ToolErrorData } from '../tool-errors.ts';
 
 export const MAX_HELP_STDOUT_BYTES = 256 * 1024;
 
-export const CHECK_USAGE = `usage: claude-run-mcp check [--claude-bin PATH]
+export const CHECK_USAGE = `usage: claude-run-mcp check [--claude-bin PATH] [--cleanup-backend B]
 
 Resolves the Claude Code binary (--claude-bin, then CLAUDE_BIN, then claude on PATH), asserts its version
 against cli-tree.json and compares its --help with the declared options. Prints one JSON report on stdout;
@@ -30,19 +35,28 @@ exit 0 when the version matches and no declared option drifted, 1 otherwise, 2 f
 
 options:
   --claude-bin PATH   Claude Code binary to check
+  --cleanup-backend B how the check's own processes are proven gone, as for serve: ${CLEANUP_BACKEND_OPTIONS.join(', ')}
   -h, --help          print this help`;
 
 export type CheckArgs =
-  | { readonly kind: 'check'; readonly cliFlag: string | undefined }
+  | { readonly kind: 'check'; readonly cliFlag: string | undefined; readonly cleanupBackend?: CleanupBackendOption }
   | { readonly kind: 'help' }
   | { readonly kind: 'error'; readonly message: string };
 
 /** Pure: argv of `check` to the binary flag, help, or a usage error naming the flag. */
 export function parseCheckArgs(argv: readonly string[]): CheckArgs {
   let cliFlag: string | undefined;
+  let cleanupBackend: CleanupBackendOption | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') return { kind: 'help' };
+    if (arg === '--cleanup-backend' || arg.startsWith('--cleanup-backend=')) {
+      const value = arg === '--cleanup-backend' ? argv[++i] : arg.slice('--cleanup-backend='.length);
+      cleanupBackend = CLEANUP_BACKEND_OPTIONS.find((option) => option === value);
+      if (cleanupBackend === undefined)
+        return { kind: 'error', message: `--cleanup-backend takes one of ${CLEANUP_BACKEND_OPTIONS.join(', ')}` };
+      continue;
+    }
     if (arg === '--claude-bin' || arg.startsWith('--claude-bin=')) {
       const value = arg === '--claude-bin' ? argv[++i] : arg.slice('--claude-bin='.length);
       if (value === undefined || value === '' || value.startsWith('--'))
@@ -50,9 +64,12 @@ export function parseCheckArgs(argv: readonly string[]): CheckArgs {
       cliFlag = value;
       continue;
     }
-    return { kind: 'error', message: `unknown option: ${arg.length > 64 ? `${arg.slice(0, 64)}…` : arg} (check takes --claude-bin PATH)` };
+    return {
+      kind: 'error',
+      message: `unknown option: ${arg.length > 64 ? `${arg.slice(0, 64)}…` : arg} (check takes --claude-bin PATH, --cleanup-backend B)`,
+    };
   }
-  return { kind: 'check', cliFlag };
+  return cleanupBackend === undefined ? { kind: 'check', cliFlag } : { kind: 'check', cliFlag, cleanupBackend };
 }
 
 export interface CheckInput {
@@ -61,6 +78,8 @@ export interface CheckInput {
   readonly cwd?: string | undefined;
   readonly tree?: CliTree | undefined;
   readonly timeoutMs?: number | undefined;
+  /** As the server's --cleanup-backend (default auto); a forced backend that cannot be had throws CleanupBackendUnavailable. */
+  readonly cleanupBackend?: CleanupBackendOption | undefined;
   /** Receives the whole report (one JSON document and a newline). */
   readonly write: (text: string) => void;
 }
@@ -73,7 +92,7 @@ export interface CheckReport {
   readonly help: ({ readonly ok: boolean } & DriftReport) | { readonly ok: false; readonly error: string } | null;
   /** The two queries ran under a supervisor like any run: whether everything they started is proven gone. */
   readonly cleanup_confirmed: boolean;
-  /** How runs here prove cleanup: a cgroup per run, or /proc scans and why (docs/supervisor.md). */
+  /** How runs here prove cleanup: a cgroup per run, /proc scans and why, or ps tables (docs/supervisor.md). */
   readonly cleanup: JsonObject;
   readonly note: string;
 }
@@ -91,7 +110,7 @@ export async function runCheckCommand(argv: readonly string[], io: CommandIo): P
       io.stderr(`claude-run-mcp check: ${parsed.message}\n`);
       return 2;
     case 'check':
-      return runCheck({ cliFlag: parsed.cliFlag, env: io.env, cwd: io.cwd, write: io.stdout });
+      return runCheck({ cliFlag: parsed.cliFlag, cleanupBackend: parsed.cleanupBackend, env: io.env, cwd: io.cwd, write: io.stdout });
     default:
       return assertNever(parsed);
   }
@@ -109,7 +128,7 @@ export async function getCheckReport(input: CheckInput): Promise<CheckReport> {
   const timeoutMs = input.timeoutMs ?? VERSION_TIMEOUT_MS;
   // The same scrubbed environment a run would get: no reserved host metadata reaches the binary.
   const env = getNativeEnv(input.env, ADAPTER_VERSION);
-  const cleanupBackend = cleanupBackendFor('auto');
+  const cleanupBackend = cleanupBackendFor(input.cleanupBackend ?? 'auto');
   let bin: string;
   try {
     bin = resolveNativeBinary({ cliFlag: input.cliFlag, env: input.env, cwd: input.cwd });

@@ -129,6 +129,16 @@ export function isSameProcess(id: ProcessIdentity, stat: ProcStat | null): boole
   return stat !== null && stat.pid === id.pid && stat.start === id.start;
 }
 
+/**
+ * Whether `stat` (its pid's /proc entry now, null when there is none) shows the process `id` named gone. Only an
+ * identity with a /proc start time (clock ticks) can be judged so: one a `ps` table gave (pid + lstart, the
+ * portable source) is never shown gone by /proc, so a survivor it names stays a survivor.
+ */
+export function isGoneIn(id: ProcessIdentity, stat: ProcStat | null): boolean {
+  if (!/^\d+$/.test(id.start)) return false;
+  return !(stat !== null && isSameProcess(id, stat) && isLive(stat));
+}
+
 export function identityOf(stat: ProcStat): ProcessIdentity {
   return { pid: stat.pid, start: stat.start };
 }

@@ -25,7 +25,7 @@ import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/p
 import { readProcStat, selfOwner } from '../process/proc-table.ts';
 import { supportedPlatform, type SupportedPlatform } from '../process/platform.ts';
 import { pidPresence, pidPresenceBySignal, processesWithCwd, processesWithCwdUnverifiable } from '../process/occupants.ts';
-import { isLive, isSameProcess } from '../process/proc-stat.ts';
+import { isGoneIn } from '../process/proc-stat.ts';
 import { ToolError } from '../tool-errors.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { buildCatalog } from './catalog.ts';
@@ -236,10 +236,7 @@ function createProviderRuntime(p: ProviderParts): Runtime {
     isGone: (identity) => {
       // Off Linux no start time can be read synchronously: gone only when no process has that pid at all.
       if (p.platform !== 'linux') return pidPresenceBySignal(identity.pid) === 'gone';
-      // A `ps` identity (pid + lstart, the portable source) cannot be compared with /proc: never proven gone here.
-      if (!/^\d+$/.test(identity.start)) return false;
-      const stat = readProcStat(identity.pid);
-      return !(stat !== null && isSameProcess(identity, stat) && isLive(stat));
+      return isGoneIn(identity, readProcStat(identity.pid));
     },
     sessionLock: createSessionLock(),
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),

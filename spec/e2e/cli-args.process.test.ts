@@ -233,7 +233,10 @@ describe('parseCheckArgs', () => {
       kind: 'error',
       message: '--claude-bin needs a path to the Claude Code binary',
     });
-    assert.deepEqual(parseCheckArgs(['--json']), { kind: 'error', message: 'unknown option: --json (check takes --claude-bin PATH)' });
+    assert.deepEqual(parseCheckArgs(['--json']), {
+      kind: 'error',
+      message: 'unknown option: --json (check takes --claude-bin PATH, --cleanup-backend B)',
+    });
   });
 });
 

@@ -5,6 +5,7 @@ import {
   collectDescendants,
   compareStart,
   groupMembers,
+  isGoneIn,
   isSameProcess,
   parseProcStat,
   parseProcStatBytes,
@@ -241,4 +242,15 @@ test('tracker: a same-user process of the run window whose environment cannot be
     [60],
     'another user (61), a readable environment (62) or a non-leader (63, a program run from a terminal) says nothing',
   );
+});
+
+test('isGoneIn: gone when /proc shows no entry, another start or a zombie; a ps identity (lstart) is never shown gone', () => {
+  const live: ProcStat = { pid: 42, state: 'S', ppid: 1, pgid: 42, sid: 42, start: '777' };
+  assert.equal(isGoneIn({ pid: 42, start: '777' }, live), false);
+  assert.equal(isGoneIn({ pid: 42, start: '777' }, null), true);
+  assert.equal(isGoneIn({ pid: 42, start: '777' }, { ...live, start: '778' }), true);
+  assert.equal(isGoneIn({ pid: 42, start: '777' }, { ...live, state: 'Z' }), true);
+  // Survivors a ps_scan supervisor reported carry lstart: /proc cannot judge them, so they stay survivors.
+  assert.equal(isGoneIn({ pid: 42, start: '2026-12-03T18:00:00' }, null), false);
+  assert.equal(isGoneIn({ pid: 42, start: '2026-12-03T18:00:00' }, live), false);
 });

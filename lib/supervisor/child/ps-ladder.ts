@@ -8,7 +8,7 @@
  * reported as survivors and never signalled.
  */
 import { signalGroup, signalWeakIdentity, type KillSignal, type SignalOutcome } from '../../process/kill.ts';
-import { weakIdentityOf, type PsRow, type PsTableResult } from '../../process/ps-table.ts';
+import { psFailure, weakIdentityOf, type PsRow, type PsTableResult } from '../../process/ps-table.ts';
 import type { ProcessIdentity } from '../protocol.ts';
 import type { LadderOptions, LadderOutcome } from './ladder.ts';
 import { describeOrphan, type PsRunTracker } from './ps-tracker.ts';
@@ -89,10 +89,19 @@ export async function runPsLadder(target: PsLadderTarget, options: LadderOptions
 
 async function observe(run: PsLadderRun): Promise<void> {
   if (run.stopped) return;
-  const result = await run.target.readTable();
+  const result = await readGuarded(run.target.readTable);
   run.target.tracker.observe(result);
   if (result.kind === 'failure') run.stopped = true;
   run.clear = run.target.tracker.lastComplete() && run.target.tracker.remaining().length === 0;
+}
+
+/** A table source that breaks its contract (rejects) is a failure of ps like any other, never a crash. */
+export async function readGuarded(readTable: () => Promise<PsTableResult>): Promise<PsTableResult> {
+  try {
+    return await readTable();
+  } catch (error) {
+    return psFailure('ps_spawn_failed', `no table came (${error instanceof Error ? error.message.slice(0, 200) : 'unknown error'})`);
+  }
 }
 
 /**

@@ -19,6 +19,8 @@ export const ORPHAN_COMMAND_MAX_CHARS = 80;
 export interface PsRunTracker {
   /** A child the supervisor itself started (a probe or the native): its row is the run's once a table shows it. */
   addRoot(pid: number): void;
+  /** That child was reaped: its pid no longer names it (its identity, once a table showed it, stays tracked). */
+  dropRoot(pid: number): void;
   /** Folds one table (or a failure of `ps`) in. */
   observe(result: PsTableResult): void;
   /** Whether the latest read gave a whole table that lists the supervisor itself (earlier failures aside: see failure). */
@@ -68,6 +70,9 @@ export function createPsRunTracker(selfPid: number): PsRunTracker {
   return {
     addRoot(pid) {
       t.roots.add(pid);
+    },
+    dropRoot(pid) {
+      t.roots.delete(pid);
     },
     observe: (result) => {
       observe(t, result);

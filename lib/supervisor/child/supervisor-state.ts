@@ -10,6 +10,7 @@ import { createProcView, type ProcView } from '../../process/proc-view.ts';
 import type { SupportedPlatform } from '../../process/platform.ts';
 import { readPsTable } from '../../process/ps-source.ts';
 import type { PsTableResult } from '../../process/ps-table.ts';
+import { PS_TRACK_INTERVAL_MS, startPsTracking } from './ps-tracking.ts';
 import { createPsRunTracker, type PsRunTracker } from './ps-tracker.ts';
 import { openCgroupScope, type CgroupScope } from './cgroup-scope.ts';
 import { openWritableFd } from './fds.ts';
@@ -23,12 +24,6 @@ import { systemClock } from '../../util/clock.ts';
 export type SpawnMessage = Extract<ControlMessage, { type: 'spawn' }>;
 export type ProbeMessage = Extract<ControlMessage, { type: 'probe' }>;
 
-/**
- * Under the portable source, how often a `ps` table is read while the run lives (one full `ps` costs procps
- * ~50 ms of CPU at 600 processes). Rare scans cost honesty nothing: a process that got away between two
- * tables is an unattributed orphan at the end, and the run is not confirmed while it lives.
- */
-export const PS_TRACK_INTERVAL_MS = 2000;
 /** The supervisor's own `ps` reads give up sooner than PS_TIMEOUT_MS, so a hung ps cannot outlast the ladder. */
 export const PS_READ_TIMEOUT_MS = 3000;
 /** Tracking interval before the run's own (from `spawn`) is known, i.e. while probes run. */
@@ -84,7 +79,9 @@ export interface SupervisorOptions {
   readonly platform: SupportedPlatform | null;
   /**
    * Follow the run through `ps` tables (the portable source) read by this function instead of /proc; null: /proc
-   * or the run's cgroup. The supervisor then opens no file of /proc for tracking or cleanup.
+   * or the run's cgroup. The supervisor then opens no file of /proc for tracking or cleanup. Contract: each call
+   * resolves (never rejects, within a bound) with a table from a `ps` started after the call was made, or with a
+   * failure naming ps; the proof's "second table read after the first ended" rests on it.
    */
   readonly readTable: (() => Promise<PsTableResult>) | null;
 }
@@ -167,7 +164,7 @@ function trackerOf(s: SupervisorState): RunTracker {
 
 /**
  * Follows the run through /proc every intervalMs (replacing any earlier interval) until cleanup or idle; under
- * the portable source through `ps` every PS_TRACK_INTERVAL_MS instead, and then returns null.
+ * the portable source through `ps` tables instead (ps-tracking.ts), and then returns null.
  */
 export function track(s: SupervisorState, intervalMs: number): RunTracker | null {
   if (s.readTable !== null) {
@@ -213,26 +210,17 @@ function trackTick(s: SupervisorState, runTracker: RunTracker, tick: TickState):
   else if (++tick.emptyScans >= IDLE_EMPTY_SCANS) s.stopTracking();
 }
 
-/** The portable tracking: one `ps` table at a time; a table read while cleanup began is the ladder's business. */
+/** The portable tracking (ps-tracking.ts), over the supervisor's state. */
 function trackPs(s: SupervisorState, readTable: () => Promise<PsTableResult>): void {
   s.stopTracking();
   const runTracker = (s.psTracker ??= createPsRunTracker(s.selfPid));
-  let emptyTables = 0;
-  const interval = setInterval(() => {
-    if (s.cleaning || s.psPending !== null) return;
-    s.psPending = readTable().then((result) => {
-      s.psPending = null;
-      if (s.cleaning) return;
-      runTracker.observe(result);
-      // As with /proc: between probes and the run, nothing to follow once two tables showed nothing tracked.
-      const idle = s.spec === null && s.probe === null && runTracker.lastComplete() && runTracker.remaining().length === 0;
-      emptyTables = idle ? emptyTables + 1 : 0;
-      if (emptyTables >= IDLE_EMPTY_SCANS) s.stopTracking();
-    });
-  }, PS_TRACK_INTERVAL_MS);
-  s.stopTracking = () => {
-    clearInterval(interval);
-  };
+  s.stopTracking = startPsTracking(runTracker, readTable, {
+    cleaning: () => s.cleaning,
+    idle: () => s.spec === null && s.probe === null,
+    reading: (pending) => {
+      s.psPending = pending;
+    },
+  });
 }
 
 /**
@@ -278,7 +266,15 @@ export function adopt(s: SupervisorState, child: ChildProcess, runTracker: RunTr
   child.once('exit', () => {
     s.unreaped.delete(child);
   });
-  if (s.psTracker !== null && child.pid !== undefined) s.psTracker.addRoot(child.pid);
+  if (s.psTracker !== null && child.pid !== undefined) {
+    const { psTracker } = s;
+    const { pid } = child;
+    psTracker.addRoot(pid);
+    // Reaped, its pid may go to the supervisor's next `ps`: only the identity a table showed stays the run's.
+    child.once('exit', () => {
+      psTracker.dropRoot(pid);
+    });
+  }
   if (runTracker === null) return;
   // The child is unreaped until its exit event, so its /proc entry (and start time) is stable here.
   const stat = child.pid === undefined || s.platform !== 'linux' ? null : readProcStat(child.pid);

@@ -1,7 +1,7 @@
 /** runPsLadder over scripted `ps` tables and recorded signals: what it signals, what it proves, what it reports. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runPsLadder, type PsSignals } from '../../../lib/supervisor/child/ps-ladder.ts';
+import { ORPHANS_NAMED_MAX, runPsLadder, type PsSignals } from '../../../lib/supervisor/child/ps-ladder.ts';
 import { createPsRunTracker } from '../../../lib/supervisor/child/ps-tracker.ts';
 import { psFailure, type PsRow, type PsTableResult } from '../../../lib/process/ps-table.ts';
 
@@ -164,4 +164,51 @@ test('the native not yet exited: SIGINT first, and no proof while its exit is no
   assert.equal(outcome.steps[0], 'SIGINT:native');
   assert.deepEqual(outcome.survivors, [{ pid: 200, start: FLOOR }]);
   exited = true;
+});
+
+test('a table source that rejects is a ps failure: unconfirmed, named, no crash', async () => {
+  const tracker = createPsRunTracker(SELF);
+  const readTable = (): Promise<PsTableResult> => Promise.reject(new Error('the server went away'));
+  const outcome = await runPsLadder(
+    { selfPid: SELF, tracker, readTable, nativeExited: () => true, interruptNative: () => {}, signals: recorder().signals },
+    OPTIONS,
+  );
+  assert.match(outcome.error ?? '', /^ps: no table came \(the server went away\) \(ps_spawn_failed\)/);
+});
+
+test('a group member seen only by the second table is not proven gone by the first', async () => {
+  const member = row(4_000_000, 1, SELF);
+  const tables = scripted([[], [member]]);
+  const { signals, sent } = recorder();
+  const tracker = createPsRunTracker(SELF);
+  const outcome = await runPsLadder(
+    { selfPid: SELF, tracker, readTable: tables.readTable, nativeExited: () => true, interruptNative: () => {}, signals },
+    OPTIONS,
+  );
+  assert.deepEqual(outcome.survivors, [{ pid: member.pid, start: FLOOR }]);
+  assert.match(outcome.error ?? '', /of the run still alive: pid 4000000/);
+  assert.ok(sent.includes(`SIGKILL:${member.pid}`), JSON.stringify(sent));
+  assert.ok(tables.reads() > 2);
+});
+
+test('ORPHANS_NAMED_MAX orphans are named by the error, one more is counted; all are survivors', async () => {
+  for (const count of [ORPHANS_NAMED_MAX, ORPHANS_NAMED_MAX + 1]) {
+    const orphans = Array.from({ length: count }, (_, i) => row(900 + i, 1, 900 + i, '2026-12-03T18:00:01'));
+    const tracker = createPsRunTracker(SELF);
+    const tables = scripted([orphans]);
+    const outcome = await runPsLadder(
+      {
+        selfPid: SELF,
+        tracker,
+        readTable: tables.readTable,
+        nativeExited: () => true,
+        interruptNative: () => {},
+        signals: recorder().signals,
+      },
+      OPTIONS,
+    );
+    assert.equal(outcome.survivors.length, count);
+    assert.equal([...(outcome.error ?? '').matchAll(/\d+ \(cmd\d+\)/g)].length, ORPHANS_NAMED_MAX);
+    assert.equal((outcome.error ?? '').endsWith(' and 1 more'), count > ORPHANS_NAMED_MAX);
+  }
 });

@@ -117,3 +117,11 @@ test('an orphan is described by pid and its command cut at ORPHAN_COMMAND_MAX_CH
     `7 (${'x'.repeat(ORPHAN_COMMAND_MAX_CHARS)})`,
   );
 });
+
+test('a root dropped once reaped: a later child of the supervisor with its pid (its next ps) is not the run’s', () => {
+  const t = createPsRunTracker(SELF);
+  t.addRoot(200);
+  t.dropRoot(200);
+  t.observe(table(row(200, SELF, SELF, FLOOR, 'R', 'ps -A -o pid=,ppid=,pgid=,stat=,lstart=,command=')));
+  assert.deepEqual(t.remaining(), []);
+});
