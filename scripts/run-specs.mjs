@@ -4,7 +4,8 @@
 // Usage: node scripts/run-specs.mjs [--unit | --fast] [--only <path-fragment>]... [--exclude <path-fragment>]...
 //          [--concurrency N] [--file-timeout-seconds S] [--spec-dir D] [--path F]... [--changed] [--list]
 // The real-host tier (*.host.test.ts) runs first, one file at a time with nothing beside it, at raised priority;
-// the rest share the slots (one per core, at least two, unless --concurrency says).
+// the rest share the slots (one per core, at least two, unless --concurrency says), but for the portable
+// source's files (ps-scan, *.darwin.process), which run last, one at a time with nothing beside them.
 // --unit runs only the pure tiers (no process spawned, no network, no real CLI): seconds, for the edit loop.
 // --fast runs everything but the real-binary and real-host tiers: the unit tier plus the process tiers.
 // --only and --exclude may be repeated: a file runs when it matches any --only and no --exclude.
@@ -347,14 +348,20 @@ async function schedule(jobs, options) {
   // second file's load must not decide whether the session it tests has tasks at all (tried beside the other
   // files at raised priority: with two suites at once its server answered 3.6-4.1 s after the spawn).
   for (const job of jobs.filter(isHostTier)) if (run.stopping === null) await runOne(job);
-  const shared = jobs.filter((job) => !isHostTier(job));
+  const shared = jobs.filter((job) => !isHostTier(job) && !isPortableSource(job));
   let next = 0;
   const worker = async () => {
     while (next < shared.length && run.stopping === null) await runOne(shared[next++]);
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency, shared.length) }, worker));
+  // The portable source's files last, one at a time: `ps` cannot tell an orphan of another file's run from one of
+  // the run under test, so a neighbour's escapees would leave every run there honestly unconfirmed.
+  for (const job of jobs.filter(isPortableSource)) if (run.stopping === null) await runOne(job);
   return results;
 }
+
+/** Files whose runs prove cleanup on ps tables (the ps_scan backend, the darwin-emulated tier). */
+const isPortableSource = (job) => !isHostTier(job) && job.files.every((f) => isDarwinEmulated(f) || /ps-scan/.test(f));
 
 /** The real-host tier's files (Claude Code as this server's host). */
 const isHostTier = (job) => job.files.every((f) => tierOf(f) === 'host');

@@ -12,6 +12,7 @@ import { waitForReady } from '../helpers/proc.ts';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { objAt, rpcResult, toolResultOf } from '../helpers/typed-results.ts';
 import { readFakeRecord, recordFiles, type FakeRecord } from '../helpers/tool-harness.ts';
+import { assertRunServed } from '../helpers/darwin-mode.ts';
 
 /** The handshake, then the first tools/list: what makes the server prepare its spare. */
 async function handshakeAndList(server: RawServer): Promise<void> {
@@ -43,8 +44,7 @@ for (const end of ['stdin EOF', 'SIGTERM'] as const) {
       server.send({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'hi' } } });
       const response = await server.response('run');
       const result = rpcResult(response);
-      assert.equal(result['isError'], false, JSON.stringify(response).slice(0, 800));
-      assert.equal(toolResultOf(result)['cleanup_confirmed'], true);
+      assertRunServed(result['isError'], toolResultOf(result), JSON.stringify(response).slice(0, 800));
       // The run took the spare: it is gone with its run, and one new spare replaced it.
       const [next] = await waitFor('the next spare', () => {
         const s = supervisorsOf(server.pid);
@@ -84,7 +84,7 @@ test('the spare checks the version before the run is asked for; the run, with a 
     assert.ok(early !== undefined && isVersion(early));
     server.send({ jsonrpc: '2.0', id: 'run', method: 'tools/call', params: { name: 'claude.run', arguments: { prompt: 'hi' } } });
     const response = await server.response('run');
-    assert.equal(objAt(response, 'result')['isError'], false, JSON.stringify(response).slice(0, 800));
+    assertRunServed(objAt(response, 'result')['isError'], toolResultOf(objAt(response, 'result')), JSON.stringify(response).slice(0, 800));
     // The run took the spare (same marker). A script may exec another binary that its own identity does not
     // cover, so its early answer is not reused: the run checked again, in the same supervisor.
     const run = read().filter((r) => !isVersion(r));

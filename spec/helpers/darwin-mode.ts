@@ -14,6 +14,7 @@
  * to a directory is read whole); `-s 4096` prints whole paths and argv; `--seccomp-bpf` stops the tracee only
  * at the traced calls; `-qq` and `-e signal=none` leave out notices that name no file.
  */
+import assert from 'node:assert/strict';
 import { after, afterEach } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -125,4 +126,25 @@ export function darwinLaunch(serverArgs: readonly string[], env: NodeJS.ProcessE
   const launch = darwinCommand(mode.bundle, serverArgs, env, mode.traceDir);
   mode.pending.push(launch.traceFile);
   return launch;
+}
+
+/** Whether this spec file runs its servers as darwin (enableDarwinMode was called). */
+export function inDarwinMode(): boolean {
+  return mode !== null;
+}
+
+/**
+ * A run's tool result served as a success. On Linux: not an error, cleanup confirmed. In darwin mode (the
+ * portable source) cleanup may instead be left unconfirmed by an orphan someone else started meanwhile (this
+ * machine's other jobs daemonize; `ps` cannot tell their orphans from the run's): then only with that reason.
+ */
+export function assertRunServed(isError: unknown, result: Record<string, unknown>, context: string): void {
+  if (mode === null || result['cleanup_confirmed'] === true) {
+    assert.equal(isError, false, context);
+    assert.equal(result['cleanup_confirmed'], true, context);
+    return;
+  }
+  const error = result['error'];
+  assert.ok(typeof error === 'object' && error !== null && (error as Record<string, unknown>)['code'] === 'cleanup_unconfirmed', context);
+  assert.match(String((error as Record<string, unknown>)['message']), /^unattributed orphan\(s\) started during the run/, context);
 }

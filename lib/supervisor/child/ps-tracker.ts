@@ -177,9 +177,21 @@ function forgetGone(t: PsTrackerState): void {
 }
 
 function isUnattributedOrphan(t: PsTrackerState, row: PsRow): boolean {
-  if (row.ppid !== 1 || t.tracked.has(keyOf(row))) return false;
+  if (row.ppid !== 1 || t.tracked.has(keyOf(row)) || inStrangersGroup(t, row)) return false;
   // A start ps could not read cannot be placed before the run: it counts against the proof.
   return t.floor === null || row.start === null || row.start.lstart >= t.floor;
+}
+
+/**
+ * An orphan in a group whose leader lives and started in a second before the supervisor's is a stranger's: a
+ * process joins only a group of its own session, a run's processes are in the supervisor's session or in ones
+ * they made, and a session is made only by its first member, which leads its group. The leader's pid names
+ * it still: a pid is not reused while a group carries it.
+ */
+function inStrangersGroup(t: PsTrackerState, row: PsRow): boolean {
+  if (row.pgid === row.pid || t.floor === null) return false;
+  const leader = t.table.get(row.pgid);
+  return leader?.start != null && leader.start.lstart < t.floor && !t.tracked.has(keyOf(leader));
 }
 
 /** An orphan as a report names it: pid and its command cut to ORPHAN_COMMAND_MAX_CHARS. */

@@ -109,6 +109,25 @@ test('tracking stops at MAX_TRACKED_PROCESSES and says so', () => {
   assert.equal(exact.overflowed(), false);
 });
 
+test("an orphan in a group led by a live stranger from before the run (a test runner's strace -D tracer) is not unattributed", () => {
+  const t = createPsRunTracker(SELF);
+  t.addRoot(200);
+  // 500 leads its group since before the supervisor; 501 an orphan in it; 600 an orphan leading its own group;
+  // 701 an orphan in the group of 700, which started in the supervisor's second (it could be the run's).
+  const before = '2026-12-03T17:59:59';
+  t.observe(
+    table(
+      row(200, SELF, SELF),
+      row(500, 1, 500, before),
+      row(501, 1, 500, '2026-12-03T18:00:03'),
+      row(600, 1, 600, '2026-12-03T18:00:03'),
+      row(700, 1, 700, FLOOR),
+      row(701, 1, 700, '2026-12-03T18:00:03'),
+    ),
+  );
+  assert.deepEqual(pids(t.unattributed()), [600, 700, 701]);
+});
+
 test('an orphan is described by pid and its command cut at ORPHAN_COMMAND_MAX_CHARS', () => {
   const long = 'x'.repeat(ORPHAN_COMMAND_MAX_CHARS + 1);
   assert.equal(describeOrphan(row(7, 1, 7, FLOOR, 'S', long)), `7 (${'x'.repeat(ORPHAN_COMMAND_MAX_CHARS)}…)`);
