@@ -32,7 +32,8 @@ export type { DecidedQuestion, DecisionSource, PermissionQuestion } from './brok
  * libuv cuts a longer path and binds what is left, outside the private directory.
  */
 export const MAX_UNIX_SOCKET_PATH_BYTES = 107;
-const SOCKET_NAME = 'bridge.sock';
+// One letter: the whole path must fit a Unix socket path (107 bytes on Linux, 103 on macOS) under the TMPDIR.
+const SOCKET_NAME = 's';
 /** mkdtemp appends this many characters to the prefix. */
 const MKDTEMP_SUFFIX_CHARS = 6;
 

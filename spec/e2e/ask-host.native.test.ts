@@ -30,7 +30,7 @@ function assertBridgeSecretsOffCommandLines(privateDir: string): void {
     }
   };
   const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  const socket = join(privateDir, 'bridge.sock');
+  const socket = join(privateDir, 's');
   // Its own argv names its entry (the native's argv only mentions it inside the --mcp-config JSON).
   const isBridge = (pid: string): boolean =>
     (read(`/proc/${pid}/cmdline`) ?? '').split('\0').some((arg) => arg.endsWith('/bridge-main.ts') || arg === '__permission-bridge');

@@ -152,7 +152,7 @@ describe('adapter over the real binary: worktrees', () => {
           .filter((l) => l.startsWith('worktree ')).length,
         1,
       );
-      await refusedWith({ name: 'clean' }, 'worktree_not_found', /no worktree clean/);
+      await refusedWith({ name: 'clean' }, 'worktree_not_found', /no worktree by that name in this repository/);
       for (const out of [dirty, clean]) await tier.call('claude.run.release', { run_id: out.result['run_id'] });
     });
   });

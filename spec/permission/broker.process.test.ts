@@ -30,8 +30,8 @@ function dirOfLength(chars: number): string {
   return dir;
 }
 
-/** `<base>/crm-perm-XXXXXX/bridge.sock` with the default prefix: this many bytes besides the base. */
-const SOCKET_PATH_OVERHEAD_BYTES = `/${PRIVATE_DIR_PREFIX}XXXXXX/bridge.sock`.length;
+/** `<base>/crm-perm-XXXXXX/s` with the default prefix: this many bytes besides the base. */
+const SOCKET_PATH_OVERHEAD_BYTES = `/${PRIVATE_DIR_PREFIX}XXXXXX/s`.length;
 
 /** The ToolError `fn` throws; a broker it made instead is closed before the spec fails (no open socket hangs the file). */
 const refusal = (fn: () => unknown): ToolError => {

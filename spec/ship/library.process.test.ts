@@ -208,7 +208,7 @@ test("supervisorCommand can point at the single-file bundle: its __supervisor ro
         const native = await waitForReady(readyFile, 'streaming');
         const parent = readProcStat(native.pid)?.ppid ?? -1;
         const argv = readFileSync(`/proc/${parent}/cmdline`, 'utf8').split('\0').filter(Boolean);
-        assert.deepEqual(argv.slice(1), [file, '__supervisor']);
+        assert.deepEqual(argv.slice(1), [file, '__supervisor', '--platform=linux']);
         const result = toolResultOf(resultOf(await pending));
         assert.equal(result['is_error'], false, JSON.stringify(result['error']));
         assert.equal(result['cleanup_confirmed'], true);
