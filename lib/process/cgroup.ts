@@ -31,6 +31,7 @@ export const CGROUP_UNAVAILABLE_REASONS = [
   'no_kill',
   'forced_off',
   'platform',
+  'proc_foreign',
 ] as const;
 export type CgroupUnavailableReason = (typeof CGROUP_UNAVAILABLE_REASONS)[number];
 

@@ -201,6 +201,18 @@ export function hasChildren(pid: number): boolean | null {
   }
 }
 
+/**
+ * Whether /proc is this process's pid namespace's own: `/proc/self` names this process by its own pid. Under
+ * `unshare -p` without a /proc of its own, /proc lists another namespace's processes by their pids there.
+ */
+export function procIsOwn(): boolean {
+  try {
+    return readlinkSync('/proc/self') === String(process.pid);
+  } catch {
+    return false;
+  }
+}
+
 /** A process never changes pid namespace (setns and unshare move only its later children): read once. */
 let ownSpace: PidSpace | null | undefined;
 

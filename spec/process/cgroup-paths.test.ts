@@ -314,3 +314,19 @@ test('chooseCleanupBackend on darwin: ps_scan for auto and ps_scan, the others r
     fallback_runs: null,
   });
 });
+
+test('a /proc of another pid namespace refuses every backend on Linux (its pids name others), never looked at on darwin', () => {
+  const detect = (): CgroupDetection => ({ ok: true, base: '/sys/fs/cgroup', kill: 'cgroup.kill' });
+  for (const option of ['auto', 'cgroup', 'process_scan', 'ps_scan'] as const)
+    assert.throws(
+      () => chooseCleanupBackend(option, detect, 'linux', () => false),
+      (e: unknown) => e instanceof CleanupBackendUnavailable && e.reason === 'proc_foreign' && e.backend === option,
+      option,
+    );
+  let looked = false;
+  const backend = chooseCleanupBackend('auto', detect, 'darwin', () => {
+    looked = true;
+    return false;
+  });
+  assert.deepEqual([backend.kind, looked], ['ps_scan', false]);
+});

@@ -7,7 +7,7 @@
  */
 import { detectOwnCgroup, sweepDeadCgroups, type CgroupDetection, type CgroupUnavailableReason } from '../../process/cgroup.ts';
 import { describeCgroupSweep } from '../../process/cgroup-paths.ts';
-import { selfOwner } from '../../process/proc-table.ts';
+import { procIsOwn, selfOwner } from '../../process/proc-table.ts';
 import { supportedPlatform, type SupportedPlatform } from '../../process/platform.ts';
 import type { JsonObject } from '../../util/json.ts';
 
@@ -31,14 +31,17 @@ export type CleanupBackend =
  */
 export class CleanupBackendUnavailable extends Error {
   readonly reason: CgroupUnavailableReason;
-  readonly backend: 'cgroup' | 'process_scan';
-  constructor(reason: CgroupUnavailableReason, detail: string, backend: 'cgroup' | 'process_scan' = 'cgroup') {
+  readonly backend: CleanupBackendOption;
+  constructor(reason: CgroupUnavailableReason, detail: string, backend: CleanupBackendOption = 'cgroup') {
     super(`the ${backend} cleanup backend is not available here (${reason}): ${detail}`);
     this.name = 'CleanupBackendUnavailable';
     this.reason = reason;
     this.backend = backend;
   }
 }
+
+const PROC_FOREIGN_DETAIL =
+  "/proc lists another pid namespace's processes (a pid namespace without a /proc of its own, as unshare -p without --mount-proc makes): no process of a run could be told from anyone's; mount a /proc for the namespace";
 
 /** On macOS the portable source is the only one: no cgroups, no /proc. */
 const DARWIN_DETAIL = 'macOS has no cgroups and no /proc: cleanup is proven by signals and the system ps';
@@ -51,11 +54,14 @@ export function chooseCleanupBackend(
   option: CleanupBackendOption,
   detect: () => CgroupDetection,
   platform: SupportedPlatform = 'linux',
+  procIsOwn: () => boolean = () => true,
 ): CleanupBackend {
   if (platform === 'darwin') {
     if (option === 'cgroup' || option === 'process_scan') throw new CleanupBackendUnavailable('platform', DARWIN_DETAIL, option);
     return { kind: 'ps_scan', reason: 'platform', detail: DARWIN_DETAIL };
   }
+  // Every backend reads pids from /proc (procps' ps too): from another namespace's, each names someone else.
+  if (!procIsOwn()) throw new CleanupBackendUnavailable('proc_foreign', PROC_FOREIGN_DETAIL, option);
   if (option === 'ps_scan') return { kind: 'ps_scan', reason: 'forced_off', detail: 'the ps_scan backend was chosen explicitly' };
   if (option === 'process_scan')
     return { kind: 'process_scan', reason: 'forced_off', detail: 'the process_scan backend was chosen explicitly' };
@@ -93,7 +99,7 @@ export function cleanupBackendFor(
   platform: SupportedPlatform = supportedPlatform(),
   log?: (line: string) => void,
 ): CleanupBackend {
-  const backend = chooseCleanupBackend(option, detectOnce, platform);
+  const backend = chooseCleanupBackend(option, detectOnce, platform, procIsOwn);
   if (backend.kind === 'cgroup') sweepOnce(backend.base, log);
   return backend;
 }
