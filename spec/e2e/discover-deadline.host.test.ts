@@ -20,8 +20,12 @@ import { describeProcesses, LEAK_POLL_MS } from './adapter-tier.ts';
 const SLOW = fileURLToPath(new URL('../../fixtures/slow-start-server.mjs', import.meta.url));
 /** The probe's bound in 2.1.332 (`vg = 3000` in the binary), with MCP_TIMEOUT unset or 9 s and more. */
 const PROBE_DEADLINE_MS = 3_000;
-/** A timer never fires early, so a gap is at most this much below its bound (the pipe, the log write). */
-const EARLY_SLACK_MS = 100;
+/**
+ * A timer never fires early, but the gap starts when the tap notes its own start, after its Node boot: the CLI's
+ * timer started at the spawn, earlier by that boot (seen 176 ms short with two suites at once under c8). Still
+ * far below the 2 s between the bounds this spec tells apart.
+ */
+const EARLY_SLACK_MS = 600;
 /** A loaded machine fires the CLI's timer late: a gap may exceed its bound by this much (a liveness bound). */
 const LATE_SLACK_MS = 1_500;
 /** One CLI start, a probe (at most ~3 s), one text turn: only a hang gets near this. */
