@@ -125,7 +125,9 @@ test('told darwin, the supervisor closes a leaked file without /proc (the portab
     sup.send(spawnMessage(dir, 'ok'));
     const { code, reports } = await sup.done;
     assert.equal(code, 0);
-    assert.equal(cleanupOf(reports).error, null);
+    // Told darwin it proves cleanup on ps tables: another job's orphan started meanwhile may leave it unconfirmed.
+    const error = cleanupOf(reports).error;
+    assert.ok(error === null || /^unattributed orphan\(s\) started during the run/.test(error), String(error));
     const { fds } = readFakeRecord(join(dir, 'record.json'));
     assert.ok(fds, 'the record lists the descriptors');
     assert.deepEqual(
