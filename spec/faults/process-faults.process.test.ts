@@ -33,7 +33,9 @@ function newSupervisor(known: Known): () => ProcessIdentity | undefined {
 
 const SEED = 0xdead_0009;
 const POINTS = 3;
-const SLOW = { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_SLOW_EVENTS: '60', FAKE_CLAUDE_DELAY_MS: '40' };
+// About 4.8 s of events: every random point (under 1.5 s after the native appears) falls while it lives, also on a loaded
+// machine (at 2.4 s, one run under c8 had exited before its point: kill ESRCH).
+const SLOW = { FAKE_CLAUDE_SCENARIO: 'slow', FAKE_CLAUDE_SLOW_EVENTS: '120', FAKE_CLAUDE_DELAY_MS: '40' };
 
 async function startRun(h: ToolHarness): Promise<string> {
   const started = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir });
