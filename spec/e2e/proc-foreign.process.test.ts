@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { INITIALIZE } from '../faults/raw-server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -27,12 +28,7 @@ test('under unshare -p without its own /proc the server refuses every run (proc_
     });
   });
   const send = (message: object): void => void server.stdin.write(`${JSON.stringify(message)}\n`);
-  send({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'spec', version: '0' } },
-  });
+  send(INITIALIZE(1));
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
   try {
