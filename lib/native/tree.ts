@@ -5,6 +5,7 @@
  * handshake could be answered (lib/cli/deferred-providers.ts): the server then exits 1.
  */
 import { UUID_PATTERN } from '../util/uuid.ts';
+import { validateStdinChannel, type StdinChannel } from './control-shape.ts';
 import treeJson from '../../cli-tree.json' with { type: 'json' };
 
 export const VALUE_KINDS = ['none', 'string', 'number', 'integer', 'uuid', 'enum', 'list', 'json_schema'] as const;
@@ -69,6 +70,8 @@ export interface CliTree {
     readonly backstop: string;
     readonly verified: string;
   };
+  /** The native's control protocol on its own stdin and stdout, as verified on the tested version (lib/native/control.ts). */
+  readonly stdin_channel: StdinChannel;
 }
 
 type Obj = Record<string, unknown>;
@@ -86,11 +89,23 @@ export function validateCliTree(value: unknown): string[] {
   if (!isObj(value)) return ['tree: not an object'];
   onlyKeys(
     value,
-    ['format_version', 'notes', 'native', 'print_mode', 'output_modes', 'prompt', 'limits', 'permission_prompt_tool', 'options'],
+    [
+      'format_version',
+      'notes',
+      'native',
+      'print_mode',
+      'output_modes',
+      'prompt',
+      'limits',
+      'permission_prompt_tool',
+      'stdin_channel',
+      'options',
+    ],
     'tree',
     p,
   );
   validatePermissionPromptTool(value['permission_prompt_tool'], p);
+  validateStdinChannel(value['stdin_channel'], p);
   if (value['format_version'] !== 1) p.push('format_version: must be 1');
   if (value['notes'] !== undefined && !isStrings(value['notes'])) p.push('notes: must be strings');
   validateNative(value['native'], p);

@@ -85,6 +85,15 @@ describe('cli-tree.json', () => {
     assert.deepEqual(declared.modes_that_ask, ['default', 'acceptEdits']);
   });
 
+  it('declares the stdin channel as verified: input format, stdio prompt tool, every control message', () => {
+    const declared = CLI_TREE.stdin_channel;
+    assert.deepEqual(declared.input_format, ['--input-format', 'stream-json']);
+    assert.deepEqual(declared.permission_prompt_tool, ['--permission-prompt-tool', 'stdio']);
+    assert.deepEqual(Object.keys(declared.native_writes), ['can_use_tool', 'interrupt_ack']);
+    assert.deepEqual(Object.keys(declared.native_reads), ['user', 'allow', 'deny', 'error', 'interrupt']);
+    assert.match(declared.verified, /^2\.1\.332: .*spec\/native\/control\.native\.test\.ts/);
+  });
+
   it('declares the fixed flags of both output modes', () => {
     assert.deepEqual(CLI_TREE.print_mode, ['-p']);
     assert.deepEqual(CLI_TREE.output_modes, {
@@ -135,6 +144,69 @@ describe('cli-tree.json', () => {
         t.permission_prompt_tool.timeout = 1;
       },
       /unknown key "timeout"/,
+    ],
+    [
+      'no stdin channel',
+      (t) => {
+        delete t.stdin_channel;
+      },
+      /stdin_channel: must be an object/,
+    ],
+    [
+      'stdin channel input format without its value',
+      (t) => {
+        t.stdin_channel.input_format = ['--input-format'];
+      },
+      /stdin_channel\.input_format: must be a long flag and its value/,
+    ],
+    [
+      'stdin channel prompt tool value that is a flag',
+      (t) => {
+        t.stdin_channel.permission_prompt_tool = ['--permission-prompt-tool', '--x'];
+      },
+      /stdin_channel\.permission_prompt_tool: must be a long flag and its value/,
+    ],
+    [
+      'stdin channel without the deny message',
+      (t) => {
+        delete t.stdin_channel.native_reads.deny;
+      },
+      /stdin_channel\.native_reads\.deny: must be an object with a constant type/,
+    ],
+    [
+      'stdin channel with an undeclared message',
+      (t) => {
+        t.stdin_channel.native_writes.cancel = { type: 'control_cancel_request' };
+      },
+      /stdin_channel\.native_writes: unknown key "cancel"/,
+    ],
+    [
+      'stdin channel message whose type is a placeholder',
+      (t) => {
+        t.stdin_channel.native_writes.can_use_tool.type = '<string:type>';
+      },
+      /native_writes\.can_use_tool: must be an object with a constant type/,
+    ],
+    [
+      'stdin channel malformed placeholder',
+      (t) => {
+        t.stdin_channel.native_reads.allow.response.response.updatedInput = '<input>';
+      },
+      /native_reads\.allow\.response\.response\.updatedInput: "<input>" is not a placeholder/,
+    ],
+    [
+      'stdin channel without its verification note',
+      (t) => {
+        t.stdin_channel.verified = '';
+      },
+      /stdin_channel\.verified: must be a non-empty string/,
+    ],
+    [
+      'unknown stdin channel key',
+      (t) => {
+        t.stdin_channel.timeout_ms = 1;
+      },
+      /stdin_channel: unknown key "timeout_ms"/,
     ],
     [
       'bad tested_version',
