@@ -7,9 +7,6 @@ export const TOOL_ERROR_CODES = {
   invalid_arguments: 'An argument failed validation; `path` names it (JSON Pointer). Nothing was started.',
   permission_rule_fails_open: 'A broad allow rule with a narrower deny carve-out was refused: it fails open.',
   recursion_refused: 'This adapter was started by a Claude Code it launched (recursion sentinel set); it runs nothing.',
-  ask_host_socket_path_too_long:
-    "An ask_host run's permission socket path would exceed the 107 bytes of a Unix socket path (the server's TMPDIR is too long); nothing was started.",
-  ask_host_listen_failed: "An ask_host run's permission socket could not listen; nothing was started.",
   // native binary and version
   native_not_found: 'The Claude Code binary could not be resolved (--claude-bin, CLAUDE_BIN, then PATH).',
   native_version_mismatch: 'The installed Claude Code version differs from the tested version in cli-tree.json.',

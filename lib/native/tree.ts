@@ -59,17 +59,6 @@ export interface CliTree {
   readonly prompt: { readonly separator: '--'; readonly max_argv_prompt_bytes: number };
   readonly limits: { readonly max_string_chars: number; readonly max_list_items: number; readonly max_list_item_chars: number };
   readonly options: readonly CliOption[];
-  /** The permission prompt tool as verified on the tested version (used by ask_host, lib/permission/). */
-  readonly permission_prompt_tool: {
-    readonly flag: string;
-    readonly mcp_config_flag: string;
-    readonly tool_name_form: string;
-    readonly request_arguments: readonly string[];
-    readonly answer: Readonly<Record<'content' | 'allow' | 'deny', string>>;
-    readonly modes_that_ask: readonly string[];
-    readonly backstop: string;
-    readonly verified: string;
-  };
   /** The native's control protocol on its own stdin and stdout, as verified on the tested version (lib/native/control.ts). */
   readonly stdin_channel: StdinChannel;
 }
@@ -89,22 +78,10 @@ export function validateCliTree(value: unknown): string[] {
   if (!isObj(value)) return ['tree: not an object'];
   onlyKeys(
     value,
-    [
-      'format_version',
-      'notes',
-      'native',
-      'print_mode',
-      'output_modes',
-      'prompt',
-      'limits',
-      'permission_prompt_tool',
-      'stdin_channel',
-      'options',
-    ],
+    ['format_version', 'notes', 'native', 'print_mode', 'output_modes', 'prompt', 'limits', 'stdin_channel', 'options'],
     'tree',
     p,
   );
-  validatePermissionPromptTool(value['permission_prompt_tool'], p);
   validateStdinChannel(value['stdin_channel'], p);
   if (value['format_version'] !== 1) p.push('format_version: must be 1');
   if (value['notes'] !== undefined && !isStrings(value['notes'])) p.push('notes: must be strings');
@@ -245,31 +222,6 @@ function validatePattern(pattern: unknown, kind: unknown, at: string, p: string[
   } catch {
     p.push(`${at}.pattern: not a regular expression`);
   }
-}
-
-function validatePermissionPromptTool(value: unknown, p: string[]): void {
-  const at = 'permission_prompt_tool';
-  if (!isObj(value)) {
-    p.push(`${at}: must be an object`);
-    return;
-  }
-  onlyKeys(
-    value,
-    ['flag', 'mcp_config_flag', 'tool_name_form', 'request_arguments', 'answer', 'modes_that_ask', 'backstop', 'verified'],
-    at,
-    p,
-  );
-  for (const key of ['flag', 'mcp_config_flag']) {
-    const flag = value[key];
-    if (typeof flag !== 'string' || !/^--[a-z][a-z-]*$/.test(flag)) p.push(`${at}.${key}: must be a long flag`);
-  }
-  for (const key of ['tool_name_form', 'backstop', 'verified'])
-    if (typeof value[key] !== 'string' || value[key] === '') p.push(`${at}.${key}: must be a non-empty string`);
-  if (!isStrings(value['request_arguments'])) p.push(`${at}.request_arguments: must be strings`);
-  if (!isStrings(value['modes_that_ask'])) p.push(`${at}.modes_that_ask: must be strings`);
-  const answer = value['answer'];
-  if (!isObj(answer) || ['content', 'allow', 'deny'].some((k) => typeof answer[k] !== 'string'))
-    p.push(`${at}.answer: must hold content, allow and deny as strings`);
 }
 
 /** Validates and narrows; throws with every problem listed. */

@@ -22,7 +22,7 @@ import type { ExecuteDeps, PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
-import { readProcStat, selfOwner } from '../process/proc-table.ts';
+import { readProcStat } from '../process/proc-table.ts';
 import { supportedPlatform, type SupportedPlatform } from '../process/platform.ts';
 import { pidPresence, pidPresenceBySignal, processesWithCwd, processesWithCwdUnverifiable } from '../process/occupants.ts';
 import { isGoneIn } from '../process/proc-stat.ts';
@@ -34,12 +34,6 @@ import { fromWireName } from './declarations.ts';
 import { callTool } from './call-tool.ts';
 import { parseRunInput } from './run-input.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
-import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
-import { privateDirPrefix } from '../permission/private-dir.ts';
-import { darwinSelfOwner, psOwnerState, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
-import type { OwnerIdentity } from '../process/owner.ts';
-import { readPsTable } from '../process/ps-source.ts';
-import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskProvider } from './tasks.ts';
 import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
 import { BUDGET_OPTION_ARG, withBudget } from './budget-gate.ts';
@@ -155,7 +149,6 @@ function createParts(config: ProviderConfig): ProviderParts {
   const clock = config.clock ?? systemClock;
   const platform = config.platform ?? supportedPlatform();
   // Off the path of the first request: directories of servers that were killed with a question pending.
-  if (!isRecursiveLaunch(config.env)) setImmediate(() => sweepAtStart(config.log, platform, config.env['PATH'] ?? ''));
   const tree = config.tree ?? CLI_TREE;
   const nativeArgNames = getNativeArgNames(tree);
   const nativeEnv = getNativeEnv(config.env, ADAPTER_VERSION);
@@ -243,9 +236,7 @@ function createProviderRuntime(p: ProviderParts): Runtime {
     nativeEnv: p.nativeEnv,
     askHost: {
       separator: tree.prompt.separator,
-      flags: tree.permission_prompt_tool,
-      dirPrefix: () => brokerDirPrefix(p.platform),
-      ...bridgeCommandOption(config.supervision?.supervisorCommand),
+      promptTool: tree.stdin_channel.permission_prompt_tool,
     },
     ...(config.supervision ? { supervision: config.supervision } : {}),
   });
@@ -374,12 +365,6 @@ function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: 
   return dir === null ? [] : listTranscriptIds(dir, TRANSCRIPT_FS);
 }
 
-/** A bundle-role supervisor command implies the bridge of the same bundle (see bridgeCommandBeside). */
-function bridgeCommandOption(supervisor: BridgeCommand | undefined): { bridgeCommand?: BridgeCommand } {
-  const beside = bridgeCommandBeside(supervisor, SUPERVISOR_ARGV_FLAG);
-  return beside === null ? {} : { bridgeCommand: beside };
-}
-
 const TRANSCRIPT_FS: TranscriptDirReader = {
   names: (dir) => {
     try {
@@ -396,34 +381,3 @@ const TRANSCRIPT_FS: TranscriptDirReader = {
     }
   },
 };
-
-/**
- * The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts): on Linux
- * from /proc, on darwin from its own clock (darwinSelfOwner), whose orphans are judged from one ps table.
- */
-let ownPrefix: string | null = null;
-function brokerDirPrefix(platform: SupportedPlatform): string {
-  return (ownPrefix ??= privateDirPrefix(platform === 'linux' ? selfOwner() : darwinSelf()));
-}
-
-let darwinOwner: OwnerIdentity | null = null;
-function darwinSelf(): OwnerIdentity {
-  return (darwinOwner ??= darwinSelfOwner(Date.now(), process.uptime(), process.pid));
-}
-
-function sweepAtStart(log: ((line: string) => void) | undefined, platform: SupportedPlatform, path: string): void {
-  const tmp = process.getBuiltinModule('node:os').tmpdir();
-  if (platform === 'linux') {
-    logSwept(log, sweepOrphanedPermissionDirs(tmp));
-    return;
-  }
-  void readPsTable({ path }).then((table) => {
-    // A ps that failed proves no owner gone: nothing is removed.
-    if (table.kind === 'table') logSwept(log, sweepOrphanedPermissionDirs(tmp, darwinSelf(), psOwnerState(table.rows)));
-  });
-}
-
-function logSwept(log: ((line: string) => void) | undefined, removed: readonly string[]): void {
-  if (removed.length > 0)
-    log?.(`removed ${removed.length} private permission director${removed.length === 1 ? 'y' : 'ies'} of servers that are gone`);
-}

@@ -77,14 +77,6 @@ describe('cli-tree.json', () => {
     assert.match(String(option?.verified), /refused before any API call/);
   });
 
-  it('declares the permission prompt tool as verified: flags, request arguments, answer shape', () => {
-    const declared = CLI_TREE.permission_prompt_tool;
-    assert.equal(declared.flag, '--permission-prompt-tool');
-    assert.equal(declared.mcp_config_flag, '--mcp-config');
-    assert.deepEqual(declared.request_arguments, ['tool_name', 'input', 'tool_use_id']);
-    assert.deepEqual(declared.modes_that_ask, ['default', 'acceptEdits']);
-  });
-
   it('declares the stdin channel as verified: input format, stdio prompt tool, every control message', () => {
     const declared = CLI_TREE.stdin_channel;
     assert.deepEqual(declared.input_format, ['--input-format', 'stream-json']);
@@ -116,34 +108,6 @@ describe('cli-tree.json', () => {
         t.extra = 1;
       },
       /unknown key "extra"/,
-    ],
-    [
-      'no permission prompt tool declaration',
-      (t) => {
-        delete t.permission_prompt_tool;
-      },
-      /permission_prompt_tool: must be an object/,
-    ],
-    [
-      'permission prompt tool flag not a long flag',
-      (t) => {
-        t.permission_prompt_tool.flag = '-x';
-      },
-      /permission_prompt_tool\.flag: must be a long flag/,
-    ],
-    [
-      'permission prompt tool answer incomplete',
-      (t) => {
-        delete t.permission_prompt_tool.answer.deny;
-      },
-      /permission_prompt_tool\.answer/,
-    ],
-    [
-      'unknown permission prompt tool key',
-      (t) => {
-        t.permission_prompt_tool.timeout = 1;
-      },
-      /unknown key "timeout"/,
     ],
     [
       'no stdin channel',
