@@ -11,8 +11,6 @@ import { bridgeEnv, getBridgeCommand, withPermissionBridge, type BridgeCommand }
 export interface AskHostDeps {
   readonly clock: Clock;
   readonly random: (bytes: number) => Uint8Array;
-  /** The tree's prompt separator (`--`): the bridge flags go before it. */
-  readonly separator: string;
   /** cli-tree.json `permission_prompt_tool` flags. */
   readonly flags: { readonly flag: string; readonly mcp_config_flag: string };
   readonly bridgeCommand?: BridgeCommand;
@@ -36,7 +34,7 @@ export function attachAskHost(prepared: PreparedRun, deps: AskHostDeps): Attache
     ...(deps.baseDir ? { baseDir: deps.baseDir } : {}),
     ...(deps.dirPrefix ? { dirPrefix: deps.dirPrefix() } : {}),
   });
-  const argv = withPermissionBridge(prepared.argv, deps.separator, {
+  const argv = withPermissionBridge(prepared.argv, {
     command: deps.bridgeCommand ?? getBridgeCommand(),
     boundMs: ask.timeoutMs,
     useDefaultMode: ask.defaultMode,

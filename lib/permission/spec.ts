@@ -74,9 +74,9 @@ export function bridgeEnv(socketPath: string, token: string): Readonly<Record<st
 /**
  * The native argv with the bridge wired in: --mcp-config (additive: the user's own servers stay),
  * --permission-prompt-tool, and, when the caller chose no mode, `--permission-mode default` (the mode in
- * which every undecided prompt reaches the tool). Inserted before the prompt separator.
+ * which every undecided prompt reaches the tool). The prompt is never in argv, so they are appended.
  */
-export function withPermissionBridge(argv: NativeArgv, separator: string, wiring: BridgeWiring): NativeArgv {
+export function withPermissionBridge(argv: NativeArgv, wiring: BridgeWiring): NativeArgv {
   const config = {
     mcpServers: {
       [BRIDGE_SERVER]: {
@@ -95,8 +95,6 @@ export function withPermissionBridge(argv: NativeArgv, separator: string, wiring
     if (at >= 0 && at + 1 < args.length) args[at + 1] = 'default';
   }
   const extra = [wiring.flags.mcp_config_flag, JSON.stringify(config), wiring.flags.flag, BRIDGE_TOOL_QUALIFIED];
-  const sep = argv.stdin === null ? args.lastIndexOf(separator) : -1;
-  if (sep >= 0) args.splice(sep, 0, ...extra);
-  else args.push(...extra);
-  return { args, stdin: argv.stdin };
+  args.push(...extra);
+  return { ...argv, args };
 }

@@ -12,7 +12,16 @@ import { sessionLockKeys } from './session-lock.ts';
 import type { PreparedSupervisor } from '../supervisor/parent/run-supervised.ts';
 import type { ProcessIdentity } from '../supervisor/protocol.ts';
 import { endEarly, finish } from './run-finish.ts';
-import { interrupted, type ExecuteDeps, type PreparedRun, type RunExecutionHooks, type RunScope } from './run-scope.ts';
+import {
+  createNativeInputSlot,
+  interrupted,
+  type ExecuteDeps,
+  type NativeInput,
+  type NativeInputSlot,
+  type PreparedRun,
+  type RunExecutionHooks,
+  type RunScope,
+} from './run-scope.ts';
 import { disposeWithin, supervise } from './supervise.ts';
 
 export type { ExecuteDeps, PreparedRun, RunExecutionHooks } from './run-scope.ts';
@@ -20,6 +29,8 @@ export { SUPERVISOR_MARGIN_MS } from './supervise.ts';
 
 export interface RunExecution {
   readonly ingest: Ingest;
+  /** The native's open stdin (stream-json input); see NativeInput. */
+  readonly input: NativeInput;
   /** Requests cancellation; the outcome still waits for cleanup. Idempotent. */
   cancel(): void;
   readonly done: Promise<Classification>;
@@ -37,8 +48,9 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
       survivors = outcome.cleanup === null ? null : outcome.cleanup.survivors;
     },
   };
-  const done = execute(deps, prepared, observed, ingest, controller.signal);
-  return { ingest, cancel: () => controller.abort(), done, survivors: () => survivors };
+  const input = createNativeInputSlot();
+  const done = execute(deps, prepared, observed, ingest, input, controller.signal);
+  return { ingest, input, cancel: () => controller.abort(), done, survivors: () => survivors };
 }
 
 async function execute(
@@ -46,6 +58,7 @@ async function execute(
   prepared: PreparedRun,
   hooks: RunExecutionHooks,
   ingest: Ingest,
+  input: NativeInputSlot,
   signal: AbortSignal,
 ): Promise<Classification> {
   const { request } = prepared;
@@ -54,7 +67,7 @@ async function execute(
   const disposeDeadline = deps.clock.setTimeout(() => deadline.abort(), request.timeoutMs);
   const knownIds = request.session.kind === 'continue' ? deps.listSessionIds(request.cwd) : [];
   try {
-    return await executeWithin({ deps, prepared, hooks, ingest, signal, deadline: deadline.signal, knownIds });
+    return await executeWithin({ deps, prepared, hooks, ingest, input, signal, deadline: deadline.signal, knownIds });
   } finally {
     disposeDeadline();
   }

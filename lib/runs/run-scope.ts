@@ -47,12 +47,46 @@ export interface RunExecutionHooks {
   readonly onOutcome?: ((outcome: SupervisedOutcome) => void) | undefined;
 }
 
+/**
+ * The native's open stdin (stream-json input), for the run's whole life: control answers and further turns.
+ * `send` is false (nothing sent) before the native was handed its run, after `end`, or once the run is
+ * terminating; `end` is final.
+ */
+export interface NativeInput {
+  send(data: string): boolean;
+  end(): void;
+}
+
+/** A NativeInput that forwards to the supervised run once it exists (an `end` before that is kept). */
+export interface NativeInputSlot extends NativeInput {
+  attach(target: NativeInput): void;
+}
+
+export function createNativeInputSlot(): NativeInputSlot {
+  let target: NativeInput | null = null;
+  let ended = false;
+  return {
+    send: (data) => !ended && target !== null && target.send(data),
+    end() {
+      if (ended) return;
+      ended = true;
+      target?.end();
+    },
+    attach(next) {
+      target = next;
+      if (ended) next.end();
+    },
+  };
+}
+
 /** What every step of one run shares: built once per run rather than threaded as positional parameters. */
 export interface RunScope {
   readonly deps: ExecuteDeps;
   readonly prepared: PreparedRun;
   readonly hooks: RunExecutionHooks;
   readonly ingest: Ingest;
+  /** The native's stdin after the prompt (nothing is sent to a native started with a text prompt). */
+  readonly input: NativeInputSlot;
   /** The run's cancel signal. */
   readonly signal: AbortSignal;
   /** Aborts when timeout_seconds has passed. */

@@ -242,7 +242,6 @@ function createProviderRuntime(p: ProviderParts): Runtime {
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv: p.nativeEnv,
     askHost: {
-      separator: tree.prompt.separator,
       flags: tree.permission_prompt_tool,
       dirPrefix: () => brokerDirPrefix(p.platform),
       ...bridgeCommandOption(config.supervision?.supervisorCommand),
@@ -337,7 +336,6 @@ function argvOf(p: ProviderParts, request: PreparedRun['request']): PreparedRun[
     permissionMode: request.permissionMode,
     options: request.nativeOptions,
     prompt: request.prompt,
-    promptViaStdin: p.config.promptViaStdin,
   });
 }
 
@@ -355,7 +353,6 @@ function getCapabilities(p: ProviderParts): JsonObject {
   return describeCapabilities({
     tree: p.tree,
     maxTimeoutSeconds: p.config.maxTimeoutSeconds,
-    promptViaStdin: p.config.promptViaStdin,
     assertedVersion: p.assertedVersion,
     recursive: p.recursive,
     cleanup: p.cleanup,

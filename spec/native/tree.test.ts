@@ -158,18 +158,32 @@ describe('cli-tree.json', () => {
       /version_output_pattern/,
     ],
     [
-      'separator other than --',
+      'a user line with json output (the native refuses stream-json input without stream-json output)',
       (t) => {
-        t.prompt.separator = '-';
+        t.input.json.prompt = 'user_line';
       },
-      /separator/,
+      /input\.json\.prompt: user_line needs stream-json output/,
     ],
     [
-      'threshold at MAX_ARG_STRLEN',
+      'an unknown prompt delivery',
       (t) => {
-        t.prompt.max_argv_prompt_bytes = 131072;
+        t.input['stream-json'].prompt = 'argv';
       },
-      /max_argv_prompt_bytes/,
+      /input\.stream-json\.prompt: must be one of/,
+    ],
+    [
+      'input args that are not flags',
+      (t) => {
+        t.input['stream-json'].args = ['stream-json'];
+      },
+      /input\.stream-json\.args: must be flags/,
+    ],
+    [
+      'an input entry missing for an output mode',
+      (t) => {
+        delete t.input.json;
+      },
+      /input\.json: not an object/,
     ],
     [
       'string limit that could overflow one argv element',

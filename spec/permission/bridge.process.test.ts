@@ -382,17 +382,17 @@ describe('permission bridge and broker', () => {
     }
   });
 
-  it('wiring: flags go before the prompt separator, the mode becomes default only when none was chosen, the CLI gets a backstop', () => {
-    const argv = { args: ['-p', '--permission-mode', 'dontAsk', '--', 'hi'], stdin: null };
+  it('wiring: flags appended (the prompt is never in argv), the mode becomes default only when none was chosen, the CLI gets a backstop', () => {
+    const argv = { args: ['-p', '--permission-mode', 'dontAsk'], stdin: 'hi', streamInput: false };
     const wiring = {
       command: { file: '/node', args: ['b.mjs', '__permission-bridge'] },
       boundMs: 1000,
       useDefaultMode: true,
       flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' },
     };
-    const wired = withPermissionBridge(argv, '--', wiring);
+    const wired = withPermissionBridge(argv, wiring);
     assert.deepEqual(wired.args.slice(0, 3), ['-p', '--permission-mode', 'default']);
-    assert.deepEqual(wired.args.slice(-4), ['--permission-prompt-tool', 'mcp__claude_run_mcp_permission__approve', '--', 'hi']);
+    assert.deepEqual(wired.args.slice(-2), ['--permission-prompt-tool', 'mcp__claude_run_mcp_permission__approve']);
     const config = parseObj(wired.args[wired.args.indexOf('--mcp-config') + 1]!, 'the --mcp-config value');
     assert.equal(at(config, 'mcpServers', 'claude_run_mcp_permission', 'timeout'), 16_000);
     assert.deepEqual(
@@ -400,12 +400,12 @@ describe('permission bridge and broker', () => {
       { [BRIDGE_ENV.boundMs]: '1000' },
       'no socket path, no token on the command line',
     );
-    const kept = withPermissionBridge({ args: ['-p', '--permission-mode', 'acceptEdits'], stdin: 'big prompt' }, '--', {
+    const kept = withPermissionBridge({ args: ['-p', '--permission-mode', 'acceptEdits'], stdin: 'big prompt', streamInput: false }, {
       ...wiring,
       useDefaultMode: false,
     });
     assert.equal(kept.args[2], 'acceptEdits');
-    assert.equal(kept.args.at(-1), 'mcp__claude_run_mcp_permission__approve', 'a stdin prompt: flags appended');
+    assert.equal(kept.args.at(-1), 'mcp__claude_run_mcp_permission__approve', 'flags appended');
     assert.equal(kept.stdin, 'big prompt');
   });
 
@@ -456,11 +456,10 @@ describe('permission bridge and broker', () => {
 
   it('attach: the socket path and token reach the native through its environment, never its argv', () => {
     const request = { askHost: { timeoutMs: 1000, defaultMode: false } } as unknown as PreparedRun['request'];
-    const prepared: PreparedRun = { request, bin: '/bin/claude', argv: { args: ['-p', '--', 'hi'], stdin: null }, env: { OWN: '1' } };
+    const prepared: PreparedRun = { request, bin: '/bin/claude', argv: { args: ['-p'], stdin: 'hi', streamInput: false }, env: { OWN: '1' } };
     const { prepared: wired, broker } = attachAskHost(prepared, {
       clock: systemClock,
       random: (n) => randomBytes(n),
-      separator: '--',
       flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' },
       baseDir: base,
     });

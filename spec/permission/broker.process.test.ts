@@ -65,7 +65,7 @@ describe('the broker socket', () => {
       sessionLock: createSessionLock(),
       listSessionIds: () => [],
       nativeEnv: {},
-      askHost: { separator: '--', flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' }, baseDir: base },
+      askHost: { flags: { flag: '--permission-prompt-tool', mcp_config_flag: '--mcp-config' }, baseDir: base },
     });
     const request = {
       prompt: 'x',
@@ -79,7 +79,7 @@ describe('the broker socket', () => {
     };
     try {
       const error = refusal(() =>
-        runtime.start({ request, bin: '/bin/true', argv: { args: ['-p', '--', 'x'], stdin: null } }, { acquiredBy: null, sync: false }),
+        runtime.start({ request, bin: '/bin/true', argv: { args: ['-p'], stdin: 'x', streamInput: false } }, { acquiredBy: null, sync: false }),
       );
       assert.equal(error.code, 'ask_host_socket_path_too_long');
       assert.match(error.message, new RegExp(`${90 + SOCKET_PATH_OVERHEAD_BYTES} bytes, over the ${MAX_UNIX_SOCKET_PATH_BYTES} bytes`));
