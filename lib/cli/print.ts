@@ -83,7 +83,6 @@ function preparePrint(args: Readonly<Record<string, JsonValue>>, claudeBin: stri
     permissionMode: request.permissionMode,
     options: request.nativeOptions,
     prompt: request.prompt,
-    promptViaStdin: false,
   });
   const bin = resolveNativeBinary({ cliFlag: claudeBin ?? undefined, env: io.env, cwd: io.cwd });
   return { request: { ...request, cwd: realpathSync(request.cwd) }, bin, argv: argvOut };

@@ -1,8 +1,7 @@
 /**
  * Structured options in, exact native argv out. Pure.
- * Shape: print mode, output-mode flags, supplied options in tree order, then `--` and the prompt.
- * A prompt above the tree's byte threshold (or when forced) goes to stdin with no positional at all:
- * print mode reads its prompt from stdin when none is given (verified on the pinned version).
+ * Shape: print mode, output-mode flags, input flags, supplied options in tree order. The prompt never
+ * appears in argv: it is written to stdin as the tree declares for the output mode (cli-tree.json `input`).
  */
 import { isUuid } from '../util/uuid.ts';
 import { findSchemaProblem } from './json-schema-check.ts';
@@ -12,6 +11,7 @@ import type { CliOption, CliTree, OutputMode } from './tree.ts';
 import type { JsonValue } from '../util/json.ts';
 import { escapePointerToken } from '../util/json-pointer.ts';
 import type { PermissionMode } from './tree.ts';
+import { interruptLine, userMessageLine as userLine } from './control.ts';
 
 export interface NativeArgvInput {
   readonly tree: CliTree;
@@ -21,14 +21,24 @@ export interface NativeArgvInput {
   /** Native options keyed by the tree's `arg`; only supplied ones. `permission_mode` here must equal permissionMode. */
   readonly options: Readonly<Record<string, JsonValue>>;
   readonly prompt: string;
-  /** Deliver the prompt on stdin even when it would fit in argv (keeps it out of the process table). */
-  readonly promptViaStdin: boolean;
 }
 
 export interface NativeArgv {
   readonly args: string[];
-  /** The prompt to write to stdin and then end it; null means spawn with stdin ignored. */
-  readonly stdin: string | null;
+  /** What is written to the native's stdin first: the prompt, as one user line or as bare text. */
+  readonly stdin: string;
+  /** stream-json input: stdin stays open after the prompt (control answers, further turns) until ended. */
+  readonly streamInput: boolean;
+}
+
+/** The native's interrupt control request (newline included): ends the running turn, the process stays. */
+export function interruptRequestLine(requestId: string): string {
+  return `${interruptLine(requestId)}\n`;
+}
+
+/** One stream-json `user` message line (newline included), as the native reads it on stdin. */
+export function userMessageLine(text: string): string {
+  return `${userLine(text)}\n`;
 }
 
 /** Builds the exact argv; throws ToolError('invalid_arguments', …, '/<arg>') for anything undeclared or malformed. */
@@ -51,10 +61,16 @@ export function buildNativeArgv(input: NativeArgvInput): NativeArgv {
       optionArgs.push(...emitOption(tree, option, supplied));
     }
   }
-  const viaStdin = input.promptViaStdin || Buffer.byteLength(input.prompt, 'utf8') > tree.prompt.max_argv_prompt_bytes;
-  const args = [...tree.print_mode, ...tree.output_modes[input.outputMode], ...optionArgs];
-  if (!viaStdin) args.push(tree.prompt.separator, input.prompt);
-  return { args, stdin: viaStdin ? input.prompt : null };
+  const delivery = tree.input[input.outputMode];
+  const args = [...tree.print_mode, ...tree.output_modes[input.outputMode], ...delivery.args, ...optionArgs];
+  switch (delivery.prompt) {
+    case 'user_line':
+      return { args, stdin: userMessageLine(input.prompt), streamInput: true };
+    case 'text':
+      return { args, stdin: input.prompt, streamInput: false };
+    default:
+      return assertNever(delivery.prompt);
+  }
 }
 
 function checkPrompt(prompt: string): void {

@@ -17,8 +17,10 @@ export type NativeRead = (typeof NATIVE_READS)[number];
 export type ControlShape = string | number | boolean | null | readonly ControlShape[] | { readonly [key: string]: ControlShape };
 
 export interface StdinChannel {
-  /** A flag and its value, emitted together. */
-  readonly input_format: readonly [string, string];
+  /**
+   * A flag and its value, emitted together, for a run that asks its host. The channel itself is on in every
+   * stream-json run (cli-tree.json `input`, `--input-format stream-json`).
+   */
   readonly permission_prompt_tool: readonly [string, string];
   /** The permission modes in which an undecided tool use reaches the prompt tool. */
   readonly modes_that_ask: readonly string[];
@@ -32,7 +34,6 @@ export interface StdinChannel {
 
 const PLACEHOLDER = /^<(string|object|array):[a-z][a-z_]*>$/;
 const KEYS = [
-  'input_format',
   'permission_prompt_tool',
   'modes_that_ask',
   'native_writes',
@@ -82,7 +83,7 @@ export function validateStdinChannel(value: unknown, p: string[]): void {
     return;
   }
   for (const key of Object.keys(value)) if (!(KEYS as readonly string[]).includes(key)) p.push(`${at}: unknown key "${key}"`);
-  for (const key of ['input_format', 'permission_prompt_tool']) {
+  for (const key of ['permission_prompt_tool']) {
     const pair = value[key];
     if (!Array.isArray(pair) || pair.length !== 2 || !/^--[a-z][a-z-]*$/.test(String(pair[0])) || !/^[a-z][a-z-]*$/.test(String(pair[1])))
       p.push(`${at}.${key}: must be a long flag and its value`);

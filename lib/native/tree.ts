@@ -56,7 +56,11 @@ export interface CliTree {
   };
   readonly print_mode: readonly string[];
   readonly output_modes: Readonly<Record<OutputMode, readonly string[]>>;
-  readonly prompt: { readonly separator: '--'; readonly max_argv_prompt_bytes: number };
+  /**
+   * How the prompt reaches the native, per output mode: always on stdin, never in argv. `user_line`: one
+   * stream-json `user` line, stdin kept open for control answers and further turns; `text`: the bare text, then EOF.
+   */
+  readonly input: Readonly<Record<OutputMode, { readonly args: readonly string[]; readonly prompt: PromptDelivery }>>;
   readonly limits: { readonly max_string_chars: number; readonly max_list_items: number; readonly max_list_item_chars: number };
   readonly options: readonly CliOption[];
   /** The native's control protocol on its own stdin and stdout, as verified on the tested version (lib/native/control.ts). */
@@ -72,13 +76,39 @@ function onlyKeys(o: Obj, allowed: readonly string[], where: string, problems: s
   for (const key of Object.keys(o)) if (!allowed.includes(key)) problems.push(`${where}: unknown key "${key}"`);
 }
 
+export const PROMPT_DELIVERIES = ['user_line', 'text'] as const;
+export type PromptDelivery = (typeof PROMPT_DELIVERIES)[number];
+
+/** One entry per output mode: the input flags (possibly none) and how the prompt is written to stdin. */
+function validateInput(input: unknown, p: string[]): void {
+  if (!isObj(input)) {
+    p.push('input: not an object');
+    return;
+  }
+  onlyKeys(input, OUTPUT_MODES, 'input', p);
+  for (const mode of OUTPUT_MODES) {
+    const entry = input[mode];
+    if (!isObj(entry)) {
+      p.push(`input.${mode}: not an object`);
+      continue;
+    }
+    onlyKeys(entry, ['args', 'prompt'], `input.${mode}`, p);
+    const args = entry['args'];
+    if (!(Array.isArray(args) && (args.length === 0 || (isStrings(args) && String(args[0]).startsWith('-')))))
+      p.push(`input.${mode}.args: must be flags`);
+    if (!PROMPT_DELIVERIES.some((d) => d === entry['prompt'])) p.push(`input.${mode}.prompt: must be one of ${PROMPT_DELIVERIES.join(', ')}`);
+    // A user line is stream-json input, which the native reads only with stream-json output.
+    if (entry['prompt'] === 'user_line' && mode !== 'stream-json') p.push(`input.${mode}.prompt: user_line needs stream-json output`);
+  }
+}
+
 /** Every structural problem of a candidate tree; empty means it is a valid CliTree. */
 export function validateCliTree(value: unknown): string[] {
   const p: string[] = [];
   if (!isObj(value)) return ['tree: not an object'];
   onlyKeys(
     value,
-    ['format_version', 'notes', 'native', 'print_mode', 'output_modes', 'prompt', 'limits', 'stdin_channel', 'options'],
+    ['format_version', 'notes', 'native', 'print_mode', 'output_modes', 'input', 'limits', 'stdin_channel', 'options'],
     'tree',
     p,
   );
@@ -94,15 +124,7 @@ export function validateCliTree(value: unknown): string[] {
     for (const mode of OUTPUT_MODES)
       if (!isStrings(modes[mode]) || !String(modes[mode]?.[0]).startsWith('-')) p.push(`output_modes.${mode}: must be flags`);
   }
-  const prompt = value['prompt'];
-  if (!isObj(prompt)) p.push('prompt: not an object');
-  else {
-    onlyKeys(prompt, ['separator', 'max_argv_prompt_bytes'], 'prompt', p);
-    if (prompt['separator'] !== '--') p.push('prompt.separator: must be "--"');
-    const max = prompt['max_argv_prompt_bytes'];
-    if (!isPosInt(max) || max >= MAX_ARG_STRLEN_BYTES)
-      p.push(`prompt.max_argv_prompt_bytes: must be a positive integer below ${MAX_ARG_STRLEN_BYTES}`);
-  }
+  validateInput(value['input'], p);
   const limits = value['limits'];
   if (!isObj(limits)) p.push('limits: not an object');
   else {

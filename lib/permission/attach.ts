@@ -10,8 +10,6 @@ import { withStdioPromptTool } from './spec.ts';
 export interface AskHostDeps {
   readonly clock: Clock;
   readonly random: (bytes: number) => Uint8Array;
-  /** The tree's prompt separator (`--`): the flags go before it. */
-  readonly separator: string;
   /** cli-tree.json `stdin_channel.permission_prompt_tool`. */
   readonly promptTool: readonly [string, string];
 }
@@ -25,6 +23,6 @@ export function attachAskHost(prepared: PreparedRun, deps: AskHostDeps): Attache
   const ask = prepared.request.askHost ?? null;
   if (ask === null) return { prepared, broker: null };
   const broker = createPermissionBroker({ clock: deps.clock, random: deps.random, boundMs: ask.timeoutMs });
-  const argv = withStdioPromptTool(prepared.argv, deps.separator, { flag: deps.promptTool, useDefaultMode: ask.defaultMode });
+  const argv = withStdioPromptTool(prepared.argv, { flag: deps.promptTool, useDefaultMode: ask.defaultMode });
   return { prepared: { ...prepared, argv }, broker };
 }

@@ -17,18 +17,16 @@ export interface PromptToolWiring {
 
 /**
  * The native argv with the stdio prompt tool: the flag pair, and, when the caller chose no mode,
- * `--permission-mode default` (the mode in which every undecided tool use is asked about). Inserted before
- * the prompt separator when the prompt is in argv. A run without ask_host gets no prompt tool at all, so its
- * mode (dontAsk by default) decides alone, as before.
+ * `--permission-mode default` (the mode in which every undecided tool use is asked about). The prompt is
+ * never in argv, so they are appended. A run without ask_host gets no prompt tool at all, so its mode
+ * (dontAsk by default) decides alone, as before.
  */
-export function withStdioPromptTool(argv: NativeArgv, separator: string, wiring: PromptToolWiring): NativeArgv {
+export function withStdioPromptTool(argv: NativeArgv, wiring: PromptToolWiring): NativeArgv {
   const args = [...argv.args];
   if (wiring.useDefaultMode) {
     const at = args.indexOf('--permission-mode');
     if (at >= 0 && at + 1 < args.length) args[at + 1] = 'default';
   }
-  const sep = argv.stdin === null ? args.lastIndexOf(separator) : -1;
-  if (sep >= 0) args.splice(sep, 0, ...wiring.flag);
-  else args.push(...wiring.flag);
+  args.push(...wiring.flag);
   return { ...argv, args };
 }

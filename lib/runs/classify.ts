@@ -6,7 +6,7 @@
  */
 import type { VersionProof } from '../supervisor/protocol.ts';
 import type { JsonObject } from '../util/json.ts';
-import type { RunResult, SessionIntent, UnfinishedSubagents } from './types.ts';
+import type { CancelStep, RunResult, SessionIntent, UnfinishedSubagents } from './types.ts';
 import type { IngestState } from './ingest.ts';
 import { SPAWN_ERROR_FILE_CHANGED, SPAWN_ERROR_NO_CGROUP, type CleanupProof, type TerminateReason } from '../supervisor/protocol.ts';
 import type { ToolErrorCode, ToolErrorData } from '../tool-errors.ts';
@@ -23,6 +23,8 @@ export interface ClassifyInput {
   readonly exit: { readonly code: number | null; readonly signal: string | null } | null;
   /** Why the adapter stopped the run (first reason wins), or null when it ended on its own. */
   readonly termination: Termination | null;
+  /** What ended a cancelled run (absent: the ladder, as for a run cancelled before its native started). */
+  readonly cancelStep?: CancelStep;
   readonly spawnError: { readonly code: string; readonly message: string } | null;
   readonly cleanup: {
     readonly confirmed: boolean;
@@ -65,6 +67,7 @@ export type Classification = Pick<
   | 'signal'
   | 'timed_out'
   | 'cancelled'
+  | 'cancel_step'
   | 'cleanup_confirmed'
   | 'cleanup_error'
   | 'cleanup_proof'
@@ -115,6 +118,7 @@ export function classifyRun(input: ClassifyInput): Classification {
     signal: exit?.signal ?? null,
     timed_out: termination === 'timeout' || termination === 'idle_timeout',
     cancelled: termination === 'cancel',
+    cancel_step: termination === 'cancel' ? (input.cancelStep ?? 'ladder') : null,
     cleanup_confirmed: cleanup.confirmed,
     cleanup_error: cleanupError,
     cleanup_proof: cleanup.proof,

@@ -12,14 +12,31 @@ import { sessionLockKeys } from './session-lock.ts';
 import type { PreparedSupervisor } from '../supervisor/parent/run-supervised.ts';
 import type { ProcessIdentity } from '../supervisor/protocol.ts';
 import { endEarly, finish } from './run-finish.ts';
-import { interrupted, type ExecuteDeps, type PreparedRun, type RunExecutionHooks, type RunScope } from './run-scope.ts';
-import { disposeWithin, supervise } from './supervise.ts';
+import {
+  createNativeInputSlot,
+  interrupted,
+  type ExecuteDeps,
+  type NativeInput,
+  type NativeInputSlot,
+  type PreparedRun,
+  type RunExecutionHooks,
+  type RunScope,
+} from './run-scope.ts';
+import { disposeWithin, INTERRUPT_REQUEST_ID, supervise } from './supervise.ts';
+import { createControlTally, routeControlLine, type ControlRoute, type ControlTally } from './control-route.ts';
+import { parseControlLine } from '../native/control.ts';
+import type { EventKind } from '../native/events.ts';
+import type { JsonObject } from '../util/json.ts';
 
 export type { ExecuteDeps, PreparedRun, RunExecutionHooks } from './run-scope.ts';
 export { SUPERVISOR_MARGIN_MS } from './supervise.ts';
 
 export interface RunExecution {
   readonly ingest: Ingest;
+  /** The native's open stdin (stream-json input); see NativeInput. */
+  readonly input: NativeInput;
+  /** What became of the native's control lines so far (control-route.ts). */
+  control(): Readonly<ControlTally>;
   /** Requests cancellation; the outcome still waits for cleanup. Idempotent. */
   cancel(): void;
   readonly done: Promise<Classification>;
@@ -29,7 +46,21 @@ export interface RunExecution {
 
 export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: PreparedRun, hooks: RunExecutionHooks): RunExecution {
   const controller = new AbortController();
-  const ingest = createIngest({ ringId: runId, ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}) });
+  const input = createNativeInputSlot();
+  const tally = createControlTally();
+  const route: ControlRoute = {
+    port: hooks.permissions ?? null,
+    send: (line) => input.send(`${line}\n`),
+    tally,
+    onResponse: (response) => response.requestId === INTERRUPT_REQUEST_ID,
+  };
+  // Control lines stay in the events as the native wrote them; each is answered or counted here.
+  const onEvent = (kind: EventKind, event: JsonObject): void => {
+    hooks.onEvent?.(kind, event);
+    const line = kind === 'other' ? parseControlLine(event) : null;
+    if (line !== null) routeControlLine(line, route);
+  };
+  const ingest = createIngest({ ringId: runId, onEvent });
   let survivors: readonly ProcessIdentity[] | null = [];
   const observed: RunExecutionHooks = {
     ...hooks,
@@ -37,8 +68,8 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
       survivors = outcome.cleanup === null ? null : outcome.cleanup.survivors;
     },
   };
-  const done = execute(deps, prepared, observed, ingest, controller.signal);
-  return { ingest, cancel: () => controller.abort(), done, survivors: () => survivors };
+  const done = execute(deps, prepared, observed, ingest, input, controller.signal);
+  return { ingest, input, control: () => ({ ...tally }), cancel: () => controller.abort(), done, survivors: () => survivors };
 }
 
 async function execute(
@@ -46,6 +77,7 @@ async function execute(
   prepared: PreparedRun,
   hooks: RunExecutionHooks,
   ingest: Ingest,
+  input: NativeInputSlot,
   signal: AbortSignal,
 ): Promise<Classification> {
   const { request } = prepared;
@@ -54,7 +86,7 @@ async function execute(
   const disposeDeadline = deps.clock.setTimeout(() => deadline.abort(), request.timeoutMs);
   const knownIds = request.session.kind === 'continue' ? deps.listSessionIds(request.cwd) : [];
   try {
-    return await executeWithin({ deps, prepared, hooks, ingest, signal, deadline: deadline.signal, knownIds });
+    return await executeWithin({ deps, prepared, hooks, ingest, input, signal, deadline: deadline.signal, knownIds });
   } finally {
     disposeDeadline();
   }

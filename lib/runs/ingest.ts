@@ -70,6 +70,8 @@ export interface Ingest {
   onFrame(frame: Buffer): IngestSignal;
   onOversizeFrame(bytes: number): IngestSignal;
   snapshot(): IngestState;
+  /** How many `result`-typed events were seen so far (a cheap read of snapshot().results_seen). */
+  resultsSeen(): number;
   readonly ring: EventRing;
 }
 
@@ -232,6 +234,7 @@ export function createIngest(options: IngestOptions): Ingest {
       ring.omit();
       return 'frame_too_large';
     },
+    resultsSeen: () => facts.results_seen,
     snapshot() {
       const { events_total, events_dropped, events_omitted } = ring.counts();
       return { ...facts, denied_tools: [...facts.denied_tools], events_total, events_dropped, events_omitted };

@@ -6,6 +6,7 @@ import { classifyRun, type Classification, type ClassifyInput, type Termination 
 import type { ToolErrorData } from '../tool-errors.ts';
 import type { SupervisedOutcome } from '../supervisor/parent/run-supervised.ts';
 import type { RunScope } from './run-scope.ts';
+import type { CancelStep } from './types.ts';
 
 /** The run ends before any process of it was started. */
 export function endEarly(scope: RunScope, termination: Termination | null, error: ToolErrorData | null): Classification {
@@ -20,6 +21,8 @@ export interface FinishInput {
   readonly preSpawnError: ToolErrorData | null;
   /** False when the run ended before the native process was asked for (only probes ran). */
   readonly spawned?: boolean;
+  /** What ended a cancelled run (absent: the ladder). */
+  readonly cancelStep?: CancelStep;
 }
 
 /**
@@ -35,6 +38,7 @@ export function finish(scope: RunScope, input: FinishInput): Classification {
     ingest: scope.ingest.snapshot(),
     exit: native?.exit ?? null,
     termination: input.termination,
+    ...(input.cancelStep === undefined ? {} : { cancelStep: input.cancelStep }),
     spawnError: input.spawnError,
     cleanup: probesOnly ? NOTHING_STARTED : cleanup,
     stderrTail: native?.stderrTail ?? '',

@@ -9,6 +9,7 @@ import type { EventKind } from '../native/events.ts';
 import type { NativeArgv } from '../native/argv.ts';
 import type { NativeQueryFn } from '../native/version.ts';
 import type { Ingest } from './ingest.ts';
+import type { PermissionPort } from './control-route.ts';
 import type { SessionLock } from './session-lock.ts';
 import type { RunRequest, RunState } from './types.ts';
 import type { PreparedSupervisor, SupervisedOutcome, SupervisedSpec } from '../supervisor/parent/run-supervised.ts';
@@ -33,7 +34,7 @@ export interface PreparedRun {
   /** Absolute path of the resolved native binary. */
   readonly bin: string;
   readonly argv: NativeArgv;
-  /** Variables of this run alone, set over the adapter's native environment (an ask_host run's bridge wiring). */
+  /** Variables of this run alone, set over the adapter's native environment. */
   readonly env?: Readonly<Record<string, string>>;
 }
 
@@ -45,6 +46,40 @@ export interface RunExecutionHooks {
   readonly onStdout?: ((chunk: Buffer) => void) | undefined;
   /** The supervised outcome, when a supervisor ran. */
   readonly onOutcome?: ((outcome: SupervisedOutcome) => void) | undefined;
+  /** Where the native's can_use_tool requests go (an ask_host run's broker); absent: each is denied at once. */
+  readonly permissions?: PermissionPort | undefined;
+}
+
+/**
+ * The native's open stdin (stream-json input), for the run's whole life: control answers and further turns.
+ * `send` is false (nothing sent) before the native was handed its run, after `end`, or once the run is
+ * terminating; `end` is final.
+ */
+export interface NativeInput {
+  send(data: string): boolean;
+  end(): void;
+}
+
+/** A NativeInput that forwards to the supervised run once it exists (an `end` before that is kept). */
+export interface NativeInputSlot extends NativeInput {
+  attach(target: NativeInput): void;
+}
+
+export function createNativeInputSlot(): NativeInputSlot {
+  let target: NativeInput | null = null;
+  let ended = false;
+  return {
+    send: (data) => !ended && target !== null && target.send(data),
+    end() {
+      if (ended) return;
+      ended = true;
+      target?.end();
+    },
+    attach(next) {
+      target = next;
+      if (ended) next.end();
+    },
+  };
 }
 
 /** What every step of one run shares: built once per run rather than threaded as positional parameters. */
@@ -53,6 +88,8 @@ export interface RunScope {
   readonly prepared: PreparedRun;
   readonly hooks: RunExecutionHooks;
   readonly ingest: Ingest;
+  /** The native's stdin after the prompt (nothing is sent to a native started with a text prompt). */
+  readonly input: NativeInputSlot;
   /** The run's cancel signal. */
   readonly signal: AbortSignal;
   /** Aborts when timeout_seconds has passed. */

@@ -16,23 +16,48 @@ import type { PreparedSupervisor, SupervisedOutcome, SupervisedRun } from '../su
 import { PROBE_ONLY_LADDER, SPAWN_ERROR_NO_CODE } from '../supervisor/protocol.ts';
 import { finish } from './run-finish.ts';
 import type { ExecuteDeps, RunScope } from './run-scope.ts';
+import type { CancelStep } from './types.ts';
+import { interruptRequestLine } from '../native/argv.ts';
 
 /** One supervised run's moving parts: the first termination reason wins, and every disposer runs at the end. */
 interface Supervision {
   readonly scope: RunScope;
   termination: Termination | null;
+  /** The native was spawned (a turn can be interrupted in-band only then). */
+  spawned: boolean;
+  /** A cancel's interrupt was sent and its turn's result has not come yet. */
+  interruptPending: boolean;
+  /** 'interrupt' once the interrupted turn ended with its result; 'ladder' when the ladder had to run after all. */
+  cancelStep: CancelStep | undefined;
+  /** Disposes the pending interrupt grace (result, then exit), if any. */
+  disposeGrace: () => void;
   /** clock.now() when native stdout last arrived (the idle timer measures quiet from it). */
   lastActivity: number;
   run: SupervisedRun | null;
   readonly disposers: Array<() => void>;
 }
 
+/** How long an interrupted turn has to end with its own result before the ladder runs. */
+export const INTERRUPT_RESULT_GRACE_MS = 2000;
+/** How long the native has to exit by itself once that result came and its stdin ended. */
+export const INTERRUPT_EXIT_GRACE_MS = 2000;
+/** The one interrupt a run ever sends; its acknowledgement names it. */
+export const INTERRUPT_REQUEST_ID = 'claude-run-mcp-interrupt';
+
 export async function supervise(scope: RunScope, supervisor: PreparedSupervisor): Promise<Classification> {
   const { signal } = scope;
-  const sv: Supervision = { scope, termination: null, lastActivity: scope.deps.clock.now(), run: null, disposers: [] };
+  const sv: Supervision = {
+    scope,
+    termination: null,
+    spawned: false,
+    interruptPending: false,
+    cancelStep: undefined,
+    disposeGrace: () => {},
+    lastActivity: scope.deps.clock.now(), run: null, disposers: [] };
   const splitter = frameIntoIngest(sv);
   const run = startNative(sv, supervisor, splitter);
   sv.run = run;
+  scope.input.attach({ send: (data) => run.input(data), end: () => run.endInput() });
   stopOnDeadline(sv);
   stopWhenIdle(sv);
   const onAbort = (): void => stop(sv, 'cancel');
@@ -48,12 +73,43 @@ export async function supervise(scope: RunScope, supervisor: PreparedSupervisor)
   }
 }
 
-/** Stops the run for the first reason given; later reasons change nothing. */
+/**
+ * Stops the run for the first reason given; later reasons change nothing. A cancel asks the native first
+ * (its own interrupt, on its stdin) and only runs the ladder when that did not end it.
+ */
 function stop(sv: Supervision, reason: Termination): void {
   if (sv.termination !== null) return;
-  const { deps, hooks } = sv.scope;
   sv.termination = reason;
-  hooks.onState('stopping');
+  sv.scope.hooks.onState('stopping');
+  if (reason === 'cancel' && interruptTurn(sv)) return;
+  terminate(sv, reason);
+}
+
+/**
+ * Sends the interrupt control request; false when there is no turn to interrupt in-band (not spawned yet,
+ * stdin already ended). The turn must end with its result within INTERRUPT_RESULT_GRACE_MS and the native
+ * exit within INTERRUPT_EXIT_GRACE_MS after its stdin ended; otherwise the ladder runs.
+ */
+function interruptTurn(sv: Supervision): boolean {
+  if (!sv.spawned || !sv.scope.input.send(interruptRequestLine(INTERRUPT_REQUEST_ID))) return false;
+  sv.interruptPending = true;
+  armGrace(sv, INTERRUPT_RESULT_GRACE_MS);
+  return true;
+}
+
+function armGrace(sv: Supervision, ms: number): void {
+  sv.disposeGrace();
+  const dispose = sv.scope.deps.clock.setTimeout(() => {
+    sv.cancelStep = 'ladder';
+    terminate(sv, 'cancel');
+  }, ms);
+  sv.disposeGrace = dispose;
+  sv.disposers.push(dispose);
+}
+
+function terminate(sv: Supervision, reason: Termination): void {
+  const { deps } = sv.scope;
+  sv.disposeGrace();
   sv.run?.terminate(reason);
   // The ladder is bounded; a supervisor that outlives it by a margin is wedged (e.g. stopped): kill it
   // so the run settles through the adapter's fallback instead of hanging.
@@ -62,9 +118,20 @@ function stop(sv: Supervision, reason: Termination): void {
 
 /** Frames native stdout into ingestion; a crossed bound stops the run, and after it no further frame is ingested. */
 function frameIntoIngest(sv: Supervision): LineSplitter {
-  const { ingest } = sv.scope;
+  const { ingest, input } = sv.scope;
+  let results = 0;
   const onSignal = (value: IngestSignal): void => {
     if (value !== 'continue') stop(sv, value);
+    // The turn is over: ending stdin lets the native exit by itself (measured: 40-150 ms after EOF).
+    if (ingest.resultsSeen() !== results) {
+      results = ingest.resultsSeen();
+      input.end();
+      if (sv.interruptPending) {
+        sv.interruptPending = false;
+        sv.cancelStep = 'interrupt';
+        armGrace(sv, INTERRUPT_EXIT_GRACE_MS);
+      }
+    }
   };
   return createLineSplitter({
     maxLineBytes: MAX_NATIVE_FRAME_BYTES,
@@ -86,6 +153,7 @@ function startNative(sv: Supervision, supervisor: PreparedSupervisor, splitter: 
       cwd: request.cwd,
       env: prepared.env === undefined ? deps.nativeEnv : { ...deps.nativeEnv, ...prepared.env },
       stdin: argv.stdin,
+      keepStdinOpen: argv.streamInput,
       ...deps.supervision,
     },
     {
@@ -95,6 +163,7 @@ function startNative(sv: Supervision, supervisor: PreparedSupervisor, splitter: 
         splitter.push(chunk);
       },
       onReport(message) {
+        if (message.type === 'spawned') sv.spawned = true;
         if (message.type === 'spawned' && sv.termination === null) hooks.onState('running');
       },
     },
@@ -139,7 +208,10 @@ function judgeSupervised(sv: Supervision, run: SupervisedRun, outcome: Supervise
     });
   }
   scope.hooks.onOutcome?.(outcome);
-  return finish(scope, { termination, spawnError: outcome.spawnError, outcome, preSpawnError: null });
+  // An interrupt whose turn never wrote its result did not end the run in-band, whatever ended it then.
+  const step = sv.interruptPending ? 'ladder' : sv.cancelStep;
+  const cancelStep = step === undefined ? {} : { cancelStep: step };
+  return finish(scope, { termination, spawnError: outcome.spawnError, outcome, preSpawnError: null, ...cancelStep });
 }
 
 /**

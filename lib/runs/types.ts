@@ -58,6 +58,9 @@ export type UnfinishedSubagents = {
  * The result object: the same shape for claude.run and claude.run.result. Unreported figures are null.
  * A type, not an interface, so it is assignable to JsonObject as it is (an interface has no index signature).
  */
+export const CANCEL_STEPS = ['interrupt', 'ladder'] as const;
+export type CancelStep = (typeof CANCEL_STEPS)[number];
+
 export type RunResult = {
   run_id: string;
   state: RunState;
@@ -97,6 +100,12 @@ export type RunResult = {
   signal: string | null;
   timed_out: boolean;
   cancelled: boolean;
+  /**
+   * What ended a cancelled run: "interrupt" (the native's own interrupt ended its turn with a result within
+   * the grace, the session consistent), "ladder" (signals: no result came, or there was no turn to interrupt);
+   * null when the run was not cancelled.
+   */
+  cancel_step: CancelStep | null;
   cleanup_confirmed: boolean;
   cleanup_error: ToolErrorData | null;
   /**

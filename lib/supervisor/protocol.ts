@@ -143,8 +143,10 @@ export type ControlMessage =
   | (CommandSpec &
       RunPlacement & {
         readonly type: 'spawn';
-        /** Written to native stdin then closed; null means stdin is /dev/null. */
+        /** Written to native stdin first; null means stdin is /dev/null. */
         readonly stdin: string | null;
+        /** Native stdin stays open after `stdin` for `input` lines until `input_end` (stream-json input). */
+        readonly keepStdinOpen: boolean;
         readonly interruptGraceMs: number;
         readonly termGraceMs: number;
         readonly killGraceMs: number;
@@ -161,7 +163,14 @@ export type ControlMessage =
         readonly expectImageId: string | null;
       })
   | { readonly type: 'terminate'; readonly reason: TerminateReason }
+  | NativeInputMessage
   | TableAnswerMessage;
+
+/**
+ * Bytes for the native's open stdin (a spawn with keepStdinOpen), written in order; `input_end` closes it.
+ * Ignored once the native's stdin is gone: a line the native can no longer read is never an error of the run.
+ */
+export type NativeInputMessage = { readonly type: 'input'; readonly data: string } | { readonly type: 'input_end' };
 
 /** A supervisor asks the server for one process table; a request is answered by a ps started after it arrived. */
 export interface TableRequest {

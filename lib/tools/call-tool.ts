@@ -236,6 +236,8 @@ function withQuestions(view: JsonObject, entry: RunEntry<LiveRun>): JsonObject {
       pending: [...broker.pending()],
       decided: [...decided.questions],
       decided_dropped: decided.dropped,
+      // The native's control lines that were neither a question nor ours: counted, never taken as an answer.
+      control_lines: entry.live.execution?.control() ?? null,
     },
   };
 }

@@ -20,7 +20,6 @@ import { ADAPTER_VERSION } from '../version.ts';
 export interface CapabilityFacts {
   readonly tree: CliTree;
   readonly maxTimeoutSeconds: number;
-  readonly promptViaStdin: boolean;
   /** The version the newest check asserted; null before the first. */
   readonly assertedVersion: string | null;
   readonly recursive: boolean;
@@ -66,8 +65,8 @@ export function describeCapabilities(facts: CapabilityFacts): JsonObject {
       max_final_event_bytes: MAX_FINAL_BYTES,
       max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES,
       max_timeout_seconds: facts.maxTimeoutSeconds,
-      prompt_stdin_threshold_bytes: tree.prompt.max_argv_prompt_bytes,
-      prompt_via_stdin: facts.promptViaStdin,
+      // Prompts never appear in argv (cli-tree.json `input`); the option that once chose it is kept, without effect.
+      prompt_via_stdin: true,
       recursion_refused: facts.recursive,
     },
     cleanup: describeCleanup(facts.cleanup, facts.platform, facts.cleanupFallbackRuns),

@@ -235,7 +235,6 @@ function createProviderRuntime(p: ProviderParts): Runtime {
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv: p.nativeEnv,
     askHost: {
-      separator: tree.prompt.separator,
       promptTool: tree.stdin_channel.permission_prompt_tool,
     },
     ...(config.supervision ? { supervision: config.supervision } : {}),
@@ -328,7 +327,6 @@ function argvOf(p: ProviderParts, request: PreparedRun['request']): PreparedRun[
     permissionMode: request.permissionMode,
     options: request.nativeOptions,
     prompt: request.prompt,
-    promptViaStdin: p.config.promptViaStdin,
   });
 }
 
@@ -346,7 +344,6 @@ function getCapabilities(p: ProviderParts): JsonObject {
   return describeCapabilities({
     tree: p.tree,
     maxTimeoutSeconds: p.config.maxTimeoutSeconds,
-    promptViaStdin: p.config.promptViaStdin,
     assertedVersion: p.assertedVersion,
     recursive: p.recursive,
     cleanup: p.cleanup,

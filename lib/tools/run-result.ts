@@ -73,6 +73,7 @@ export function buildRunResult(entry: RunEntry<LiveRun>): RunResult {
     signal: null,
     timed_out: false,
     cancelled: false,
+    cancel_step: null,
     cleanup_confirmed: entry.cleanup_confirmed,
     cleanup_error: null,
     cleanup_proof: null,

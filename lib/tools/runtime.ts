@@ -37,7 +37,7 @@ export interface Runtime {
   /**
    * Starts the end of every unsettled run at once and returns without waiting: each supervisor is told
    * to terminate now, and finishes its ladder on its own (also after this process is gone). Each run's
-   * permission broker is closed at once (its questions denied, its private directory removed).
+   * permission broker is closed at once (its questions denied).
    */
   stop(): void;
   /** Cancels every unsettled run and waits for all of them to settle. */
@@ -90,8 +90,8 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       for (const entry of registry.entries()) {
         if (entry.completed) continue;
         entry.live.execution?.cancel();
-        // Now, not when the run settles (the process is about to exit): pending questions are denied to
-        // the bridge, and the private directory is removed.
+        // Now, not when the run settles (the process is about to exit): pending questions are denied on
+        // the native's stdin while it is still open.
         entry.live.broker?.close();
       }
     },
@@ -119,6 +119,7 @@ function startRun(rt: RuntimeState, unwired: PreparedRun, options: StartOptions)
       if (state !== 'completed') setState(rt, runId, state);
     },
     onEvent: options.onEvent,
+    ...(broker === null ? {} : { permissions: broker }),
   });
   entry.live.execution = execution;
   settleWhenDone(rt, entry, execution, worktreeKey);
@@ -161,7 +162,7 @@ function settleWhenDone(rt: RuntimeState, entry: RunEntry<LiveRun>, execution: R
   const { registry, claimedWorktrees } = rt;
   const live = entry.live;
   const runId = entry.run_id;
-  // Whatever is still pending when the run ends is denied, and the private socket directory removed.
+  // Whatever is still pending when the run ends is denied.
   void execution.done.finally(() => live.broker?.close()).catch(() => {});
   execution.done.then(
     async (classification) => {

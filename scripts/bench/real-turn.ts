@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { startFakeAnthropic } from '../../fixtures/fake-anthropic/server.ts';
 import { createNativeSandbox, realClaudeBin } from '../../spec/helpers/native-env.ts';
-import { buildNativeArgv } from '../../lib/native/argv.ts';
+import { buildNativeArgv, type NativeArgv } from '../../lib/native/argv.ts';
 import { getNativeEnv } from '../../lib/native/native-env.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { ADAPTER_VERSION } from '../../lib/version.ts';
@@ -87,13 +87,24 @@ function timeProcess(
   env: Record<string, string>,
   cwd: string,
   span?: (s: Span) => void,
+  input: NativeArgv | null = null,
 ): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const startEpochMs = Date.now();
-    const child = spawn(file, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout.resume();
-    child.stderr.resume();
+    const child = spawn(file, [...args], { cwd, env, stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    // As the adapter does: the prompt on stdin; stream-json input ends once the turn's result is out.
+    if (input !== null) {
+      child.stdin?.on('error', () => {});
+      child.stdin?.write(input.stdin);
+      if (!input.streamInput) child.stdin?.end();
+    }
+    let tail = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      tail = (tail + chunk.toString('utf8')).slice(-65536);
+      if (input?.streamInput === true && /\n\{"type":"result"/.test(`\n${tail}`)) child.stdin?.end();
+    });
+    child.stderr?.resume();
     child.once('error', reject);
     child.once('close', (code) => {
       span?.({ startEpochMs, endEpochMs: Date.now() });
@@ -151,7 +162,6 @@ async function measure(options: RealTurnOptions): Promise<RealTurnResult> {
     permissionMode: 'dontAsk',
     options: {},
     prompt: PROMPT,
-    promptViaStdin: false,
   });
   const nativeEnv = getNativeEnv(sandbox.env, ADAPTER_VERSION);
   const server = await startInitialized(process.execPath, [options.bundle, '--claude-bin', bin], { env: sandbox.env, cwd: sandbox.cwd });
@@ -166,7 +176,7 @@ async function measure(options: RealTurnOptions): Promise<RealTurnResult> {
       return ms;
     };
     // Warm-up: the binary's first start (page cache) and the server's first run.
-    await timeProcess(bin, argv.args, nativeEnv, sandbox.cwd);
+    await timeProcess(bin, argv.args, nativeEnv, sandbox.cwd, undefined, argv);
     await run();
     const adapter: number[] = [];
     const bare: number[] = [];
@@ -190,7 +200,7 @@ async function measure(options: RealTurnOptions): Promise<RealTurnResult> {
     let spareMemory: { rss: number; pss: number } | null = null;
     for (let i = 0; i < options.samples; i++) {
       version.push(await timeProcess(bin, ['--version'], nativeEnv, sandbox.cwd));
-      const b = await timeProcess(bin, argv.args, nativeEnv, sandbox.cwd, place('bare', fake.requests.length));
+      const b = await timeProcess(bin, argv.args, nativeEnv, sandbox.cwd, place('bare', fake.requests.length), argv);
       const spare = await waitForSpare(server.pid);
       if (spare !== null) {
         spareRounds++;

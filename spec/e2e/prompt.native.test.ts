@@ -1,14 +1,14 @@
-// Large prompts for real: at the argv threshold (64 KiB, positional after `--`), one byte past it (stdin),
-// and past 128 KiB (stdin; a single argv string cannot hold it at all), the prompt the fake API receives
-// is byte-for-byte the one given to claude.run.
+// Prompts for real, always one stream-json user line on stdin (never argv): a short one, 64 KiB, and past
+// 128 KiB (a single argv string could not hold it at all), the prompt the fake API receives is byte-for-byte
+// the one given to claude.run, and the native's argv never carries it.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastUserText } from '../../fixtures/fake-anthropic/server.ts';
-import { CLI_TREE, MAX_ARG_STRLEN_BYTES } from '../../lib/native/tree.ts';
+import { MAX_ARG_STRLEN_BYTES } from '../../lib/native/tree.ts';
 import { inCwd, marker, startAdapterTier } from './adapter-tier.ts';
 import type { AdapterTier } from './adapter-tier.ts';
 
-const THRESHOLD_BYTES = CLI_TREE.prompt.max_argv_prompt_bytes;
+const KIB_64_BYTES = 64 * 1024;
 const OVER_128_KIB_BYTES = 128 * 1024 + 4096;
 
 /**
@@ -36,9 +36,9 @@ describe('adapter over the real binary: large prompts reach the native process i
   });
 
   const cases = [
-    { bytes: THRESHOLD_BYTES, via: 'argv (exactly at the threshold)' },
-    { bytes: THRESHOLD_BYTES + 1, via: 'stdin (one byte past the threshold)' },
-    { bytes: OVER_128_KIB_BYTES, via: 'stdin (over 128 KiB)' },
+    { bytes: 64, via: 'a user line (short)' },
+    { bytes: KIB_64_BYTES + 1, via: 'a user line (past 64 KiB)' },
+    { bytes: OVER_128_KIB_BYTES, via: 'a user line (over 128 KiB)' },
   ];
   for (const { bytes, via } of cases) {
     it(`${bytes} bytes via ${via}`, async () => {

@@ -1,5 +1,5 @@
-// The real pinned binary accepts the argv the builder produces, and takes the prompt from stdin when
-// no positional is given. No credentials and a closed local base URL: the run stops at "not logged in"
+// The real pinned binary accepts the argv the builder produces, and takes the prompt from stdin (never
+// argv): one stream-json user line under stream-json output, the bare text under json output. No credentials and a closed local base URL: the run stops at "not logged in"
 // before any request, which is enough to see what the argument parser and prompt reader accepted.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -86,42 +86,40 @@ describe('the real pinned binary and the built argv', () => {
         add_dirs: [home, tmpdir()],
       },
       prompt: '-a prompt that looks like a flag',
-      promptViaStdin: false,
     });
-    assert.equal(stdin, null);
-    const run = await runReal(args, null, home);
+    assert.ok(!args.includes('-a prompt that looks like a flag'));
+    const run = await runReal(args, stdin, home);
     assert.doesNotMatch(run.stderr, /error:|unknown option|read as a value/i);
     const result = lastResult(run.stdout);
     assert.equal(result['type'], 'result');
     assert.equal(result['session_id'], SESSION);
   });
 
-  it('takes the prompt from stdin when no positional is given', async () => {
-    const { args, stdin } = buildNativeArgv({
+  it('takes a stream-json user line on stdin', async () => {
+    const { args, stdin, streamInput } = buildNativeArgv({
       tree: CLI_TREE,
       outputMode: 'stream-json',
       permissionMode: 'dontAsk',
       options: { no_session_persistence: true, add_dirs: [home] },
       prompt: 'hello over stdin',
-      promptViaStdin: true,
     });
-    assert.equal(stdin, 'hello over stdin');
-    assert.ok(!args.includes('--'));
+    assert.equal(streamInput, true);
+    assert.ok(args.join(' ').includes('--input-format stream-json'));
     const run = await runReal(args, stdin, home);
-    assert.doesNotMatch(run.stderr, /Input must be provided|no stdin data/);
+    assert.doesNotMatch(run.stderr, /Input must be provided|no stdin data|input-format/);
     assert.equal(lastResult(run.stdout)['type'], 'result');
   });
 
-  it('a prompt one byte over the threshold goes through stdin and is taken', async () => {
-    const prompt = 'x'.repeat(CLI_TREE.prompt.max_argv_prompt_bytes + 1);
-    const { args, stdin } = buildNativeArgv({
+  it('takes a text prompt past 128 KiB on stdin under json output', async () => {
+    const prompt = 'x'.repeat(128 * 1024 + 1);
+    const { args, stdin, streamInput } = buildNativeArgv({
       tree: CLI_TREE,
       outputMode: 'json',
       permissionMode: 'dontAsk',
       options: { no_session_persistence: true },
       prompt,
-      promptViaStdin: false,
     });
+    assert.equal(streamInput, false);
     assert.equal(stdin, prompt);
     const run = await runReal(args, stdin, home);
     assert.doesNotMatch(run.stderr, /Input must be provided/);
@@ -135,7 +133,6 @@ describe('the real pinned binary and the built argv', () => {
       permissionMode: 'dontAsk',
       options: { no_session_persistence: true },
       prompt: 'unused',
-      promptViaStdin: true,
     });
     const run = await runReal(args, '', home);
     assert.equal(run.code, 1);

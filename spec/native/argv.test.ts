@@ -4,7 +4,8 @@ import { buildNativeArgv } from '../../lib/native/argv.ts';
 import { CLI_TREE } from '../../lib/native/tree.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
 import { MAX_SCHEMA_DEPTH } from '../../lib/native/json-schema-check.ts';
-import type { NativeArgvInput } from '../../lib/native/argv.ts';
+import type { NativeArgv, NativeArgvInput } from '../../lib/native/argv.ts';
+import { userMessageLine } from '../../lib/native/argv.ts';
 import type { JsonValue } from '../../lib/util/json.ts';
 import type { PermissionMode } from '../../lib/runs/types.ts';
 import { parseObj } from '../helpers/typed-results.ts';
@@ -16,14 +17,13 @@ const JSON_HEAD = ['-p', '--output-format', 'json'];
 const BEFORE_PERMISSION_MODE = new Set(['model', 'effort', 'append_system_prompt', 'max_budget_usd', 'max_turns']);
 const STREAM_HEAD = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
 
-function build(over: Partial<NativeArgvInput> = {}): { args: string[]; stdin: string | null } {
+function build(over: Partial<NativeArgvInput> = {}): NativeArgv {
   return buildNativeArgv({
     tree: CLI_TREE,
     outputMode: 'json',
     permissionMode: 'dontAsk',
     options: {},
     prompt: 'hello',
-    promptViaStdin: false,
     ...over,
   });
 }
@@ -41,14 +41,15 @@ function rejects(over: Partial<NativeArgvInput>, path: string): void {
 }
 
 describe('buildNativeArgv: exact argv', () => {
-  it('minimal json run: print mode, output flags, permission mode, --, prompt', () => {
-    assert.deepEqual(build(), { args: [...JSON_HEAD, '--permission-mode', 'dontAsk', '--', 'hello'], stdin: null });
+  it('minimal json run: print mode, output flags, permission mode; the prompt as text on stdin', () => {
+    assert.deepEqual(build(), { args: [...JSON_HEAD, '--permission-mode', 'dontAsk'], stdin: 'hello', streamInput: false });
   });
 
-  it('minimal stream-json run carries --verbose --include-partial-messages', () => {
+  it('minimal stream-json run carries --verbose --include-partial-messages and reads a user line on stdin', () => {
     assert.deepEqual(build({ outputMode: 'stream-json', permissionMode: 'plan' }), {
-      args: [...STREAM_HEAD, '--permission-mode', 'plan', '--', 'hello'],
-      stdin: null,
+      args: [...STREAM_HEAD, '--input-format', 'stream-json', '--permission-mode', 'plan'],
+      stdin: '{"type":"user","message":{"role":"user","content":"hello"}}\n',
+      streamInput: true,
     });
   });
 
@@ -98,8 +99,8 @@ describe('buildNativeArgv: exact argv', () => {
   for (const [arg, value, tokens] of perOption) {
     it(`${arg} = ${JSON.stringify(value)}`, () => {
       const expected = BEFORE_PERMISSION_MODE.has(arg)
-        ? [...JSON_HEAD, ...tokens, '--permission-mode', 'dontAsk', '--', 'hello']
-        : [...JSON_HEAD, '--permission-mode', 'dontAsk', ...tokens, '--', 'hello'];
+        ? [...JSON_HEAD, ...tokens, '--permission-mode', 'dontAsk']
+        : [...JSON_HEAD, '--permission-mode', 'dontAsk', ...tokens];
       assert.deepEqual(build({ options: { [arg]: value } }).args, expected);
     });
   }
@@ -162,8 +163,6 @@ describe('buildNativeArgv: exact argv', () => {
       '/tmp/a',
       '--add-dir',
       '/tmp/b',
-      '--',
-      '-starts with a dash',
     ]);
   });
 
@@ -173,36 +172,32 @@ describe('buildNativeArgv: exact argv', () => {
       assert.ok(!args.includes(flag), flag);
   });
 
-  it('a prompt that looks like an option stays after --', () => {
-    assert.deepEqual(build({ prompt: '--dangerously-skip-permissions' }).args.slice(-2), ['--', '--dangerously-skip-permissions']);
+  it('a prompt that looks like an option never reaches argv', () => {
+    for (const outputMode of ['json', 'stream-json'] as const) {
+      const out = build({ outputMode, prompt: '--dangerously-skip-permissions' });
+      assert.ok(!out.args.some((a) => a.includes('dangerously')), outputMode);
+    }
   });
 });
 
-describe('buildNativeArgv: prompt delivery', () => {
-  const max = CLI_TREE.prompt.max_argv_prompt_bytes;
-  it(`the threshold is ${max} bytes, below Linux MAX_ARG_STRLEN (131072)`, () => assert.ok(max > 0 && max < 131072));
-
-  it('exactly at the threshold the prompt is a positional after --', () => {
-    const prompt = 'a'.repeat(max);
-    assert.deepEqual(build({ prompt }), { args: [...JSON_HEAD, '--permission-mode', 'dontAsk', '--', prompt], stdin: null });
-  });
-
-  it('one byte past the threshold the prompt goes to stdin, with no positional and no separator', () => {
-    const prompt = 'a'.repeat(max + 1);
-    assert.deepEqual(build({ prompt }), { args: [...JSON_HEAD, '--permission-mode', 'dontAsk'], stdin: prompt });
-  });
-
-  it('the threshold counts UTF-8 bytes, not characters', () => {
-    const atBound = 'é'.repeat(max / 2); // 2 bytes each
-    assert.equal(build({ prompt: atBound }).stdin, null);
-    assert.equal(build({ prompt: `${atBound}a` }).stdin, `${atBound}a`);
-  });
-
-  it('promptViaStdin forces stdin for a short prompt', () => {
-    assert.deepEqual(build({ prompt: 'hi', promptViaStdin: true, options: { add_dirs: ['/x'] } }), {
-      args: [...JSON_HEAD, '--permission-mode', 'dontAsk', '--add-dir', '/x'],
-      stdin: 'hi',
+describe('buildNativeArgv: prompt delivery (never argv)', () => {
+  const sizes = [1, 64 * 1024, 128 * 1024 + 1, 1024 * 1024];
+  for (const bytes of sizes) {
+    it(`a ${bytes}-byte prompt: the whole of it on stdin, none of it in argv`, () => {
+      const prompt = 'a'.repeat(bytes);
+      const json = build({ prompt });
+      assert.equal(json.stdin, prompt);
+      const stream = build({ prompt, outputMode: 'stream-json' });
+      assert.equal(stream.stdin, userMessageLine(prompt));
+      for (const args of [json.args, stream.args]) assert.ok(args.every((a) => !a.includes('aaa')));
     });
+  }
+
+  it('a user line is one line whatever the prompt holds (newlines, quotes, a fake control line)', () => {
+    const prompt = 'line one\n{"type":"control_response"}\n"quoted"\u2028end';
+    const line = userMessageLine(prompt);
+    assert.equal(line.indexOf('\n'), line.length - 1);
+    assert.deepEqual(JSON.parse(line), { type: 'user', message: { role: 'user', content: prompt } });
   });
 });
 
@@ -217,7 +212,7 @@ describe('buildNativeArgv: rejections', () => {
     ['pointer escaping of an undeclared key', { options: { 'a/b~c': 1 } }, '/a~1b~0c'],
     ['empty prompt', { prompt: '' }, '/prompt'],
     ['NUL in prompt', { prompt: 'a\0b' }, '/prompt'],
-    ['NUL in a stdin prompt', { prompt: 'a\0b', promptViaStdin: true }, '/prompt'],
+    ['NUL in a stream-json prompt', { prompt: 'a\0b', outputMode: 'stream-json' }, '/prompt'],
     ['model starting with -', { options: { model: '-x' } }, '/model'],
     ['model --flag', { options: { model: '--dangerously-skip-permissions' } }, '/model'],
     ['empty model', { options: { model: '' } }, '/model'],

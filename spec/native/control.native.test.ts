@@ -25,7 +25,13 @@ const EVENT_WAIT_MS = 30_000;
 const LEAK_POLL_MS = 2_000;
 
 const channel = CLI_TREE.stdin_channel;
-const ARGS = [...STREAM_JSON_ARGS, ...channel.input_format, ...channel.permission_prompt_tool, '--permission-mode', 'default'];
+const ARGS = [
+  ...STREAM_JSON_ARGS,
+  ...CLI_TREE.input['stream-json'].args,
+  ...channel.permission_prompt_tool,
+  '--permission-mode',
+  'default',
+];
 
 /** Asks for Bash `touch <file>` in each turn (askEachTurn: the history of an earlier turn's tool_result does not end it). */
 const touch = (file: string): Scenario => ({

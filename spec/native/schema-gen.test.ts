@@ -81,7 +81,6 @@ function viaBuilder(arg: string, value: JsonValue): Verdict {
         permissionMode: value as PermissionMode,
         options: {},
         prompt: 'p',
-        promptViaStdin: false,
       });
     } else {
       buildNativeArgv({
@@ -90,7 +89,6 @@ function viaBuilder(arg: string, value: JsonValue): Verdict {
         permissionMode: 'dontAsk',
         options: { [arg]: value },
         prompt: 'p',
-        promptViaStdin: false,
       });
     }
     return { ok: true };

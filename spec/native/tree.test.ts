@@ -79,7 +79,7 @@ describe('cli-tree.json', () => {
 
   it('declares the stdin channel as verified: input format, stdio prompt tool, every control message', () => {
     const declared = CLI_TREE.stdin_channel;
-    assert.deepEqual(declared.input_format, ['--input-format', 'stream-json']);
+    assert.deepEqual(CLI_TREE.input['stream-json'].args, ['--input-format', 'stream-json'], 'the channel is on in every stream-json run');
     assert.deepEqual(declared.permission_prompt_tool, ['--permission-prompt-tool', 'stdio']);
     assert.deepEqual(Object.keys(declared.native_writes), ['can_use_tool', 'interrupt_ack']);
     assert.deepEqual(Object.keys(declared.native_reads), ['user', 'allow', 'deny', 'error', 'interrupt']);
@@ -115,13 +115,6 @@ describe('cli-tree.json', () => {
         delete t.stdin_channel;
       },
       /stdin_channel: must be an object/,
-    ],
-    [
-      'stdin channel input format without its value',
-      (t) => {
-        t.stdin_channel.input_format = ['--input-format'];
-      },
-      /stdin_channel\.input_format: must be a long flag and its value/,
     ],
     [
       'stdin channel prompt tool value that is a flag',
@@ -194,18 +187,32 @@ describe('cli-tree.json', () => {
       /version_output_pattern/,
     ],
     [
-      'separator other than --',
+      'a user line with json output (the native refuses stream-json input without stream-json output)',
       (t) => {
-        t.prompt.separator = '-';
+        t.input.json.prompt = 'user_line';
       },
-      /separator/,
+      /input\.json\.prompt: user_line needs stream-json output/,
     ],
     [
-      'threshold at MAX_ARG_STRLEN',
+      'an unknown prompt delivery',
       (t) => {
-        t.prompt.max_argv_prompt_bytes = 131072;
+        t.input['stream-json'].prompt = 'argv';
       },
-      /max_argv_prompt_bytes/,
+      /input\.stream-json\.prompt: must be one of/,
+    ],
+    [
+      'input args that are not flags',
+      (t) => {
+        t.input['stream-json'].args = ['stream-json'];
+      },
+      /input\.stream-json\.args: must be flags/,
+    ],
+    [
+      'an input entry missing for an output mode',
+      (t) => {
+        delete t.input.json;
+      },
+      /input\.json: not an object/,
     ],
     [
       'string limit that could overflow one argv element',

@@ -8,7 +8,7 @@ import { at, num, objAt } from '../helpers/typed-results.ts';
 import { createSessionHarness, type SessionHarness } from './helpers.ts';
 
 const ID = '6f1c2d3e-4a5b-4c6d-8e7f-8091a2b3c4d5';
-const HEAD = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
+const HEAD = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--input-format', 'stream-json'];
 const CALL_COST_USD = 0.049148; // what the fake charges per call
 
 async function argvOf(h: SessionHarness, args: JsonObject): Promise<{ argv: string[]; result: JsonObject }> {
@@ -22,7 +22,7 @@ test('every forwarded option reaches the native argv exactly, and only when supp
   const h = await createSessionHarness();
   try {
     const bare = await argvOf(h, {});
-    assert.deepEqual(bare.argv, [...HEAD, '--permission-mode', 'dontAsk', '--', 'p'], 'no model, effort, budget or turn limit is imposed');
+    assert.deepEqual(bare.argv, [...HEAD, '--permission-mode', 'dontAsk'], 'no model, effort, budget or turn limit is imposed');
     assert.equal(bare.result['model'], 'claude-opus-5-5', 'the model the native process reported using');
 
     const extra = h.subdir('extra');
@@ -66,8 +66,6 @@ test('every forwarded option reaches the native argv exactly, and only when supp
       extra,
       '--add-dir',
       h.dir,
-      '--',
-      'p',
     ]);
     assert.equal(full.result['model'], 'sonnet');
     assert.equal(full.result['session_id'], ID);
@@ -79,8 +77,6 @@ test('every forwarded option reaches the native argv exactly, and only when supp
       'acceptEdits',
       '--resume',
       ID,
-      '--',
-      'p',
     ]);
     assert.deepEqual((await argvOf(h, { resume_session_id: ID, fork_session: true })).argv, [
       ...HEAD,
@@ -89,16 +85,12 @@ test('every forwarded option reaches the native argv exactly, and only when supp
       '--resume',
       ID,
       '--fork-session',
-      '--',
-      'p',
     ]);
     assert.deepEqual((await argvOf(h, { continue_previous: true })).argv, [
       ...HEAD,
       '--permission-mode',
       'dontAsk',
       '--continue',
-      '--',
-      'p',
     ]);
     assert.deepEqual((await argvOf(h, { continue_previous: true, fork_session: true })).argv, [
       ...HEAD,
@@ -106,14 +98,13 @@ test('every forwarded option reaches the native argv exactly, and only when supp
       'dontAsk',
       '--continue',
       '--fork-session',
-      '--',
-      'p',
     ]);
     assert.deepEqual(
       (await argvOf(h, { prompt: '--model=opus' })).argv,
-      [...HEAD, '--permission-mode', 'dontAsk', '--', '--model=opus'],
-      'a prompt is never an option',
+      [...HEAD, '--permission-mode', 'dontAsk'],
+      'a prompt is never an option, nor in argv at all',
     );
+    assert.equal(readFakeRecord(h.recordFile).stdin, '--model=opus', 'it is the user line the native read');
   } finally {
     await h.close();
   }

@@ -29,6 +29,7 @@ const spawnLine = {
   cwd: '/',
   env: { A: 'b' },
   stdin: null,
+  keepStdinOpen: false,
   interruptGraceMs: 1,
   termGraceMs: 0,
   killGraceMs: 0,
@@ -69,6 +70,13 @@ test('parseControlLine accepts spawn and terminate, rejects anything off-shape',
     { ...spawnLine, expectImageId: '' },
     { ...spawnLine, expectImageId: '1:2:3:4' },
     { ...spawnLine, expectImageId: 12345 },
+    // An open stdin needs a first write, and is a boolean.
+    { ...spawnLine, keepStdinOpen: true },
+    { ...spawnLine, stdin: 'x', keepStdinOpen: 'yes' },
+    // Native input: a string, or the bare end.
+    '{"type":"input"}',
+    '{"type":"input","data":7}',
+    '{"type":"input_end","data":"x"}',
   ];
   for (const b of bad) assert.equal(parseControlLine(typeof b === 'string' ? b : JSON.stringify(b)), null, JSON.stringify(b));
   assert.notEqual(parseControlLine(JSON.stringify({ ...spawnLine, interruptGraceMs: 600_000 })), null);
@@ -76,6 +84,11 @@ test('parseControlLine accepts spawn and terminate, rejects anything off-shape',
     parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: '64769:1234:99:1700000000000000000:1700000000000000001' }))?.type,
     'spawn',
   );
+  assert.deepEqual(parseControlLine('{"type":"input","data":"{\\"type\\":\\"user\\"}\\n"}'), { type: 'input', data: '{"type":"user"}\n' });
+  assert.deepEqual(parseControlLine('{"type":"input_end"}'), { type: 'input_end' });
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, stdin: 'x', keepStdinOpen: true })), { ...spawnLine, stdin: 'x', keepStdinOpen: true });
+  // Absent keepStdinOpen (an older server) closes stdin after its first write.
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, keepStdinOpen: undefined })), spawnLine);
   // Absent (a server older than the supervisor file it started) is unbound, not malformed.
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectFileId: undefined, expectImageId: undefined })), spawnLine);
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, expectImageId: '1:2:3:4:5' })), {

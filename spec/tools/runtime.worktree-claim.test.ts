@@ -35,7 +35,7 @@ test('a worktree claimed by an unsettled run: the next run asking for it is refu
     idleTimeoutMs: null,
     worktree: worktreePlace('/repo', 'zqxname'),
   };
-  const prepared = { request, bin: '/bin/true', argv: { args: [], stdin: null } };
+  const prepared = { request, bin: '/bin/true', argv: { args: [], stdin: 'x', streamInput: false } };
   const first = runtime.start(prepared, { acquiredBy: null, sync: false });
   try {
     assert.throws(

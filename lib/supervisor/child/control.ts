@@ -20,6 +20,8 @@ export function parseControlLine(line: string): ControlMessage | null {
     const known = TERMINATE_REASONS.find((r) => r === reason);
     return known !== undefined ? { type: 'terminate', reason: known } : null;
   }
+  if (value['type'] === 'input') return typeof value['data'] === 'string' ? { type: 'input', data: value['data'] } : null;
+  if (value['type'] === 'input_end') return Object.keys(value).length === 1 ? { type: 'input_end' } : null;
   const command = parseCommand(value);
   if (command === null) return null;
   const int = (key: string, min: number, max: number): number | null => {
@@ -36,6 +38,9 @@ export function parseControlLine(line: string): ControlMessage | null {
   if (value['type'] !== 'spawn') return null;
   const stdin = value['stdin'];
   if (stdin !== null && typeof stdin !== 'string') return null;
+  // Absent means closed after `stdin`: a supervisor started from an upgraded bundle file by an older server still runs.
+  const keepStdinOpen = value['keepStdinOpen'] ?? false;
+  if (typeof keepStdinOpen !== 'boolean' || (keepStdinOpen && stdin === null)) return null;
   const interruptGraceMs = int('interruptGraceMs', 0, MAX_GRACE_MS);
   const termGraceMs = int('termGraceMs', 0, MAX_GRACE_MS);
   const killGraceMs = int('killGraceMs', 0, MAX_GRACE_MS);
@@ -45,7 +50,7 @@ export function parseControlLine(line: string): ControlMessage | null {
   const expectFileId = value['expectFileId'] ?? null;
   const expectImageId = value['expectImageId'] ?? null;
   if (!isFileIdOrNull(expectFileId) || !isFileIdOrNull(expectImageId)) return null;
-  return { type: 'spawn', ...command, stdin, interruptGraceMs, termGraceMs, killGraceMs, trackIntervalMs, expectFileId, expectImageId };
+  return { type: 'spawn', ...command, stdin, keepStdinOpen, interruptGraceMs, termGraceMs, killGraceMs, trackIntervalMs, expectFileId, expectImageId };
 }
 
 function parseCommand(value: Record<string, unknown>): Command | null {

@@ -4,7 +4,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { RUN_MARKER_ENV, SPAWN_ERROR_FILE_CHANGED, SPAWN_ERROR_NO_CODE } from '../protocol.ts';
+import { RUN_MARKER_ENV, SPAWN_ERROR_FILE_CHANGED, SPAWN_ERROR_NO_CODE, type NativeInputMessage } from '../protocol.ts';
 import { readProcStat } from '../../process/proc-table.ts';
 import { cleanUp } from './clean-up.ts';
 import { nativeImageMismatch, pinFile, versionProofOf, type PinnedFile } from './exe-check.ts';
@@ -51,6 +51,17 @@ export function startNative(s: SupervisorState, message: SpawnMessage): void {
   onSpawned(s, message, child, child.pid, checked, runTracker);
 }
 
+/**
+ * Feeds the native's open stdin in order. Before the spawn, after `input_end`, or once the native's stdin is
+ * gone there is nothing to feed: the line is dropped, as the native could no longer read it anyway.
+ */
+export function feedNative(s: SupervisorState, message: NativeInputMessage): void {
+  const stdin = s.spec?.keepStdinOpen === true ? s.native?.stdin : null;
+  if (stdin == null || stdin.writableEnded || stdin.destroyed) return;
+  if (message.type === 'input') stdin.write(message.data);
+  else stdin.end();
+}
+
 /** Reports a native that was not (or no longer) run, and cleans up what the run left. */
 function refuseSpawn(s: SupervisorState, code: string, message: string): void {
   reportLine(s, { type: 'spawn_error', code, message });
@@ -82,7 +93,8 @@ function onSpawned(
   reportLine(s, { type: 'spawned', pid, start: stat?.start ?? '0', pgid: stat?.pgid ?? s.selfPid, version_proof: proof });
   if (child.stdin) {
     child.stdin.on('error', () => {});
-    child.stdin.end(message.stdin ?? '');
+    if (message.keepStdinOpen) child.stdin.write(message.stdin ?? '');
+    else child.stdin.end(message.stdin ?? '');
   }
   const err = child.stderr;
   if (err) {

@@ -19,7 +19,7 @@ import { cleanUp } from './clean-up.ts';
 import { parseControlLine } from './control.ts';
 import { closeInheritedFds } from './fds.ts';
 import { runProbe } from './run-probe.ts';
-import { startNative } from './start-native.ts';
+import { feedNative, startNative } from './start-native.ts';
 import { SUPERVISOR_PS_SCAN_ARG } from '../supervisor-args.ts';
 import {
   createSupervisorState,
@@ -81,6 +81,10 @@ function onControl(s: SupervisorState, message: ControlMessage | null): void {
     return;
   }
   if (s.cleaning) return;
+  if (message?.type === 'input' || message?.type === 'input_end') {
+    feedNative(s, message);
+    return;
+  }
   if (s.platform === null) {
     // Not told its platform: it could not know which process layer to use, so it starts nothing.
     if (s.spec === null) reportLine(s, { type: 'spawn_error', code: SPAWN_ERROR_NO_PLATFORM, message: NO_PLATFORM_MESSAGE });

@@ -37,8 +37,10 @@ export interface SupervisedSpec {
   readonly args: readonly string[];
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
-  /** Written to native stdin then closed; null means native stdin is /dev/null. */
+  /** Written to native stdin first (then closed unless keepStdinOpen); null means native stdin is /dev/null. */
   readonly stdin: string | null;
+  /** Native stdin stays open for `input` until `endInput` (stream-json input); needs a non-null stdin. */
+  readonly keepStdinOpen?: boolean;
   readonly interruptGraceMs?: number;
   readonly termGraceMs?: number;
   readonly killGraceMs?: number;
@@ -51,6 +53,13 @@ export interface SupervisedRun {
   terminate(reason: TerminateReason): void;
   /** SIGKILLs a supervisor that stopped answering (never after Node reaped it); the fallback then runs. */
   killSupervisor(): void;
+  /**
+   * Writes to the native's open stdin (keepStdinOpen), in order; false (nothing sent) once input was ended,
+   * the run is terminating, or the supervisor's control pipe is gone.
+   */
+  input(data: string): boolean;
+  /** Ends the native's stdin (at most once; nothing after it). */
+  endInput(): void;
   readonly supervisorPid: number | null;
   readonly done: Promise<SupervisedOutcome>;
 }
@@ -214,6 +223,7 @@ function startRun(link: SupervisorLink, spec: SupervisedSpec, hooks: SupervisedH
     cwd: spec.cwd,
     env: spec.env,
     stdin: spec.stdin,
+    keepStdinOpen: spec.keepStdinOpen === true && spec.stdin !== null,
     interruptGraceMs: spec.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS,
     termGraceMs: spec.termGraceMs ?? DEFAULT_TERM_GRACE_MS,
     killGraceMs: spec.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
@@ -222,7 +232,18 @@ function startRun(link: SupervisorLink, spec: SupervisedSpec, hooks: SupervisedH
     expectImageId: link.probedImages.get(spec.file) ?? null,
   });
   const { child } = link;
+  let inputOpen = spec.keepStdinOpen === true && spec.stdin !== null;
   return {
+    input(data) {
+      if (!inputOpen || link.terminated || !link.controlOpen) return false;
+      sendControl(link, { type: 'input', data });
+      return true;
+    },
+    endInput() {
+      if (!inputOpen) return;
+      inputOpen = false;
+      sendControl(link, { type: 'input_end' });
+    },
     terminate(reason) {
       if (link.terminated) return;
       link.terminated = true;

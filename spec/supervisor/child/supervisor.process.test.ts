@@ -72,6 +72,7 @@ function spawnMessage(dir: string, scenario: string): ControlMessage {
     args: ['-p', '--output-format', 'stream-json', '--', 'hi'],
     cwd: dir,
     stdin: null,
+    keepStdinOpen: false,
     env: baseEnv({
       FAKE_CLAUDE_SCENARIO: scenario,
       FAKE_CLAUDE_READY_FILE: join(dir, 'ready'),
