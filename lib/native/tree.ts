@@ -96,7 +96,8 @@ function validateInput(input: unknown, p: string[]): void {
     const args = entry['args'];
     if (!(Array.isArray(args) && (args.length === 0 || (isStrings(args) && String(args[0]).startsWith('-')))))
       p.push(`input.${mode}.args: must be flags`);
-    if (!PROMPT_DELIVERIES.some((d) => d === entry['prompt'])) p.push(`input.${mode}.prompt: must be one of ${PROMPT_DELIVERIES.join(', ')}`);
+    if (!PROMPT_DELIVERIES.some((d) => d === entry['prompt']))
+      p.push(`input.${mode}.prompt: must be one of ${PROMPT_DELIVERIES.join(', ')}`);
     // A user line is stream-json input, which the native reads only with stream-json output.
     if (entry['prompt'] === 'user_line' && mode !== 'stream-json') p.push(`input.${mode}.prompt: user_line needs stream-json output`);
   }
