@@ -127,7 +127,10 @@ test("the run asks on the native's own pipes: the stdio prompt tool, no --mcp-co
     const run = await findProcesses({ tag: asking.tag, home: `HOME=${asking.home}`, root: asking.home, excludePid: process.pid });
     assert.deepEqual(
       run
-        .filter((p) => p.pid !== asking.nativePid && p.pid !== asking.server.child.pid && !p.cmdline.some((a) => a.includes('supervisor')))
+        // The server (and, in darwin mode, the strace that runs it) names --claude-bin; the supervisor its role.
+        .filter(
+          (p) => p.pid !== asking.nativePid && !p.cmdline.includes('--claude-bin') && !p.cmdline.some((a) => a.includes('supervisor')),
+        )
         .map((p) => p.cmdline.join(' ')),
       [],
       'no process but the server, the supervisor and the native',
