@@ -127,7 +127,7 @@ function questionOf(book: QuestionBook, hex: (n: number) => string, boundMs: num
   };
 }
 
-/** The host's answer, from the adapter's own MCP connection (never from the socket). */
+/** The host's answer, from the adapter's own MCP connection (never from the native). */
 function answerQuestion(book: QuestionBook, questionId: string, answer: HostAnswer): DecidedQuestion {
   const reason = answer.reason === undefined ? '' : answer.reason.slice(0, MAX_DENY_REASON_CHARS);
   const message =
