@@ -21,7 +21,7 @@ export interface FinishInput {
   readonly preSpawnError: ToolErrorData | null;
   /** False when the run ended before the native process was asked for (only probes ran). */
   readonly spawned?: boolean;
-  /** What ended a cancelled run (absent: the ladder). */
+  /** What ended a cancelled run; absent when nothing of it had started. */
   readonly cancelStep?: CancelStep;
 }
 
