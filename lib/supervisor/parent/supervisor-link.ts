@@ -178,7 +178,7 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
     }),
     tableAsker: {
       answer: (id, answer, flushed) => {
-        writeControlLine(link, formatTableAnswer(id, answer), flushed);
+        writeControlLine(link, formatTableAnswer(id, link.tables.answerFor(answer, child.pid)), flushed);
       },
     },
     supervisorExit: null,
