@@ -15,8 +15,8 @@ test('package.json os and the .mcpb manifest list exactly the platforms a start 
   const compatibility = json('manifest.json')['compatibility'] as Record<string, unknown>;
   assert.deepEqual(compatibility['platforms'], SUPPORTED);
   assert.deepEqual([...SUPPORTED_PLATFORMS], SUPPORTED);
-  for (const platform of SUPPORTED) assert.equal(decidePlatform(platform).kind, platform);
-  assert.equal(decidePlatform('win32').kind, 'refused');
+  for (const platform of SUPPORTED) assert.equal(decidePlatform(platform, () => null).kind, platform);
+  assert.equal(decidePlatform('win32', () => null).kind, 'refused');
 });
 
 test('server.json claims no platform of its own (its schema has no such field) and names none it leaves out', () => {
