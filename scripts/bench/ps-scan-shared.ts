@@ -99,6 +99,8 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
   const runs: SupervisedRun[] = [];
   const exits: Promise<void>[] = [];
   const spawned = new Set<number>();
+  /** When each run's native is due to exit: its spawn report's time plus its hold. */
+  const nativeEnds: number[] = [];
   let start: Mark | null = null;
   let onAllActive = (_mark: Mark): void => {};
   const allActive = new Promise<Mark>((resolve) => {
@@ -132,7 +134,10 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
         {
           onStdout: () => {},
           onReport: (message) => {
-            if (message.type === 'spawned') spawned.add(i);
+            if (message.type === 'spawned') {
+              spawned.add(i);
+              nativeEnds.push(performance.now() + hold);
+            }
             if (message.type === 'spawned' && spawned.size === SHARED_RUNS) {
               start = mark();
               onAllActive(start);
@@ -143,10 +148,11 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
       runs.push(run);
       await new Promise((resolve) => setTimeout(resolve, STAGGER_MS));
     }
-    // Once the last run spawned, all four are active until the first native exits (activeMs later).
+    // Once the last run spawned, all four are active until the first native exits (about activeMs later; a run
+    // whose start was delayed shortens the window, so no reaped native is counted as its supervisor's CPU).
     const first = await Promise.race([allActive, ...runs.map((r) => r.done.then(() => start))]);
     if (first === null) throw new Error('ps_scan bench: the four runs were never active together');
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, activeMs - END_MARGIN_MS - (performance.now() - first.at))));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(...nativeEnds) - END_MARGIN_MS - performance.now())));
     const last = mark();
     const outcomes = await Promise.all(runs.map((r) => r.done));
     // Reaped, so a later measure of this process's children's CPU does not take theirs.
