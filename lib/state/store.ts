@@ -103,7 +103,8 @@ function openDir({ dir, uid }: StoreOptions): { reason: StateFault; detail: stri
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
-    return { reason: 'create_failed', detail: errnoOf(error) };
+    // Something already has the name: what it is decides below.
+    if (errnoOf(error) !== 'EEXIST') return { reason: 'create_failed', detail: errnoOf(error) };
   }
   try {
     const st = lstatSync(dir);
