@@ -18,6 +18,8 @@ export const TOOL_ERROR_CODES = {
   active_limit_reached:
     'The active-run limit (4 by default) is reached: that many runs have active work or unconfirmed cleanup; nothing was started.',
   run_not_found: 'No retained run has this run_id (unknown, evicted or released).',
+  server_exited:
+    'The run belonged to a server that has exited, and ended with it before it settled (or its result was not kept); the message says when, and the resume_session_id to continue its conversation when known.',
   run_active: 'The run is still active (or, for a worktree, a run still works in it); cancel it or wait for it to settle first.',
   cleanup_unconfirmed: 'Process cleanup of the run was not confirmed; the handle stays retained.',
   permission_question_not_pending:
@@ -73,6 +75,10 @@ export const TOOL_ERROR_CODES = {
 } as const satisfies Record<string, string>;
 
 export type ToolErrorCode = keyof typeof TOOL_ERROR_CODES;
+
+export function isToolErrorCode(code: string): code is ToolErrorCode {
+  return Object.hasOwn(TOOL_ERROR_CODES, code);
+}
 
 export type ToolErrorData = {
   readonly code: ToolErrorCode;

@@ -96,6 +96,8 @@ export interface TaskView {
   readonly pollIntervalMs: number;
   /** The tool outcome once `completed`: the very outcome the synchronous call would have returned. */
   readonly outcome: ToolOutcome | null;
+  /** With `failed`: the JSON-RPC error the task carries (absent: an internal error). */
+  readonly error?: { readonly code: number; readonly message: string };
   /** With `input_required`: the outstanding requests by key (elicitation/create forms). */
   readonly inputRequests?: Readonly<Record<string, JsonObject>>;
 }

@@ -5,7 +5,7 @@
  */
 import { isDirectory } from '../util/is-directory.ts';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { CallContext, Providers, ToolProvider } from '../contracts/providers.ts';
 import type { JsonObject } from '../util/json.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
@@ -31,7 +31,11 @@ import { ADAPTER_VERSION } from '../version.ts';
 import { buildCatalog } from './catalog.ts';
 import { describeCapabilities } from './capabilities.ts';
 import { fromWireName } from './declarations.ts';
-import { callTool } from './call-tool.ts';
+import { callTool, settledRunOutcome } from './call-tool.ts';
+import { wireRunRecords } from './state-wiring.ts';
+import type { RunRecords } from './run-records.ts';
+import type { RunEntry } from '../runs/registry.ts';
+import type { LiveRun } from './run-result.ts';
 import { parseRunInput } from './run-input.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { createTaskProvider } from './tasks.ts';
@@ -66,6 +70,8 @@ export interface ProviderConfig {
   readonly platform?: SupportedPlatform;
   /** The operator's budget in dollars: the cap on the total reported cost of the runs started; null: none. */
   readonly budgetUsd?: number | null;
+  /** The state directory for the runs' records (--state-dir); null or absent: the platform's default. */
+  readonly stateDir?: string | null;
   /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
   readonly spareSupervisor?: boolean;
   /** Operator log (stderr in the stdio server). */
@@ -113,11 +119,16 @@ interface ProviderParts {
   /** The onFirstUse hook until it ran. */
   firstUse: (() => void) | undefined;
   instanceId: string | null;
+  /** The runs' records in the state directory (lib/tools/run-records.ts). */
+  readonly records: RunRecords;
+  /** The runtime, once composed (a settled run's record holds its outcome, which the runtime builds). */
+  runtime: Runtime | null;
 }
 
 export function createProviders(config: ProviderConfig): ToolProviders {
   const p = createParts(config);
   const runtime = createProviderRuntime(p);
+  p.runtime = runtime;
   const budgeted = withBudget(runtime, p.ledger, (prepared, capUsd) => withCap(p, prepared, capUsd));
   const prepare = (args: JsonObject): PreparedRun => prepareRun(p, runtime, args);
   const toolProvider = createToolProvider(p, budgeted, prepare);
@@ -132,11 +143,14 @@ export function createProviders(config: ProviderConfig): ToolProviders {
     // Git calls still running when the server leaves (an inspection past its bound, a removal) are ended,
     // not left behind: their process groups are SIGKILLed, and no call starts after.
     close: async () => {
+      p.records.exiting(unsettled(runtime));
       await runtime.close();
       git.stop();
       await spares?.close();
     },
     stop: () => {
+      // Written before the ends start: a later server can then say these runs ended with this one.
+      p.records.exiting(unsettled(runtime));
       runtime.stop();
       git.stop();
       spares?.stop();
@@ -148,7 +162,18 @@ export function createProviders(config: ProviderConfig): ToolProviders {
 function createParts(config: ProviderConfig): ProviderParts {
   const clock = config.clock ?? systemClock;
   const platform = config.platform ?? supportedPlatform();
-  // Off the path of the first request: directories of servers that were killed with a question pending.
+  const records = wireRunRecords({
+    // A relative --state-dir is the server's working directory's, as a relative --claude-bin is.
+    stateDir: config.stateDir == null ? null : resolve(config.cwd, config.stateDir),
+    platform,
+    env: config.env,
+    clock,
+    log: config.log ?? (() => {}),
+    instance: () => instanceId(p),
+    outcomeOf: (entry) => settledRunOutcome(p.runtime!, entry),
+  });
+  // Off the path of the first request: the records past their bounds.
+  if (!isRecursiveLaunch(config.env)) setImmediate(() => records.sweep());
   const tree = config.tree ?? CLI_TREE;
   const nativeArgNames = getNativeArgNames(tree);
   const nativeEnv = getNativeEnv(config.env, ADAPTER_VERSION);
@@ -163,7 +188,7 @@ function createParts(config: ProviderConfig): ProviderParts {
   const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup, platform, onFallback });
   const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
-  return {
+  const p: ProviderParts = {
     config,
     clock,
     tree,
@@ -183,7 +208,10 @@ function createParts(config: ProviderConfig): ProviderParts {
     gitAvailability: null,
     firstUse: config.onFirstUse,
     instanceId: null,
+    records,
+    runtime: null,
   };
+  return p;
 }
 
 /**
@@ -218,6 +246,8 @@ function createProviderRuntime(p: ProviderParts): Runtime {
   const { config, tree, git } = p;
   return createRuntime({
     clock: p.clock,
+    instance: () => instanceId(p),
+    records: p.records,
     inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines, clock: p.clock }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
@@ -263,9 +293,16 @@ function createToolProvider(p: ProviderParts, budgeted: Runtime, prepare: (args:
         runtime: budgeted,
         prepare,
         removeWorktree: (request) => removeWorktree({ git, processes: worktreeProcesses(p.platform), exists: existsSync }, request),
+        past: (runId) => p.records.past(runId),
       });
     },
-    tasks: createTaskProvider({ runtime: budgeted, prepare, clock: p.clock, underscoreNames: config.underscoreNames }),
+    tasks: createTaskProvider({
+      runtime: budgeted,
+      prepare,
+      clock: p.clock,
+      underscoreNames: config.underscoreNames,
+      past: (runId) => p.records.past(runId),
+    }),
   };
 }
 
@@ -336,6 +373,10 @@ function withCap(p: ProviderParts, prepared: PreparedRun, capUsd: number): Prepa
   return { ...prepared, request, argv: argvOf(p, request) };
 }
 
+function unsettled(runtime: Runtime): RunEntry<LiveRun>[] {
+  return runtime.registry.entries().filter((entry) => !entry.completed);
+}
+
 function instanceId(p: ProviderParts): string {
   return (p.instanceId ??= process.getBuiltinModule('node:crypto').randomUUID());
 }
@@ -351,6 +392,7 @@ function getCapabilities(p: ProviderParts): JsonObject {
     platform: p.platform,
     budget: p.ledger === null ? null : p.ledger.snapshot(),
     instanceId: instanceId(p),
+    state: p.records.status(),
     binary: () => resolveBin(p.config),
     worktree: () => (p.gitAvailability ??= describeGit(p.gitSync, p.config.cwd)),
   });

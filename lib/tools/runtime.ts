@@ -16,6 +16,7 @@ import type { WorktreeReport } from '../worktree/changes.ts';
 import { worktreeFromCwd, type WorktreePlace } from '../worktree/worktree.ts';
 
 import { buildRunResult, type LiveRun } from './run-result.ts';
+import type { RecordHooks } from './run-records.ts';
 
 export type { LiveRun };
 
@@ -24,7 +25,13 @@ export interface Runtime {
   /** Reserves and starts a run; throws capacity/active-limit ToolErrors before starting anything. */
   start(
     prepared: PreparedRun,
-    options: { acquiredBy: string | null; sync: boolean; onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined },
+    options: {
+      acquiredBy: string | null;
+      sync: boolean;
+      onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined;
+      /** Started as an MCP task (its record says so: only tasks answer tasks/get). */
+      task?: boolean;
+    },
   ): RunEntry<LiveRun>;
   /** Retained runs in creation order; a live run shows the session id of its init event before it settles. */
   list(): RunListItem[];
@@ -53,6 +60,10 @@ export interface RuntimeDeps extends ExecuteDeps {
   readonly askHost?: Omit<AskHostDeps, 'clock' | 'random'>;
   /** Reads a worktree's changes with bounded, read-only git calls; never throws. Without it nothing is read. */
   readonly inspectWorktree?: (place: WorktreePlace) => Promise<WorktreeReport>;
+  /** The server instance (a UUID) its run ids carry; default: a random one per runtime. */
+  readonly instance?: () => string;
+  /** Told when a run starts, learns its conversation, and settles (the runs' records, lib/tools/run-records.ts). */
+  readonly records?: RecordHooks;
 }
 
 /** What the runtime keeps: its dependencies, the registry, and the worktrees its unsettled runs claimed. */
@@ -69,7 +80,11 @@ type StartOptions = Parameters<Runtime['start']>[1];
 export function createRuntime(deps: RuntimeDeps): Runtime {
   const rt: RuntimeState = {
     deps,
-    registry: createRunRegistry<LiveRun>({ clock: deps.clock, random: deps.random }),
+    registry: createRunRegistry<LiveRun>({
+      clock: deps.clock,
+      random: deps.random,
+      ...(deps.instance === undefined ? {} : { instance: deps.instance }),
+    }),
     claimedWorktrees: new Set(),
   };
   const { registry } = rt;
@@ -114,11 +129,12 @@ function startRun(rt: RuntimeState, unwired: PreparedRun, options: StartOptions)
       : attachAskHost(unwired, { clock: deps.clock, random: deps.random, ...deps.askHost });
   const { entry, worktreeKey } = reserveRun(rt, prepared, broker, options);
   const runId = entry.run_id;
+  deps.records?.started(entry, options.task === true);
   const execution = startRunExecution(deps, runId, prepared, {
     onState: (state) => {
       if (state !== 'completed') setState(rt, runId, state);
     },
-    onEvent: options.onEvent,
+    onEvent: withSessionHook(rt, entry, options.onEvent),
     ...(broker === null ? {} : { permissions: broker }),
   });
   entry.live.execution = execution;
@@ -170,6 +186,7 @@ function settleWhenDone(rt: RuntimeState, entry: RunEntry<LiveRun>, execution: R
       if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
       live.classification = classification;
       registry.settle(runId, { cleanupConfirmed: classification.cleanup_confirmed, sessionId: classification.session_id });
+      rt.deps.records?.settled(entry);
       live.markSettled();
     },
     (error: unknown) => {
@@ -177,10 +194,27 @@ function settleWhenDone(rt: RuntimeState, entry: RunEntry<LiveRun>, execution: R
       if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
       live.classification = null;
       registry.settle(runId, { cleanupConfirmed: false, sessionId: null });
+      rt.deps.records?.settled(entry);
       live.markSettled();
       process.emitWarning(`run ${runId} failed internally: ${error instanceof Error ? error.message : String(error)}`);
     },
   );
+}
+
+/** The caller's event hook, plus the record's: the conversation becomes known with the native's init event. */
+function withSessionHook(
+  rt: RuntimeState,
+  entry: RunEntry<LiveRun>,
+  onEvent: StartOptions['onEvent'],
+): ((kind: EventKind, event: JsonObject) => void) | undefined {
+  const records = rt.deps.records;
+  if (records === undefined) return onEvent;
+  return (kind, event) => {
+    onEvent?.(kind, event);
+    if (kind !== 'system_init') return;
+    const sessionId = entry.live.execution?.ingest.snapshot().init?.session_id ?? null;
+    if (sessionId !== null) records.session(entry, sessionId);
+  };
 }
 
 function listRuns(rt: RuntimeState): RunListItem[] {
