@@ -110,7 +110,10 @@ export interface TaskProvider {
   supports(name: string): boolean;
   /** Arguments are already validated. Returns once the task is retrievable by get(). */
   start(name: string, args: JsonObject, ctx: CallContext): TaskStart;
-  /** null when no task has this id (never issued, evicted or released). */
+  /**
+   * null when no task has this id (never issued, evicted or released). A task of a server that is gone is
+   * answered from its record: completed (or cancelled) when its result was kept, else failed with what is known.
+   */
   get(taskId: string): TaskView | null;
   /** Asks the run to stop; idempotent. false when no task has this id. */
   cancel(taskId: string): boolean;

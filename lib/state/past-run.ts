@@ -22,8 +22,14 @@ export function pastRunOf(record: RunRecord, ownerVerdict: OwnerVerdict | 'reboo
   const { ended } = record;
   if (ended !== null && ended.by === 'settled') {
     if (record.outcome !== null) return { kind: 'settled', record, outcome: record.outcome };
-    const lost = record.outcome_omitted ? ` its result was larger than the ${MAX_RECORD_BYTES} bytes a record keeps and was not kept.` : ' its result was not kept.';
-    return { kind: 'ended', record, message: `The run ${record.run_id} finished at ${ended.at}, under a server that has since exited;${lost}${advice(record)}` };
+    const lost = record.outcome_omitted
+      ? ` its result was larger than the ${MAX_RECORD_BYTES} bytes a record keeps and was not kept.`
+      : ' its result was not kept.';
+    return {
+      kind: 'ended',
+      record,
+      message: `The run ${record.run_id} finished at ${ended.at}, under a server that has since exited;${lost}${advice(record)}`,
+    };
   }
   if (ended !== null) return { kind: 'ended', record, message: exitMessage(record, ended.at) };
   if (ownerVerdict === 'dead' || ownerVerdict === 'rebooted') return { kind: 'ended', record, message: exitMessage(record, null) };

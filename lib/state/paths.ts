@@ -18,7 +18,11 @@ export const TEMP_PREFIX = '.tmp-';
  * or `~/.local/state`; on macOS `~/Library/Application Support`; then `claude-run-mcp`. Null without an
  * absolute home directory (nothing sensible to name).
  */
-export function defaultStateDir(platform: SupportedPlatform, env: Readonly<Record<string, string | undefined>>, home: string): string | null {
+export function defaultStateDir(
+  platform: SupportedPlatform,
+  env: Readonly<Record<string, string | undefined>>,
+  home: string,
+): string | null {
   if (platform === 'linux') {
     const xdg = env['XDG_STATE_HOME'];
     if (xdg !== undefined && xdg !== '' && isAbsolute(xdg)) return join(xdg, STATE_DIR_NAME);

@@ -109,7 +109,9 @@ function isOutcome(value: unknown): boolean {
   const error = o['error'];
   const errorOk =
     error === null ||
-    (isPlainObject(error) && isText((error as Record<string, unknown>)['code'], 64) && isText((error as Record<string, unknown>)['message'], MAX_TEXT_CHARS));
+    (isPlainObject(error) &&
+      isText((error as Record<string, unknown>)['code'], 64) &&
+      isText((error as Record<string, unknown>)['message'], MAX_TEXT_CHARS));
   return (
     typeof o['ok'] === 'boolean' &&
     isText(o['summary'], MAX_TEXT_CHARS) &&

@@ -4,7 +4,19 @@
  * without following links, and sweeps. Never throws: a directory that cannot hold records turns records off
  * (said once through `log`, and by status()), and a record that cannot be trusted is ignored and reported.
  */
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { decodeRecord, encodeRecord, MAX_RECORD_BYTES, type RunRecord } from './record.ts';
 import { recordName, TEMP_PREFIX } from './paths.ts';
@@ -122,7 +134,9 @@ function turnOff(s: Store, reason: StateFault, detail: string | null): void {
   if (s.fault !== null) return;
   s.fault = { reason, detail };
   const where = s.options.dir === null ? 'no state directory' : `the state directory ${s.options.dir}`;
-  s.options.log(`records of runs are off (${reason}${detail === null ? '' : `: ${detail}`}): ${where} cannot hold them; a later server cannot answer for this one's runs`);
+  s.options.log(
+    `records of runs are off (${reason}${detail === null ? '' : `: ${detail}`}): ${where} cannot hold them; a later server cannot answer for this one's runs`,
+  );
 }
 
 function report(s: Store, name: string, reason: string): void {

@@ -154,7 +154,13 @@ async function result(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Pr
  * summary is kept, whatever `detail` asks), or server_exited with what is known.
  */
 function pastOutcome(past: PastRun): ToolOutcome {
-  if (past.kind === 'ended') return { ok: false, summary: `${past.record.run_id}: server_exited`, error: { code: 'server_exited', message: past.message }, result: null };
+  if (past.kind === 'ended')
+    return {
+      ok: false,
+      summary: `${past.record.run_id}: server_exited`,
+      error: { code: 'server_exited', message: past.message },
+      result: null,
+    };
   const outcome = toolOutcomeOf(past.outcome);
   return { ...outcome, summary: `${outcome.summary} (answered from the record of the server that ran it, which has exited)` };
 }

@@ -54,7 +54,8 @@ export function createRunRecords(deps: RunRecordsDeps): RunRecords {
   const r: Records = { deps, open: new Map() };
   return {
     started: (entry, task) => guard(() => put(r, first(r, entry, task))),
-    session: (entry, sessionId) => guard(() => change(r, entry, (record) => ({ ...record, state: entry.state, resume_session_id: resumable(entry, sessionId) }))),
+    session: (entry, sessionId) =>
+      guard(() => change(r, entry, (record) => ({ ...record, state: entry.state, resume_session_id: resumable(entry, sessionId) }))),
     settled: (entry) => guard(() => settle(r, entry)),
     exiting: (entries) => {
       for (const entry of entries) guard(() => exit(r, entry));

@@ -64,7 +64,8 @@ export function createTaskProvider(deps: TaskProviderDeps): TaskProvider {
       return entry === null || record === undefined ? pastTask(t, taskId) : view(t, entry, record);
     },
     // A task of a server that is gone is over: nothing to answer or cancel, and saying so is the answer.
-    update: (taskId, inputResponses) => (t.records.has(taskId) || pastTask(t, taskId) === null ? updateTask(t, taskId, inputResponses) : { kind: 'applied' }),
+    update: (taskId, inputResponses) =>
+      t.records.has(taskId) || pastTask(t, taskId) === null ? updateTask(t, taskId, inputResponses) : { kind: 'applied' },
     cancel: (taskId) => cancelTask(t, taskId) || pastTask(t, taskId) !== null,
   };
 }
@@ -113,7 +114,13 @@ function pastTask(t: Tasks, taskId: string): TaskView | null {
     pollIntervalMs: TASK_POLL_INTERVAL_MS,
   };
   if (past.kind === 'ended') {
-    return { ...base, status: 'failed', statusMessage: past.message, outcome: null, error: { code: SERVER_GONE_CODE, message: past.message } };
+    return {
+      ...base,
+      status: 'failed',
+      statusMessage: past.message,
+      outcome: null,
+      error: { code: SERVER_GONE_CODE, message: past.message },
+    };
   }
   const { outcome: o } = past;
   const outcome: ToolOutcome = toolOutcomeOf(o);

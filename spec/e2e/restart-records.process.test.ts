@@ -12,13 +12,18 @@ import { pollUntil } from '../helpers/poll.ts';
 import { at, rpcResult } from '../helpers/typed-results.ts';
 import { MAIN, startServer, type ServerProcess } from './server-process.ts';
 import { runIdInstance } from '../../lib/runs/ids.ts';
-import { recordName } from '../../lib/state/paths.ts';
+import { defaultStateDir, recordName } from '../../lib/state/paths.ts';
+import { inDarwinMode } from '../helpers/darwin-mode.ts';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const M = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientInfo': { name: 'claude-code', version: '2.1.332' },
-  'io.modelcontextprotocol/clientCapabilities': { roots: { listChanged: true }, elicitation: { form: {}, url: {} }, extensions: { [TASKS]: {} } },
+  'io.modelcontextprotocol/clientCapabilities': {
+    roots: { listChanged: true },
+    elicitation: { form: {}, url: {} },
+    extensions: { [TASKS]: {} },
+  },
 };
 const DEADLINE_MS = 20_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -89,8 +94,8 @@ describe('a new server answers for the runs of a server that is gone', () => {
   for (const how of ['SIGKILL', 'SIGINT'] as const) {
     it(`${how} mid-run: tasks/get and claude.run.result answer failed at once, with the session to resume`, async (t) => {
       const s = scene({ FAKE_CLAUDE_SLOW_EVENTS: '1000', FAKE_CLAUDE_DELAY_MS: '50' });
-      // The default state directory under HOME (no XDG_STATE_HOME in this environment).
-      const stateDir = join(s.dir, '.local', 'state', 'claude-run-mcp');
+      // The default state directory under HOME (no XDG_STATE_HOME in this environment), as the server's platform names it.
+      const stateDir = defaultStateDir(inDarwinMode() ? 'darwin' : 'linux', {}, s.dir)!;
       const first = startServer(MAIN, ['--claude-bin', FAKE_CLAUDE], { env: s.env });
       let second: ServerProcess | null = null;
       try {
@@ -189,10 +194,14 @@ describe('a new server answers for the runs of a server that is gone', () => {
     const server = startServer(MAIN, ['--claude-bin', FAKE_CLAUDE, '--state-dir', stateDir], { env: s.env });
     try {
       const runId = await startTask(server, s.dir, 'still runs');
-      await pollUntil('the task completed', async () => rpcResult(await ask(server, `p${Math.random()}`, 'tasks/get', { taskId: runId }))['status'] === 'completed', {
-        timeoutMs: DEADLINE_MS,
-        intervalMs: 50,
-      });
+      await pollUntil(
+        'the task completed',
+        async () => rpcResult(await ask(server, `p${Math.random()}`, 'tasks/get', { taskId: runId }))['status'] === 'completed',
+        {
+          timeoutMs: DEADLINE_MS,
+          intervalMs: 50,
+        },
+      );
       const read = rpcResult(await ask(server, 'caps', 'resources/read', { uri: 'claude-run://capabilities' }));
       const caps = JSON.parse(String(at(read, 'contents', 0, 'text'))) as Record<string, unknown>;
       assert.equal(at(caps, 'state', 'records'), false);

@@ -9,7 +9,10 @@ test('the default state directory per platform, XDG_STATE_HOME only when absolut
   assert.equal(defaultStateDir('linux', { XDG_STATE_HOME: '/x/state' }, '/home/u'), '/x/state/claude-run-mcp');
   assert.equal(defaultStateDir('linux', { XDG_STATE_HOME: 'relative' }, '/home/u'), '/home/u/.local/state/claude-run-mcp');
   assert.equal(defaultStateDir('linux', { XDG_STATE_HOME: '' }, '/home/u'), '/home/u/.local/state/claude-run-mcp');
-  assert.equal(defaultStateDir('darwin', { XDG_STATE_HOME: '/x/state' }, '/Users/u'), '/Users/u/Library/Application Support/claude-run-mcp');
+  assert.equal(
+    defaultStateDir('darwin', { XDG_STATE_HOME: '/x/state' }, '/Users/u'),
+    '/Users/u/Library/Application Support/claude-run-mcp',
+  );
   assert.equal(defaultStateDir('linux', {}, ''), null);
   assert.equal(defaultStateDir('darwin', {}, 'relative'), null);
 });

@@ -36,12 +36,22 @@ test('corrupt, truncated, oversized or mismatched bytes are invalid, with a reas
     ['oversized', Buffer.alloc(MAX_RECORD_BYTES + 1, 0x20), record.run_id, /larger than 65536 bytes/],
     ['another run', bytes, newRunId(randomBytes, record.instance), /another run/],
     ['a later format', Buffer.from(JSON.stringify({ ...record, format_version: 2 })), record.run_id, /format_version/],
-    ['another instance', Buffer.from(JSON.stringify({ ...record, instance: '11111111-1111-4111-8111-111111111111' })), record.run_id, /another instance/],
+    [
+      'another instance',
+      Buffer.from(JSON.stringify({ ...record, instance: '11111111-1111-4111-8111-111111111111' })),
+      record.run_id,
+      /another instance/,
+    ],
     ['a bad state', Buffer.from(JSON.stringify({ ...record, state: 'exploded' })), record.run_id, /^state$/],
     ['a bad session', Buffer.from(JSON.stringify({ ...record, resume_session_id: '../../etc' })), record.run_id, /resume_session_id/],
     ['a bad time', Buffer.from(JSON.stringify({ ...record, created_at: 'yesterday' })), record.run_id, /created_at/],
     ['a bad end', Buffer.from(JSON.stringify({ ...record, ended: { at: record.created_at, by: 'magic' } })), record.run_id, /ended/],
-    ['an outcome with ok and an error', Buffer.from(JSON.stringify({ ...record, outcome: { ...record.outcome, error: { code: 'x', message: 'y' } } })), record.run_id, /outcome/],
+    [
+      'an outcome with ok and an error',
+      Buffer.from(JSON.stringify({ ...record, outcome: { ...record.outcome, error: { code: 'x', message: 'y' } } })),
+      record.run_id,
+      /outcome/,
+    ],
     ['an outcome without a settle', Buffer.from(JSON.stringify({ ...record, ended: null })), record.run_id, /without a settle/],
   ];
   for (const [what, input, runId, reason] of cases) {

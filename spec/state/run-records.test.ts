@@ -36,7 +36,11 @@ function entry(instance: string, patch: Partial<RunEntry<LiveRun>> = {}, persist
     completed: false,
     cleanup_confirmed: false,
     session_id: null,
-    live: { request: { nativeOptions: persist ? {} : { no_session_persistence: true } }, execution: null, classification: null } as unknown as LiveRun,
+    live: {
+      request: { nativeOptions: persist ? {} : { no_session_persistence: true } },
+      execution: null,
+      classification: null,
+    } as unknown as LiveRun,
     ...patch,
   };
 }

@@ -24,4 +24,3 @@ export function sampleRecord(overrides: Partial<RunRecord> = {}): RunRecord {
     ...overrides,
   };
 }
-

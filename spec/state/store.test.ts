@@ -3,7 +3,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, linkSync, readFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  linkSync,
+  readFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStateStore, type StateStore } from '../../lib/state/store.ts';
@@ -26,7 +38,13 @@ function withDir(fn: (base: string) => void): void {
 
 function store(dir: string | null, options: { uid?: number; nowMs?: number } = {}): { store: StateStore; log: string[] } {
   const log: string[] = [];
-  const s = openStateStore({ dir, log: (line) => log.push(line), nowMs: () => options.nowMs ?? Date.now(), random: randomBytes, uid: options.uid ?? UID });
+  const s = openStateStore({
+    dir,
+    log: (line) => log.push(line),
+    nowMs: () => options.nowMs ?? Date.now(),
+    random: randomBytes,
+    uid: options.uid ?? UID,
+  });
   return { store: s, log };
 }
 
