@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
 import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
-import { identify, isRunning, killAll, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
+import { identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
 import { readReadyLines } from '../helpers/proc.ts';
 import { rpcResult } from '../helpers/typed-results.ts';
 
