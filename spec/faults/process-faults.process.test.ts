@@ -215,7 +215,8 @@ test('a failed version check lets the supervisor prepared beside it go before th
 const LADDER_CASES: readonly { name: string; env: Record<string, string>; ready: string; cancel: boolean }[] = [
   {
     name: 'a native that ignores SIGINT and SIGTERM is SIGKILLed on cancel',
-    env: { FAKE_CLAUDE_SCENARIO: 'ignore_sigterm' },
+    // It ignores the in-band interrupt too, so the ladder's SIGKILL is what ends it.
+    env: { FAKE_CLAUDE_SCENARIO: 'ignore_sigterm', FAKE_CLAUDE_IGNORE_INTERRUPT: '1' },
     ready: 'handlers',
     cancel: true,
   },
