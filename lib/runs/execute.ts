@@ -23,6 +23,7 @@ import {
   type RunScope,
 } from './run-scope.ts';
 import { disposeWithin, supervise } from './supervise.ts';
+import { createOpenConversation, type OpenConversation } from './turns.ts';
 
 export type { ExecuteDeps, PreparedRun, RunExecutionHooks } from './run-scope.ts';
 export { SUPERVISOR_MARGIN_MS } from './supervise.ts';
@@ -31,6 +32,8 @@ export interface RunExecution {
   readonly ingest: Ingest;
   /** The native's open stdin (stream-json input); see NativeInput. */
   readonly input: NativeInput;
+  /** An open run's conversation (keep_open), else null. */
+  readonly open: OpenConversation | null;
   /** Requests cancellation; the outcome still waits for cleanup. Idempotent. */
   cancel(): void;
   readonly done: Promise<Classification>;
@@ -40,7 +43,12 @@ export interface RunExecution {
 
 export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: PreparedRun, hooks: RunExecutionHooks): RunExecution {
   const controller = new AbortController();
-  const ingest = createIngest({ ringId: runId, ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}) });
+  const keepOpen = prepared.request.keepOpen ?? null;
+  const ingest = createIngest({
+    ringId: runId,
+    finalPerTurn: keepOpen !== null,
+    ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}),
+  });
   let survivors: readonly ProcessIdentity[] | null = [];
   const observed: RunExecutionHooks = {
     ...hooks,
@@ -49,16 +57,17 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
     },
   };
   const input = createNativeInputSlot();
-  const done = execute(deps, prepared, observed, ingest, input, controller.signal);
-  return { ingest, input, cancel: () => controller.abort(), done, survivors: () => survivors };
+  const open = keepOpen === null ? null : createOpenConversation(keepOpen, { clock: deps.clock, input, onState: hooks.onState });
+  const done = execute(deps, prepared, observed, { ingest, input, open }, controller.signal);
+  if (open !== null) void done.finally(() => open.onRunEnded()).catch(() => {});
+  return { ingest, input, open, cancel: () => controller.abort(), done, survivors: () => survivors };
 }
 
 async function execute(
   deps: ExecuteDeps,
   prepared: PreparedRun,
   hooks: RunExecutionHooks,
-  ingest: Ingest,
-  input: NativeInputSlot,
+  parts: { ingest: Ingest; input: NativeInputSlot; open: OpenConversation | null },
   signal: AbortSignal,
 ): Promise<Classification> {
   const { request } = prepared;
@@ -67,7 +76,7 @@ async function execute(
   const disposeDeadline = deps.clock.setTimeout(() => deadline.abort(), request.timeoutMs);
   const knownIds = request.session.kind === 'continue' ? deps.listSessionIds(request.cwd) : [];
   try {
-    return await executeWithin({ deps, prepared, hooks, ingest, input, signal, deadline: deadline.signal, knownIds });
+    return await executeWithin({ deps, prepared, hooks, ...parts, signal, deadline: deadline.signal, knownIds });
   } finally {
     disposeDeadline();
   }
