@@ -66,7 +66,9 @@ export type OpenReport = {
 export interface SendReceipt {
   /** The turn this message will be (1 is the start prompt's). */
   readonly turn: number;
-  /** Messages waiting before it (0: written now). */
+  /** Written at once (the run was idle), or queued behind the running turn. */
+  readonly queued: boolean;
+  /** Queued messages before it (0 when written at once, or first in the queue). */
   readonly ahead: number;
 }
 
@@ -196,10 +198,10 @@ function send(c: Conversation, message: string): SendReceipt {
       throw new ToolError('send_queue_full', `the waiting messages would exceed ${MAX_QUEUED_MESSAGE_BYTES} bytes; nothing was sent`);
     c.queue.push(message);
     c.queuedBytes += bytes;
-    return { turn: c.written + c.queue.length, ahead: c.queue.length - 1 };
+    return { turn: c.written + c.queue.length, queued: true, ahead: c.queue.length - 1 };
   }
   write(c, message);
-  return { turn: c.written, ahead: 0 };
+  return { turn: c.written, queued: false, ahead: 0 };
 }
 
 /** Writes one message: a new turn starts. */

@@ -43,11 +43,11 @@ export function closeOpenRun(entry: RunEntry<LiveRun>, reason: CloseReason): boo
 export function sendTool(args: JsonObject, runtime: Runtime): ToolOutcome {
   const runId = String(args['run_id']);
   const { entry, receipt } = runtime.send(runId, typeof args['message'] === 'string' ? args['message'] : '');
-  const when = receipt.ahead === 0 && entry.live.execution?.open?.phase() === 'running' ? 'running now' : `queued (${receipt.ahead} ahead)`;
+  const when = receipt.queued ? `queued behind the running turn (${receipt.ahead} message(s) ahead)` : 'running now';
   return {
     ok: true,
     summary: `turn ${receipt.turn} of ${runId} ${when}; read its answer with claude.run.result (wait_seconds waits until the run is idle again)`,
-    result: { run_id: runId, turn: receipt.turn, queued_ahead: receipt.ahead, run: viewRun(runtime.resultOf(entry), 'summary') },
+    result: { run_id: runId, turn: receipt.turn, queued: receipt.queued, queued_ahead: receipt.ahead, run: viewRun(runtime.resultOf(entry), 'summary') },
   };
 }
 

@@ -71,8 +71,8 @@ function codeOf(fn: () => unknown): string {
 test('a message sent while idle is written at once; one sent during a turn waits for its result, in order', () => {
   const r = rig();
   assert.equal(r.open.phase(), 'running', 'the start prompt is the first turn');
-  assert.deepEqual(r.open.send('a'), { turn: 2, ahead: 0 });
-  assert.deepEqual(r.open.send('b'), { turn: 3, ahead: 1 });
+  assert.deepEqual(r.open.send('a'), { turn: 2, queued: true, ahead: 0 });
+  assert.deepEqual(r.open.send('b'), { turn: 3, queued: true, ahead: 1 });
   assert.deepEqual(r.written, [], 'nothing is written during a running turn');
   r.open.onTurnResult(final('one'));
   assert.deepEqual(r.written, ['a'], 'the next queued message only after the result');
@@ -90,7 +90,7 @@ test('a message sent while idle is written at once; one sent during a turn waits
       [3, 'three', false],
     ],
   );
-  assert.deepEqual(r.open.send('c'), { turn: 4, ahead: 0 });
+  assert.deepEqual(r.open.send('c'), { turn: 4, queued: false, ahead: 0 });
   assert.deepEqual(r.written, ['a', 'b', 'c'], 'idle: written at once');
   assert.equal(r.ended(), false);
 });
@@ -106,7 +106,7 @@ test(`the queue holds ${MAX_QUEUED_MESSAGES} messages; one more is send_queue_fu
   assert.equal(r.open.report().queued, MAX_QUEUED_MESSAGES);
   r.open.onTurnResult(final('one'));
   assert.deepEqual(r.written, ['m0']);
-  assert.deepEqual(r.open.send('fits again'), { turn: MAX_QUEUED_MESSAGES + 2, ahead: MAX_QUEUED_MESSAGES - 1 });
+  assert.deepEqual(r.open.send('fits again'), { turn: MAX_QUEUED_MESSAGES + 2, queued: true, ahead: MAX_QUEUED_MESSAGES - 1 });
 });
 
 test(`the queue holds ${MAX_QUEUED_MESSAGE_BYTES} bytes; one byte more is send_queue_full`, () => {
@@ -118,7 +118,7 @@ test(`the queue holds ${MAX_QUEUED_MESSAGE_BYTES} bytes; one byte more is send_q
     codeOf(() => r.open.send('yz')),
     'send_queue_full',
   );
-  assert.deepEqual(r.open.send('y'), { turn: 4, ahead: 2 }, 'exactly at the bound is accepted');
+  assert.deepEqual(r.open.send('y'), { turn: 4, queued: true, ahead: 2 }, 'exactly at the bound is accepted');
   assert.equal(
     codeOf(() => r.open.send('z')),
     'send_queue_full',
