@@ -239,3 +239,26 @@ test('the budget charges every turn as it ends; a send once it is spent is refus
     await h.close();
   }
 });
+
+test('a native that dies between turns: the run settles with its cleanup proven, and a send after is run_not_open', async () => {
+  const h = await createSessionHarness();
+  try {
+    const runId = await h.start({ prompt: 'to die', cwd: h.dir, keep_open: true });
+    await idleAnswer(h, runId);
+    const native = onlyNative(h);
+    // Our own fake, identified by pid and start time on the process table, and still that process now.
+    assert.ok(isRunning(native));
+    process.kill(native.pid, 'SIGKILL');
+    const done = await h.settled(runId);
+    assert.deepEqual(
+      [done.result['completed'], done.result['is_error'], done.result['cleanup_confirmed'], openOf(done.result)['close_reason']],
+      [true, true, true, 'run_ended'],
+    );
+    assert.equal(done.result['signal'], 'SIGKILL');
+    await waitForGone([native]);
+    const after = await h.call('claude.run.send', { run_id: runId, message: 'anyone?' });
+    assert.equal(codeOf(after), 'run_not_open');
+  } finally {
+    await h.close();
+  }
+});
