@@ -92,9 +92,11 @@ function chargeOpenRun(
 
 /** A send is refused before anything is written when the server budget, or this run's grant, is spent. */
 function refuseSpent(ledger: BudgetLedger, ticket: number | undefined): void {
-  if (ledger.snapshot().remaining_usd === 0)
-    throw new ToolError('server_budget_exhausted', 'the server budget is spent; nothing was sent');
+  if (ledger.snapshot().remaining_usd === 0) throw new ToolError('server_budget_exhausted', 'the server budget is spent; nothing was sent');
   const capLeft = ticket === undefined ? null : ledger.capLeftUsd(ticket);
   if (capLeft !== null && capLeft === 0)
-    throw new ToolError('server_budget_exhausted', "the run's share of the server budget (its --max-budget-usd) is spent; nothing was sent");
+    throw new ToolError(
+      'server_budget_exhausted',
+      "the run's share of the server budget (its --max-budget-usd) is spent; nothing was sent",
+    );
 }

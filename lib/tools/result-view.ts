@@ -43,7 +43,11 @@ export const SUMMARY_FIELDS = [
  * finished (total 0), worktree when the run had none. A null unfinished_subagents stays: the native
  * process did not say, which is worth knowing.
  */
-export const OMITTED_WHEN_EMPTY = ['unfinished_subagents', 'worktree', 'open'] as const satisfies readonly (typeof SUMMARY_FIELDS)[number][];
+export const OMITTED_WHEN_EMPTY = [
+  'unfinished_subagents',
+  'worktree',
+  'open',
+] as const satisfies readonly (typeof SUMMARY_FIELDS)[number][];
 
 export function viewRun(body: RunResult, detail: ResultDetail): JsonObject {
   if (detail === 'full') return body;
@@ -69,7 +73,8 @@ function carriesNothing(body: RunResult, field: (typeof SUMMARY_FIELDS)[number])
 
 /** The human line of a settled or live run; the answer follows it in the text content. */
 export function describeRun(body: RunResult): string {
-  if (body.state === 'idle') return `${body.run_id} is idle after turn ${body.open?.turns_total ?? '?'}: send the next message with claude.run.send, or end it with claude.run.close`;
+  if (body.state === 'idle')
+    return `${body.run_id} is idle after turn ${body.open?.turns_total ?? '?'}: send the next message with claude.run.send, or end it with claude.run.close`;
   if (!body.completed) return `${body.run_id} is ${body.state}${resumeAdvice(body)}`;
   if (body.error !== null)
     return `${body.run_id} failed: ${body.error.code}: ${body.error.message}${worktreeLine(body)}${resumeAdvice(body)}`;
@@ -129,7 +134,7 @@ export const RUN_VIEW_SCHEMA: JsonSchema = {
     },
     open: {
       description:
-        'A run started with keep_open: { phase (running, idle, closing, ended), turns_total, turns_dropped, queued, turn_limit, idle_seconds, close_reason }; left out for one-turn runs. The full object adds turns: each turn\'s result, subtype, is_error, usage and cost.',
+        "A run started with keep_open: { phase (running, idle, closing, ended), turns_total, turns_dropped, queued, turn_limit, idle_seconds, close_reason }; left out for one-turn runs. The full object adds turns: each turn's result, subtype, is_error, usage and cost.",
     },
     cleanup_confirmed: { type: 'boolean' },
     cleanup_error: { description: 'Why cleanup is not confirmed, or null.' },

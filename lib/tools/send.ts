@@ -18,7 +18,8 @@ export const RELEASE_CLOSE_WAIT_MS = 10_000;
 export function openConversationOf(entry: RunEntry<LiveRun>): OpenConversation {
   const open = entry.live.execution?.open ?? null;
   if (open === null) throw new ToolError('run_not_open', 'the run was not started with keep_open: true; nothing was sent', '/run_id');
-  if (entry.completed) throw new ToolError('run_not_open', `the run has settled (${open.report().close_reason ?? 'ended'}); nothing was sent`, '/run_id');
+  if (entry.completed)
+    throw new ToolError('run_not_open', `the run has settled (${open.report().close_reason ?? 'ended'}); nothing was sent`, '/run_id');
   return open;
 }
 
@@ -47,7 +48,13 @@ export function sendTool(args: JsonObject, runtime: Runtime): ToolOutcome {
   return {
     ok: true,
     summary: `turn ${receipt.turn} of ${runId} ${when}; read its answer with claude.run.result (wait_seconds waits until the run is idle again)`,
-    result: { run_id: runId, turn: receipt.turn, queued: receipt.queued, queued_ahead: receipt.ahead, run: viewRun(runtime.resultOf(entry), 'summary') },
+    result: {
+      run_id: runId,
+      turn: receipt.turn,
+      queued: receipt.queued,
+      queued_ahead: receipt.ahead,
+      run: viewRun(runtime.resultOf(entry), 'summary'),
+    },
   };
 }
 

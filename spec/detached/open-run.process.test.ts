@@ -60,7 +60,10 @@ test('two and three turns in one native process and one conversation; close ends
     assert.equal(await idleAnswer(h, runId), 'turn 3: third');
     assert.deepEqual(onlyNative(h), native, 'still the same process after three turns');
     assert.deepEqual(
-      h.lines().filter((l) => l.ready === 'idle').map((l) => l.pid),
+      h
+        .lines()
+        .filter((l) => l.ready === 'idle')
+        .map((l) => l.pid),
       [native.pid, native.pid, native.pid],
     );
 
@@ -76,7 +79,10 @@ test('two and three turns in one native process and one conversation; close ends
     );
     const sessions = new Set(turns.map((t) => t['session_id']));
     assert.equal(sessions.size, 1, 'one session id across the turns');
-    assert.ok(turns.every((t) => typeof t['cost_usd'] === 'number' && t['usage'] !== null), 'usage and cost per turn');
+    assert.ok(
+      turns.every((t) => typeof t['cost_usd'] === 'number' && t['usage'] !== null),
+      'usage and cost per turn',
+    );
     assert.deepEqual([openOf(live)['turns_total'], openOf(live)['phase'], openOf(live)['queued']], [3, 'idle', 0]);
     const events = await h.call('claude.run.events', { run_id: runId, limit: 256 });
     const results = objs(events.result?.['events'], 'events').filter((e) => obj(e['event'], 'event')['type'] === 'result');
@@ -135,7 +141,12 @@ test('the idle bound ends an idle run; the turn limit ends it after its last tur
     const limited = await h.start({ prompt: 'limited', cwd: h.dir, keep_open: true, turn_limit: 2 });
     const idleDone = await h.settled(idleRun);
     assert.deepEqual(
-      [idleDone.result['is_error'], idleDone.result['result'], openOf(idleDone.result)['close_reason'], idleDone.result['cleanup_confirmed']],
+      [
+        idleDone.result['is_error'],
+        idleDone.result['result'],
+        openOf(idleDone.result)['close_reason'],
+        idleDone.result['cleanup_confirmed'],
+      ],
       [false, FIRST_ANSWER, 'idle_bound', true],
     );
 
@@ -178,8 +189,14 @@ test('cancel of an idle open run closes its stdin (cancel_step close); release o
     await idleAnswer(h, released);
     const out = await h.call('claude.run.release', { run_id: released });
     assert.deepEqual([out.isError, out.result?.['released']], [false, true]);
-    const second = h.lines().filter((l) => l.ready === 'native').at(-1)!;
-    assert.ok(h.lines().some((l) => l.ready === 'exit' && l.pid === second.pid), 'its native exited before the release answered');
+    const second = h
+      .lines()
+      .filter((l) => l.ready === 'native')
+      .at(-1)!;
+    assert.ok(
+      h.lines().some((l) => l.ready === 'exit' && l.pid === second.pid),
+      'its native exited before the release answered',
+    );
     assert.equal(codeOf(await h.call('claude.run.send', { run_id: released, message: 'x' })), 'run_not_found');
   } finally {
     await h.close();
@@ -207,6 +224,8 @@ test('claude.run.send refusals: a one-turn run, an unknown run, an oversized mes
     assert.equal(keepOpenOnRun.isError, true, 'claude.run does not take keep_open');
     const idleWithout = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir, open_idle_seconds: 5 });
     assert.deepEqual([codeOf(idleWithout), idleWithout.error?.path], ['invalid_arguments', '/open_idle_seconds']);
+    const overMax = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir, keep_open: true, open_idle_seconds: 3601 });
+    assert.deepEqual([codeOf(overMax), overMax.error?.path], ['invalid_arguments', '/open_idle_seconds'], 'over the operator maximum');
     await h.call('claude.run.close', { run_id: idleOpen });
     await h.settled(idleOpen);
   } finally {
@@ -231,7 +250,7 @@ test('the budget charges every turn as it ends; a send once it is spent is refus
     const refused = await h.call('claude.run.send', { run_id: runId, message: 'over budget' });
     assert.deepEqual([refused.isError, codeOf(refused)], [true, 'server_budget_exhausted']);
     assert.equal(h.lines().filter((l) => l.ready === 'idle').length, 2, 'nothing was written');
-    assert.equal(openOf((await h.full(runId)))['turns_total'], 2);
+    assert.equal(openOf(await h.full(runId))['turns_total'], 2);
     await h.call('claude.run.close', { run_id: runId });
     await h.settled(runId);
     assert.deepEqual([(await budget())['spent_usd'], (await budget())['runs_reserving']], [0.2, 0], 'nothing more at settle');
@@ -258,6 +277,30 @@ test('a native that dies between turns: the run settles with its cleanup proven,
     await waitForGone([native]);
     const after = await h.call('claude.run.send', { run_id: runId, message: 'anyone?' });
     assert.equal(codeOf(after), 'run_not_open');
+  } finally {
+    await h.close();
+  }
+});
+
+test('the operator maximum (--max-open-idle-seconds) bounds open_idle_seconds in the schema and its default', async () => {
+  const h = await createSessionHarness({}, { maxOpenIdleSeconds: 120 });
+  try {
+    const listed = await h.request('tools/list', {});
+    const tools = objs(at(obj(listed['result'], 'result'), 'tools'), 'tools');
+    const schemaOf = (name: string): JsonObject =>
+      obj(
+        at(
+          tools.find((t) => t['name'] === name),
+          'inputSchema',
+          'properties',
+        ),
+        name,
+      );
+    const idle = obj(schemaOf('claude.run.start')['open_idle_seconds'], 'open_idle_seconds');
+    assert.deepEqual([idle['maximum'], idle['default']], [120, 120], 'the default 300 is capped by a lower maximum');
+    assert.equal(schemaOf('claude.run')['keep_open'], undefined, 'claude.run waits for one answer: no keep_open');
+    const over = await h.call('claude.run.start', { prompt: 'x', cwd: h.dir, keep_open: true, open_idle_seconds: 121 });
+    assert.deepEqual([codeOf(over), over.error?.path], ['invalid_arguments', '/open_idle_seconds']);
   } finally {
     await h.close();
   }
