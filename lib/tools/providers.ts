@@ -362,6 +362,7 @@ function getCapabilities(p: ProviderParts): JsonObject {
   return describeCapabilities({
     tree: p.tree,
     maxTimeoutSeconds: p.config.maxTimeoutSeconds,
+    maxOpenIdleSeconds: p.config.maxOpenIdleSeconds ?? DEFAULT_MAX_OPEN_IDLE_SECONDS,
     assertedVersion: p.assertedVersion,
     recursive: p.recursive,
     cleanup: p.cleanup,
