@@ -149,6 +149,9 @@ export function createOpenConversation(options: OpenOptions, hooks: OpenHooks): 
     onTurnResult: (final) => onTurnResult(c, final),
     onRunEnded() {
       if (c.phase !== 'ended') c.closeReason ??= 'run_ended';
+      // Messages still waiting were never written: none of them will be.
+      c.queue.length = 0;
+      c.queuedBytes = 0;
       endStdin(c);
     },
     unanswered: () => c.written > c.turnsTotal,

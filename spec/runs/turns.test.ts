@@ -256,3 +256,11 @@ test('the ledger charges a turn and shrinks the run reservation by it; an unrepo
   ledger.settle(admission.ticket, 0);
   assert.deepEqual([ledger.snapshot().spent_usd, ledger.capLeftUsd(admission.ticket), ledger.snapshot().runs_reserving], [0.5, null, 0]);
 });
+
+test('a run that ends with messages still queued drops them: nothing is written, queued reads 0', () => {
+  const r = rig();
+  r.open.send('never');
+  r.open.onRunEnded();
+  assert.deepEqual([r.open.phase(), r.open.report().queued, r.open.report().close_reason, r.written], ['ended', 0, 'run_ended', []]);
+  assert.equal(r.ended(), true);
+});
