@@ -60,9 +60,6 @@ async function main(argv: readonly string[]): Promise<number> {
 if (isRequiredBundle()) {
   // The package's library API (require('claude-run-mcp'), and dist/index.mjs over it): no role runs.
   module.exports = require('./npm-entry.ts');
-} else if (process.argv[2] === '__permission-bridge') {
-  // The permission bridge owns its stdio: it is the MCP server a nested CLI talks to (lib/permission/).
-  void import('./permission/bridge.ts').then(({ runPermissionBridge }) => runPermissionBridge());
 } else if (process.argv[2] === '__supervisor') {
   // The supervisor owns its stdio from the first instruction: nothing else may write to it.
   void import('./supervisor/child/main.ts').then(({ runSupervisor }) => runSupervisor());

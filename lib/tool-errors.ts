@@ -7,9 +7,6 @@ export const TOOL_ERROR_CODES = {
   invalid_arguments: 'An argument failed validation; `path` names it (JSON Pointer). Nothing was started.',
   permission_rule_fails_open: 'A broad allow rule with a narrower deny carve-out was refused: it fails open.',
   recursion_refused: 'This adapter was started by a Claude Code it launched (recursion sentinel set); it runs nothing.',
-  ask_host_socket_path_too_long:
-    "An ask_host run's permission socket path would exceed the 107 bytes of a Unix socket path (the server's TMPDIR is too long); nothing was started.",
-  ask_host_listen_failed: "An ask_host run's permission socket could not listen; nothing was started.",
   // native binary and version
   native_not_found: 'The Claude Code binary could not be resolved (--claude-bin, CLAUDE_BIN, then PATH).',
   native_version_mismatch: 'The installed Claude Code version differs from the tested version in cli-tree.json.',
@@ -21,6 +18,8 @@ export const TOOL_ERROR_CODES = {
   active_limit_reached:
     'The active-run limit (4 by default) is reached: that many runs have active work or unconfirmed cleanup; nothing was started.',
   run_not_found: 'No retained run has this run_id (unknown, evicted or released).',
+  server_exited:
+    'The run belonged to a server that has exited, and ended with it before it settled (or its result was not kept); the message says when, and the resume_session_id to continue its conversation when known.',
   run_active: 'The run is still active (or, for a worktree, a run still works in it); cancel it or wait for it to settle first.',
   cleanup_unconfirmed: 'Process cleanup of the run was not confirmed; the handle stays retained.',
   permission_question_not_pending:
@@ -81,6 +80,10 @@ export const TOOL_ERROR_CODES = {
 } as const satisfies Record<string, string>;
 
 export type ToolErrorCode = keyof typeof TOOL_ERROR_CODES;
+
+export function isToolErrorCode(code: string): code is ToolErrorCode {
+  return Object.hasOwn(TOOL_ERROR_CODES, code);
+}
 
 export type ToolErrorData = {
   readonly code: ToolErrorCode;

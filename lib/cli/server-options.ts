@@ -136,6 +136,19 @@ export const SERVER_OPTIONS = {
     ],
     published: true,
   },
+  /** Where the runs' records are kept for a later server (docs/tools.md, "Across a restart"); null: the platform's default. */
+  stateDir: {
+    flag: '--state-dir',
+    valueName: 'PATH',
+    rule: { kind: 'path', of: 'the state directory', default: null },
+    library: true,
+    help: [
+      "directory for the runs' records, private (0700), so a later server can answer",
+      'for them (default: $XDG_STATE_HOME or ~/.local/state on Linux, ~/Library/Application',
+      'Support on macOS, then claude-run-mcp)',
+    ],
+    published: false,
+  },
 } as const satisfies Record<string, ServerOption>;
 
 export type OptionKey = keyof typeof SERVER_OPTIONS;
@@ -198,6 +211,7 @@ export function checkServerOptions(given: Readonly<Partial<Record<OptionKey, unk
     maxFrameBytes: valueOr(given.maxFrameBytes, isNumber, o.maxFrameBytes.rule.default),
     cleanupBackend: valueOr(given.cleanupBackend, isOneOf(o.cleanupBackend.rule.choices), o.cleanupBackend.rule.default),
     budgetUsd: valueOr(given.budgetUsd, isNumber, o.budgetUsd.rule.default),
+    stateDir: valueOr(given.stateDir, isString, o.stateDir.rule.default),
   };
   return { kind: 'config', config };
 }

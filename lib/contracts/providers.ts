@@ -96,6 +96,8 @@ export interface TaskView {
   readonly pollIntervalMs: number;
   /** The tool outcome once `completed`: the very outcome the synchronous call would have returned. */
   readonly outcome: ToolOutcome | null;
+  /** With `failed`: the JSON-RPC error the task carries (absent: an internal error). */
+  readonly error?: { readonly code: number; readonly message: string };
   /** With `input_required`: the outstanding requests by key (elicitation/create forms). */
   readonly inputRequests?: Readonly<Record<string, JsonObject>>;
 }
@@ -108,7 +110,10 @@ export interface TaskProvider {
   supports(name: string): boolean;
   /** Arguments are already validated. Returns once the task is retrievable by get(). */
   start(name: string, args: JsonObject, ctx: CallContext): TaskStart;
-  /** null when no task has this id (never issued, evicted or released). */
+  /**
+   * null when no task has this id (never issued, evicted or released). A task of a server that is gone is
+   * answered from its record: completed (or cancelled) when its result was kept, else failed with what is known.
+   */
   get(taskId: string): TaskView | null;
   /** Asks the run to stop; idempotent. false when no task has this id. */
   cancel(taskId: string): boolean;

@@ -30,7 +30,7 @@ export function toWireTask(task: TaskView, version: AnyProtocolVersion, outputSc
       if (task.outcome === null) return { ...wire, status: 'failed', error: internalError() };
       return { ...wire, result: toCallToolResult(task.outcome, version, outputSchema) };
     case 'failed':
-      return { ...wire, error: internalError() };
+      return { ...wire, error: task.error === undefined ? internalError() : { ...task.error } };
     default:
       return assertNever(task.status);
   }

@@ -11,6 +11,7 @@ import type { CliOption, CliTree, OutputMode } from './tree.ts';
 import type { JsonValue } from '../util/json.ts';
 import { escapePointerToken } from '../util/json-pointer.ts';
 import type { PermissionMode } from './tree.ts';
+import { interruptLine, userMessageLine as userLine } from './control.ts';
 
 export interface NativeArgvInput {
   readonly tree: CliTree;
@@ -32,12 +33,12 @@ export interface NativeArgv {
 
 /** The native's interrupt control request (newline included): ends the running turn, the process stays. */
 export function interruptRequestLine(requestId: string): string {
-  return `${JSON.stringify({ type: 'control_request', request_id: requestId, request: { subtype: 'interrupt' } })}\n`;
+  return `${interruptLine(requestId)}\n`;
 }
 
 /** One stream-json `user` message line (newline included), as the native reads it on stdin. */
 export function userMessageLine(text: string): string {
-  return `${JSON.stringify({ type: 'user', message: { role: 'user', content: text } })}\n`;
+  return `${userLine(text)}\n`;
 }
 
 /** Builds the exact argv; throws ToolError('invalid_arguments', …, '/<arg>') for anything undeclared or malformed. */

@@ -5,6 +5,7 @@
  * handshake could be answered (lib/cli/deferred-providers.ts): the server then exits 1.
  */
 import { UUID_PATTERN } from '../util/uuid.ts';
+import { validateStdinChannel, type StdinChannel } from './control-shape.ts';
 import treeJson from '../../cli-tree.json' with { type: 'json' };
 
 export const VALUE_KINDS = ['none', 'string', 'number', 'integer', 'uuid', 'enum', 'list', 'json_schema'] as const;
@@ -62,17 +63,8 @@ export interface CliTree {
   readonly input: Readonly<Record<OutputMode, { readonly args: readonly string[]; readonly prompt: PromptDelivery }>>;
   readonly limits: { readonly max_string_chars: number; readonly max_list_items: number; readonly max_list_item_chars: number };
   readonly options: readonly CliOption[];
-  /** The permission prompt tool as verified on the tested version (used by ask_host, lib/permission/). */
-  readonly permission_prompt_tool: {
-    readonly flag: string;
-    readonly mcp_config_flag: string;
-    readonly tool_name_form: string;
-    readonly request_arguments: readonly string[];
-    readonly answer: Readonly<Record<'content' | 'allow' | 'deny', string>>;
-    readonly modes_that_ask: readonly string[];
-    readonly backstop: string;
-    readonly verified: string;
-  };
+  /** The native's control protocol on its own stdin and stdout, as verified on the tested version (lib/native/control.ts). */
+  readonly stdin_channel: StdinChannel;
 }
 
 type Obj = Record<string, unknown>;
@@ -104,7 +96,8 @@ function validateInput(input: unknown, p: string[]): void {
     const args = entry['args'];
     if (!(Array.isArray(args) && (args.length === 0 || (isStrings(args) && String(args[0]).startsWith('-')))))
       p.push(`input.${mode}.args: must be flags`);
-    if (!PROMPT_DELIVERIES.some((d) => d === entry['prompt'])) p.push(`input.${mode}.prompt: must be one of ${PROMPT_DELIVERIES.join(', ')}`);
+    if (!PROMPT_DELIVERIES.some((d) => d === entry['prompt']))
+      p.push(`input.${mode}.prompt: must be one of ${PROMPT_DELIVERIES.join(', ')}`);
     // A user line is stream-json input, which the native reads only with stream-json output.
     if (entry['prompt'] === 'user_line' && mode !== 'stream-json') p.push(`input.${mode}.prompt: user_line needs stream-json output`);
   }
@@ -116,11 +109,11 @@ export function validateCliTree(value: unknown): string[] {
   if (!isObj(value)) return ['tree: not an object'];
   onlyKeys(
     value,
-    ['format_version', 'notes', 'native', 'print_mode', 'output_modes', 'input', 'limits', 'permission_prompt_tool', 'options'],
+    ['format_version', 'notes', 'native', 'print_mode', 'output_modes', 'input', 'limits', 'stdin_channel', 'options'],
     'tree',
     p,
   );
-  validatePermissionPromptTool(value['permission_prompt_tool'], p);
+  validateStdinChannel(value['stdin_channel'], p);
   if (value['format_version'] !== 1) p.push('format_version: must be 1');
   if (value['notes'] !== undefined && !isStrings(value['notes'])) p.push('notes: must be strings');
   validateNative(value['native'], p);
@@ -252,31 +245,6 @@ function validatePattern(pattern: unknown, kind: unknown, at: string, p: string[
   } catch {
     p.push(`${at}.pattern: not a regular expression`);
   }
-}
-
-function validatePermissionPromptTool(value: unknown, p: string[]): void {
-  const at = 'permission_prompt_tool';
-  if (!isObj(value)) {
-    p.push(`${at}: must be an object`);
-    return;
-  }
-  onlyKeys(
-    value,
-    ['flag', 'mcp_config_flag', 'tool_name_form', 'request_arguments', 'answer', 'modes_that_ask', 'backstop', 'verified'],
-    at,
-    p,
-  );
-  for (const key of ['flag', 'mcp_config_flag']) {
-    const flag = value[key];
-    if (typeof flag !== 'string' || !/^--[a-z][a-z-]*$/.test(flag)) p.push(`${at}.${key}: must be a long flag`);
-  }
-  for (const key of ['tool_name_form', 'backstop', 'verified'])
-    if (typeof value[key] !== 'string' || value[key] === '') p.push(`${at}.${key}: must be a non-empty string`);
-  if (!isStrings(value['request_arguments'])) p.push(`${at}.request_arguments: must be strings`);
-  if (!isStrings(value['modes_that_ask'])) p.push(`${at}.modes_that_ask: must be strings`);
-  const answer = value['answer'];
-  if (!isObj(answer) || ['content', 'allow', 'deny'].some((k) => typeof answer[k] !== 'string'))
-    p.push(`${at}.answer: must hold content, allow and deny as strings`);
 }
 
 /** Validates and narrows; throws with every problem listed. */

@@ -1,23 +1,26 @@
 /**
  * The question book of one broker (broker.ts): the questions waiting for a decision, the decided ones kept
- * for the run's result, and the one way a question is decided (its bridge told, its listeners called).
+ * for the run's result, and the one way a question is decided (the native told on its stdin, the listeners
+ * called).
  */
-import type { Socket } from 'node:net';
+import { allowLine, denyLine, type CanUseToolRequest } from '../native/control.ts';
+import type { SendLine } from '../runs/control-route.ts';
 import type { Clock } from '../util/clock.ts';
-import type { DecisionMessage } from './wire.ts';
+
+export type { SendLine };
 
 /** Questions of one run that may wait at once; more are denied at once. */
 export const MAX_PENDING_QUESTIONS = 16;
 /** Decided questions a run keeps for its result; the oldest are dropped first (counted). */
 export const MAX_DECIDED_QUESTIONS = 64;
 /**
- * Questions one run may put to its host in all, over every connection: each is a form shown to the person,
- * and anything that read the run's token could otherwise ask and withdraw without end. Later asks are
- * denied at once, as overflow, and shown to no one.
+ * Questions one run may put to its host in all: each is a form shown to the person, and a native (or a model
+ * steering it) could otherwise ask without end. Later requests are denied at once, as overflow, and shown
+ * to no one.
  */
 export const MAX_QUESTIONS_PER_RUN = 256;
 
-export type DecisionSource = 'host' | 'timeout' | 'closed' | 'withdrawn' | 'overflow';
+export type DecisionSource = 'host' | 'timeout' | 'closed' | 'overflow';
 
 /** A question as the person (and claude.run.result) sees it. */
 export type PermissionQuestion = {
@@ -45,8 +48,9 @@ export type DecidedQuestion = PermissionQuestion & {
 
 export interface Waiting {
   readonly question: PermissionQuestion;
-  readonly socket: Socket;
-  readonly bridgeId: string;
+  /** The native's own request: an allow echoes its input, and nothing else. */
+  readonly request: CanUseToolRequest;
+  readonly send: SendLine;
   /** Called once when the question is decided, however: ends its timer and its connection's hold on it. */
   readonly dispose: () => void;
 }
@@ -68,8 +72,9 @@ export function createQuestionBook(clock: Clock): QuestionBook {
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function sendDecision(socket: Socket, message: DecisionMessage): void {
-  if (!socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
+/** Tells the native; an input that has ended is not written (the native then denies the request itself). */
+export function sendDecision(send: SendLine, request: CanUseToolRequest, behavior: 'allow' | 'deny', message: string): void {
+  send(behavior === 'allow' ? allowLine(request) : denyLine(request.requestId, message));
 }
 
 /** Keeps a decided question (bounded, oldest dropped) and tells the decision listeners. */
@@ -84,7 +89,7 @@ export function record(book: QuestionBook, question: PermissionQuestion, behavio
   return entry;
 }
 
-/** Decides a waiting question (its bridge is told, unless it withdrew it); null when it is not waiting. */
+/** Decides a waiting question (the native is told); null when it is not waiting. */
 export function decide(
   book: QuestionBook,
   questionId: string,
@@ -96,6 +101,6 @@ export function decide(
   if (w === undefined) return null;
   book.waiting.delete(questionId);
   w.dispose();
-  if (by !== 'withdrawn') sendDecision(w.socket, { t: 'decision', id: w.bridgeId, behavior, message });
+  sendDecision(w.send, w.request, behavior, message);
   return record(book, w.question, behavior, by);
 }

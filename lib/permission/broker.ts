@@ -1,41 +1,32 @@
 /**
- * The broker of one run that asks its host: a Unix socket in a fresh private (0700) directory that only
- * the run's bridge is told about, the run's pending questions, and their answers. Questions come only
- * from the socket; answers come only from the adapter's own MCP connection (answer()), never from the
- * socket, so a nested model cannot answer its own question. Every question is decided within the bound:
- * no answer, a closed broker (cancel, end of run, adapter exit) or a withdrawn call is a denial.
+ * The broker of one run that asks its host, in-band: the native's can_use_tool control requests (on its own
+ * stdout) become the run's questions, and each decision goes back to it as a control_response on its stdin.
+ * Questions come only from the native's stdout; answers come only from the adapter's own MCP connection
+ * (answer()), so a nested model cannot answer its own question. An allow returns the native's own input
+ * unchanged: nothing from the client's answer becomes updatedInput or updatedPermissions. Every question is
+ * decided within the bound: no answer, or a closed broker (cancel, end of run, adapter exit), is a denial.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:net';
-import { join } from 'node:path';
+import type { CanUseToolRequest } from '../native/control.ts';
 import type { Clock } from '../util/clock.ts';
 import { ToolError } from '../tool-errors.ts';
-import { onConnection, type BrokerState } from './broker-connection.ts';
 import {
   createQuestionBook,
   decide,
   iso,
+  MAX_PENDING_QUESTIONS,
+  MAX_QUESTIONS_PER_RUN,
+  record,
+  sendDecision,
   type DecidedQuestion,
   type DecisionSource,
   type PermissionQuestion,
   type QuestionBook,
+  type SendLine,
 } from './broker-questions.ts';
-import { PRIVATE_DIR_PREFIX } from './private-dir.ts';
-import { MAX_DENY_REASON_CHARS } from './wire.ts';
+import { inputPreview, MAX_DENY_REASON_CHARS } from './preview.ts';
 
-export { BRIDGE_AUTH_TIMEOUT_MS, MAX_BRIDGE_CONNECTIONS } from './broker-connection.ts';
 export { MAX_DECIDED_QUESTIONS, MAX_PENDING_QUESTIONS, MAX_QUESTIONS_PER_RUN } from './broker-questions.ts';
-export type { DecidedQuestion, DecisionSource, PermissionQuestion } from './broker-questions.ts';
-
-/**
- * The longest Unix socket path Linux can bind: sun_path holds 108 bytes, its terminating NUL included.
- * libuv cuts a longer path and binds what is left, outside the private directory.
- */
-export const MAX_UNIX_SOCKET_PATH_BYTES = 107;
-// One letter: the whole path must fit a Unix socket path (107 bytes on Linux, 103 on macOS) under the TMPDIR.
-const SOCKET_NAME = 's';
-/** mkdtemp appends this many characters to the prefix. */
-const MKDTEMP_SUFFIX_CHARS = 6;
+export type { DecidedQuestion, DecisionSource, PermissionQuestion, SendLine } from './broker-questions.ts';
 
 export interface HostAnswer {
   readonly behavior: 'allow' | 'deny';
@@ -43,9 +34,12 @@ export interface HostAnswer {
 }
 
 export interface PermissionBroker {
-  readonly socketPath: string;
-  readonly token: string;
   readonly boundMs: number;
+  /**
+   * A can_use_tool request of the run's native: it becomes a pending question, or is denied at once (too many
+   * waiting or asked, the broker closed). `send` writes to that native's stdin.
+   */
+  ask(request: CanUseToolRequest, send: SendLine): void;
   pending(): readonly PermissionQuestion[];
   decided(): { readonly questions: readonly DecidedQuestion[]; readonly dropped: number };
   /** Called once per new question (for elicitation or input_required); the answer still goes through answer(). */
@@ -53,11 +47,11 @@ export interface PermissionBroker {
   /** Called once per decided question, whoever decided it (to withdraw a question shown elsewhere). */
   onDecision(listener: (decided: DecidedQuestion) => void): void;
   /**
-   * Answers a pending question; permission_question_not_pending when it is decided, withdrawn or unknown.
-   * An answer to a question decided without the person is recorded as its late_answer before the refusal.
+   * Answers a pending question; permission_question_not_pending when it is decided or unknown. An answer to
+   * a question decided without the person is recorded as its late_answer before the refusal.
    */
   answer(questionId: string, answer: HostAnswer): DecidedQuestion;
-  /** Denies everything pending, closes the socket and removes the private directory. Idempotent. */
+  /** Denies everything pending; later requests are denied at once. Idempotent. */
   close(): void;
 }
 
@@ -65,54 +59,41 @@ export interface BrokerDeps {
   readonly clock: Clock;
   readonly random: (bytes: number) => Uint8Array;
   readonly boundMs: number;
-  /** Parent of the private directory (default: the OS temp directory). */
-  readonly baseDir?: string;
-  /** Name prefix of the private directory (privateDirPrefix: the owning server, so a later one can sweep it). */
-  readonly dirPrefix?: string;
 }
 
-/**
- * Creates the run's broker, listening before it returns. Throws ask_host_socket_path_too_long (nothing
- * created) or ask_host_listen_failed (its directory removed again).
- */
 export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
+  const book = createQuestionBook(deps.clock);
   const hex = (n: number): string => Buffer.from(deps.random(n)).toString('hex');
-  const baseDir = deps.baseDir ?? process.getBuiltinModule('node:os').tmpdir();
-  const prefix = deps.dirPrefix ?? PRIVATE_DIR_PREFIX;
-  assertSocketPathFits(join(baseDir, `${prefix}${'X'.repeat(MKDTEMP_SUFFIX_CHARS)}`, SOCKET_NAME));
-  // mkdtemp creates the directory with mode 0700: only this user can reach the socket inside.
-  const dir = mkdtempSync(join(baseDir, prefix));
-  removeAtExit(dir, true);
-  const socketPath = join(dir, SOCKET_NAME);
-  const b: BrokerState = {
-    book: createQuestionBook(deps.clock),
-    clock: deps.clock,
-    boundMs: deps.boundMs,
-    hex,
-    token: hex(32),
-    sockets: new Set(),
-    closed: false,
-  };
-  const { book } = b;
-  // Built-ins loaded at first use keep them out of every start of the bundle (docs/AUDIT.md).
-  const server: Server = process.getBuiltinModule('node:net').createServer((socket) => {
-    onConnection(b, socket);
-  });
-  server.on('error', () => {});
-  // Binding a pipe happens synchronously inside listen(), and `listening` says at once whether it worked
-  // (the 'error' event only follows on the next tick): the socket accepts before the CLI can start.
-  server.listen(socketPath);
-  if (!server.listening) {
-    server.close();
-    rmSync(dir, { recursive: true, force: true });
-    removeAtExit(dir, false);
-    throw new ToolError('ask_host_listen_failed', 'the permission socket of this run could not listen; nothing was started');
-  }
-
+  let closed = false;
   return {
-    socketPath,
-    token: b.token,
     boundMs: deps.boundMs,
+    ask(request, send) {
+      const question = questionOf(book, hex, deps.boundMs, request);
+      const refusal = closed
+        ? 'the run is ending'
+        : book.waiting.size >= MAX_PENDING_QUESTIONS
+          ? `more than ${MAX_PENDING_QUESTIONS} questions waiting`
+          : book.asked >= MAX_QUESTIONS_PER_RUN
+            ? `more than ${MAX_QUESTIONS_PER_RUN} questions asked in this run`
+            : null;
+      if (refusal !== null) {
+        sendDecision(send, request, 'deny', `claude-run-mcp: ${refusal}; denied.`);
+        record(book, question, 'deny', closed ? 'closed' : 'overflow');
+        return;
+      }
+      book.asked += 1;
+      const dispose = deps.clock.setTimeout(() => {
+        decide(
+          book,
+          question.question_id,
+          'deny',
+          `claude-run-mcp: no answer from the host within ${Math.round(deps.boundMs / 1000)} s; denied.`,
+          'timeout',
+        );
+      }, deps.boundMs);
+      book.waiting.set(question.question_id, { question, request, send, dispose });
+      for (const listener of book.questionListeners) listener(question);
+    },
     pending: () => [...book.waiting.values()].map((w) => w.question),
     decided: () => ({ questions: [...book.decided], dropped: book.dropped }),
     onQuestion(listener) {
@@ -123,28 +104,30 @@ export function createPermissionBroker(deps: BrokerDeps): PermissionBroker {
     },
     answer: (questionId, answer) => answerQuestion(book, questionId, answer),
     close() {
-      if (b.closed) return;
-      b.closed = true;
+      if (closed) return;
+      closed = true;
       for (const questionId of [...book.waiting.keys()])
         decide(book, questionId, 'deny', 'claude-run-mcp: the run ended while asking; denied.', 'closed');
-      for (const socket of b.sockets) socket.destroy();
-      server.close();
-      rmSync(dir, { recursive: true, force: true });
-      removeAtExit(dir, false);
     },
   };
 }
 
-function assertSocketPathFits(socketPath: string): void {
-  const bytes = Buffer.byteLength(socketPath, 'utf8');
-  if (bytes <= MAX_UNIX_SOCKET_PATH_BYTES) return;
-  throw new ToolError(
-    'ask_host_socket_path_too_long',
-    `the permission socket path would be ${bytes} bytes, over the ${MAX_UNIX_SOCKET_PATH_BYTES} bytes of a Unix socket path; start the server with a shorter TMPDIR; nothing was started`,
-  );
+function questionOf(book: QuestionBook, hex: (n: number) => string, boundMs: number, request: CanUseToolRequest): PermissionQuestion {
+  const now = book.clock.wallNow();
+  const preview = inputPreview(request.input);
+  return {
+    question_id: `pq_${hex(12)}`,
+    tool_name: request.toolName,
+    tool_use_id: request.toolUseId,
+    input: preview.text,
+    input_bytes: preview.bytes,
+    input_truncated: preview.truncated,
+    asked_at: iso(now),
+    expires_at: iso(now + boundMs),
+  };
 }
 
-/** The host's answer, from the adapter's own MCP connection (never from the socket). */
+/** The host's answer, from the adapter's own MCP connection (never from the native). */
 function answerQuestion(book: QuestionBook, questionId: string, answer: HostAnswer): DecidedQuestion {
   const reason = answer.reason === undefined ? '' : answer.reason.slice(0, MAX_DENY_REASON_CHARS);
   const message =
@@ -178,26 +161,6 @@ function noteLateAnswer(book: QuestionBook, questionId: string, behavior: 'allow
 /** Why a question was decided without the person, as a refused late answer explains it. */
 const LATE_REASONS: Readonly<Record<Exclude<DecisionSource, 'host'>, string>> = {
   timeout: 'its time to answer ran out',
-  closed: 'the run ended or its bridge went away',
-  withdrawn: 'the nested Claude Code withdrew the call',
+  closed: 'the run ended',
   overflow: 'too many questions were waiting or asked',
 };
-
-/** Private directories of brokers not closed yet: removed when the process exits by any path that runs code. */
-const openDirs = new Set<string>();
-let exitHookInstalled = false;
-
-function removeAtExit(dir: string, open: boolean): void {
-  if (!open) {
-    openDirs.delete(dir);
-    return;
-  }
-  openDirs.add(dir);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // 'exit' listeners must be synchronous: rmSync is. A process killed outright leaves the directory to
-  // the next server's sweep (private-dir.ts).
-  process.on('exit', () => {
-    for (const d of openDirs) rmSync(d, { recursive: true, force: true });
-  });
-}

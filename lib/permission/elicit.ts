@@ -8,7 +8,7 @@
 import type { JsonObject } from '../util/json.ts';
 import { isToolError } from '../tool-errors.ts';
 import type { PermissionBroker, PermissionQuestion } from './broker.ts';
-import { MAX_DENY_REASON_CHARS } from './wire.ts';
+import { MAX_DENY_REASON_CHARS } from './preview.ts';
 
 export type ElicitFn = (params: JsonObject, signal: AbortSignal) => Promise<JsonObject>;
 

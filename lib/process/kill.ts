@@ -27,6 +27,19 @@ export function signalWeakIdentity(id: WeakProcessIdentity, latest: PsRow | unde
   return sendSignal(id.pid, signal);
 }
 
+/**
+ * Whether some process has this pid now (signal 0; EPERM: one of another user). Says nothing about which
+ * process: a recycled pid answers yes too, which keeps an identity on the safe side.
+ */
+export function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
 /** Signals a whole group; callers guarantee the group id is pinned by a live member they own. */
 export function signalGroup(pgid: number, signal: KillSignal): SignalOutcome {
   return sendSignal(-pgid, signal);

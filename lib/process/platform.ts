@@ -1,8 +1,12 @@
 /**
  * The one place that decides which platform this process runs as: process.platform is read once, here, and
- * everything else asks hostPlatform(). Linux is supported; darwin is named so its portable path can be chosen
- * from this decision; Windows and every other platform are refused at start with `platform_unsupported`.
+ * everything else asks hostPlatform(). Linux runs its own path; darwin the portable one (signals and the
+ * system `ps`, no /proc); Windows is refused at start with `platform_unsupported`. Any other platform (freebsd,
+ * aix, …) runs the portable path where its `ps` answers in the expected form (asked once, ps-probe.ts), and is
+ * refused, naming why, otherwise.
  */
+import type { PsFailure } from './ps-table.ts';
+import { probePortablePs } from './ps-probe.ts';
 
 export type PlatformDecision =
   | { readonly kind: 'linux' }
@@ -16,15 +20,24 @@ export const SUPPORTED_PLATFORMS = ['linux', 'darwin'] as const satisfies readon
 /** The stable code of a start refused for its platform (CLI line, server line, library error). */
 export const PLATFORM_UNSUPPORTED = 'platform_unsupported';
 
-/** Pure: the decision for a `process.platform` value. */
-export function decidePlatform(platform: string): PlatformDecision {
+/**
+ * The decision for a `process.platform` value. `portablePs` is asked only for a platform that is neither Linux,
+ * macOS nor Windows: null when the system ps answers as the portable path needs, else why not (it names ps).
+ */
+export function decidePlatform(platform: string, portablePs: () => PsFailure | null): PlatformDecision {
   if (platform === 'linux') return { kind: 'linux' };
   if (platform === 'darwin') return { kind: 'darwin' };
   const name = platform.length > 32 ? `${platform.slice(0, 32)}…` : platform;
-  const message =
-    platform === 'win32'
-      ? 'claude-run-mcp does not run on Windows (win32): it needs POSIX process groups and signals to end every process a run starts. Run it inside WSL2, where it runs as on Linux.'
-      : `claude-run-mcp does not run on ${name}: it runs on Linux (also inside WSL2 on Windows).`;
+  if (platform === 'win32')
+    return {
+      kind: 'refused',
+      platform: name,
+      message:
+        'claude-run-mcp does not run on Windows (win32): it needs POSIX process groups and signals to end every process a run starts. Run it inside WSL2, where it runs as on Linux.',
+    };
+  const ps = portablePs();
+  if (ps === null) return { kind: 'darwin' };
+  const message = `claude-run-mcp does not run on ${name}: it runs on Linux and macOS (also inside WSL2 on Windows), and elsewhere only where the system ps answers as BSD ps and procps do, which here it does not (${ps.message.slice(0, 200)}, ${ps.code}).`;
   return { kind: 'refused', platform: name, message };
 }
 
@@ -32,7 +45,7 @@ let decided: PlatformDecision | null = null;
 
 /** This process's decision, from process.platform read the first time only. */
 export function hostPlatform(): PlatformDecision {
-  decided ??= decidePlatform(process.platform);
+  decided ??= decidePlatform(process.platform, () => probePortablePs(process.env['PATH'] ?? '', process.pid));
   return decided;
 }
 

@@ -83,15 +83,27 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 const ROW =
   /^ *(\d{1,7}) +(\d{1,7}) +(\d{1,7}) +(\S+) +(?:(-)|([A-Z][a-z]{2}) ([A-Z][a-z]{2}) ([ \d]\d) (\d\d):(\d\d):(\d\d) (\d{4})) +(\S.*)$/;
 
+/**
+ * Rows already parsed, by their whole line: a server parsing one table after another reads again only the lines
+ * that changed (most processes print the same line every time). `next` receives this table's lines, so it holds
+ * at most one table; the caller swaps it in for `previous` once the table is read.
+ */
+export interface PsRowMemo {
+  readonly previous: ReadonlyMap<string, PsRow>;
+  readonly next: Map<string, PsRow>;
+}
+
 /** Parses the whole output; any line that is not a row, a cut last line or a repeated pid refuses all of it. */
-export function parsePsTable(output: string): PsTableResult {
+export function parsePsTable(output: string, memo?: PsRowMemo): PsTableResult {
   if (output.length === 0) return psFailure('ps_output_invalid', 'printed no process (a table always holds ps itself)');
   if (!output.endsWith('\n')) return psFailure('ps_output_invalid', 'output ends inside a line (cut short)');
   const lines = output.slice(0, -1).split('\n');
   const rows: PsRow[] = [];
   const seen = new Set<number>();
   for (let i = 0; i < lines.length; i++) {
-    const row = parsePsRow(lines[i]!);
+    const line = lines[i]!;
+    const row = memo?.previous.get(line) ?? parsePsRow(line);
+    if (typeof row !== 'string') memo?.next.set(line, row);
     if (typeof row === 'string') return psFailure('ps_output_invalid', `line ${i + 1} is not a process row: ${row}`, i + 1);
     if (seen.has(row.pid)) return psFailure('ps_output_invalid', `line ${i + 1} repeats a pid`, i + 1);
     seen.add(row.pid);
@@ -107,13 +119,21 @@ export function parsePsRow(line: string): PsRow | string {
   const [pid, ppid, pgid] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (![pid, ppid, pgid].every((n) => n <= MAX_PID)) return `a pid over ${MAX_PID}`;
   const stat = m[4]!;
-  if (stat.length > MAX_STAT_CHARS || !/^[A-Za-z][A-Za-z<>+]*$/.test(stat)) return 'an impossible stat';
+  if (!isPsStat(stat)) return 'an impossible stat';
   const command = m[13]!;
   if (m[5] === '-') return { pid, ppid, pgid, stat, start: null, command };
   const lstart = normalizeLstart(m.slice(6, 13) as [string, string, string, string, string, string, string]);
   if (lstart === null) return 'an impossible lstart';
   return { pid, ppid, pgid, stat, start: { lstart, resolution: 'second' }, command };
 }
+
+/** A `stat` column as a table may hold it. */
+export function isPsStat(stat: string): boolean {
+  return stat.length <= MAX_STAT_CHARS && /^[A-Za-z][A-Za-z<>+]*$/.test(stat);
+}
+
+/** A start as parsePsRow normalizes it (`YYYY-MM-DDTHH:MM:SS`); a table passed on in that form is checked against it. */
+export const PS_LSTART_NORMAL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/;
 
 /** `Thu Dec  3 17:16:48 2026` (split) to `2026-12-03T17:16:48`; null for a date that does not exist. */
 function normalizeLstart([weekday, month, day, hh, mm, ss, year]: readonly [string, string, string, string, string, string, string]):

@@ -23,7 +23,7 @@ export interface ClassifyInput {
   readonly exit: { readonly code: number | null; readonly signal: string | null } | null;
   /** Why the adapter stopped the run (first reason wins), or null when it ended on its own. */
   readonly termination: Termination | null;
-  /** What ended a cancelled run (absent: the ladder, as for a run cancelled before its native started). */
+  /** What ended a cancelled run; absent when nothing of it had started (cancelled while it waited). */
   readonly cancelStep?: CancelStep;
   readonly spawnError: { readonly code: string; readonly message: string } | null;
   readonly cleanup: {
@@ -118,7 +118,7 @@ export function classifyRun(input: ClassifyInput): Classification {
     signal: exit?.signal ?? null,
     timed_out: termination === 'timeout' || termination === 'idle_timeout',
     cancelled: termination === 'cancel',
-    cancel_step: termination === 'cancel' ? (input.cancelStep ?? 'ladder') : null,
+    cancel_step: termination === 'cancel' ? (input.cancelStep ?? null) : null,
     cleanup_confirmed: cleanup.confirmed,
     cleanup_error: cleanupError,
     cleanup_proof: cleanup.proof,

@@ -22,7 +22,11 @@ import {
   type RunExecutionHooks,
   type RunScope,
 } from './run-scope.ts';
-import { disposeWithin, supervise } from './supervise.ts';
+import { disposeWithin, INTERRUPT_REQUEST_ID, supervise } from './supervise.ts';
+import { createControlTally, routeControlLine, type ControlRoute, type ControlTally } from './control-route.ts';
+import { parseControlLine } from '../native/control.ts';
+import type { EventKind } from '../native/events.ts';
+import type { JsonObject } from '../util/json.ts';
 import { createOpenConversation, type OpenConversation } from './turns.ts';
 
 export type { ExecuteDeps, PreparedRun, RunExecutionHooks } from './run-scope.ts';
@@ -34,6 +38,8 @@ export interface RunExecution {
   readonly input: NativeInput;
   /** An open run's conversation (keep_open), else null. */
   readonly open: OpenConversation | null;
+  /** What became of the native's control lines so far (control-route.ts). */
+  control(): Readonly<ControlTally>;
   /** Requests cancellation; the outcome still waits for cleanup. Idempotent. */
   cancel(): void;
   readonly done: Promise<Classification>;
@@ -44,11 +50,21 @@ export interface RunExecution {
 export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: PreparedRun, hooks: RunExecutionHooks): RunExecution {
   const controller = new AbortController();
   const keepOpen = prepared.request.keepOpen ?? null;
-  const ingest = createIngest({
-    ringId: runId,
-    finalPerTurn: keepOpen !== null,
-    ...(hooks.onEvent ? { onEvent: hooks.onEvent } : {}),
-  });
+  const input = createNativeInputSlot();
+  const tally = createControlTally();
+  const route: ControlRoute = {
+    port: hooks.permissions ?? null,
+    send: (line) => input.send(`${line}\n`),
+    tally,
+    onResponse: (response) => response.requestId === INTERRUPT_REQUEST_ID,
+  };
+  // Control lines stay in the events as the native wrote them; each is answered or counted here.
+  const onEvent = (kind: EventKind, event: JsonObject): void => {
+    hooks.onEvent?.(kind, event);
+    const line = kind === 'other' ? parseControlLine(event) : null;
+    if (line !== null) routeControlLine(line, route);
+  };
+  const ingest = createIngest({ ringId: runId, onEvent, finalPerTurn: keepOpen !== null });
   let survivors: readonly ProcessIdentity[] | null = [];
   const observed: RunExecutionHooks = {
     ...hooks,
@@ -56,11 +72,10 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
       survivors = outcome.cleanup === null ? null : outcome.cleanup.survivors;
     },
   };
-  const input = createNativeInputSlot();
   const open = keepOpen === null ? null : createOpenConversation(keepOpen, { clock: deps.clock, input, onState: hooks.onState });
   const done = execute(deps, prepared, observed, { ingest, input, open }, controller.signal);
   if (open !== null) void done.finally(() => open.onRunEnded()).catch(() => {});
-  return { ingest, input, open, cancel: () => controller.abort(), done, survivors: () => survivors };
+  return { ingest, input, open, control: () => ({ ...tally }), cancel: () => controller.abort(), done, survivors: () => survivors };
 }
 
 async function execute(

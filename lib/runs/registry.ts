@@ -16,7 +16,7 @@
 import type { Clock } from '../util/clock.ts';
 import type { RunState } from './types.ts';
 import { ToolError } from '../tool-errors.ts';
-import { isRunId, newRunId } from './ids.ts';
+import { isRunId, newRunId, uuidFromRandom } from './ids.ts';
 import type { RandomBytes } from './ids.ts';
 
 export const MAX_RETAINED_RUNS = 32;
@@ -75,6 +75,8 @@ export interface SettleOptions {
 export interface RegistryOptions {
   readonly clock: Clock;
   readonly random: RandomBytes;
+  /** The server instance (a UUID) every run id carries; asked at the first reservation. Default: a random one. */
+  readonly instance?: () => string;
   readonly maxRetainedRuns?: number;
   readonly maxActiveRuns?: number;
 }
@@ -109,6 +111,7 @@ export function isActiveRun(entry: Pick<RunEntry<unknown>, 'completed' | 'cleanu
 interface RegistryState<T> {
   readonly clock: Clock;
   readonly random: RandomBytes;
+  readonly instance: () => string;
   readonly maxRetained: number;
   readonly maxActive: number;
   /** Insertion order = creation order. */
@@ -124,6 +127,7 @@ export function createRunRegistry<T>(options: RegistryOptions): RunRegistry<T> {
   const registry: RegistryState<T> = {
     clock: options.clock,
     random: options.random,
+    instance: options.instance ?? onceRandomInstance(options.random),
     maxRetained: validateBound('maxRetainedRuns', options.maxRetainedRuns ?? MAX_RETAINED_RUNS),
     maxActive: validateBound('maxActiveRuns', options.maxActiveRuns ?? MAX_ACTIVE_RUNS),
     runs: new Map(),
@@ -147,6 +151,11 @@ export function createRunRegistry<T>(options: RegistryOptions): RunRegistry<T> {
     entries: () => [...registry.runs.values()],
     counts: () => ({ retained: registry.runs.size, active: activeCount(registry) }),
   };
+}
+
+function onceRandomInstance(random: RandomBytes): () => string {
+  let instance: string | null = null;
+  return () => (instance ??= uuidFromRandom(random));
 }
 
 function isoNow(registry: RegistryState<unknown>): string {
@@ -190,7 +199,7 @@ function lookup<T>(registry: RegistryState<T>, runId: string): Internal<T> {
 
 function freshRunId(registry: RegistryState<unknown>): string {
   for (let attempt = 0; attempt < MAX_RUN_ID_ATTEMPTS; attempt++) {
-    const runId = newRunId(registry.random);
+    const runId = newRunId(registry.random, registry.instance());
     if (!registry.runs.has(runId) && !registry.ended.has(runId)) return runId;
   }
   throw new Error(`random source repeated run ids ${MAX_RUN_ID_ATTEMPTS} times`);

@@ -21,7 +21,7 @@ export interface FinishInput {
   readonly preSpawnError: ToolErrorData | null;
   /** False when the run ended before the native process was asked for (only probes ran). */
   readonly spawned?: boolean;
-  /** What ended a cancelled run (absent: the ladder). */
+  /** What ended a cancelled run; absent when nothing of it had started. */
   readonly cancelStep?: CancelStep;
 }
 
@@ -89,7 +89,8 @@ function cleanupOf(outcome: SupervisedOutcome | null): ClassifyInput['cleanup'] 
   }
   // The run's cgroup, ended by the adapter and shown empty by the kernel, proves cleanup without the report.
   if (outcome.fallbackProof === 'cgroup') return { confirmed: true, error: null, proof: 'cgroup' };
-  return { confirmed: false, error: describeLostSupervisor(outcome), code: 'supervisor_failed', proof: 'process_scan' };
+  // Named by what the adapter's fallback looked with: off Linux one ps table, never /proc.
+  return { confirmed: false, error: describeLostSupervisor(outcome), code: 'supervisor_failed', proof: outcome.fallbackSource };
 }
 
 /** How much of a crashed supervisor's error line a message quotes. */

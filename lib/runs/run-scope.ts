@@ -9,6 +9,7 @@ import type { EventKind } from '../native/events.ts';
 import type { NativeArgv } from '../native/argv.ts';
 import type { NativeQueryFn } from '../native/version.ts';
 import type { Ingest } from './ingest.ts';
+import type { PermissionPort } from './control-route.ts';
 import type { SessionLock } from './session-lock.ts';
 import type { RunRequest, RunState } from './types.ts';
 import type { OpenConversation } from './turns.ts';
@@ -34,7 +35,7 @@ export interface PreparedRun {
   /** Absolute path of the resolved native binary. */
   readonly bin: string;
   readonly argv: NativeArgv;
-  /** Variables of this run alone, set over the adapter's native environment (an ask_host run's bridge wiring). */
+  /** Variables of this run alone, set over the adapter's native environment. */
   readonly env?: Readonly<Record<string, string>>;
 }
 
@@ -46,6 +47,8 @@ export interface RunExecutionHooks {
   readonly onStdout?: ((chunk: Buffer) => void) | undefined;
   /** The supervised outcome, when a supervisor ran. */
   readonly onOutcome?: ((outcome: SupervisedOutcome) => void) | undefined;
+  /** Where the native's can_use_tool requests go (an ask_host run's broker); absent: each is denied at once. */
+  readonly permissions?: PermissionPort | undefined;
 }
 
 /**

@@ -110,6 +110,8 @@ function closeIdleOpenRun(sv: Supervision): boolean {
 function armGrace(sv: Supervision, ms: number): void {
   sv.disposeGrace();
   const dispose = sv.scope.deps.clock.setTimeout(() => {
+    // From here a result (e.g. written on the ladder's SIGINT) no longer counts as the interrupt's.
+    sv.interruptPending = false;
     sv.cancelStep = 'ladder';
     terminate(sv, 'cancel');
   }, ms);
@@ -223,9 +225,10 @@ function judgeSupervised(sv: Supervision, run: SupervisedRun, outcome: Supervise
     });
   }
   scope.hooks.onOutcome?.(outcome);
-  // An interrupt whose turn never wrote its result did not end the run in-band, whatever ended it then.
-  const step = sv.interruptPending ? 'ladder' : sv.cancelStep;
-  const cancelStep = step === undefined ? {} : { cancelStep: step };
+  // An interrupt whose turn never wrote its result did not end the run in-band, whatever ended it then; a
+  // supervisor that had started (a probe at least) was ended by its ladder.
+  const step = sv.interruptPending ? 'ladder' : (sv.cancelStep ?? 'ladder');
+  const cancelStep = termination === 'cancel' ? { cancelStep: step } : {};
   return finish(scope, { termination, spawnError: outcome.spawnError, outcome, preSpawnError: null, ...cancelStep });
 }
 

@@ -112,7 +112,7 @@ export type RunResult = {
    * What ended a cancelled run: "interrupt" (the native's own interrupt ended its turn with a result within
    * the grace, the session consistent), "close" (an open run idle between turns: its stdin was closed and the
    * native exited by itself), "ladder" (signals: no result came, or there was no turn to interrupt);
-   * null when the run was not cancelled.
+   * null when the run was not cancelled, or was cancelled before anything of it started.
    */
   cancel_step: CancelStep | null;
   cleanup_confirmed: boolean;

@@ -36,7 +36,7 @@ export function parsePlatformArg(args: readonly string[]): SupportedPlatform | n
   const given = args.filter((arg) => arg.startsWith(PLATFORM_ARG_PREFIX)).map((arg) => arg.slice(PLATFORM_ARG_PREFIX.length));
   return given.length === 1 ? (SUPPORTED_PLATFORMS.find((p) => p === given[0]) ?? null) : null;
 }
-import type { PsOutput } from '../process/ps-table.ts';
+import type { PsOutput, PsRow } from '../process/ps-table.ts';
 
 /** Bound on the run's report lines on fd 2 (all but the probe results, together). */
 export const REPORT_MAX_BYTES = 64 * 1024;
@@ -184,10 +184,14 @@ export interface TableRequest {
 }
 
 /**
- * The server's answer to one table request: ps's raw output (the supervisor parses it as it would its own), why
- * ps gave none (it names ps), or a refusal (over TABLE_REQUESTS_PENDING_MAX: the supervisor runs ps itself).
+ * The server's answer to one table request: the rows of the table this supervisor can need, parsed by the
+ * server (parent/table-view.ts); ps's raw output (the supervisor parses it as it would its own); why ps gave none
+ * (it names ps); or a refusal (over TABLE_REQUESTS_PENDING_MAX: the supervisor runs ps itself).
  */
-export type TableAnswer = PsOutput | { readonly kind: 'refused'; readonly reason: 'too_many_pending' };
+export type TableAnswer =
+  | PsOutput
+  | { readonly kind: 'rows'; readonly rows: readonly PsRow[] }
+  | { readonly kind: 'refused'; readonly reason: 'too_many_pending' };
 
 export interface TableAnswerMessage {
   readonly type: 'table';

@@ -4,7 +4,7 @@
  * this shape is neither, and an answer is never taken as a table unless it is this. The output travels base64, so
  * the line's size follows from the byte bound whatever bytes ps printed.
  */
-import { PS_FAILURE_CODES, psFailure, type PsFailure } from '../process/ps-table.ts';
+import { isPsStat, MAX_PID, PS_FAILURE_CODES, PS_LSTART_NORMAL, psFailure, type PsFailure, type PsRow } from '../process/ps-table.ts';
 import { isPlainObject, parseJsonObject } from '../util/json.ts';
 import {
   TABLE_ANSWER_LINE_MAX_BYTES,
@@ -55,6 +55,15 @@ export function formatTableAnswer(id: number, answer: TableAnswer): string {
           ),
         );
       return JSON.stringify({ type: 'table', id, kind: 'output', ps_b64: answer.stdout.toString('base64') }) + '\n';
+    case 'rows':
+      return (
+        JSON.stringify({
+          type: 'table',
+          id,
+          kind: 'rows',
+          rows: answer.rows.map((r) => [r.pid, r.ppid, r.pgid, r.stat, r.start?.lstart ?? null, r.command]),
+        }) + '\n'
+      );
     case 'failure': {
       const message =
         answer.message.length > TABLE_FAILURE_MESSAGE_MAX_CHARS
@@ -88,6 +97,11 @@ function parseAnswer(v: Record<string, unknown>): TableAnswer | null {
       const stdout = Buffer.from(b64, 'base64');
       return stdout.length <= TABLE_OUTPUT_MAX_BYTES ? { kind: 'output', stdout } : null;
     }
+    case 'rows': {
+      const rows = v['rows'];
+      if (!hasKeys(v, ['type', 'id', 'kind', 'rows']) || !Array.isArray(rows)) return null;
+      return parseRows(rows);
+    }
     case 'failure':
       return hasKeys(v, ['type', 'id', 'kind', 'code', 'message', 'line']) ? parseFailure(v) : null;
     case 'refused':
@@ -106,4 +120,23 @@ function parseFailure(v: Record<string, unknown>): PsFailure | null {
     return null;
   if (!(line === null || (typeof line === 'number' && Number.isSafeInteger(line) && line >= 1))) return null;
   return { kind: 'failure', code, tool: 'ps', message, line };
+}
+
+const isPid = (v: unknown): v is number => isId(v) && v <= MAX_PID;
+
+/** Rows as the server parsed them, each checked as the supervisor's own parse would check it; a repeated pid refuses all. */
+function parseRows(rows: readonly unknown[]): TableAnswer | null {
+  const out: PsRow[] = [];
+  const seen = new Set<number>();
+  for (const r of rows) {
+    if (!Array.isArray(r) || r.length !== 6) return null;
+    const [pid, ppid, pgid, stat, lstart, command] = r as unknown[];
+    if (!isPid(pid) || !isPid(ppid) || !isPid(pgid) || seen.has(pid)) return null;
+    if (typeof stat !== 'string' || !isPsStat(stat)) return null;
+    if (!(lstart === null || (typeof lstart === 'string' && PS_LSTART_NORMAL.test(lstart)))) return null;
+    if (typeof command !== 'string' || command.length === 0 || command.includes('\n')) return null;
+    seen.add(pid);
+    out.push({ pid, ppid, pgid, stat, start: lstart === null ? null : { lstart, resolution: 'second' }, command });
+  }
+  return { kind: 'rows', rows: out };
 }

@@ -20,6 +20,8 @@ import type { RemovedWorktree } from '../worktree/remove.ts';
 import { runUsesWorktree } from '../worktree/listing.ts';
 import { isAbsolute } from 'node:path';
 import { closeBeforeRelease, closeTool, sendTool } from './send.ts';
+import type { PastRun } from '../state/past-run.ts';
+import { toolOutcomeOf } from './run-records.ts';
 
 export interface HandlerDeps {
   readonly runtime: Runtime;
@@ -32,6 +34,8 @@ export interface HandlerDeps {
     force: boolean;
     inUse: (path: string) => boolean;
   }) => Promise<RemovedWorktree>;
+  /** What the records say of a run id of a server that is gone; null (or absent): unknown. */
+  readonly past?: (runId: string) => PastRun | null;
 }
 
 export async function callTool(name: ToolName, args: JsonObject, ctx: CallContext, deps: HandlerDeps): Promise<ToolOutcome> {
@@ -134,7 +138,14 @@ function list(deps: HandlerDeps): ToolOutcome {
 }
 
 async function result(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Promise<ToolOutcome> {
-  const entry = lookup(args, deps);
+  let entry: RunEntry<LiveRun>;
+  try {
+    entry = lookup(args, deps);
+  } catch (error) {
+    const past = isToolError(error) && error.code === 'run_not_found' ? (deps.past?.(String(args['run_id'])) ?? null) : null;
+    if (past === null) throw error;
+    return pastOutcome(past);
+  }
   const waitSeconds = typeof args['wait_seconds'] === 'number' ? args['wait_seconds'] : 0;
   await deps.runtime.waitSettled(entry, waitSeconds * 1000, ctx.signal);
   const body = deps.runtime.resultOf(entry);
@@ -144,6 +155,22 @@ async function result(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Pr
   if (!body.completed)
     return { ok: true, summary: describeRun(body) + questionsLine(entry), result: withQuestions(viewRun(body, detail), entry), text };
   return settledRunOutcome(deps.runtime, entry, detail);
+}
+
+/**
+ * A run of a server that is gone, answered at once from its record: the summary it settled with (only the
+ * summary is kept, whatever `detail` asks), or server_exited with what is known.
+ */
+function pastOutcome(past: PastRun): ToolOutcome {
+  if (past.kind === 'ended')
+    return {
+      ok: false,
+      summary: `${past.record.run_id}: server_exited`,
+      error: { code: 'server_exited', message: past.message },
+      result: null,
+    };
+  const outcome = toolOutcomeOf(past.outcome);
+  return { ...outcome, summary: `${outcome.summary} (answered from the record of the server that ran it, which has exited)` };
 }
 
 function events(args: JsonObject, deps: HandlerDeps): ToolOutcome {
@@ -244,6 +271,8 @@ function withQuestions(view: JsonObject, entry: RunEntry<LiveRun>): JsonObject {
       pending: [...broker.pending()],
       decided: [...decided.questions],
       decided_dropped: decided.dropped,
+      // The native's control lines that were neither a question nor ours: counted, never taken as an answer.
+      control_lines: entry.live.execution?.control() ?? null,
     },
   };
 }

@@ -15,6 +15,9 @@ import type { SupportedPlatform } from '../process/platform.ts';
 import type { BudgetSnapshot } from '../runs/budget.ts';
 import type { GitAvailability } from '../worktree/fs-edge.ts';
 import { ToolError } from '../tool-errors.ts';
+import type { StateStatus } from '../state/store.ts';
+import { MAX_RECORD_BYTES, RECORD_FORMAT_VERSION } from '../state/record.ts';
+import { MAX_RECORDS, MAX_RECORD_AGE_MS } from '../state/sweep.ts';
 import { ADAPTER_VERSION } from '../version.ts';
 import { MAX_OPEN_TURNS, MAX_QUEUED_MESSAGE_BYTES, MAX_QUEUED_MESSAGES, MAX_TURNS_KEPT } from '../runs/turns.ts';
 
@@ -34,6 +37,8 @@ export interface CapabilityFacts {
   /** The budget ledger's snapshot; null when the server has no budget. */
   readonly budget: BudgetSnapshot | null;
   readonly instanceId: string;
+  /** The runs' records: whether this server keeps them, where, and why not (lib/state/store.ts). */
+  readonly state: StateStatus;
   /** The native binary's path; throws a ToolError when it cannot be resolved. */
   binary(): string;
   worktree(): GitAvailability;
@@ -80,6 +85,13 @@ export function describeCapabilities(facts: CapabilityFacts): JsonObject {
     cleanup: describeCleanup(facts.cleanup, facts.platform, facts.cleanupFallbackRuns),
     worktree: facts.worktree(),
     budget: facts.budget === null ? NO_BUDGET : { ...facts.budget },
+    state: {
+      ...facts.state,
+      format_version: RECORD_FORMAT_VERSION,
+      max_records: MAX_RECORDS,
+      max_record_age_seconds: MAX_RECORD_AGE_MS / 1000,
+      max_record_bytes: MAX_RECORD_BYTES,
+    },
   };
 }
 

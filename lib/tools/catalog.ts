@@ -7,7 +7,7 @@ import { assertNever } from '../util/assert-never.ts';
 import { DEFAULT_TIMEOUT_SECONDS, RUN_PERMISSION_MODES } from './run-input.ts';
 import { RESULT_DETAILS, RUN_VIEW_SCHEMA } from './result-view.ts';
 import { DEFAULT_ASK_HOST_TIMEOUT_SECONDS, MAX_ASK_HOST_TIMEOUT_SECONDS } from '../permission/spec.ts';
-import { MAX_DENY_REASON_CHARS } from '../permission/wire.ts';
+import { MAX_DENY_REASON_CHARS } from '../permission/preview.ts';
 import { openRunProperties, SEND_INPUT } from './open-catalog.ts';
 
 export const MAX_WAIT_SECONDS = 30;

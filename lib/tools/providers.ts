@@ -5,7 +5,7 @@
  */
 import { isDirectory } from '../util/is-directory.ts';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { CallContext, Providers, ToolProvider } from '../contracts/providers.ts';
 import type { JsonObject } from '../util/json.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
@@ -22,7 +22,7 @@ import type { ExecuteDeps, PreparedRun } from '../runs/execute.ts';
 import { prepareSupervisor } from '../supervisor/parent/run-supervised.ts';
 import { cleanupBackendFor, type CleanupBackend, type CleanupBackendOption } from '../supervisor/parent/cleanup-backend.ts';
 import { createSparePool, type PrepareFn, type SparePool } from '../supervisor/parent/spare.ts';
-import { readProcStat, selfOwner } from '../process/proc-table.ts';
+import { readProcStat } from '../process/proc-table.ts';
 import { supportedPlatform, type SupportedPlatform } from '../process/platform.ts';
 import { pidPresence, pidPresenceBySignal, processesWithCwd, processesWithCwdUnverifiable } from '../process/occupants.ts';
 import { isGoneIn } from '../process/proc-stat.ts';
@@ -31,16 +31,14 @@ import { ADAPTER_VERSION } from '../version.ts';
 import { buildCatalog } from './catalog.ts';
 import { describeCapabilities } from './capabilities.ts';
 import { fromWireName } from './declarations.ts';
-import { callTool } from './call-tool.ts';
+import { callTool, settledRunOutcome } from './call-tool.ts';
+import { wireRunRecords } from './state-wiring.ts';
+import type { RunRecords } from './run-records.ts';
+import type { RunEntry } from '../runs/registry.ts';
+import type { LiveRun } from './run-result.ts';
 import { parseRunInput } from './run-input.ts';
 import { DEFAULT_MAX_OPEN_IDLE_SECONDS } from './open-input.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
-import { bridgeCommandBeside, type BridgeCommand } from '../permission/spec.ts';
-import { privateDirPrefix } from '../permission/private-dir.ts';
-import { darwinSelfOwner, psOwnerState, sweepOrphanedPermissionDirs } from './permission-dirs.ts';
-import type { OwnerIdentity } from '../process/owner.ts';
-import { readPsTable } from '../process/ps-source.ts';
-import { SUPERVISOR_ARGV_FLAG } from '../supervisor/parent/supervisor-command.ts';
 import { createTaskProvider } from './tasks.ts';
 import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
 import { BUDGET_OPTION_ARG, withBudget } from './budget-gate.ts';
@@ -75,6 +73,8 @@ export interface ProviderConfig {
   readonly platform?: SupportedPlatform;
   /** The operator's budget in dollars: the cap on the total reported cost of the runs started; null: none. */
   readonly budgetUsd?: number | null;
+  /** The state directory for the runs' records (--state-dir); null or absent: the platform's default. */
+  readonly stateDir?: string | null;
   /** Keep one idle supervisor warm for the next run (the stdio server does; the library does not). */
   readonly spareSupervisor?: boolean;
   /** Operator log (stderr in the stdio server). */
@@ -122,11 +122,16 @@ interface ProviderParts {
   /** The onFirstUse hook until it ran. */
   firstUse: (() => void) | undefined;
   instanceId: string | null;
+  /** The runs' records in the state directory (lib/tools/run-records.ts). */
+  readonly records: RunRecords;
+  /** The runtime, once composed (a settled run's record holds its outcome, which the runtime builds). */
+  runtime: Runtime | null;
 }
 
 export function createProviders(config: ProviderConfig): ToolProviders {
   const p = createParts(config);
   const runtime = createProviderRuntime(p);
+  p.runtime = runtime;
   const budgeted = withBudget(runtime, p.ledger, (prepared, capUsd) => withCap(p, prepared, capUsd));
   const prepare = (args: JsonObject): PreparedRun => prepareRun(p, runtime, args);
   const toolProvider = createToolProvider(p, budgeted, prepare);
@@ -141,11 +146,14 @@ export function createProviders(config: ProviderConfig): ToolProviders {
     // Git calls still running when the server leaves (an inspection past its bound, a removal) are ended,
     // not left behind: their process groups are SIGKILLed, and no call starts after.
     close: async () => {
+      p.records.exiting(unsettled(runtime));
       await runtime.close();
       git.stop();
       await spares?.close();
     },
     stop: () => {
+      // Written before the ends start: a later server can then say these runs ended with this one.
+      p.records.exiting(unsettled(runtime));
       runtime.stop();
       git.stop();
       spares?.stop();
@@ -157,8 +165,18 @@ export function createProviders(config: ProviderConfig): ToolProviders {
 function createParts(config: ProviderConfig): ProviderParts {
   const clock = config.clock ?? systemClock;
   const platform = config.platform ?? supportedPlatform();
-  // Off the path of the first request: directories of servers that were killed with a question pending.
-  if (!isRecursiveLaunch(config.env)) setImmediate(() => sweepAtStart(config.log, platform, config.env['PATH'] ?? ''));
+  const records = wireRunRecords({
+    // A relative --state-dir is the server's working directory's, as a relative --claude-bin is.
+    stateDir: config.stateDir == null ? null : resolve(config.cwd, config.stateDir),
+    platform,
+    env: config.env,
+    clock,
+    log: config.log ?? (() => {}),
+    instance: () => instanceId(p),
+    outcomeOf: (entry) => settledRunOutcome(p.runtime!, entry),
+  });
+  // Off the path of the first request: the records past their bounds.
+  if (!isRecursiveLaunch(config.env)) setImmediate(() => records.sweep());
   const tree = config.tree ?? CLI_TREE;
   const nativeArgNames = getNativeArgNames(tree);
   const nativeEnv = getNativeEnv(config.env, ADAPTER_VERSION);
@@ -173,7 +191,7 @@ function createParts(config: ProviderConfig): ProviderParts {
   const prepareWithin: PrepareFn = (command) => prepareSupervisor(command, { cleanup, platform, onFallback });
   const spares = createSpares(config, { tree, nativeEnv, recursive, versionTimeoutMs, prepareWithin });
   const gitOptions = { env: config.env };
-  return {
+  const p: ProviderParts = {
     config,
     clock,
     tree,
@@ -193,7 +211,10 @@ function createParts(config: ProviderConfig): ProviderParts {
     gitAvailability: null,
     firstUse: config.onFirstUse,
     instanceId: null,
+    records,
+    runtime: null,
   };
+  return p;
 }
 
 /**
@@ -228,6 +249,8 @@ function createProviderRuntime(p: ProviderParts): Runtime {
   const { config, tree, git } = p;
   return createRuntime({
     clock: p.clock,
+    instance: () => instanceId(p),
+    records: p.records,
     inspectWorktree: (place) => inspectWorktree({ git, countLines: countFileLines, clock: p.clock }, place),
     // node:crypto is loaded at first use, not at composition (docs/benchmarks.md, cold start).
     random: (n) => process.getBuiltinModule('node:crypto').randomBytes(n),
@@ -245,9 +268,7 @@ function createProviderRuntime(p: ProviderParts): Runtime {
     listSessionIds: (cwd) => listSessionIds(config.env, cwd),
     nativeEnv: p.nativeEnv,
     askHost: {
-      flags: tree.permission_prompt_tool,
-      dirPrefix: () => brokerDirPrefix(p.platform),
-      ...bridgeCommandOption(config.supervision?.supervisorCommand),
+      promptTool: tree.stdin_channel.permission_prompt_tool,
     },
     ...(config.supervision ? { supervision: config.supervision } : {}),
   });
@@ -276,9 +297,16 @@ function createToolProvider(p: ProviderParts, budgeted: Runtime, prepare: (args:
         runtime: budgeted,
         prepare,
         removeWorktree: (request) => removeWorktree({ git, processes: worktreeProcesses(p.platform), exists: existsSync }, request),
+        past: (runId) => p.records.past(runId),
       });
     },
-    tasks: createTaskProvider({ runtime: budgeted, prepare, clock: p.clock, underscoreNames: config.underscoreNames }),
+    tasks: createTaskProvider({
+      runtime: budgeted,
+      prepare,
+      clock: p.clock,
+      underscoreNames: config.underscoreNames,
+      past: (runId) => p.records.past(runId),
+    }),
   };
 }
 
@@ -354,6 +382,10 @@ function withCap(p: ProviderParts, prepared: PreparedRun, capUsd: number): Prepa
   return { ...prepared, request, argv: argvOf(p, request) };
 }
 
+function unsettled(runtime: Runtime): RunEntry<LiveRun>[] {
+  return runtime.registry.entries().filter((entry) => !entry.completed);
+}
+
 function instanceId(p: ProviderParts): string {
   return (p.instanceId ??= process.getBuiltinModule('node:crypto').randomUUID());
 }
@@ -370,6 +402,7 @@ function getCapabilities(p: ProviderParts): JsonObject {
     platform: p.platform,
     budget: p.ledger === null ? null : p.ledger.snapshot(),
     instanceId: instanceId(p),
+    state: p.records.status(),
     binary: () => resolveBin(p.config),
     worktree: () => (p.gitAvailability ??= describeGit(p.gitSync, p.config.cwd)),
   });
@@ -379,12 +412,6 @@ function getCapabilities(p: ProviderParts): JsonObject {
 function listSessionIds(env: Readonly<Record<string, string | undefined>>, cwd: string): string[] {
   const dir = getProjectDir(env, cwd);
   return dir === null ? [] : listTranscriptIds(dir, TRANSCRIPT_FS);
-}
-
-/** A bundle-role supervisor command implies the bridge of the same bundle (see bridgeCommandBeside). */
-function bridgeCommandOption(supervisor: BridgeCommand | undefined): { bridgeCommand?: BridgeCommand } {
-  const beside = bridgeCommandBeside(supervisor, SUPERVISOR_ARGV_FLAG);
-  return beside === null ? {} : { bridgeCommand: beside };
 }
 
 const TRANSCRIPT_FS: TranscriptDirReader = {
@@ -403,34 +430,3 @@ const TRANSCRIPT_FS: TranscriptDirReader = {
     }
   },
 };
-
-/**
- * The private directories of this server's brokers carry its identity (lib/permission/private-dir.ts): on Linux
- * from /proc, on darwin from its own clock (darwinSelfOwner), whose orphans are judged from one ps table.
- */
-let ownPrefix: string | null = null;
-function brokerDirPrefix(platform: SupportedPlatform): string {
-  return (ownPrefix ??= privateDirPrefix(platform === 'linux' ? selfOwner() : darwinSelf()));
-}
-
-let darwinOwner: OwnerIdentity | null = null;
-function darwinSelf(): OwnerIdentity {
-  return (darwinOwner ??= darwinSelfOwner(Date.now(), process.uptime(), process.pid));
-}
-
-function sweepAtStart(log: ((line: string) => void) | undefined, platform: SupportedPlatform, path: string): void {
-  const tmp = process.getBuiltinModule('node:os').tmpdir();
-  if (platform === 'linux') {
-    logSwept(log, sweepOrphanedPermissionDirs(tmp));
-    return;
-  }
-  void readPsTable({ path }).then((table) => {
-    // A ps that failed proves no owner gone: nothing is removed.
-    if (table.kind === 'table') logSwept(log, sweepOrphanedPermissionDirs(tmp, darwinSelf(), psOwnerState(table.rows)));
-  });
-}
-
-function logSwept(log: ((line: string) => void) | undefined, removed: readonly string[]): void {
-  if (removed.length > 0)
-    log?.(`removed ${removed.length} private permission director${removed.length === 1 ? 'y' : 'ies'} of servers that are gone`);
-}

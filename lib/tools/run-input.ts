@@ -59,7 +59,7 @@ export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunReques
   }
   const askHost = parseAskHost(args, typeof idle === 'number' ? idle : null);
   const chosen = args['permission_mode'];
-  // With ask_host and no native mode chosen, the argv keeps dontAsk's place and the bridge wiring sets default.
+  // With ask_host and no native mode chosen, the argv keeps dontAsk's place and the prompt tool wiring sets default.
   const permissionMode = typeof chosen === 'string' && chosen !== ASK_HOST_PERMISSION_MODE ? (chosen as PermissionMode) : 'dontAsk';
 
   const keepOpen = parseOpenInput(args, ctx.maxOpenIdleSeconds ?? DEFAULT_MAX_OPEN_IDLE_SECONDS);
@@ -78,7 +78,7 @@ export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunReques
 
 /**
  * ask_host is opt-in. It needs a mode in which prompts are asked at all: dontAsk and plan decide every
- * prompt natively and never reach the bridge, so naming them with ask_host is refused. Without a mode, or
+ * prompt natively and never ask, so naming them with ask_host is refused. Without a mode, or
  * with `default`, the run uses the native `default` mode; `default` without ask_host is refused, as nothing
  * would answer its prompts. The idle timer must outlast a question, or waiting would end the run.
  */

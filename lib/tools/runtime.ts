@@ -18,6 +18,7 @@ import { worktreeFromCwd, type WorktreePlace } from '../worktree/worktree.ts';
 import { buildRunResult, type LiveRun } from './run-result.ts';
 import { sendToRun } from './send.ts';
 import type { SendReceipt } from '../runs/turns.ts';
+import type { RecordHooks } from './run-records.ts';
 
 export type { LiveRun };
 
@@ -26,7 +27,13 @@ export interface Runtime {
   /** Reserves and starts a run; throws capacity/active-limit ToolErrors before starting anything. */
   start(
     prepared: PreparedRun,
-    options: { acquiredBy: string | null; sync: boolean; onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined },
+    options: {
+      acquiredBy: string | null;
+      sync: boolean;
+      onEvent?: ((kind: EventKind, event: JsonObject) => void) | undefined;
+      /** Started as an MCP task (its record says so: only tasks answer tasks/get). */
+      task?: boolean;
+    },
   ): RunEntry<LiveRun>;
   /** The next message of an open run (keep_open): written now, or queued behind the running turn; throws ToolError, writing nothing. */
   send(runId: string, message: string): { entry: RunEntry<LiveRun>; receipt: SendReceipt };
@@ -41,7 +48,7 @@ export interface Runtime {
   /**
    * Starts the end of every unsettled run at once and returns without waiting: each supervisor is told
    * to terminate now, and finishes its ladder on its own (also after this process is gone). Each run's
-   * permission broker is closed at once (its questions denied, its private directory removed).
+   * permission broker is closed at once (its questions denied).
    */
   stop(): void;
   /** Cancels every unsettled run and waits for all of them to settle. */
@@ -57,6 +64,10 @@ export interface RuntimeDeps extends ExecuteDeps {
   readonly askHost?: Omit<AskHostDeps, 'clock' | 'random'>;
   /** Reads a worktree's changes with bounded, read-only git calls; never throws. Without it nothing is read. */
   readonly inspectWorktree?: (place: WorktreePlace) => Promise<WorktreeReport>;
+  /** The server instance (a UUID) its run ids carry; default: a random one per runtime. */
+  readonly instance?: () => string;
+  /** Told when a run starts, learns its conversation, and settles (the runs' records, lib/tools/run-records.ts). */
+  readonly records?: RecordHooks;
 }
 
 /** What the runtime keeps: its dependencies, the registry, and the worktrees its unsettled runs claimed. */
@@ -73,7 +84,11 @@ type StartOptions = Parameters<Runtime['start']>[1];
 export function createRuntime(deps: RuntimeDeps): Runtime {
   const rt: RuntimeState = {
     deps,
-    registry: createRunRegistry<LiveRun>({ clock: deps.clock, random: deps.random }),
+    registry: createRunRegistry<LiveRun>({
+      clock: deps.clock,
+      random: deps.random,
+      ...(deps.instance === undefined ? {} : { instance: deps.instance }),
+    }),
     claimedWorktrees: new Set(),
   };
   const { registry } = rt;
@@ -98,8 +113,8 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       for (const entry of registry.entries()) {
         if (entry.completed) continue;
         entry.live.execution?.cancel();
-        // Now, not when the run settles (the process is about to exit): pending questions are denied to
-        // the bridge, and the private directory is removed.
+        // Now, not when the run settles (the process is about to exit): pending questions are denied on
+        // the native's stdin while it is still open.
         entry.live.broker?.close();
       }
     },
@@ -122,11 +137,13 @@ function startRun(rt: RuntimeState, unwired: PreparedRun, options: StartOptions)
       : attachAskHost(unwired, { clock: deps.clock, random: deps.random, ...deps.askHost });
   const { entry, worktreeKey } = reserveRun(rt, prepared, broker, options);
   const runId = entry.run_id;
+  deps.records?.started(entry, options.task === true);
   const execution = startRunExecution(deps, runId, prepared, {
     onState: (state) => {
       if (state !== 'completed') setState(rt, runId, state);
     },
-    onEvent: options.onEvent,
+    onEvent: withSessionHook(rt, entry, options.onEvent),
+    ...(broker === null ? {} : { permissions: broker }),
   });
   entry.live.execution = execution;
   settleWhenDone(rt, entry, execution, worktreeKey);
@@ -169,7 +186,7 @@ function settleWhenDone(rt: RuntimeState, entry: RunEntry<LiveRun>, execution: R
   const { registry, claimedWorktrees } = rt;
   const live = entry.live;
   const runId = entry.run_id;
-  // Whatever is still pending when the run ends is denied, and the private socket directory removed.
+  // Whatever is still pending when the run ends is denied.
   void execution.done.finally(() => live.broker?.close()).catch(() => {});
   execution.done.then(
     async (classification) => {
@@ -177,6 +194,7 @@ function settleWhenDone(rt: RuntimeState, entry: RunEntry<LiveRun>, execution: R
       if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
       live.classification = classification;
       registry.settle(runId, { cleanupConfirmed: classification.cleanup_confirmed, sessionId: classification.session_id });
+      rt.deps.records?.settled(entry);
       live.markSettled();
     },
     (error: unknown) => {
@@ -184,10 +202,27 @@ function settleWhenDone(rt: RuntimeState, entry: RunEntry<LiveRun>, execution: R
       if (worktreeKey !== null) claimedWorktrees.delete(worktreeKey);
       live.classification = null;
       registry.settle(runId, { cleanupConfirmed: false, sessionId: null });
+      rt.deps.records?.settled(entry);
       live.markSettled();
       process.emitWarning(`run ${runId} failed internally: ${error instanceof Error ? error.message : String(error)}`);
     },
   );
+}
+
+/** The caller's event hook, plus the record's: the conversation becomes known with the native's init event. */
+function withSessionHook(
+  rt: RuntimeState,
+  entry: RunEntry<LiveRun>,
+  onEvent: StartOptions['onEvent'],
+): ((kind: EventKind, event: JsonObject) => void) | undefined {
+  const records = rt.deps.records;
+  if (records === undefined) return onEvent;
+  return (kind, event) => {
+    onEvent?.(kind, event);
+    if (kind !== 'system_init') return;
+    const sessionId = entry.live.execution?.ingest.snapshot().init?.session_id ?? null;
+    if (sessionId !== null) records.session(entry, sessionId);
+  };
 }
 
 function listRuns(rt: RuntimeState): RunListItem[] {

@@ -15,7 +15,9 @@ import { questionMessage, QUESTION_SCHEMA, readAnswer } from '../permission/elic
 import type { PermissionQuestion } from '../permission/broker.ts';
 import { progressText } from '../native/progress-text.ts';
 import { truncateUtf8 } from '../util/utf8.ts';
-import { fromWireName } from './declarations.ts';
+import { fromWireName, toWireName } from './declarations.ts';
+import type { PastRun } from '../state/past-run.ts';
+import { toolOutcomeOf } from './run-records.ts';
 import { settledRunOutcome, toolErrorOutcome } from './call-tool.ts';
 import type { LiveRun, Runtime } from './runtime.ts';
 
@@ -32,6 +34,8 @@ export interface TaskProviderDeps {
   readonly prepare: (args: JsonObject) => PreparedRun;
   readonly clock: Clock;
   readonly underscoreNames: boolean;
+  /** What the records say of a run id of a server that is gone (lib/tools/run-records.ts); null: unknown. */
+  readonly past?: (runId: string) => PastRun | null;
 }
 
 interface TaskRecord {
@@ -57,10 +61,12 @@ export function createTaskProvider(deps: TaskProviderDeps): TaskProvider {
     get(taskId) {
       const entry = entryOf(t, taskId);
       const record = t.records.get(taskId);
-      return entry === null || record === undefined ? null : view(t, entry, record);
+      return entry === null || record === undefined ? pastTask(t, taskId) : view(t, entry, record);
     },
-    update: (taskId, inputResponses) => updateTask(t, taskId, inputResponses),
-    cancel: (taskId) => cancelTask(t, taskId),
+    // A task of a server that is gone is over: nothing to answer or cancel, and saying so is the answer.
+    update: (taskId, inputResponses) =>
+      t.records.has(taskId) || pastTask(t, taskId) === null ? updateTask(t, taskId, inputResponses) : { kind: 'applied' },
+    cancel: (taskId) => cancelTask(t, taskId) || pastTask(t, taskId) !== null,
   };
 }
 
@@ -77,6 +83,7 @@ function startTask(t: Tasks, name: string, args: JsonObject, ctx: CallContext): 
     entry = runtime.start(t.deps.prepare(args), {
       acquiredBy: ctx.workInvocation,
       sync: false,
+      task: true,
       onEvent: (kind, event) => {
         record.lastEvent = { kind, event };
         record.lastEventAt = new Date(clock.wallNow()).toISOString();
@@ -89,6 +96,43 @@ function startTask(t: Tasks, name: string, args: JsonObject, ctx: CallContext): 
   t.records.set(entry.run_id, record);
   return { kind: 'task', task: view(t, entry, record) };
 }
+
+/**
+ * A task of a server that is gone, from its record: the completed (or cancelled) result it settled with, or
+ * `failed` with what is known (when it ended, the conversation to resume). Only runs started as tasks.
+ */
+function pastTask(t: Tasks, taskId: string): TaskView | null {
+  const past = t.deps.past?.(taskId) ?? null;
+  if (past === null || !past.record.task) return null;
+  const { record } = past;
+  const base = {
+    taskId,
+    toolName: toWireName('claude.run', t.deps.underscoreNames),
+    createdAt: record.created_at,
+    lastUpdatedAt: record.ended?.at ?? record.created_at,
+    ttlMs: null,
+    pollIntervalMs: TASK_POLL_INTERVAL_MS,
+  };
+  if (past.kind === 'ended') {
+    return {
+      ...base,
+      status: 'failed',
+      statusMessage: past.message,
+      outcome: null,
+      error: { code: SERVER_GONE_CODE, message: past.message },
+    };
+  }
+  const { outcome: o } = past;
+  const outcome: ToolOutcome = toolOutcomeOf(o);
+  if (o.cancelled) return { ...base, status: 'cancelled', statusMessage: statusLine(o.summary), outcome: null };
+  return { ...base, status: 'completed', statusMessage: statusLine(o.summary), outcome };
+}
+
+/**
+ * The JSON-RPC code in a gone server's failed task: -32001, the code a request gets while its server closes,
+ * which is what ended the run.
+ */
+const SERVER_GONE_CODE = -32001;
 
 function updateTask(t: Tasks, taskId: string, inputResponses: JsonObject): TaskUpdate {
   const entry = entryOf(t, taskId);

@@ -1,8 +1,11 @@
 /**
  * What the portable source (ps_scan) costs with FOUR runs active at once, on a machine filled to a given size: the
- * four supervisors' CPU (their own and that of any ps they ran themselves) plus the CPU of the ps runs of the
- * "server" (this process, through one shared table source: lib/supervisor/parent/table-source.ts), per second of
- * the window in which all four are active; and, beside it, the CPU of one ps call measured alone. The runs start
+ * four supervisors' CPU (their own and that of any ps they ran themselves), the CPU of the ps runs of the
+ * "server" (this process, through one shared table source: lib/supervisor/parent/table-source.ts), and the
+ * server's own work for the table (starting each ps, and parsing each output once and filtering it for each
+ * supervisor: process CPU around those synchronous calls), per second of the window in which all four are
+ * active; beside it, this whole process's CPU in the window (an upper bound of the server's share: it holds tsx's
+ * loader thread and the bench's own bookkeeping too), and the CPU of one ps call measured alone. The runs start
  * half a second apart, so their tracking is not in phase.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepareSupervisor, type SupervisedRun } from '../../lib/supervisor/parent/run-supervised.ts';
 import type { CleanupBackend } from '../../lib/supervisor/parent/cleanup-backend.ts';
-import { createTableSource } from '../../lib/supervisor/parent/table-source.ts';
+import { createTableSource, type TableSource } from '../../lib/supervisor/parent/table-source.ts';
 import { runPs } from '../../lib/process/ps-source.ts';
 import { systemClock } from '../../lib/util/clock.ts';
 import { cpuTicksWithChildren, reapedChildrenTicks, TICKS_PER_SECOND } from './cpu-ticks.ts';
@@ -31,10 +34,14 @@ const END_MARGIN_MS = 500;
 const PS_CALLS_TIMED = 10;
 
 export interface SharedPsScanCost {
-  /** All four supervisors plus the server's ps runs, CPU ms per second of the window. */
+  /** All four supervisors plus the server's ps runs and the server itself, CPU ms per second of the window. */
   readonly cpuMsPerSecond: number;
   readonly supervisorsMsPerSecond: number;
   readonly serverPsMsPerSecond: number;
+  /** The server's own work for the table: starting each ps, parsing its output once, filtering it per supervisor. */
+  readonly serverOwnMsPerSecond: number;
+  /** This whole process's CPU (not counted in cpuMsPerSecond: an upper bound of serverOwnMsPerSecond). */
+  readonly processMsPerSecond: number;
   /** ps runs of the server in the window, and the window's length. */
   readonly serverPsCalls: number;
   readonly windowMs: number;
@@ -53,6 +60,10 @@ export async function measurePsCall(path: string): Promise<number> {
 interface Mark {
   readonly ticks: number;
   readonly serverTicks: number;
+  /** This process's own user + system CPU, µs. */
+  readonly ownUs: number;
+  /** Of it, the table source's synchronous work, µs. */
+  readonly tableUs: number;
   readonly calls: number;
   readonly at: number;
 }
@@ -61,16 +72,35 @@ interface Mark {
 export async function measureSharedPsScan(activeMs: number): Promise<SharedPsScanCost> {
   const dir = mkdtempSync(join(tmpdir(), 'crm-ps-scan-'));
   let calls = 0;
-  const tables = createTableSource({
+  let tableUs = 0;
+  const timed = <T>(work: () => T): T => {
+    const before = process.cpuUsage();
+    try {
+      return work();
+    } finally {
+      const spent = process.cpuUsage(before);
+      tableUs += spent.user + spent.system;
+    }
+  };
+  const source = createTableSource({
     runPs: () => {
       calls++;
-      return runPs({ path: process.env['PATH'] ?? '' });
+      return timed(() => runPs({ path: process.env['PATH'] ?? '' }));
     },
     clock: systemClock,
   });
+  const tables: TableSource = {
+    request: (asker, id, waitMs) => source.request(asker, id, waitMs),
+    forget: (asker) => {
+      source.forget(asker);
+    },
+    answerFor: (answer, pid) => timed(() => source.answerFor(answer, pid)),
+  };
   const runs: SupervisedRun[] = [];
   const exits: Promise<void>[] = [];
   const spawned = new Set<number>();
+  /** When each run's native is due to exit: its spawn report's time plus its hold. */
+  const nativeEnds: number[] = [];
   let start: Mark | null = null;
   let onAllActive = (_mark: Mark): void => {};
   const allActive = new Promise<Mark>((resolve) => {
@@ -79,6 +109,8 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
   const mark = (): Mark => ({
     ticks: runs.reduce((sum, r) => sum + (r.supervisorPid === null ? 0 : (cpuTicksWithChildren(r.supervisorPid) ?? 0)), 0),
     serverTicks: reapedChildrenTicks(process.pid) ?? 0,
+    ownUs: ((usage) => usage.user + usage.system)(process.cpuUsage()),
+    tableUs,
     calls,
     at: performance.now(),
   });
@@ -102,7 +134,10 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
         {
           onStdout: () => {},
           onReport: (message) => {
-            if (message.type === 'spawned') spawned.add(i);
+            if (message.type === 'spawned') {
+              spawned.add(i);
+              nativeEnds.push(performance.now() + hold);
+            }
             if (message.type === 'spawned' && spawned.size === SHARED_RUNS) {
               start = mark();
               onAllActive(start);
@@ -113,10 +148,11 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
       runs.push(run);
       await new Promise((resolve) => setTimeout(resolve, STAGGER_MS));
     }
-    // Once the last run spawned, all four are active until the first native exits (activeMs later).
+    // Once the last run spawned, all four are active until the first native exits (about activeMs later; a run
+    // whose start was delayed shortens the window, so no reaped native is counted as its supervisor's CPU).
     const first = await Promise.race([allActive, ...runs.map((r) => r.done.then(() => start))]);
     if (first === null) throw new Error('ps_scan bench: the four runs were never active together');
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, activeMs - END_MARGIN_MS - (performance.now() - first.at))));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(...nativeEnds) - END_MARGIN_MS - performance.now())));
     const last = mark();
     const outcomes = await Promise.all(runs.map((r) => r.done));
     // Reaped, so a later measure of this process's children's CPU does not take theirs.
@@ -125,10 +161,13 @@ export async function measureSharedPsScan(activeMs: number): Promise<SharedPsSca
     const perSecond = (ticks: number): number => (ticks * 1000) / TICKS_PER_SECOND / seconds;
     const supervisorsMsPerSecond = perSecond(last.ticks - first.ticks);
     const serverPsMsPerSecond = perSecond(last.serverTicks - first.serverTicks);
+    const serverOwnMsPerSecond = (last.tableUs - first.tableUs) / 1000 / seconds;
     return {
-      cpuMsPerSecond: supervisorsMsPerSecond + serverPsMsPerSecond,
+      cpuMsPerSecond: supervisorsMsPerSecond + serverPsMsPerSecond + serverOwnMsPerSecond,
       supervisorsMsPerSecond,
       serverPsMsPerSecond,
+      serverOwnMsPerSecond,
+      processMsPerSecond: (last.ownUs - first.ownUs) / 1000 / seconds,
       serverPsCalls: last.calls - first.calls,
       windowMs: last.at - first.at,
       confirmed: outcomes.filter((o) => o.cleanup?.confirmed === true && o.cleanup.proof === 'ps_scan').length,

@@ -123,6 +123,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     );
   for (const row of psScan)
     process.stdout.write(
-      `ps_scan, 4 runs, ${row.processes} processes: ${row.cpuMsPerSecond.toFixed(1)} ms CPU per s (${(row.cpuMsPerSecond / 10).toFixed(1)} % of a core: supervisors ${row.supervisorsMsPerSecond.toFixed(1)}, server ps ${row.serverPsMsPerSecond.toFixed(1)}, ${row.serverPsCalls} server ps in ${(row.windowMs / 1000).toFixed(1)} s), ${row.confirmed}/4 confirmed; one ps call ${row.psCallCpuMs.toFixed(1)} ms CPU\n`,
+      `ps_scan, 4 runs, ${row.processes} processes: ${row.cpuMsPerSecond.toFixed(1)} ms CPU per s (${(row.cpuMsPerSecond / 10).toFixed(1)} % of a core: supervisors ${row.supervisorsMsPerSecond.toFixed(1)}, server ps ${row.serverPsMsPerSecond.toFixed(1)}, server's table work ${row.serverOwnMsPerSecond.toFixed(1)} (whole bench process ${row.processMsPerSecond.toFixed(1)}), ${row.serverPsCalls} server ps in ${(row.windowMs / 1000).toFixed(1)} s), ${row.confirmed}/4 confirmed; one ps call ${row.psCallCpuMs.toFixed(1)} ms CPU\n`,
     );
 }

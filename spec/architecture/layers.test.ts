@@ -29,6 +29,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   'runs': ['native', 'supervisor', 'supervisor/parent', 'tool-errors.ts', 'util', 'worktree'],
   'permission': ['native', 'process', 'runs', 'tool-errors.ts', 'util'],
   'rpc': ['schema', 'util'],
+  'state': ['process', 'runs', 'util'],
   'tools': [
     'contracts',
     'native',
@@ -36,6 +37,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
     'process',
     'rpc',
     'runs',
+    'state',
     'supervisor',
     'supervisor/parent',
     'tool-errors.ts',

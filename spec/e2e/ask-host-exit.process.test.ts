@@ -1,20 +1,18 @@
-// The stdio server with an ask_host run whose question is pending, driven by the fake CLI, which starts the
-// bridge as the real one does (the server named in --mcp-config, with its own environment plus the server's
-// env). The bridge's socket path and token travel in the native's environment and appear on no process's
-// command line. However the server ends, the run's private directory does not outlive it: SIGINT then
-// SIGTERM (how Claude Code ends a server) remove it before the exit; after a SIGKILL, the next server to
-// start removes it, and leaves a live server's directory alone.
+// The stdio server with an ask_host run whose question is pending, driven by the fake CLI, which asks as the
+// real one does with --permission-prompt-tool stdio (a can_use_tool control request on its stdout, the answer
+// awaited on its stdin). Nothing of the asking is on a command line or in the temp directory, and however
+// the server ends (SIGINT then SIGTERM as Claude Code ends a server, SIGTERM, SIGKILL) nothing of the run
+// is left: the supervisor finishes it on its own.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAKE_CLAUDE } from '../helpers/tool-harness.ts';
 import { findProcesses } from '../helpers/native-env.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { objAt, parseObj, questionsOf, rpcResult, toolBody } from '../helpers/typed-results.ts';
-import { BRIDGE_ENV } from '../../lib/permission/spec.ts';
 import { MAIN, startServer, type ServerProcess } from './server-process.ts';
 
 const DEADLINE_MS = 20_000;
@@ -24,7 +22,7 @@ after(() => {
   for (const dir of [root, ...tmps]) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A server's TMPDIR: short, as its brokers' socket paths (owner-named directory, bridge.sock) must fit a Unix socket path. */
+/** A server's own TMPDIR: whatever an asking run would leave there is seen. */
 function newTmp(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 't-')));
   tmps.push(dir);
@@ -35,7 +33,8 @@ interface Asking {
   readonly server: ServerProcess;
   readonly tag: string;
   readonly home: string;
-  readonly bridgePid: number;
+  /** The fake CLI that asked. */
+  readonly nativePid: number;
 }
 
 /** A server (TMPDIR = `tmp`) with one claude.run.start ask_host run whose question reached the broker. */
@@ -68,7 +67,7 @@ async function askingServer(tmp: string, label: string): Promise<Asking> {
       jsonrpc: '2.0',
       id: 'start',
       method: 'tools/call',
-      params: { name: 'claude.run.start', arguments: { prompt: '[fake:ask_bridge] make a marker', cwd: home, ask_host: true } },
+      params: { name: 'claude.run.start', arguments: { prompt: '[fake:ask_permission] make a marker', cwd: home, ask_host: true } },
     });
     const runId = String(objAt(toolBody(rpcResult(await server.response('start'))), 'result')['run_id']);
     let seq = 0;
@@ -84,7 +83,7 @@ async function askingServer(tmp: string, label: string): Promise<Asking> {
     // The question can be pending a moment before the fake CLI has written that it asked: wait for its line too.
     let asked: Record<string, unknown> | undefined;
     await pollUntil(
-      'the fake CLI saying it started the bridge',
+      'the fake CLI saying it asked',
       () => {
         asked = (existsSync(readyFile) ? readFileSync(readyFile, 'utf8') : '')
           .split('\n')
@@ -95,15 +94,13 @@ async function askingServer(tmp: string, label: string): Promise<Asking> {
       },
       { timeoutMs: DEADLINE_MS, intervalMs: 20 },
     );
-    assert.ok(asked && typeof asked['bridge'] === 'number', 'the fake CLI started the bridge');
-    return { server, tag, home, bridgePid: asked['bridge'] };
+    assert.ok(asked && typeof asked['pid'] === 'number' && typeof asked['request_id'] === 'string', 'the fake CLI asked on its stdout');
+    return { server, tag, home, nativePid: asked['pid'] };
   } catch (error) {
     server.kill();
     throw error;
   }
 }
-
-const privateDirs = (tmp: string): string[] => readdirSync(tmp).filter((name) => name.startsWith('crm-perm-'));
 
 async function everythingGone(asking: Asking): Promise<void> {
   let left: string[] = [];
@@ -120,28 +117,25 @@ async function everythingGone(asking: Asking): Promise<void> {
   assert.deepEqual(left, []);
 }
 
-test('the socket path and token reach the bridge through the environment and are on no command line', async () => {
+test("the run asks on the native's own pipes: the stdio prompt tool, no --mcp-config, no bridge, nothing in TMPDIR", async () => {
   const tmp = newTmp();
   const asking = await askingServer(tmp, 'argv');
   try {
-    const environ = readFileSync(`/proc/${asking.bridgePid}/environ`, 'utf8').split('\0');
-    const value = (name: string): string => (environ.find((entry) => entry.startsWith(`${name}=`)) ?? '').slice(name.length + 1);
-    const token = value(BRIDGE_ENV.token);
-    const socket = value(BRIDGE_ENV.socket);
-    assert.match(token, /^[0-9a-f]{64}$/);
-    assert.ok(socket.startsWith(`${tmp}/crm-perm-`), socket);
-    const leaks: string[] = [];
-    for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-      let cmdline: string;
-      try {
-        cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      } catch {
-        continue;
-      }
-      if (cmdline.includes(token) || cmdline.includes(socket) || cmdline.includes(BRIDGE_ENV.token))
-        leaks.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
-    }
-    assert.deepEqual(leaks, [], 'no command line carries the token or the socket path');
+    const argv = readFileSync(`/proc/${asking.nativePid}/cmdline`, 'utf8').split('\0');
+    assert.equal(argv[argv.indexOf('--permission-prompt-tool') + 1], 'stdio');
+    assert.equal(argv.includes('--mcp-config'), false);
+    const run = await findProcesses({ tag: asking.tag, home: `HOME=${asking.home}`, root: asking.home, excludePid: process.pid });
+    assert.deepEqual(
+      run
+        // The server (and, in darwin mode, the strace that runs it) names --claude-bin; the supervisor its role.
+        .filter(
+          (p) => p.pid !== asking.nativePid && !p.cmdline.includes('--claude-bin') && !p.cmdline.some((a) => a.includes('supervisor')),
+        )
+        .map((p) => p.cmdline.join(' ')),
+      [],
+      'no process but the server, the supervisor and the native',
+    );
+    assert.deepEqual(readdirSync(tmp), [], "nothing in the server's TMPDIR");
   } finally {
     asking.server.kill();
     await asking.server.exited();
@@ -149,53 +143,22 @@ test('the socket path and token reach the bridge through the environment and are
   }
 });
 
-for (const ending of [['SIGINT', 'SIGTERM'], ['SIGTERM']] as const) {
-  test(`${ending.join(' then ')} with a question pending: the private directory is gone when the server has exited`, async () => {
+for (const ending of [['SIGINT', 'SIGTERM'], ['SIGTERM'], ['SIGKILL']] as const) {
+  test(`${ending.join(' then ')} with a question pending: the run ends on its own, nothing is left, TMPDIR stays empty`, async () => {
     const tmp = newTmp();
     const asking = await askingServer(tmp, 'signal');
     try {
-      assert.equal(privateDirs(tmp).length, 1);
       asking.server.child.kill(ending[0]);
       // Claude Code sends SIGTERM about 100 ms after SIGINT; the server may be gone by then.
       if (ending[1] !== undefined) setTimeout(() => asking.server.child.kill(ending[1]), 100);
-      assert.deepEqual(await asking.server.exited(), { code: 0, signal: null });
-      assert.deepEqual(privateDirs(tmp), [], 'removed before the exit');
+      assert.deepEqual(
+        await asking.server.exited(),
+        ending[0] === 'SIGKILL' ? { code: null, signal: 'SIGKILL' } : { code: 0, signal: null },
+      );
       await everythingGone(asking);
+      assert.deepEqual(readdirSync(tmp), []);
     } finally {
       asking.server.kill();
     }
   });
 }
-
-test("SIGKILL with a question pending: the next server removes the directory, and not a live server's", async () => {
-  const tmp = newTmp();
-  const killed = await askingServer(tmp, 'killed');
-  const [killedDir] = privateDirs(tmp);
-  const alive = await askingServer(tmp, 'alive');
-  const aliveDir = privateDirs(tmp).find((name) => name !== killedDir);
-  let next: ServerProcess | null = null;
-  try {
-    assert.ok(killedDir && aliveDir);
-    killed.server.child.kill('SIGKILL');
-    assert.deepEqual(await killed.server.exited(), { code: null, signal: 'SIGKILL' });
-    await everythingGone(killed);
-    assert.ok(existsSync(join(tmp, killedDir)), 'a killed server runs no code: its directory stays');
-    const home = join(root, 'next');
-    mkdirSync(home);
-    next = startServer(MAIN, ['--claude-bin', FAKE_CLAUDE], {
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, TMPDIR: tmp },
-    });
-    await next.ready();
-    next.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list', params: {} });
-    const sweptLine = 'removed 1 private permission directory of servers that are gone';
-    await pollUntil('the sweep line', () => next!.stderr().includes(sweptLine), { timeoutMs: DEADLINE_MS, intervalMs: 20 });
-    assert.equal(existsSync(join(tmp, killedDir)), false, "the killed server's directory is removed");
-    assert.ok(existsSync(join(tmp, aliveDir)), "the live server's directory stays");
-  } finally {
-    next?.kill();
-    alive.server.kill();
-    killed.server.kill();
-    await alive.server.exited();
-    await everythingGone(alive);
-  }
-});

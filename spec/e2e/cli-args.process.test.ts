@@ -19,6 +19,7 @@ const DEFAULTS = {
   maxFrameBytes: 16 * 1024 * 1024,
   cleanupBackend: 'auto',
   budgetUsd: null,
+  stateDir: null,
 };
 
 describe('parseServeArgs', () => {
@@ -34,6 +35,7 @@ describe('parseServeArgs', () => {
         '--prompt-via-stdin',
         '--max-frame-bytes',
         '2048',
+        '--state-dir=/var/lib/crm-state',
       ]),
       {
         kind: 'config',
@@ -44,6 +46,7 @@ describe('parseServeArgs', () => {
           underscoreNames: true,
           promptViaStdin: true,
           maxFrameBytes: 2048,
+          stateDir: '/var/lib/crm-state',
         },
       },
     );

@@ -34,6 +34,8 @@ export interface StartedClaude {
   kill(signal: NodeJS.Signals): void;
   /** The stdout events so far (grows while the process runs). */
   readonly events: readonly Record<string, unknown>[];
+  /** With `stdin: 'pipe'`: writes one line (its newline added), and ends stdin. Null otherwise. */
+  readonly input: { write(line: string): void; end(): void } | null;
   readonly done: Promise<DirectRun>;
 }
 
@@ -41,13 +43,21 @@ export function runClaude(sandbox: NativeSandbox, args: readonly string[], deadl
   return startClaude(sandbox, args, deadlineMs).done;
 }
 
-/** Spawned detached (own process group) so the deadline can kill the whole group. */
-export function startClaude(sandbox: NativeSandbox, args: readonly string[], deadlineMs = RUN_DEADLINE_MS): StartedClaude {
+/**
+ * Spawned detached (own process group) so the deadline can kill the whole group. `stdin: 'pipe'` keeps the
+ * native's stdin open for stream-json input lines (`--input-format stream-json`) until `input.end()`.
+ */
+export function startClaude(
+  sandbox: NativeSandbox,
+  args: readonly string[],
+  deadlineMs = RUN_DEADLINE_MS,
+  stdin: 'ignore' | 'pipe' = 'ignore',
+): StartedClaude {
   const started = performance.now();
   const child = spawn(realClaudeBin(), args, {
     cwd: sandbox.cwd,
     env: sandbox.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin, 'pipe', 'pipe'],
     detached: true,
   });
   const events: Array<Record<string, unknown>> = [];
@@ -74,10 +84,12 @@ export function startClaude(sandbox: NativeSandbox, args: readonly string[], dea
       events.push(event);
     },
   });
-  child.stdout.on('data', (chunk: Buffer) => lines.push(chunk));
-  child.stdout.on('end', () => lines.end());
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => {
+  const { stdout, stderr: errPipe } = child;
+  if (stdout === null || errPipe === null) throw new Error('spawn gave no stdout or stderr pipe');
+  stdout.on('data', (chunk: Buffer) => lines.push(chunk));
+  stdout.on('end', () => lines.end());
+  errPipe.setEncoding('utf8');
+  errPipe.on('data', (chunk: string) => {
     stderr += chunk;
   });
   const done = new Promise<DirectRun>((resolve, reject) => {
@@ -100,6 +112,17 @@ export function startClaude(sandbox: NativeSandbox, args: readonly string[], dea
       child.kill(signal);
     },
     events,
+    input:
+      child.stdin === null
+        ? null
+        : {
+            write: (line) => {
+              child.stdin?.write(`${line}\n`);
+            },
+            end: () => {
+              child.stdin?.end();
+            },
+          },
     done,
   };
 }

@@ -231,6 +231,11 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       assert.ok(!(await tier.strays()).some((p) => p.pid === claudePid), `claude ${String(claudePid)} is gone once the result says so`);
       const [call] = tier.callsWith(prompt);
       assert.ok(call, 'the slow stream was requested');
+      // The interrupted conversation stays consistent: a resume of it runs a normal turn in the same session.
+      const resumed = await tier.call('claude.run', { prompt: `after the interrupt ${marker('resume')}`, cwd, resume_session_id: r['session_id'] });
+      assert.equal(resumed.isError, false, JSON.stringify(resumed.error));
+      assert.deepEqual([resumed.result['session_id'], resumed.result['resumed']], [r['session_id'], true]);
+      await release(tier, String(resumed.result['run_id']));
       await release(tier, runId);
       t.diagnostic(`cancel to settled result: ${settleMs} ms`);
     });

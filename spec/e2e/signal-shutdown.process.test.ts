@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { ProcessIdentity } from '../../lib/supervisor/protocol.ts';
 import { MAX_ACTIVE_RUNS } from '../../lib/runs/registry.ts';
 import { INITIALIZE, startRawServer } from '../faults/raw-server.ts';
-import { identify, isRunning, killAll, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
+import { identify, killAll, supervisorsOf, waitFor, waitForNoOrphans } from '../faults/proc-helpers.ts';
 import { readReadyLines } from '../helpers/proc.ts';
 import { rpcResult } from '../helpers/typed-results.ts';
 
@@ -57,12 +57,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       t.diagnostic(`${signal} to exit with ${MAX_ACTIVE_RUNS} active runs: ${exitMs.toFixed(1)} ms`);
       assert.equal(exit.code, 0);
       assert.ok(exitMs < SIGNAL_EXIT_BOUND_MS, `took ${exitMs} ms`);
-      // It did not wait for any run's cleanup: every native (which ignores SIGINT/SIGTERM) still runs.
-      assert.deepEqual(
-        victims.filter((v) => !isRunning(v)),
-        [],
-        'nothing ended before the server was gone',
-      );
+      // It did not wait for any run's cleanup: the exit bound above shows it. (A native may already have ended
+      // in-band meanwhile: the shutdown's cancel asks each turn's own interrupt first, which these natives
+      // obey at once; SIGINT and SIGTERM they ignore.)
       // 'exit' can come before the last of stderr is read: wait for the line (the helper's deadline bounds it).
       await server.waitUntil('the closing line on stderr', () => server.stderr().includes(`${signal}: closing`));
       // Yet everything ends: the supervisors escalate to SIGKILL on their own, then exit.

@@ -44,7 +44,7 @@ for (const c of ESCAPE_CASES.filter((k) => k.only === undefined)) {
   });
 }
 
-test('darwin (ps_scan): kill -9 of the supervisor while the run has escaped children: the run settles unconfirmed, supervisor_failed', async () => {
+test('darwin (ps_scan): kill -9 of the supervisor while the run has escaped children: the run settles unconfirmed, supervisor_failed, its proof named ps_scan', async () => {
   const env = {
     FAKE_CLAUDE_SCENARIO: 'escape',
     FAKE_CLAUDE_ESCAPE: 'bash_bg,bash_setsid,double_fork',
@@ -62,6 +62,8 @@ test('darwin (ps_scan): kill -9 of the supervisor while the run has escaped chil
     assert.equal(result['cleanup_confirmed'], false);
     const error = result['cleanup_error'];
     assert.ok(isJsonObject(error) && error['code'] === 'supervisor_failed', JSON.stringify(error));
+    // Named by what the adapter's fallback looked with: one ps table (the trace below shows no /proc read).
+    assert.equal(result['cleanup_proof'], 'ps_scan');
   });
   assertDarwinTrace(verdict);
 });

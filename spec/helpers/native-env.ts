@@ -51,8 +51,8 @@ export interface NativeSandbox {
 }
 
 export async function createNativeSandbox(opts: NativeSandboxOptions): Promise<NativeSandbox> {
-  // Short: the sandbox's tmp is the adapter's TMPDIR, under which an ask_host run's socket path must fit
-  // the 107 bytes of a Unix socket path.
+  // Short: the sandbox's tmp is the native's TMPDIR, under which its own messaging socket
+  // (<TMPDIR>/cc-socks/<pid>.sock, measured on 2.1.332) must fit the 107 bytes of a Unix socket path.
   const root = await realpath(await mkdtemp(join(tmpdir(), 'n-')));
   const home = join(root, 'home');
   const cwd = join(root, 'work');

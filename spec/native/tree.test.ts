@@ -77,12 +77,13 @@ describe('cli-tree.json', () => {
     assert.match(String(option?.verified), /refused before any API call/);
   });
 
-  it('declares the permission prompt tool as verified: flags, request arguments, answer shape', () => {
-    const declared = CLI_TREE.permission_prompt_tool;
-    assert.equal(declared.flag, '--permission-prompt-tool');
-    assert.equal(declared.mcp_config_flag, '--mcp-config');
-    assert.deepEqual(declared.request_arguments, ['tool_name', 'input', 'tool_use_id']);
-    assert.deepEqual(declared.modes_that_ask, ['default', 'acceptEdits']);
+  it('declares the stdin channel as verified: input format, stdio prompt tool, every control message', () => {
+    const declared = CLI_TREE.stdin_channel;
+    assert.deepEqual(CLI_TREE.input['stream-json'].args, ['--input-format', 'stream-json'], 'the channel is on in every stream-json run');
+    assert.deepEqual(declared.permission_prompt_tool, ['--permission-prompt-tool', 'stdio']);
+    assert.deepEqual(Object.keys(declared.native_writes), ['can_use_tool', 'interrupt_ack']);
+    assert.deepEqual(Object.keys(declared.native_reads), ['user', 'allow', 'deny', 'error', 'interrupt']);
+    assert.match(declared.verified, /^2\.1\.332: .*spec\/native\/control\.native\.test\.ts/);
   });
 
   it('declares the fixed flags of both output modes', () => {
@@ -109,32 +110,60 @@ describe('cli-tree.json', () => {
       /unknown key "extra"/,
     ],
     [
-      'no permission prompt tool declaration',
+      'no stdin channel',
       (t) => {
-        delete t.permission_prompt_tool;
+        delete t.stdin_channel;
       },
-      /permission_prompt_tool: must be an object/,
+      /stdin_channel: must be an object/,
     ],
     [
-      'permission prompt tool flag not a long flag',
+      'stdin channel prompt tool value that is a flag',
       (t) => {
-        t.permission_prompt_tool.flag = '-x';
+        t.stdin_channel.permission_prompt_tool = ['--permission-prompt-tool', '--x'];
       },
-      /permission_prompt_tool\.flag: must be a long flag/,
+      /stdin_channel\.permission_prompt_tool: must be a long flag and its value/,
     ],
     [
-      'permission prompt tool answer incomplete',
+      'stdin channel without the deny message',
       (t) => {
-        delete t.permission_prompt_tool.answer.deny;
+        delete t.stdin_channel.native_reads.deny;
       },
-      /permission_prompt_tool\.answer/,
+      /stdin_channel\.native_reads\.deny: must be an object with a constant type/,
     ],
     [
-      'unknown permission prompt tool key',
+      'stdin channel with an undeclared message',
       (t) => {
-        t.permission_prompt_tool.timeout = 1;
+        t.stdin_channel.native_writes.cancel = { type: 'control_cancel_request' };
       },
-      /unknown key "timeout"/,
+      /stdin_channel\.native_writes: unknown key "cancel"/,
+    ],
+    [
+      'stdin channel message whose type is a placeholder',
+      (t) => {
+        t.stdin_channel.native_writes.can_use_tool.type = '<string:type>';
+      },
+      /native_writes\.can_use_tool: must be an object with a constant type/,
+    ],
+    [
+      'stdin channel malformed placeholder',
+      (t) => {
+        t.stdin_channel.native_reads.allow.response.response.updatedInput = '<input>';
+      },
+      /native_reads\.allow\.response\.response\.updatedInput: "<input>" is not a placeholder/,
+    ],
+    [
+      'stdin channel without its verification note',
+      (t) => {
+        t.stdin_channel.verified = '';
+      },
+      /stdin_channel\.verified: must be a non-empty string/,
+    ],
+    [
+      'unknown stdin channel key',
+      (t) => {
+        t.stdin_channel.timeout_ms = 1;
+      },
+      /stdin_channel: unknown key "timeout_ms"/,
     ],
     [
       'bad tested_version',

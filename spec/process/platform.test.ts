@@ -8,36 +8,53 @@ import {
   PlatformUnsupported,
   platformRefusalLine,
 } from '../../lib/process/platform.ts';
+import { psFailure } from '../../lib/process/ps-table.ts';
 
-test('linux and darwin are decided, everything else is refused', () => {
-  assert.deepEqual(decidePlatform('linux'), { kind: 'linux' });
-  assert.deepEqual(decidePlatform('darwin'), { kind: 'darwin' });
+/** What the probe says where the platform's ps does not answer as expected. */
+const NO_PS = (): ReturnType<typeof psFailure> => psFailure('ps_not_found', 'not found on PATH');
+
+test('linux and darwin are decided; win32 is refused, and every other platform whose ps does not answer', () => {
+  assert.deepEqual(decidePlatform('linux', NO_PS), { kind: 'linux' });
+  assert.deepEqual(decidePlatform('darwin', NO_PS), { kind: 'darwin' });
   for (const platform of ['win32', 'freebsd', 'openbsd', 'aix', 'sunos', 'android', 'cygwin', 'netbsd', 'haiku', '']) {
-    const decision = decidePlatform(platform);
+    const decision = decidePlatform(platform, NO_PS);
     assert.equal(decision.kind, 'refused', platform);
     if (decision.kind === 'refused') assert.equal(decision.platform, platform);
   }
 });
 
-test('the refusal names what works: WSL2 on Windows, Linux elsewhere', () => {
-  const windows = decidePlatform('win32');
+test('any other platform runs the portable path where its ps answers in the expected form; the probe is not asked for the known ones', () => {
+  for (const platform of ['freebsd', 'openbsd', 'aix', 'sunos']) assert.deepEqual(decidePlatform(platform, () => null), { kind: 'darwin' });
+  const asked: string[] = [];
+  for (const platform of ['linux', 'darwin', 'win32'])
+    decidePlatform(platform, () => {
+      asked.push(platform);
+      return null;
+    });
+  assert.deepEqual(asked, []);
+  assert.equal(decidePlatform('win32', () => null).kind, 'refused');
+});
+
+test('the refusal names what works: WSL2 on Windows, Linux elsewhere, and why ps does not do', () => {
+  const windows = decidePlatform('win32', NO_PS);
   assert.ok(windows.kind === 'refused');
   assert.match(windows.message, /Windows \(win32\)/);
   assert.match(windows.message, /WSL2/);
-  const freebsd = decidePlatform('freebsd');
+  const freebsd = decidePlatform('freebsd', NO_PS);
   assert.ok(freebsd.kind === 'refused');
   assert.match(freebsd.message, /does not run on freebsd: it runs on Linux/);
+  assert.match(freebsd.message, /ps: not found on PATH, ps_not_found/);
 });
 
 test('a platform name is bounded in the message', () => {
-  const long = decidePlatform('x'.repeat(100));
+  const long = decidePlatform('x'.repeat(100), NO_PS);
   assert.ok(long.kind === 'refused');
   assert.equal(long.platform, `${'x'.repeat(32)}…`);
   assert.ok(!long.message.includes('x'.repeat(33)));
 });
 
 test('the CLI line is one JSON object under error with the stable code', () => {
-  const refused = decidePlatform('win32');
+  const refused = decidePlatform('win32', NO_PS);
   assert.ok(refused.kind === 'refused');
   const line = platformRefusalLine(refused);
   assert.ok(!line.includes('\n'));
@@ -45,7 +62,7 @@ test('the CLI line is one JSON object under error with the stable code', () => {
 });
 
 test('the library error carries the code and the platform', () => {
-  const refused = decidePlatform('aix');
+  const refused = decidePlatform('aix', NO_PS);
   assert.ok(refused.kind === 'refused');
   const error = new PlatformUnsupported(refused);
   assert.ok(error instanceof Error);

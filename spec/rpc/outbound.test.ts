@@ -9,11 +9,7 @@ import { createOutbound, MAX_OUTBOUND_REQUESTS, OutboundError } from '../../lib/
 import type { CallContext } from '../../lib/contracts/providers.ts';
 import type { JsonObject } from '../../lib/util/json.ts';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
-import { once } from 'node:events';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { parseControlLine } from '../../lib/native/control.ts';
 import { systemClock } from '../../lib/util/clock.ts';
 import { createPermissionBroker, type DecidedQuestion } from '../../lib/permission/broker.ts';
 import { askThroughElicitation } from '../../lib/permission/elicit.ts';
@@ -152,33 +148,30 @@ describe('elicitation/create to the client', () => {
   });
 
   it('a permission question answered by any of those responses is denied, never allowed', async () => {
-    const base = mkdtempSync(join(tmpdir(), 'crm-elicit-spec-'));
-    try {
-      for (const [label, response] of NOT_A_SUCCESS) {
-        const { h, ctx } = await contextOfACall({ elicitation: {} });
-        const broker = createPermissionBroker({ clock: systemClock, random: (n) => randomBytes(n), boundMs: 30_000, baseDir: base });
-        const bridge = connect(broker.socketPath);
-        try {
-          askThroughElicitation(broker, 'run_spec', ctx.elicit!);
-          const decided = new Promise<DecidedQuestion>((resolve) => broker.onDecision(resolve));
-          const asked = new Promise<void>((resolve) => broker.onQuestion(() => resolve()));
-          await once(bridge, 'connect');
-          bridge.write(
-            `${JSON.stringify({ t: 'hello', token: broker.token })}\n${JSON.stringify({ t: 'ask', id: 'q1', tool_name: 'Bash', input: { command: 'rm -rf x' }, tool_use_id: 'toolu_1' })}\n`,
-          );
-          await asked;
-          assert.equal(sent(h, 'elicitation/create').length, 1, label);
-          await h.adapter.handle(response);
-          const decision = await decided;
-          assert.deepEqual([decision.behavior, decision.decided_by], ['deny', 'host'], label);
-        } finally {
-          bridge.destroy();
-          broker.close();
-          h.tools.release();
-        }
+    for (const [label, response] of NOT_A_SUCCESS) {
+      const { h, ctx } = await contextOfACall({ elicitation: {} });
+      const broker = createPermissionBroker({ clock: systemClock, random: (n) => randomBytes(n), boundMs: 30_000 });
+      const written: string[] = [];
+      try {
+        askThroughElicitation(broker, 'run_spec', ctx.elicit!);
+        const decided = new Promise<DecidedQuestion>((resolve) => broker.onDecision(resolve));
+        const request = parseControlLine({
+          type: 'control_request',
+          request_id: 'req-1',
+          request: { subtype: 'can_use_tool', tool_name: 'Bash', input: { command: 'rm -rf x' }, tool_use_id: 'toolu_1' },
+        });
+        assert.ok(request?.kind === 'can_use_tool');
+        broker.ask(request, (line) => written.push(line) > 0);
+        assert.equal(sent(h, 'elicitation/create').length, 1, label);
+        await h.adapter.handle(response);
+        const decision = await decided;
+        assert.deepEqual([decision.behavior, decision.decided_by], ['deny', 'host'], label);
+        assert.equal(written.length, 1, `${label}: one answer to the native`);
+        assert.equal(JSON.parse(written[0] ?? '{}').response.response.behavior, 'deny', label);
+      } finally {
+        broker.close();
+        h.tools.release();
       }
-    } finally {
-      rmSync(base, { recursive: true, force: true });
     }
   });
 });

@@ -16,6 +16,7 @@ const lost = (crashText: string | null): SupervisedOutcome => ({
   fallbackLeft: 0,
   fallbackError: null,
   fallbackProof: null,
+  fallbackSource: 'process_scan',
   crashText,
 });
 

@@ -1,4 +1,4 @@
-// One audited file for every face: the bin, the supervisor and bridge roles, `require('claude-run-mcp')` and
+// One audited file for every face: the bin, the supervisor role, `require('claude-run-mcp')` and
 // `import … from 'claude-run-mcp'` all run dist/claude-run-mcp.cjs, the file bundle.sha256 hashes. The ES module
 // face beside it is a few lines of names with no code of its own. Built fresh into a temporary folder.
 import { after, before, describe, it } from 'node:test';

@@ -193,6 +193,7 @@ describe('server.json (MCP Registry)', () => {
         maxFrameBytes: 16 * 1024 * 1024,
         cleanupBackend: 'auto',
         budgetUsd: null,
+        stateDir: null,
       },
     });
   });

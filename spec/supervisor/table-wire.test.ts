@@ -13,7 +13,7 @@ import {
   type TableAnswer,
 } from '../../lib/supervisor/protocol.ts';
 import { PS_MAX_OUTPUT_BYTES } from '../../lib/process/ps-source.ts';
-import { psFailure } from '../../lib/process/ps-table.ts';
+import { MAX_PID, psFailure, type PsRow } from '../../lib/process/ps-table.ts';
 
 const control = (line: string): ReturnType<typeof parseControlLine> => parseControlLine(line.replace(/\n$/, ''));
 
@@ -119,4 +119,36 @@ test('an answer off-shape in any way is a malformed control line, never a table'
   // The line's own size is checked too, whatever its content.
   assert.equal(parseTableAnswer(ok, TABLE_ANSWER_LINE_MAX_BYTES + 1), null);
   assert.notEqual(parseTableAnswer(ok, TABLE_ANSWER_LINE_MAX_BYTES), null);
+});
+
+test('rows parsed by the server round-trip; a row the supervisor’s own parse would refuse refuses the answer', () => {
+  const rows: PsRow[] = [
+    { pid: 1, ppid: 0, pgid: 1, stat: 'Ss', start: { lstart: '2026-12-03T08:01:15', resolution: 'second' }, command: '/sbin/launchd' },
+    { pid: MAX_PID, ppid: 1, pgid: MAX_PID, stat: 'S+', start: null, command: 'sh -c "x y"' },
+  ];
+  const line = formatTableAnswer(3, { kind: 'rows', rows });
+  const parsed = control(line);
+  assert.ok(parsed !== null && parsed.type === 'table');
+  assert.deepEqual(parsed, { type: 'table', id: 3, answer: { kind: 'rows', rows } });
+  assert.deepEqual(control(formatTableAnswer(4, { kind: 'rows', rows: [] })), { type: 'table', id: 4, answer: { kind: 'rows', rows: [] } });
+  const good = [1, 0, 1, 'Ss', '2026-12-03T08:01:15', 'launchd'];
+  const bad: unknown[][] = [
+    [good, good],
+    [[MAX_PID + 1, 0, 1, 'S', null, 'x']],
+    [[1, -1, 1, 'S', null, 'x']],
+    [[1, 0, 1, 'S!', null, 'x']],
+    [[1, 0, 1, 'SSSSSSSSS', null, 'x']],
+    [[1, 0, 1, 'S', 'Thu Dec  3 08:01:15 2026', 'x']],
+    [[1, 0, 1, 'S', null, '']],
+    [[1, 0, 1, 'S', null, 'a\nb']],
+    [[1, 0, 1, 'S', null]],
+    [[1, 0, 1, 'S', null, 'x', 'extra']],
+    [{ pid: 1 }],
+  ];
+  for (const rowsValue of bad) {
+    const text = JSON.stringify({ type: 'table', id: 1, kind: 'rows', rows: rowsValue });
+    assert.equal(control(text), null, text);
+  }
+  assert.equal(control(JSON.stringify({ type: 'table', id: 1, kind: 'rows', rows: [good], more: 1 })), null);
+  assert.equal(control(JSON.stringify({ type: 'table', id: 1, kind: 'rows', rows: 'x' })), null);
 });

@@ -42,7 +42,7 @@ test('claude.run succeeds end to end with honest fields, progress and confirmed 
   }
 });
 
-test('the native process receives exact argv with the prompt after --, and only scrubbed env', async () => {
+test('the native process receives exact argv (the prompt as a stdin user line, never argv), and only scrubbed env', async () => {
   const recordDir = mkdtempSync(join(tmpdir(), 'crm-record-'));
   const record = join(recordDir, 'record.json');
   const h2 = await createToolHarness({ env: { COMPUTER_MCP_SECRET: 'x', FAKE_CLAUDE_RECORD: record } });
@@ -56,6 +56,8 @@ test('the native process receives exact argv with the prompt after --, and only 
       'stream-json',
       '--verbose',
       '--include-partial-messages',
+      '--input-format',
+      'stream-json',
       '--max-turns',
       '3',
       '--permission-mode',
@@ -64,9 +66,8 @@ test('the native process receives exact argv with the prompt after --, and only 
       'Read',
       '--allowedTools',
       'Grep',
-      '--',
-      '-starts with a dash',
     ]);
+    assert.equal(rec.stdin, '-starts with a dash', 'the user line the native read');
     assert.ok(!('COMPUTER_MCP_SECRET' in rec.env));
     assert.equal(rec.env['CLAUDE_RUN_MCP_ACTIVE'], '1');
     // Node's own descriptors are close-on-exec (created after exec); anything inherited would not be.

@@ -43,6 +43,7 @@ function fakeSupervisor(survivors: readonly ProcessIdentity[]): PreparedSupervis
     fallbackLeft: 0,
     fallbackError: null,
     fallbackProof: null,
+    fallbackSource: 'process_scan',
     crashText: null,
   };
   return {

@@ -8,6 +8,10 @@
  *   from anyone's orphan: every live orphan (ppid 1) started at or after the supervisor and not tracked is an
  *   unattributed orphan. It is reported and never signalled, and the run is not confirmed while one lives.
  * - Any failure of `ps` is kept: a run whose tracking missed a table is never confirmed.
+ * - A tracked identity is forgotten only when the table lists its pid with another start, or no process has
+ *   that pid any more (signal 0). A table may leave out rows (the server sends each supervisor only the rows it
+ *   can need: lib/process/ps-relevant.ts), so a process that is merely unlisted stays tracked, under the row
+ *   last seen: it is remaining, never signalled (no latest row vouches for it), and the run is not confirmed.
  * Identities are weak (pid + lstart, one second): see isSameWeakProcess.
  */
 import { type PsFailure, type PsRow, type PsTableResult } from '../../process/ps-table.ts';
@@ -42,8 +46,10 @@ export interface PsRunTracker {
 interface PsTrackerState {
   readonly selfPid: number;
   readonly roots: Set<number>;
-  /** Tracked identities by `pid@lstart` (`pid@-` for a row without a start), with their pid. */
-  readonly tracked: Map<string, number>;
+  /** Tracked identities by `pid@lstart` (`pid@-` for a row without a start), with the row last seen of each. */
+  readonly tracked: Map<string, PsRow>;
+  /** Whether some process has this pid now (signal 0): injected, the tracker itself stays pure. */
+  readonly pidExists: (pid: number) => boolean;
   /** Group ids led by a tracked process, with the leader's key; kept while some row still carries the id. */
   readonly ownedGroups: Map<number, string>;
   table: ReadonlyMap<number, PsRow>;
@@ -54,9 +60,10 @@ interface PsTrackerState {
   overflow: boolean;
 }
 
-export function createPsRunTracker(selfPid: number): PsRunTracker {
+export function createPsRunTracker(selfPid: number, pidExists: (pid: number) => boolean): PsRunTracker {
   const t: PsTrackerState = {
     selfPid,
+    pidExists,
     roots: new Set(),
     tracked: new Map(),
     ownedGroups: new Map(),
@@ -78,7 +85,7 @@ export function createPsRunTracker(selfPid: number): PsRunTracker {
       observe(t, result);
     },
     lastComplete: () => t.complete,
-    remaining: () => liveRows(t).filter((row) => t.tracked.has(keyOf(row))),
+    remaining: () => [...t.tracked.values()].sort((a, b) => a.pid - b.pid),
     unattributed: () => liveRows(t).filter((row) => isUnattributedOrphan(t, row)),
     latest: (pid) => t.table.get(pid),
     groupMode: () => t.leadsGroup,
@@ -122,7 +129,7 @@ function observe(t: PsTrackerState, result: PsTableResult): void {
   t.leadsGroup = self.pgid === t.selfPid;
   const previous = t.tracked;
   t.table = new Map(result.rows.map((row) => [row.pid, row]));
-  adoptUntilStable(t, new Set(previous.values()));
+  adoptUntilStable(t, new Set([...previous.values()].map((row) => row.pid)));
   forgetGone(t);
   t.complete = true;
 }
@@ -138,7 +145,7 @@ function adoptUntilStable(t: PsTrackerState, trackedBefore: ReadonlySet<number>)
           t.overflow = true;
           continue;
         }
-        t.tracked.set(keyOf(row), row.pid);
+        t.tracked.set(keyOf(row), row);
         changed = true;
       }
       if (t.tracked.has(keyOf(row)) && row.pgid === row.pid && !t.ownedGroups.has(row.pid)) {
@@ -168,10 +175,18 @@ function ownsGroup(t: PsTrackerState, pgid: number): boolean {
   return holder === undefined || keyOf(holder) === leader;
 }
 
-/** Drops identities the table no longer shows (pid + lstart never come back), and groups nobody carries. */
+/**
+ * Drops identities that are gone (pid + lstart never come back): listed dead (a zombie), its pid listed with
+ * another start, or unlisted with no process of that pid; and groups nobody listed carries. Keeps every live
+ * tracked row up to date.
+ */
 function forgetGone(t: PsTrackerState): void {
-  const liveKeys = new Set(liveRows(t).map(keyOf));
-  for (const key of t.tracked.keys()) if (!liveKeys.has(key)) t.tracked.delete(key);
+  const live = new Map(liveRows(t).map((row) => [keyOf(row), row]));
+  for (const [key, seen] of t.tracked) {
+    const now = live.get(key);
+    if (now !== undefined) t.tracked.set(key, now);
+    else if (t.table.has(seen.pid) || !t.pidExists(seen.pid)) t.tracked.delete(key);
+  }
   const groupsInUse = new Set([...t.table.values()].map((row) => row.pgid));
   for (const pgid of t.ownedGroups.keys()) if (!groupsInUse.has(pgid)) t.ownedGroups.delete(pgid);
 }

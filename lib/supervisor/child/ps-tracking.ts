@@ -1,14 +1,22 @@
 /**
- * The portable source while the run lives: one `ps` table every PS_TRACK_INTERVAL_MS, at most one at a time,
- * folded into the run's tracker (ps-tracker.ts). Rare tables cost honesty nothing: a process that got away
- * between two of them is an unattributed orphan at the end, and the run is not confirmed while it lives.
+ * The portable source while the run lives: one `ps` table at a time, the next asked for PS_TRACK_GAP_MS after
+ * the previous one came, folded into the run's tracker (ps-tracker.ts). The read offers to wait up to
+ * PS_TRACK_INTERVAL_MS for a ps the server shares with its other runs' reads; every run asks again the same gap
+ * after the same answer, so runs tracked together share one ps per round, and a run alone gets a table about
+ * every 4 s (the gap, the wait, the ps). Rare tables cost honesty nothing where orphans go to pid 1: a process that got away between two of
+ * them is an unattributed orphan at the end, and the run is not confirmed while it lives.
  */
 import type { PsTableResult } from '../../process/ps-table.ts';
 import { readGuarded } from './ps-ladder.ts';
 import type { PsRunTracker } from './ps-tracker.ts';
 
-/** How often a table is read while the run lives (one full procps `ps` costs ~50 ms of CPU at 600 processes). */
-export const PS_TRACK_INTERVAL_MS = 2000;
+/**
+ * How long a tracking read offers to wait for the server's shared ps (one full procps `ps` costs ~50 ms of CPU
+ * at 600 processes, ~130 ms at 1,600).
+ */
+export const PS_TRACK_INTERVAL_MS = 3000;
+/** After a table came, this long before the next read asks. */
+export const PS_TRACK_GAP_MS = 1000;
 /** Between probes and the run, tracking stops once this many tables in a row showed nothing tracked. */
 export const PS_IDLE_EMPTY_TABLES = 2;
 
@@ -21,25 +29,30 @@ export interface PsTrackingHost {
   reading(pending: Promise<void> | null): void;
 }
 
-/** Starts tracking; returns the function that stops it (also called by itself once idle and empty). */
+/** Starts tracking; returns the function that stops it (also called by itself once idle and empty, or cleaning). */
 export function startPsTracking(tracker: PsRunTracker, readTable: () => Promise<PsTableResult>, host: PsTrackingHost): () => void {
   let emptyTables = 0;
-  let pending: Promise<void> | null = null;
-  const interval = setInterval(() => {
-    if (host.cleaning() || pending !== null) return;
-    pending = readGuarded(readTable).then((result) => {
-      pending = null;
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  const stop = (): void => {
+    stopped = true;
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  };
+  const read = (): void => {
+    timer = null;
+    if (stopped || host.cleaning()) return;
+    const pending = readGuarded(readTable).then((result) => {
       host.reading(null);
-      if (host.cleaning()) return;
+      if (stopped || host.cleaning()) return;
       tracker.observe(result);
       const empty = host.idle() && tracker.lastComplete() && tracker.remaining().length === 0;
       emptyTables = empty ? emptyTables + 1 : 0;
       if (emptyTables >= PS_IDLE_EMPTY_TABLES) stop();
+      else timer = setTimeout(read, PS_TRACK_GAP_MS);
     });
     host.reading(pending);
-  }, PS_TRACK_INTERVAL_MS);
-  const stop = (): void => {
-    clearInterval(interval);
   };
+  timer = setTimeout(read, PS_TRACK_GAP_MS);
   return stop;
 }

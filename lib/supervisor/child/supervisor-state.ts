@@ -9,6 +9,7 @@ import { environMarker, processUid, readProcStat } from '../../process/proc-tabl
 import { createProcView, type ProcView } from '../../process/proc-view.ts';
 import type { SupportedPlatform } from '../../process/platform.ts';
 import { readPsTable } from '../../process/ps-source.ts';
+import { pidExists } from '../../process/kill.ts';
 import type { PsTableResult } from '../../process/ps-table.ts';
 import { PS_TRACK_INTERVAL_MS, startPsTracking } from './ps-tracking.ts';
 import { createPsRunTracker, type PsRunTracker } from './ps-tracker.ts';
@@ -213,7 +214,7 @@ function trackTick(s: SupervisorState, runTracker: RunTracker, tick: TickState):
 /** The portable tracking (ps-tracking.ts), over the supervisor's state. */
 function trackPs(s: SupervisorState, readTable: () => Promise<PsTableResult>): void {
   s.stopTracking();
-  const runTracker = (s.psTracker ??= createPsRunTracker(s.selfPid));
+  const runTracker = (s.psTracker ??= createPsRunTracker(s.selfPid, pidExists));
   s.stopTracking = startPsTracking(runTracker, readTable, {
     cleaning: () => s.cleaning,
     idle: () => s.spec === null && s.probe === null,

@@ -103,6 +103,9 @@ export function createTableClient(deps: TableClientDeps): TableClient {
         case 'output':
           settle(parsePsTable(answer.stdout.toString('utf8')));
           break;
+        case 'rows':
+          settle({ kind: 'table', rows: answer.rows });
+          break;
         case 'failure':
           settle(answer);
           break;

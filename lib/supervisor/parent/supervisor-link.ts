@@ -64,6 +64,11 @@ export interface SupervisedOutcome {
    * it empty (then removed): cleanup is proven all the same. null otherwise.
    */
   readonly fallbackProof: 'cgroup' | null;
+  /**
+   * What the adapter's fallback looked with when the supervisor left no report: one ps table off Linux
+   * (`ps_scan`, never /proc), /proc by marker on Linux (`process_scan`). The proof a lost run names.
+   */
+  readonly fallbackSource: 'process_scan' | 'ps_scan';
   /** What the supervisor wrote on its report pipe that was no report (an uncaught exception's text), or null. */
   readonly crashText: string | null;
 }
@@ -178,7 +183,7 @@ export function openLink(child: SupervisorChild, placement: LinkPlacement): Supe
     }),
     tableAsker: {
       answer: (id, answer, flushed) => {
-        writeControlLine(link, formatTableAnswer(id, answer), flushed);
+        writeControlLine(link, formatTableAnswer(id, link.tables.answerFor(answer, child.pid)), flushed);
       },
     },
     supervisorExit: null,
@@ -307,6 +312,7 @@ function settle(link: SupervisorLink): void {
     fallbackLeft,
     fallbackError,
     fallbackProof,
+    fallbackSource: link.platform === 'linux' ? 'process_scan' : 'ps_scan',
     crashText: link.reports.unparsedTail() === '' ? null : link.reports.unparsedTail(),
     stderrTail: report?.stderr_tail ?? '',
     stderrBytes: report?.stderr_bytes ?? 0,

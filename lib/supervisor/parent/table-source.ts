@@ -12,6 +12,7 @@ import { runPs } from '../../process/ps-source.ts';
 import { psFailure, type PsOutput } from '../../process/ps-table.ts';
 import { systemClock, type Clock } from '../../util/clock.ts';
 import { TABLE_REQUESTS_PENDING_MAX, type TableAnswer } from '../protocol.ts';
+import { createTableView } from './table-view.ts';
 
 /** The least a request waits for others before its ps starts. */
 export const TABLE_GATHER_MS = 25;
@@ -31,6 +32,8 @@ export interface TableSource {
   request(asker: TableAsker, id: number, waitMs: number): boolean;
   /** Drops what the asker has waiting (its supervisor ended); a ps already running does not answer it. */
   forget(asker: TableAsker): void;
+  /** What to send the supervisor `supervisorPid` for an answer of this source (table-view.ts). */
+  answerFor(answer: TableAnswer, supervisorPid: number | undefined): TableAnswer;
 }
 
 export interface TableSourceDeps {
@@ -57,7 +60,9 @@ interface SourceState {
 
 export function createTableSource(deps: TableSourceDeps): TableSource {
   const s: SourceState = { deps, waiting: [], held: new Map(), running: false, timer: null };
+  const view = createTableView();
   return {
+    answerFor: (answer, supervisorPid) => view.answerFor(answer, supervisorPid),
     request(asker, id, waitMs) {
       const n = s.held.get(asker) ?? 0;
       if (n >= TABLE_REQUESTS_PENDING_MAX) return false;

@@ -47,7 +47,7 @@ function recorder(): { signals: PsSignals; sent: string[] } {
 test('a native that exited leaving nothing: two consecutive whole tables prove it, no signal, no more reads', async () => {
   const tables = scripted([[]]);
   const { signals, sent } = recorder();
-  const tracker = createPsRunTracker(SELF);
+  const tracker = createPsRunTracker(SELF, () => false);
   const outcome = await runPsLadder(
     { selfPid: SELF, tracker, readTable: tables.readTable, nativeExited: () => true, interruptNative: () => {}, signals },
     OPTIONS,
@@ -60,7 +60,7 @@ test('a native that exited leaving nothing: two consecutive whole tables prove i
 test('an escaped job is signalled by identity, a stranger never; proven once two tables show it gone', async () => {
   const job = row(301, 1, 300);
   const stranger = row(700, 1, 700, '2026-12-03T17:00:00');
-  const tracker = createPsRunTracker(SELF);
+  const tracker = createPsRunTracker(SELF, () => false);
   tracker.addRoot(200);
   // The tracking saw the setsid shell 300 and its job before the shell exited.
   tracker.observe({ kind: 'table', rows: [...BASE, row(200, SELF, SELF), row(300, 200, 300), job] });
@@ -78,7 +78,7 @@ test('an unattributed orphan is reported, never signalled, and the run is not co
   const orphan = row(800, 1, 800, '2026-12-03T18:00:01');
   const tables = scripted([[orphan]]);
   const { signals, sent } = recorder();
-  const tracker = createPsRunTracker(SELF);
+  const tracker = createPsRunTracker(SELF, () => false);
   const outcome = await runPsLadder(
     { selfPid: SELF, tracker, readTable: tables.readTable, nativeExited: () => true, interruptNative: () => {}, signals },
     OPTIONS,
@@ -89,7 +89,7 @@ test('an unattributed orphan is reported, never signalled, and the run is not co
 });
 
 test('a tracked process whose pid now shows another start is not signalled', async () => {
-  const tracker = createPsRunTracker(SELF);
+  const tracker = createPsRunTracker(SELF, () => false);
   tracker.addRoot(200);
   tracker.observe({ kind: 'table', rows: [...BASE, row(200, SELF, SELF), row(300, 200, 300)] });
   const { signals, sent } = recorder();
@@ -115,7 +115,7 @@ for (const failure of [psFailure('ps_not_found', 'not found on PATH'), psFailure
   test(`a ps failure (${failure.code}) leaves the run unconfirmed, names ps, and stops reading tables`, async () => {
     const tables = scripted([failure, []]);
     const { signals, sent } = recorder();
-    const tracker = createPsRunTracker(SELF);
+    const tracker = createPsRunTracker(SELF, () => false);
     const outcome = await runPsLadder(
       { selfPid: SELF, tracker, readTable: tables.readTable, nativeExited: () => true, interruptNative: () => {}, signals },
       OPTIONS,
@@ -128,7 +128,7 @@ for (const failure of [psFailure('ps_not_found', 'not found on PATH'), psFailure
 }
 
 test('a failure during tracking stays: later whole empty tables do not confirm', async () => {
-  const tracker = createPsRunTracker(SELF);
+  const tracker = createPsRunTracker(SELF, () => false);
   tracker.observe(psFailure('ps_killed', 'was ended by SIGTERM'));
   const tables = scripted([[]]);
   const outcome = await runPsLadder(
@@ -148,7 +148,7 @@ test('a failure during tracking stays: later whole empty tables do not confirm',
 test('the native not yet exited: SIGINT first, and no proof while its exit is not observed', async () => {
   let exited = false;
   const tables = scripted([[row(200, SELF, SELF)]]);
-  const tracker = createPsRunTracker(SELF);
+  const tracker = createPsRunTracker(SELF, () => false);
   tracker.addRoot(200);
   const outcome = await runPsLadder(
     {
@@ -167,7 +167,7 @@ test('the native not yet exited: SIGINT first, and no proof while its exit is no
 });
 
 test('a table source that rejects is a ps failure: unconfirmed, named, no crash', async () => {
-  const tracker = createPsRunTracker(SELF);
+  const tracker = createPsRunTracker(SELF, () => false);
   const readTable = (): Promise<PsTableResult> => Promise.reject(new Error('the server went away'));
   const outcome = await runPsLadder(
     { selfPid: SELF, tracker, readTable, nativeExited: () => true, interruptNative: () => {}, signals: recorder().signals },
@@ -180,7 +180,7 @@ test('a group member seen only by the second table is not proven gone by the fir
   const member = row(4_000_000, 1, SELF);
   const tables = scripted([[], [member]]);
   const { signals, sent } = recorder();
-  const tracker = createPsRunTracker(SELF);
+  const tracker = createPsRunTracker(SELF, () => false);
   const outcome = await runPsLadder(
     { selfPid: SELF, tracker, readTable: tables.readTable, nativeExited: () => true, interruptNative: () => {}, signals },
     OPTIONS,
@@ -194,7 +194,7 @@ test('a group member seen only by the second table is not proven gone by the fir
 test('ORPHANS_NAMED_MAX orphans are named by the error, one more is counted; all are survivors', async () => {
   for (const count of [ORPHANS_NAMED_MAX, ORPHANS_NAMED_MAX + 1]) {
     const orphans = Array.from({ length: count }, (_, i) => row(900 + i, 1, 900 + i, '2026-12-03T18:00:01'));
-    const tracker = createPsRunTracker(SELF);
+    const tracker = createPsRunTracker(SELF, () => false);
     const tables = scripted([orphans]);
     const outcome = await runPsLadder(
       {

@@ -22,7 +22,7 @@ function table(...rows: PsRow[]): PsTableResult {
 const pids = (rows: readonly PsRow[]): number[] => rows.map((r) => r.pid);
 
 test('the own group, the roots, ppid descendants and groups led by tracked pids are tracked', () => {
-  const t = createPsRunTracker(SELF);
+  const t = createPsRunTracker(SELF, () => false);
   t.addRoot(200);
   // 200 native (own group); 300 its setsid shell (group 300); 301 the shell's `cmd &` job; 400 a stranger.
   t.observe(table(row(200, SELF, SELF), row(300, 200, 300), row(301, 300, 300), row(400, 1, 400, '2026-12-03T17:30:00')));
@@ -35,14 +35,14 @@ test('the own group, the roots, ppid descendants and groups led by tracked pids 
 });
 
 test('a child of the supervisor that is not a root (its own ps) is not the run’s, though in its group', () => {
-  const t = createPsRunTracker(SELF);
+  const t = createPsRunTracker(SELF, () => false);
   t.addRoot(200);
   t.observe(table(row(200, SELF, SELF), row(250, SELF, SELF, FLOOR, 'R', 'ps -A -o pid=,ppid=,pgid=,stat=,lstart=,command=')));
   assert.deepEqual(pids(t.remaining()), [200]);
 });
 
 test('a pid seen again with another start is a stranger; zombies and identities gone are not remaining', () => {
-  const t = createPsRunTracker(SELF);
+  const t = createPsRunTracker(SELF, () => false);
   t.addRoot(200);
   t.observe(table(row(200, SELF, SELF), row(300, 200, 300)));
   // 300 exited and its pid went to a stranger started later (another lstart, another group): not the run's.
@@ -54,7 +54,7 @@ test('a pid seen again with another start is a stranger; zombies and identities 
 });
 
 test('a child whose tracked parent exited while the table was read (unlisted) is still the run’s', () => {
-  const t = createPsRunTracker(SELF);
+  const t = createPsRunTracker(SELF, () => false);
   t.addRoot(200);
   t.observe(table(row(200, SELF, SELF), row(300, 200, 300)));
   t.observe(table(row(200, SELF, SELF), row(310, 300, 310)));
@@ -62,7 +62,7 @@ test('a child whose tracked parent exited while the table was read (unlisted) is
 });
 
 test('an orphan started at or after the supervisor and not tracked is unattributed; older ones and tracked ones are not', () => {
-  const t = createPsRunTracker(SELF);
+  const t = createPsRunTracker(SELF, () => false);
   t.addRoot(200);
   const before = row(500, 1, 500, '2026-12-03T17:59:59');
   const atFloor = row(501, 1, 501, FLOOR);
@@ -76,7 +76,7 @@ test('an orphan started at or after the supervisor and not tracked is unattribut
 });
 
 test('without leading its group the supervisor does not claim the group of its pid number', () => {
-  const t = createPsRunTracker(SELF);
+  const t = createPsRunTracker(SELF, () => false);
   const notLeader = row(SELF, 50, 50);
   t.observe({ kind: 'table', rows: [INIT, notLeader, row(600, 1, SELF, '2026-12-03T17:00:00')] });
   assert.equal(t.groupMode(), false);
@@ -84,7 +84,7 @@ test('without leading its group the supervisor does not claim the group of its p
 });
 
 test('a failure of ps is kept; a table without the supervisor is one; later tables are whole again but the failure stays', () => {
-  const t = createPsRunTracker(SELF);
+  const t = createPsRunTracker(SELF, () => false);
   assert.equal(t.failure(), null);
   t.observe(psFailure('ps_timeout', 'did not finish'));
   assert.equal(t.lastComplete(), false);
@@ -92,25 +92,25 @@ test('a failure of ps is kept; a table without the supervisor is one; later tabl
   t.observe(table());
   assert.equal(t.lastComplete(), true);
   assert.equal(t.failure()?.code, 'ps_timeout');
-  const other = createPsRunTracker(SELF);
+  const other = createPsRunTracker(SELF, () => false);
   other.observe({ kind: 'table', rows: [INIT] });
   assert.equal(other.lastComplete(), false);
   assert.match(other.failure()?.message ?? '', /^ps: .*supervisor/);
 });
 
 test('tracking stops at MAX_TRACKED_PROCESSES and says so', () => {
-  const t = createPsRunTracker(SELF);
+  const t = createPsRunTracker(SELF, () => false);
   const members = Array.from({ length: MAX_TRACKED_PROCESSES + 1 }, (_, i) => row(1000 + i, SELF + 1, SELF));
   t.observe(table(...members));
   assert.equal(t.trackedCount(), MAX_TRACKED_PROCESSES);
   assert.equal(t.overflowed(), true);
-  const exact = createPsRunTracker(SELF);
+  const exact = createPsRunTracker(SELF, () => false);
   exact.observe(table(...members.slice(0, MAX_TRACKED_PROCESSES)));
   assert.equal(exact.overflowed(), false);
 });
 
 test("an orphan in a group led by a live stranger from before the run (a test runner's strace -D tracer) is not unattributed", () => {
-  const t = createPsRunTracker(SELF);
+  const t = createPsRunTracker(SELF, () => false);
   t.addRoot(200);
   // 500 leads its group since before the supervisor; 501 an orphan in it; 600 an orphan leading its own group;
   // 701 an orphan in the group of 700, which started in the supervisor's second (it could be the run's).
@@ -138,9 +138,30 @@ test('an orphan is described by pid and its command cut at ORPHAN_COMMAND_MAX_CH
 });
 
 test('a root dropped once reaped: a later child of the supervisor with its pid (its next ps) is not the run’s', () => {
-  const t = createPsRunTracker(SELF);
+  const t = createPsRunTracker(SELF, () => false);
   t.addRoot(200);
   t.dropRoot(200);
   t.observe(table(row(200, SELF, SELF, FLOOR, 'R', 'ps -A -o pid=,ppid=,pgid=,stat=,lstart=,command=')));
   assert.deepEqual(t.remaining(), []);
+});
+
+test('a tracked process left out of a table is gone only when its pid is listed with another start or no longer exists', () => {
+  const alive = new Set([300]);
+  const t = createPsRunTracker(SELF, (pid) => alive.has(pid));
+  t.addRoot(200);
+  t.observe(table(row(200, SELF, SELF), row(300, 200, 300)));
+  // 300 is unlisted (a table filtered by its server) but some process has pid 300: still the run's, under its
+  // last row, and no latest row vouches for a signal.
+  t.observe(table(row(200, SELF, SELF)));
+  assert.deepEqual(pids(t.remaining()), [200, 300]);
+  assert.equal(t.latest(300), undefined);
+  // Listed again: followed on.
+  t.observe(table(row(200, SELF, SELF), row(300, 1, 300)));
+  assert.deepEqual(pids(t.remaining()), [200, 300]);
+  // Its pid listed with another start: a stranger has it, the identity is gone.
+  t.observe(table(row(200, SELF, SELF), row(300, 77, 77, '2026-12-03T18:00:09')));
+  assert.deepEqual(pids(t.remaining()), [200]);
+  // 200 unlisted and no process has its pid: gone.
+  t.observe(table());
+  assert.deepEqual(pids(t.remaining()), []);
 });

@@ -1,7 +1,7 @@
-/** Tracking while the run lives under ps_scan: one table every PS_TRACK_INTERVAL_MS, one at a time, stopping when idle and empty. */
+/** Tracking while the run lives under ps_scan: one table at a time, the next PS_TRACK_GAP_MS after the previous came, stopping when idle and empty. */
 import { test, mock } from 'node:test';
 import assert from 'node:assert/strict';
-import { PS_IDLE_EMPTY_TABLES, PS_TRACK_INTERVAL_MS, startPsTracking } from '../../../lib/supervisor/child/ps-tracking.ts';
+import { PS_IDLE_EMPTY_TABLES, PS_TRACK_GAP_MS, startPsTracking } from '../../../lib/supervisor/child/ps-tracking.ts';
 import { createPsRunTracker } from '../../../lib/supervisor/child/ps-tracker.ts';
 import type { PsRow, PsTableResult } from '../../../lib/process/ps-table.ts';
 
@@ -20,9 +20,9 @@ const EMPTY: PsTableResult = { kind: 'table', rows: [row(1, 0, 1), row(SELF, 50,
 /** Lets the promise callbacks of a resolved read run. */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-test('a table every PS_TRACK_INTERVAL_MS and never two at once', async (t) => {
-  t.mock.timers.enable({ apis: ['setInterval'] });
-  const tracker = createPsRunTracker(SELF);
+test('a read PS_TRACK_GAP_MS after the previous table came, and never two at once', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const tracker = createPsRunTracker(SELF, () => false);
   tracker.addRoot(200);
   let reads = 0;
   let answer: (result: PsTableResult) => void = () => {};
@@ -33,12 +33,12 @@ test('a table every PS_TRACK_INTERVAL_MS and never two at once', async (t) => {
     });
   };
   const stop = startPsTracking(tracker, readTable, { cleaning: () => false, idle: () => false, reading: () => {} });
-  t.mock.timers.tick(PS_TRACK_INTERVAL_MS - 1);
+  t.mock.timers.tick(PS_TRACK_GAP_MS - 1);
   assert.equal(reads, 0);
   t.mock.timers.tick(1);
   assert.equal(reads, 1);
-  // The first read has not answered: the next tick starts none.
-  t.mock.timers.tick(PS_TRACK_INTERVAL_MS);
+  // The first read has not answered: however long it takes, no second read starts.
+  t.mock.timers.tick(10 * PS_TRACK_GAP_MS);
   assert.equal(reads, 1);
   answer(TABLE);
   await settle();
@@ -46,15 +46,17 @@ test('a table every PS_TRACK_INTERVAL_MS and never two at once', async (t) => {
     tracker.remaining().map((r) => r.pid),
     [200],
   );
-  t.mock.timers.tick(PS_TRACK_INTERVAL_MS);
+  t.mock.timers.tick(PS_TRACK_GAP_MS - 1);
+  assert.equal(reads, 1, 'the gap counts from the answer');
+  t.mock.timers.tick(1);
   assert.equal(reads, 2);
   stop();
   mock.timers.reset();
 });
 
 test('idle (no probe, no native) and PS_IDLE_EMPTY_TABLES empty tables in a row: tracking stops; a table read while cleaning is dropped', async (t) => {
-  t.mock.timers.enable({ apis: ['setInterval'] });
-  const tracker = createPsRunTracker(SELF);
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const tracker = createPsRunTracker(SELF, () => false);
   let reads = 0;
   let cleaning = false;
   const pending: (Promise<void> | null)[] = [];
@@ -67,15 +69,15 @@ test('idle (no probe, no native) and PS_IDLE_EMPTY_TABLES empty tables in a row:
     { cleaning: () => cleaning, idle: () => true, reading: (p) => pending.push(p) },
   );
   for (let i = 0; i < PS_IDLE_EMPTY_TABLES + 2; i++) {
-    t.mock.timers.tick(PS_TRACK_INTERVAL_MS);
+    t.mock.timers.tick(PS_TRACK_GAP_MS);
     await settle();
   }
   assert.equal(reads, PS_IDLE_EMPTY_TABLES);
   assert.ok(pending.at(-1) === null && pending.some((p) => p !== null), 'each read was announced, and its end');
-  const other = createPsRunTracker(SELF);
+  const other = createPsRunTracker(SELF, () => false);
   const stop = startPsTracking(other, () => Promise.resolve(EMPTY), { cleaning: () => cleaning, idle: () => false, reading: () => {} });
   cleaning = true;
-  t.mock.timers.tick(PS_TRACK_INTERVAL_MS);
+  t.mock.timers.tick(PS_TRACK_GAP_MS);
   await settle();
   assert.equal(other.lastComplete(), false, 'nothing read once cleanup began');
   stop();

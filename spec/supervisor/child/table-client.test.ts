@@ -148,3 +148,12 @@ test('hurry: a read waiting on a shared ps is asked again with no wait, and the 
   assert.equal(sent.length, 4, 'nothing more asked: two are held');
   assert.deepEqual(await Promise.all(reads), [OWN, OWN]);
 });
+
+test("rows the server parsed are the read's table as they are; no ps of its own runs", async () => {
+  const { client, ownReads } = setup();
+  const read = client.readTable();
+  const rows = [{ pid: 1, ppid: 0, pgid: 1, stat: 'Ss', start: null, command: '/sbin/launchd' }];
+  assert.equal(client.onAnswer(answer(0, { kind: 'rows', rows })), true);
+  assert.deepEqual(await read, { kind: 'table', rows });
+  assert.equal(ownReads(), 0);
+});

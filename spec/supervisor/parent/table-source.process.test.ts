@@ -59,6 +59,7 @@ test('four supervisors asking at once share one ps run by the server; at control
     forget: (asker) => {
       source.forget(asker);
     },
+    answerFor: (answer, pid) => source.answerFor(answer, pid),
   };
   const askers = [0, 1, 2, 3].map((i) => {
     const results = join(dir, `results-${i}`);
@@ -163,6 +164,7 @@ function countedSource(path: string): {
     forget: (asker) => {
       source.forget(wrap(asker));
     },
+    answerFor: (answer, pid) => source.answerFor(answer, pid),
   };
   return { tables, clock, askers, answered };
 }

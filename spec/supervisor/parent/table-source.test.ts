@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTableSource, TABLE_GATHER_MS, type TableAsker } from '../../../lib/supervisor/parent/table-source.ts';
-import { TABLE_REQUESTS_PENDING_MAX, type TableAnswer } from '../../../lib/supervisor/protocol.ts';
+import { TABLE_ANSWER_LINE_MAX_BYTES, TABLE_REQUESTS_PENDING_MAX, type TableAnswer } from '../../../lib/supervisor/protocol.ts';
+import { ROWS_ANSWER_OUTPUT_MAX_BYTES } from '../../../lib/supervisor/parent/table-view.ts';
 import { psFailure, type PsOutput } from '../../../lib/process/ps-table.ts';
 import { createManualClock } from '../../helpers/manual-clock.ts';
 
@@ -214,4 +215,40 @@ test('a request with no wait takes every waiting one along, and only the gather 
   assert.equal(ps.calls(), 2);
   clock.advance(1);
   assert.equal(ps.calls(), 3);
+});
+
+const PS_LINE = (pid: number, ppid: number, pgid: number, start: string, command: string): string =>
+  `${String(pid).padStart(7)} ${String(ppid).padStart(7)} ${String(pgid).padStart(7)} S    ${start} ${command}\n`;
+
+test('each supervisor is sent only the rows it can need, from one parse of the output; bad output is the failure naming ps', () => {
+  const source = createTableSource({ runPs: () => new Promise(() => {}), clock: createManualClock() });
+  const text =
+    PS_LINE(1, 0, 1, 'Thu Dec  3 08:00:00 2026', 'init') +
+    PS_LINE(50, 1, 50, 'Thu Dec  3 09:00:00 2026', 'old daemon') +
+    PS_LINE(100, 1, 100, 'Thu Dec  3 10:00:00 2026', 'supervisor a') +
+    PS_LINE(200, 1, 200, 'Thu Dec  3 11:00:00 2026', 'supervisor b') +
+    PS_LINE(210, 200, 200, 'Thu Dec  3 11:00:01 2026', 'native b');
+  const output: PsOutput = { kind: 'output', stdout: Buffer.from(text) };
+  const rowsOf = (answer: TableAnswer): number[] => (answer.kind === 'rows' ? answer.rows.map((r) => r.pid) : []);
+  const forA = source.answerFor(output, 100);
+  const forB = source.answerFor(output, 200);
+  assert.equal(forA.kind, 'rows');
+  // a started at 10:00: b and its native came later (candidates for a's orphans), the old daemon did not.
+  assert.deepEqual(rowsOf(forA), [1, 100, 200, 210]);
+  assert.deepEqual(rowsOf(forB), [1, 200, 210]);
+  assert.deepEqual(rowsOf(source.answerFor(output, 999)), [], 'a table without the supervisor: no rows (its tracker refuses it)');
+  assert.equal(source.answerFor(output, undefined), output, 'a supervisor of unknown pid gets the raw output');
+  const cut: PsOutput = { kind: 'output', stdout: Buffer.from(text.slice(0, -1)) };
+  const failure = source.answerFor(cut, 100);
+  assert.equal(failure.kind, 'failure');
+  assert.ok(failure.kind === 'failure' && failure.code === 'ps_output_invalid' && failure.message.startsWith('ps: '));
+  const failed = psFailure('ps_timeout', 'took too long');
+  assert.equal(source.answerFor(failed, 100), failed);
+});
+
+test('output past ROWS_ANSWER_OUTPUT_MAX_BYTES goes raw (its rows might not fit one answer line)', () => {
+  const source = createTableSource({ runPs: () => new Promise(() => {}), clock: createManualClock() });
+  const big: PsOutput = { kind: 'output', stdout: Buffer.alloc(ROWS_ANSWER_OUTPUT_MAX_BYTES + 1, 0x20) };
+  assert.equal(source.answerFor(big, 100), big);
+  assert.ok(6 * ROWS_ANSWER_OUTPUT_MAX_BYTES + 1024 <= TABLE_ANSWER_LINE_MAX_BYTES);
 });
