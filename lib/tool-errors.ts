@@ -25,7 +25,12 @@ export const TOOL_ERROR_CODES = {
   permission_question_not_pending:
     'The permission question is not pending on this run (already decided, expired, withdrawn or unknown); nothing was answered.',
   session_busy: 'Too many runs are already waiting for this conversation; nothing was started.',
-  server_budget_exhausted: 'The server budget (--budget-usd) is spent; nothing was started.',
+  server_budget_exhausted: 'The server budget (--budget-usd) is spent; nothing was started (or, for claude.run.send, nothing was sent).',
+  // open runs (keep_open; claude.run.send)
+  run_not_open:
+    'The run does not take messages: it was not started with keep_open, or its conversation is closing or has ended; nothing was sent.',
+  send_queue_full: 'Too many messages (or bytes) already wait for the running turn; nothing was sent.',
+  turn_limit_reached: 'The open run reached its turn_limit; nothing was sent.',
   server_budget_reserved:
     'What remains of the server budget is reserved by runs that have not reported their cost yet; nothing was started (retry once they settle).',
   // worktrees (claude.worktree.remove)

@@ -8,6 +8,7 @@
 import { MAX_FRAME_BYTES } from '../rpc/connection.ts';
 import { CLEANUP_BACKEND_OPTIONS } from '../supervisor/parent/cleanup-backend.ts';
 import { assertNever } from '../util/assert-never.ts';
+import { DEFAULT_MAX_OPEN_IDLE_SECONDS } from '../tools/open-input.ts';
 
 export const DEFAULT_MAX_TIMEOUT_SECONDS = 1800;
 /** Bounds for the numeric options, so a typo cannot configure something absurd. */
@@ -65,6 +66,18 @@ export const SERVER_OPTIONS = {
     rule: { kind: 'integer', min: 1, max: MAX_TIMEOUT_SECONDS_LIMIT, default: DEFAULT_MAX_TIMEOUT_SECONDS },
     library: true,
     help: [`largest accepted timeout_seconds, 1 to ${MAX_TIMEOUT_SECONDS_LIMIT} (default ${DEFAULT_MAX_TIMEOUT_SECONDS})`],
+    published: true,
+  },
+  /** The largest open_idle_seconds an open run (keep_open) may ask for: how long it may wait, idle, between turns. */
+  maxOpenIdleSeconds: {
+    flag: '--max-open-idle-seconds',
+    valueName: 'N',
+    rule: { kind: 'integer', min: 1, max: MAX_TIMEOUT_SECONDS_LIMIT, default: DEFAULT_MAX_OPEN_IDLE_SECONDS },
+    library: true,
+    help: [
+      `largest open_idle_seconds an open run (keep_open) may wait between turns, 1 to ${MAX_TIMEOUT_SECONDS_LIMIT}`,
+      `(default ${DEFAULT_MAX_OPEN_IDLE_SECONDS})`,
+    ],
     published: true,
   },
   /** List the tools as claude_run etc. instead of claude.run. */
@@ -192,6 +205,7 @@ export function checkServerOptions(given: Readonly<Partial<Record<OptionKey, unk
   const config: ServeConfig = {
     claudeBin: valueOr(given.claudeBin, isString, o.claudeBin.rule.default),
     maxTimeoutSeconds: valueOr(given.maxTimeoutSeconds, isNumber, o.maxTimeoutSeconds.rule.default),
+    maxOpenIdleSeconds: valueOr(given.maxOpenIdleSeconds, isNumber, o.maxOpenIdleSeconds.rule.default),
     underscoreNames: valueOr(given.underscoreNames, isBoolean, o.underscoreNames.rule.default),
     promptViaStdin: valueOr(given.promptViaStdin, isBoolean, o.promptViaStdin.rule.default),
     maxFrameBytes: valueOr(given.maxFrameBytes, isNumber, o.maxFrameBytes.rule.default),

@@ -44,6 +44,13 @@ export interface BudgetLedger {
   admit(requestedCapUsd: number | null): BudgetAdmission;
   /** A granted run that never started (its start was refused after admission): its cap is freed. */
   cancel(ticket: number): void;
+  /**
+   * One turn of an open run ended: charge what it reported (its whole remaining cap when null or NaN); its
+   * reservation shrinks by the same amount, so the run keeps reserving only what it may still spend.
+   */
+  charge(ticket: number, reportedUsd: number | null): void;
+  /** What a run's reservation still holds, in dollars; null when it holds none (settled or unknown). */
+  capLeftUsd(ticket: number): number | null;
   /** A run settled: charge what it reported (clamped to 0..MAX_LEDGER_MICROS), or its whole cap when null or NaN. */
   settle(ticket: number, reportedUsd: number | null): void;
   snapshot(): BudgetSnapshot;
@@ -73,6 +80,17 @@ export function createBudgetLedger(limitUsd: number): BudgetLedger {
     },
     cancel(ticket) {
       reservations.delete(ticket);
+    },
+    charge(ticket, reportedUsd) {
+      const cap = reservations.get(ticket);
+      if (cap === undefined) return;
+      const micros = chargeMicros(reportedUsd, cap);
+      reservations.set(ticket, Math.max(0, cap - micros));
+      spent = Math.min(MAX_LEDGER_MICROS, spent + micros);
+    },
+    capLeftUsd(ticket) {
+      const cap = reservations.get(ticket);
+      return cap === undefined ? null : toUsd(cap);
     },
     settle(ticket, reportedUsd) {
       const cap = reservations.get(ticket);

@@ -188,7 +188,7 @@ function terminationError(termination: Termination | null, ingest: IngestState):
 /** Exactly one result event, and it carries what a success needs (an error final is the native mapper's). */
 function finalEventError(ingest: IngestState): ToolErrorData | null {
   const final = ingest.final;
-  if (ingest.results_seen > 1) {
+  if (ingest.results_seen > 1 && !ingest.final_per_turn) {
     return error('duplicate_final_event', `The native process emitted ${ingest.results_seen} result events; exactly one is allowed.`);
   }
   if (final === null) {

@@ -27,6 +27,7 @@ import { createControlTally, routeControlLine, type ControlRoute, type ControlTa
 import { parseControlLine } from '../native/control.ts';
 import type { EventKind } from '../native/events.ts';
 import type { JsonObject } from '../util/json.ts';
+import { createOpenConversation, type OpenConversation } from './turns.ts';
 
 export type { ExecuteDeps, PreparedRun, RunExecutionHooks } from './run-scope.ts';
 export { SUPERVISOR_MARGIN_MS } from './supervise.ts';
@@ -35,6 +36,8 @@ export interface RunExecution {
   readonly ingest: Ingest;
   /** The native's open stdin (stream-json input); see NativeInput. */
   readonly input: NativeInput;
+  /** An open run's conversation (keep_open), else null. */
+  readonly open: OpenConversation | null;
   /** What became of the native's control lines so far (control-route.ts). */
   control(): Readonly<ControlTally>;
   /** Requests cancellation; the outcome still waits for cleanup. Idempotent. */
@@ -46,6 +49,7 @@ export interface RunExecution {
 
 export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: PreparedRun, hooks: RunExecutionHooks): RunExecution {
   const controller = new AbortController();
+  const keepOpen = prepared.request.keepOpen ?? null;
   const input = createNativeInputSlot();
   const tally = createControlTally();
   const route: ControlRoute = {
@@ -60,7 +64,7 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
     const line = kind === 'other' ? parseControlLine(event) : null;
     if (line !== null) routeControlLine(line, route);
   };
-  const ingest = createIngest({ ringId: runId, onEvent });
+  const ingest = createIngest({ ringId: runId, onEvent, finalPerTurn: keepOpen !== null });
   let survivors: readonly ProcessIdentity[] | null = [];
   const observed: RunExecutionHooks = {
     ...hooks,
@@ -68,16 +72,17 @@ export function startRunExecution(deps: ExecuteDeps, runId: string, prepared: Pr
       survivors = outcome.cleanup === null ? null : outcome.cleanup.survivors;
     },
   };
-  const done = execute(deps, prepared, observed, ingest, input, controller.signal);
-  return { ingest, input, control: () => ({ ...tally }), cancel: () => controller.abort(), done, survivors: () => survivors };
+  const open = keepOpen === null ? null : createOpenConversation(keepOpen, { clock: deps.clock, input, onState: hooks.onState });
+  const done = execute(deps, prepared, observed, { ingest, input, open }, controller.signal);
+  if (open !== null) void done.finally(() => open.onRunEnded()).catch(() => {});
+  return { ingest, input, open, control: () => ({ ...tally }), cancel: () => controller.abort(), done, survivors: () => survivors };
 }
 
 async function execute(
   deps: ExecuteDeps,
   prepared: PreparedRun,
   hooks: RunExecutionHooks,
-  ingest: Ingest,
-  input: NativeInputSlot,
+  parts: { ingest: Ingest; input: NativeInputSlot; open: OpenConversation | null },
   signal: AbortSignal,
 ): Promise<Classification> {
   const { request } = prepared;
@@ -86,7 +91,7 @@ async function execute(
   const disposeDeadline = deps.clock.setTimeout(() => deadline.abort(), request.timeoutMs);
   const knownIds = request.session.kind === 'continue' ? deps.listSessionIds(request.cwd) : [];
   try {
-    return await executeWithin({ deps, prepared, hooks, ingest, input, signal, deadline: deadline.signal, knownIds });
+    return await executeWithin({ deps, prepared, hooks, ...parts, signal, deadline: deadline.signal, knownIds });
   } finally {
     disposeDeadline();
   }

@@ -38,6 +38,11 @@ export interface IngestState {
   readonly invalid_results: number;
   /** Byte size of a would-be final event that exceeded the bound (then `final` stays null). */
   readonly final_too_large_bytes: number | null;
+  /**
+   * An open run (keep_open): each turn's result is that turn's final, so `final` is the latest turn's (null when
+   * the latest result was not valid) and several results are no duplicate.
+   */
+  readonly final_per_turn: boolean;
   /** The bound a final event is held to in this run (options.maxFinalBytes, default MAX_FINAL_BYTES). */
   readonly max_final_bytes: number;
   /** Frames that were not a JSON object (whitespace-only frames are ignored, not counted). */
@@ -79,6 +84,8 @@ export interface IngestOptions {
   /** Cursor namespace of this run's event ring (use the run id). */
   readonly ringId: string;
   readonly maxFinalBytes?: number;
+  /** An open run: every result is its turn's final (see IngestState.final_per_turn). */
+  readonly finalPerTurn?: boolean;
   /** Called with every parsed event after it was recorded (progress); absent means no per-event work. */
   readonly onEvent?: (kind: EventKind, event: JsonObject) => void;
 }
@@ -101,19 +108,23 @@ function ringBytes(frame: Buffer, text: string): Buffer {
 type RingFields = 'events_total' | 'events_dropped' | 'events_omitted';
 
 /** The facts a snapshot copies out, updated in place frame by frame (the ring's counts are read at snapshot). */
-type IngestFacts = { -readonly [K in Exclude<keyof IngestState, RingFields | 'max_final_bytes' | 'denied_tools'>]: IngestState[K] } & {
+type IngestFacts = {
+  -readonly [K in Exclude<keyof IngestState, RingFields | 'max_final_bytes' | 'denied_tools' | 'final_per_turn'>]: IngestState[K];
+} & {
+  readonly final_per_turn: boolean;
   readonly max_final_bytes: number;
   readonly denied_tools: string[];
 };
 
 /** Keys in IngestState order, so a snapshot spreads them in the order it always had. */
-function emptyFacts(maxFinalBytes: number): IngestFacts {
+function emptyFacts(maxFinalBytes: number, finalPerTurn: boolean): IngestFacts {
   return {
     final: null,
     final_bytes: null,
     results_seen: 0,
     invalid_results: 0,
     final_too_large_bytes: null,
+    final_per_turn: finalPerTurn,
     max_final_bytes: maxFinalBytes,
     malformed_lines: 0,
     frames_too_large: 0,
@@ -138,7 +149,8 @@ function recordResult(facts: IngestFacts, ring: EventRing, event: JsonObject, fr
   facts.results_seen += 1;
   const valid = getString(event, 'subtype') !== null && getBoolean(event, 'is_error') !== null;
   if (!valid) facts.invalid_results += 1;
-  if (valid && facts.final === null && facts.final_too_large_bytes === null) {
+  if (!valid && facts.final_per_turn) facts.final = null;
+  if (valid && (facts.final === null || facts.final_per_turn) && facts.final_too_large_bytes === null) {
     if (bytes > facts.max_final_bytes) {
       // Not kept anywhere, not even in the ring: an oversized final must not look like a truncated success.
       facts.final_too_large_bytes = bytes;
@@ -206,7 +218,7 @@ function recordEvent(facts: IngestFacts, kind: Exclude<EventKind, 'result'>, eve
 
 export function createIngest(options: IngestOptions): Ingest {
   const ring = createEventRing({ ringId: options.ringId });
-  const facts = emptyFacts(options.maxFinalBytes ?? MAX_FINAL_BYTES);
+  const facts = emptyFacts(options.maxFinalBytes ?? MAX_FINAL_BYTES, options.finalPerTurn === true);
   return {
     ring,
     onFrame(frame) {

@@ -12,6 +12,7 @@ import type { Ingest } from './ingest.ts';
 import type { PermissionPort } from './control-route.ts';
 import type { SessionLock } from './session-lock.ts';
 import type { RunRequest, RunState } from './types.ts';
+import type { OpenConversation } from './turns.ts';
 import type { PreparedSupervisor, SupervisedOutcome, SupervisedSpec } from '../supervisor/parent/run-supervised.ts';
 import type { SupervisorCommand } from '../supervisor/parent/supervisor-command.ts';
 
@@ -90,6 +91,8 @@ export interface RunScope {
   readonly ingest: Ingest;
   /** The native's stdin after the prompt (nothing is sent to a native started with a text prompt). */
   readonly input: NativeInputSlot;
+  /** An open run's conversation (keep_open): what happens at each turn's result; null for one-turn runs. */
+  readonly open: OpenConversation | null;
   /** The run's cancel signal. */
   readonly signal: AbortSignal;
   /** Aborts when timeout_seconds has passed. */

@@ -81,6 +81,8 @@ function stop(sv: Supervision, reason: Termination): void {
   if (sv.termination !== null) return;
   sv.termination = reason;
   sv.scope.hooks.onState('stopping');
+  if (reason === 'cancel' && closeIdleOpenRun(sv)) return;
+  sv.scope.open?.close(reason === 'cancel' ? 'cancel' : 'run_ended');
   if (reason === 'cancel' && interruptTurn(sv)) return;
   terminate(sv, reason);
 }
@@ -94,6 +96,14 @@ function interruptTurn(sv: Supervision): boolean {
   if (!sv.spawned || !sv.scope.input.send(interruptRequestLine(INTERRUPT_REQUEST_ID))) return false;
   sv.interruptPending = true;
   armGrace(sv, INTERRUPT_RESULT_GRACE_MS);
+  return true;
+}
+
+/** An open run idle between turns has no turn to interrupt: its stdin ends, and the native must exit by itself. */
+function closeIdleOpenRun(sv: Supervision): boolean {
+  if (sv.scope.open?.endIfIdle('cancel') !== true) return false;
+  sv.cancelStep = 'close';
+  armGrace(sv, INTERRUPT_EXIT_GRACE_MS);
   return true;
 }
 
@@ -120,14 +130,16 @@ function terminate(sv: Supervision, reason: Termination): void {
 
 /** Frames native stdout into ingestion; a crossed bound stops the run, and after it no further frame is ingested. */
 function frameIntoIngest(sv: Supervision): LineSplitter {
-  const { ingest, input } = sv.scope;
+  const { ingest, input, open } = sv.scope;
   let results = 0;
   const onSignal = (value: IngestSignal): void => {
     if (value !== 'continue') stop(sv, value);
-    // The turn is over: ending stdin lets the native exit by itself (measured: 40-150 ms after EOF).
+    // The turn is over: ending stdin lets the native exit by itself (measured: 40-150 ms after EOF). An open
+    // run's conversation decides instead: the next queued message, idle, or its end.
     if (ingest.resultsSeen() !== results) {
       results = ingest.resultsSeen();
-      input.end();
+      open?.onTurnResult(ingest.snapshot().final);
+      if (open === null || sv.termination !== null) input.end();
       if (sv.interruptPending) {
         sv.interruptPending = false;
         sv.cancelStep = 'interrupt';
@@ -188,8 +200,11 @@ function stopWhenIdle(sv: Supervision): void {
   let disposeIdle = (): void => {};
   const arm = (delay: number): void => {
     disposeIdle = clock.setTimeout(() => {
-      const quiet = clock.now() - sv.lastActivity;
-      if (quiet >= idleMs) stop(sv, 'idle_timeout');
+      // An open run idle between turns is bounded by its own idle bound; quiet counts from its last message too.
+      const { open } = sv.scope;
+      const quiet = clock.now() - Math.max(sv.lastActivity, open?.lastWriteAt() ?? 0);
+      if (open?.phase() === 'idle') arm(idleMs);
+      else if (quiet >= idleMs) stop(sv, 'idle_timeout');
       else arm(idleMs - quiet);
     }, delay);
   };

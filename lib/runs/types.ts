@@ -6,6 +6,7 @@ export { PERMISSION_MODES, type PermissionMode } from '../native/tree.ts';
 import type { PermissionMode } from '../native/tree.ts';
 import type { WorktreePlace } from '../worktree/worktree.ts';
 import type { WorktreeReport } from '../worktree/changes.ts';
+import type { OpenReport, TurnRecord } from './turns.ts';
 
 /** How a run relates to a native conversation. Exactly one kind per run. */
 export type SessionIntent =
@@ -26,6 +27,8 @@ export interface RunRequest {
   readonly idleTimeoutMs: number | null;
   /** Set when the caller opted in to ask_host: permission prompts go to the person at the MCP client. */
   readonly askHost?: { readonly timeoutMs: number; readonly defaultMode: boolean } | null;
+  /** Set when the run stays open for more turns (keep_open): its idle bound between turns and its turn limit. */
+  readonly keepOpen?: { readonly idleMs: number; readonly turnLimit: number } | null;
   /** Set when the run asked for a new worktree (checked before the spawn: repository found, name free). */
   readonly worktree?: WorktreePlace | null;
 }
@@ -39,6 +42,7 @@ export const RUN_STATES = [
   'checking_version',
   'starting',
   'running',
+  'idle', // an open run (keep_open) between turns, waiting for claude.run.send
   'stopping', // termination ladder in progress (cancel, timeout, failure)
   'completed',
 ] as const;
@@ -58,7 +62,7 @@ export type UnfinishedSubagents = {
  * The result object: the same shape for claude.run and claude.run.result. Unreported figures are null.
  * A type, not an interface, so it is assignable to JsonObject as it is (an interface has no index signature).
  */
-export const CANCEL_STEPS = ['interrupt', 'ladder'] as const;
+export const CANCEL_STEPS = ['interrupt', 'close', 'ladder'] as const;
 export type CancelStep = (typeof CANCEL_STEPS)[number];
 
 export type RunResult = {
@@ -86,6 +90,10 @@ export type RunResult = {
    * in one): path, branch, base commit and what changed against it, read after the run. Null otherwise.
    */
   worktree: WorktreeReport | null;
+  /** An open run (keep_open): its phase, turns so far, queue, bounds and why it ended; null for one-turn runs. */
+  open: OpenReport | null;
+  /** An open run's turns, oldest first (at most MAX_TURNS_KEPT; open.turns_dropped counts older ones); null for one-turn runs. */
+  turns: TurnRecord[] | null;
   final: JsonObject | null;
   usage: JsonObject | null;
   model_usage_this_call: JsonObject | null;
@@ -102,7 +110,8 @@ export type RunResult = {
   cancelled: boolean;
   /**
    * What ended a cancelled run: "interrupt" (the native's own interrupt ended its turn with a result within
-   * the grace, the session consistent), "ladder" (signals: no result came, or there was no turn to interrupt);
+   * the grace, the session consistent), "close" (an open run idle between turns: its stdin was closed and the
+   * native exited by itself), "ladder" (signals: no result came, or there was no turn to interrupt);
    * null when the run was not cancelled, or was cancelled before anything of it started.
    */
   cancel_step: CancelStep | null;

@@ -6,9 +6,11 @@
  */
 import { ToolError } from '../tool-errors.ts';
 import { assertNever } from '../util/assert-never.ts';
-import { chargeSettledRun, createConversationTotals, type BudgetLedger } from '../runs/budget.ts';
+import { chargeSettledRun, createConversationTotals, type BudgetLedger, type ConversationTotals } from '../runs/budget.ts';
 import type { PreparedRun } from '../runs/execute.ts';
-import type { Runtime } from './runtime.ts';
+import type { RunEntry } from '../runs/registry.ts';
+import type { LiveRun, Runtime } from './runtime.ts';
+import { openConversationOf } from './send.ts';
 
 /** The native option that carries a run's cap (cli-tree.json `arg` of `--max-budget-usd`). */
 export const BUDGET_OPTION_ARG = 'max_budget_usd';
@@ -20,6 +22,8 @@ export type WithCap = (prepared: PreparedRun, capUsd: number) => PreparedRun;
 export function withBudget(runtime: Runtime, ledger: BudgetLedger | null, withCap: WithCap): Runtime {
   if (ledger === null) return runtime;
   const totals = createConversationTotals();
+  // The ledger tickets of open runs that have not settled (bounded by the active runs).
+  const tickets = new Map<string, number>();
   return {
     ...runtime,
     start(prepared, options) {
@@ -46,11 +50,53 @@ export function withBudget(runtime: Runtime, ledger: BudgetLedger | null, withCa
         throw error;
       }
       const live = entry.live;
+      const open = live.execution?.open ?? null;
+      if (open !== null) chargeOpenRun(ledger, totals, admission.ticket, entry, tickets);
       // Settled resolves after the classification is set; an internal failure leaves it null (unreported).
-      void live.settled.then(() => {
-        chargeSettledRun(ledger, totals, admission.ticket, prepared.request.session, live.classification);
-      });
+      else
+        void live.settled.then(() => {
+          chargeSettledRun(ledger, totals, admission.ticket, prepared.request.session, live.classification);
+        });
       return entry;
     },
+    send(runId, message) {
+      openConversationOf(runtime.registry.get(runId));
+      refuseSpent(ledger, tickets.get(runId));
+      return runtime.send(runId, message);
+    },
   };
+}
+
+/**
+ * An open run is charged turn by turn, as each turn's result reports its cost; at its end, a turn whose result
+ * never came is charged what its reservation still holds (unreported: over-charged, never under-charged).
+ */
+function chargeOpenRun(
+  ledger: BudgetLedger,
+  totals: ConversationTotals,
+  ticket: number,
+  entry: RunEntry<LiveRun>,
+  tickets: Map<string, number>,
+): void {
+  const live = entry.live;
+  const open = live.execution?.open;
+  if (!open) return;
+  tickets.set(entry.run_id, ticket);
+  open.onTurn((turn) => ledger.charge(ticket, turn.cost_usd));
+  void live.settled.then(() => {
+    tickets.delete(entry.run_id);
+    ledger.settle(ticket, open.unanswered() || live.classification === null ? null : 0);
+    totals.record(live.classification?.final ?? null);
+  });
+}
+
+/** A send is refused before anything is written when the server budget, or this run's grant, is spent. */
+function refuseSpent(ledger: BudgetLedger, ticket: number | undefined): void {
+  if (ledger.snapshot().remaining_usd === 0) throw new ToolError('server_budget_exhausted', 'the server budget is spent; nothing was sent');
+  const capLeft = ticket === undefined ? null : ledger.capLeftUsd(ticket);
+  if (capLeft !== null && capLeft === 0)
+    throw new ToolError(
+      'server_budget_exhausted',
+      "the run's share of the server budget (its --max-budget-usd) is spent; nothing was sent",
+    );
 }

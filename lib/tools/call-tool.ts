@@ -19,6 +19,7 @@ import { isModernVersion } from '../rpc/negotiate.ts';
 import type { RemovedWorktree } from '../worktree/remove.ts';
 import { runUsesWorktree } from '../worktree/listing.ts';
 import { isAbsolute } from 'node:path';
+import { closeBeforeRelease, closeTool, sendTool } from './send.ts';
 import type { PastRun } from '../state/past-run.ts';
 import { toolOutcomeOf } from './run-records.ts';
 
@@ -53,7 +54,12 @@ export async function callTool(name: ToolName, args: JsonObject, ctx: CallContex
       case 'claude.run.cancel':
         return cancel(args, deps);
       case 'claude.run.release':
+        await closeBeforeRelease(String(args['run_id']), ctx, deps.runtime);
         return release(args, deps);
+      case 'claude.run.send':
+        return sendTool(args, deps.runtime);
+      case 'claude.run.close':
+        return closeTool(args, deps.runtime);
       case 'claude.run.answer':
         return answer(args, deps);
       case 'claude.worktree.remove':
@@ -144,8 +150,10 @@ async function result(args: JsonObject, ctx: CallContext, deps: HandlerDeps): Pr
   await deps.runtime.waitSettled(entry, waitSeconds * 1000, ctx.signal);
   const body = deps.runtime.resultOf(entry);
   const detail: ResultDetail = args['detail'] === 'full' ? 'full' : 'summary';
+  // An open run between turns shows its latest answer, as a settled run does.
+  const text = body.state === 'idle' ? (body.result ?? '') : '';
   if (!body.completed)
-    return { ok: true, summary: describeRun(body) + questionsLine(entry), result: withQuestions(viewRun(body, detail), entry), text: '' };
+    return { ok: true, summary: describeRun(body) + questionsLine(entry), result: withQuestions(viewRun(body, detail), entry), text };
   return settledRunOutcome(deps.runtime, entry, detail);
 }
 

@@ -19,10 +19,13 @@ import type { StateStatus } from '../state/store.ts';
 import { MAX_RECORD_BYTES, RECORD_FORMAT_VERSION } from '../state/record.ts';
 import { MAX_RECORDS, MAX_RECORD_AGE_MS } from '../state/sweep.ts';
 import { ADAPTER_VERSION } from '../version.ts';
+import { MAX_OPEN_TURNS, MAX_QUEUED_MESSAGE_BYTES, MAX_QUEUED_MESSAGES, MAX_TURNS_KEPT } from '../runs/turns.ts';
 
 export interface CapabilityFacts {
   readonly tree: CliTree;
   readonly maxTimeoutSeconds: number;
+  /** The largest open_idle_seconds of a keep_open run (--max-open-idle-seconds). */
+  readonly maxOpenIdleSeconds: number;
   /** The version the newest check asserted; null before the first. */
   readonly assertedVersion: string | null;
   readonly recursive: boolean;
@@ -70,6 +73,11 @@ export function describeCapabilities(facts: CapabilityFacts): JsonObject {
       max_final_event_bytes: MAX_FINAL_BYTES,
       max_native_frame_bytes: MAX_NATIVE_FRAME_BYTES,
       max_timeout_seconds: facts.maxTimeoutSeconds,
+      max_open_idle_seconds: facts.maxOpenIdleSeconds,
+      max_open_turns: MAX_OPEN_TURNS,
+      max_open_turns_kept: MAX_TURNS_KEPT,
+      max_queued_messages: MAX_QUEUED_MESSAGES,
+      max_queued_message_bytes: MAX_QUEUED_MESSAGE_BYTES,
       // Prompts never appear in argv (cli-tree.json `input`); the option that once chose it is kept, without effect.
       prompt_via_stdin: true,
       recursion_refused: facts.recursive,

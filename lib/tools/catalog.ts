@@ -8,6 +8,7 @@ import { DEFAULT_TIMEOUT_SECONDS, RUN_PERMISSION_MODES } from './run-input.ts';
 import { RESULT_DETAILS, RUN_VIEW_SCHEMA } from './result-view.ts';
 import { DEFAULT_ASK_HOST_TIMEOUT_SECONDS, MAX_ASK_HOST_TIMEOUT_SECONDS } from '../permission/spec.ts';
 import { MAX_DENY_REASON_CHARS } from '../permission/preview.ts';
+import { openRunProperties, SEND_INPUT } from './open-catalog.ts';
 
 export const MAX_WAIT_SECONDS = 30;
 export const MAX_EVENTS_PAGE_LIMIT = MAX_PAGE_LIMIT;
@@ -17,6 +18,8 @@ export interface CatalogOptions {
   /** Native option properties generated from cli-tree.json, keyed by MCP argument name. */
   readonly nativeProperties: Readonly<Record<string, JsonSchema>>;
   readonly maxTimeoutSeconds: number;
+  /** The operator's largest open_idle_seconds (--max-open-idle-seconds). */
+  readonly maxOpenIdleSeconds: number;
   readonly underscoreNames: boolean;
 }
 
@@ -84,6 +87,12 @@ function runInputSchema(options: CatalogOptions): JsonSchema {
   };
 }
 
+/** claude.run.start's input: claude.run's and the open-run arguments (claude.run waits for one answer). */
+function startInput(runInput: JsonSchema, maxOpenIdleSeconds: number): JsonSchema {
+  const properties = runInput['properties'] as Record<string, JsonSchema>;
+  return { ...runInput, properties: { ...properties, ...openRunProperties(maxOpenIdleSeconds) } };
+}
+
 const output = (result: JsonSchema): JsonSchema => ({ type: 'object', properties: { result }, required: ['result'] });
 const OBJECT_OUTPUT = output({ type: 'object', description: "The tool's result object (see docs/tools.md)." });
 const RUN_OUTPUT = output(RUN_VIEW_SCHEMA);
@@ -101,6 +110,8 @@ function outputSchemaOf(name: ToolName): JsonSchema {
       return RUN_OUTPUT;
     case 'claude.run.cancel':
       return CANCEL_OUTPUT;
+    case 'claude.run.send':
+    case 'claude.run.close':
     case 'claude.run.list':
     case 'claude.run.events':
     case 'claude.run.release':
@@ -191,6 +202,26 @@ function worktreeRemoveInput(worktreeName: JsonSchema): JsonSchema {
   };
 }
 
+/** claude.run.send and claude.run.close: the tools of runs started with keep_open. */
+function openRunTools(options: CatalogOptions, byRunId: JsonSchema): ToolDefinition[] {
+  return [
+    define(
+      'claude.run.send',
+      options,
+      'Send the next message to an open run',
+      'Send the next user message to a run started with keep_open (same native process, same conversation). While a turn runs, the message waits in a bounded queue and is written after that turn ends (send_queue_full past the bound); never interleaved. Returns at once with the turn number; read the answer with claude.run.result (wait_seconds waits until the run is idle again; turns lists each turn in detail "full"). Refused with run_not_open for a run that was not started with keep_open or is closing or ended, turn_limit_reached at its turn_limit; nothing is written then.',
+      SEND_INPUT,
+    ),
+    define(
+      'claude.run.close',
+      options,
+      'Close an open run',
+      'End a run started with keep_open: its stdin is closed and the native process exits by itself once the running turn (if any) has ended; queued messages are dropped. The run then settles with the latest turn as its result and its cleanup confirmed as for any run. Closing an idle run you no longer need frees its active slot.',
+      byRunId,
+    ),
+  ];
+}
+
 /** The advertised tools in a fixed order; the validator checks calls against these very schemas. */
 export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
   const runInput = runInputSchema(options);
@@ -213,8 +244,8 @@ export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
       'claude.run.start',
       options,
       'Start a Claude Code run',
-      `Start the same run as claude.run without waiting; returns an adapter-owned run_id at once. Fails with active_limit_reached or capacity_exhausted (starting nothing) at the bounds. ${SESSIONS} ${LIFETIME}`,
-      runInput,
+      `Start the same run as claude.run without waiting; returns an adapter-owned run_id at once. Fails with active_limit_reached or capacity_exhausted (starting nothing) at the bounds. With keep_open: true the run stays open after its answer (state idle), in one native process and one conversation, for further messages sent with claude.run.send; end it with claude.run.close when done, as it holds an active slot until then (it also ends after open_idle_seconds idle, at turn_limit, or on cancel). ${SESSIONS} ${LIFETIME}`,
+      startInput(runInput, options.maxOpenIdleSeconds),
     ),
     define(
       'claude.run.list',
@@ -251,6 +282,7 @@ export function buildCatalog(options: CatalogOptions): ToolDefinition[] {
       'Discard one completed run and its events, only after process cleanup was confirmed (run_active / cleanup_unconfirmed otherwise). The native saved conversation is untouched.',
       byId(),
     ),
+    ...openRunTools(options, byId()),
     define(
       'claude.run.answer',
       options,

@@ -19,6 +19,8 @@ export const TOOL_NAMES = [
   'claude.run.events',
   'claude.run.cancel',
   'claude.run.release',
+  'claude.run.send',
+  'claude.run.close',
   'claude.run.answer',
   'claude.worktree.remove',
 ] as const;
@@ -70,6 +72,18 @@ const DECLARATIONS = {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   },
   'claude.run.release': {
+    risk: 'destructive',
+    takesRunId: true,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
+  // A message is a prompt: it runs the model with every tool the run may use. Never idempotent.
+  'claude.run.send': {
+    risk: 'full-shell',
+    takesRunId: true,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  },
+  // Ends the conversation (its native process exits); a repeat finds it closing or ended, hence idempotent.
+  'claude.run.close': {
     risk: 'destructive',
     takesRunId: true,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

@@ -37,6 +37,7 @@ import type { RunRecords } from './run-records.ts';
 import type { RunEntry } from '../runs/registry.ts';
 import type { LiveRun } from './run-result.ts';
 import { parseRunInput } from './run-input.ts';
+import { DEFAULT_MAX_OPEN_IDLE_SECONDS } from './open-input.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { createTaskProvider } from './tasks.ts';
 import { createBudgetLedger, type BudgetLedger } from '../runs/budget.ts';
@@ -51,6 +52,8 @@ import { countFileLines, describeGit, type GitAvailability } from '../worktree/f
 export interface ProviderConfig {
   readonly claudeBin: string | null;
   readonly maxTimeoutSeconds: number;
+  /** The largest open_idle_seconds a keep_open run may ask for (default DEFAULT_MAX_OPEN_IDLE_SECONDS). */
+  readonly maxOpenIdleSeconds?: number;
   readonly underscoreNames: boolean;
   readonly promptViaStdin: boolean;
   /** The adapter's environment (the native environment derives from it). */
@@ -276,6 +279,7 @@ function createToolProvider(p: ProviderParts, budgeted: Runtime, prepare: (args:
   const catalog = buildCatalog({
     nativeProperties: getNativeOptionSchemas(p.tree),
     maxTimeoutSeconds: config.maxTimeoutSeconds,
+    maxOpenIdleSeconds: config.maxOpenIdleSeconds ?? DEFAULT_MAX_OPEN_IDLE_SECONDS,
     underscoreNames: config.underscoreNames,
   });
   return {
@@ -323,7 +327,12 @@ function prepareRun(p: ProviderParts, runtime: Runtime, args: JsonObject): Prepa
   const { config } = p;
   if (p.recursive)
     throw new ToolError('recursion_refused', 'This adapter was started inside a run of its own (recursion sentinel set); it runs nothing.');
-  const request = parseRunInput(args, { nativeArgNames: p.nativeArgNames, defaultCwd: config.cwd, isDirectory });
+  const request = parseRunInput(args, {
+    nativeArgNames: p.nativeArgNames,
+    defaultCwd: config.cwd,
+    isDirectory,
+    maxOpenIdleSeconds: config.maxOpenIdleSeconds ?? DEFAULT_MAX_OPEN_IDLE_SECONDS,
+  });
   let cwd: string;
   try {
     cwd = realpathSync(request.cwd);
@@ -385,6 +394,7 @@ function getCapabilities(p: ProviderParts): JsonObject {
   return describeCapabilities({
     tree: p.tree,
     maxTimeoutSeconds: p.config.maxTimeoutSeconds,
+    maxOpenIdleSeconds: p.config.maxOpenIdleSeconds ?? DEFAULT_MAX_OPEN_IDLE_SECONDS,
     assertedVersion: p.assertedVersion,
     recursive: p.recursive,
     cleanup: p.cleanup,

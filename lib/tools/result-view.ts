@@ -7,7 +7,7 @@
  */
 import type { JsonObject, JsonValue } from '../util/json.ts';
 import type { JsonSchema } from '../contracts/providers.ts';
-import type { RunResult } from '../runs/types.ts';
+import { RUN_STATES, type RunResult } from '../runs/types.ts';
 
 export const RESULT_DETAILS = ['summary', 'full'] as const;
 export type ResultDetail = (typeof RESULT_DETAILS)[number];
@@ -33,6 +33,7 @@ export const SUMMARY_FIELDS = [
   'permission_denials',
   'unfinished_subagents',
   'worktree',
+  'open',
   'cleanup_confirmed',
   'cleanup_error',
 ] as const satisfies readonly (keyof RunResult)[];
@@ -42,7 +43,11 @@ export const SUMMARY_FIELDS = [
  * finished (total 0), worktree when the run had none. A null unfinished_subagents stays: the native
  * process did not say, which is worth knowing.
  */
-export const OMITTED_WHEN_EMPTY = ['unfinished_subagents', 'worktree'] as const satisfies readonly (typeof SUMMARY_FIELDS)[number][];
+export const OMITTED_WHEN_EMPTY = [
+  'unfinished_subagents',
+  'worktree',
+  'open',
+] as const satisfies readonly (typeof SUMMARY_FIELDS)[number][];
 
 export function viewRun(body: RunResult, detail: ResultDetail): JsonObject {
   if (detail === 'full') return body;
@@ -62,11 +67,14 @@ export function viewRun(body: RunResult, detail: ResultDetail): JsonObject {
 
 function carriesNothing(body: RunResult, field: (typeof SUMMARY_FIELDS)[number]): boolean {
   if (field === 'worktree') return body.worktree === null;
+  if (field === 'open') return body.open === null;
   return field === 'unfinished_subagents' && body.unfinished_subagents?.total === 0;
 }
 
 /** The human line of a settled or live run; the answer follows it in the text content. */
 export function describeRun(body: RunResult): string {
+  if (body.state === 'idle')
+    return `${body.run_id} is idle after turn ${body.open?.turns_total ?? '?'}: send the next message with claude.run.send, or end it with claude.run.close`;
   if (!body.completed) return `${body.run_id} is ${body.state}${resumeAdvice(body)}`;
   if (body.error !== null)
     return `${body.run_id} failed: ${body.error.code}: ${body.error.message}${worktreeLine(body)}${resumeAdvice(body)}`;
@@ -101,7 +109,7 @@ export const RUN_VIEW_SCHEMA: JsonSchema = {
   required: SUMMARY_FIELDS.filter((field) => !(OMITTED_WHEN_EMPTY as readonly string[]).includes(field)),
   properties: {
     run_id: { type: 'string', description: 'Adapter handle of the run (not a session id).' },
-    state: { type: 'string', enum: ['waiting_for_session', 'checking_version', 'starting', 'running', 'stopping', 'completed'] },
+    state: { type: 'string', enum: RUN_STATES },
     completed: { type: 'boolean', description: 'The run settled (says nothing about success).' },
     is_error: { type: 'boolean' },
     error: { description: 'The failure that decides the outcome: { code, message }, or null.' },
@@ -123,6 +131,10 @@ export const RUN_VIEW_SCHEMA: JsonSchema = {
     worktree: {
       description:
         'With worktree (or a resumed conversation that ran in one): { name, path, branch, base_commit, committed, uncommitted, files_truncated, changes_error }, counts of files added/modified/deleted and lines against base_commit; the full object adds head_commit and the file list. Left out when the run had no worktree.',
+    },
+    open: {
+      description:
+        "A run started with keep_open: { phase (running, idle, closing, ended), turns_total, turns_dropped, queued, turn_limit, idle_seconds, close_reason }; left out for one-turn runs. The full object adds turns: each turn's result, subtype, is_error, usage and cost.",
     },
     cleanup_confirmed: { type: 'boolean' },
     cleanup_error: { description: 'Why cleanup is not confirmed, or null.' },

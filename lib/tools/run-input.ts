@@ -3,6 +3,7 @@ import { ToolError } from '../tool-errors.ts';
 import { checkPermissionRules } from '../native/permission-rules.ts';
 import type { JsonObject, JsonValue } from '../util/json.ts';
 import { DEFAULT_ASK_HOST_TIMEOUT_SECONDS } from '../permission/spec.ts';
+import { DEFAULT_MAX_OPEN_IDLE_SECONDS, parseOpenInput } from './open-input.ts';
 import { PERMISSION_MODES, type PermissionMode, type RunRequest, type SessionIntent } from '../runs/types.ts';
 
 export const DEFAULT_TIMEOUT_SECONDS = 600;
@@ -20,6 +21,8 @@ export interface RunInputContext {
   readonly nativeArgNames: ReadonlySet<string>;
   readonly defaultCwd: string;
   readonly isDirectory: (path: string) => boolean;
+  /** The operator's largest open_idle_seconds (default DEFAULT_MAX_OPEN_IDLE_SECONDS). */
+  readonly maxOpenIdleSeconds?: number;
 }
 
 /**
@@ -59,8 +62,10 @@ export function parseRunInput(args: JsonObject, ctx: RunInputContext): RunReques
   // With ask_host and no native mode chosen, the argv keeps dontAsk's place and the prompt tool wiring sets default.
   const permissionMode = typeof chosen === 'string' && chosen !== ASK_HOST_PERMISSION_MODE ? (chosen as PermissionMode) : 'dontAsk';
 
+  const keepOpen = parseOpenInput(args, ctx.maxOpenIdleSeconds ?? DEFAULT_MAX_OPEN_IDLE_SECONDS);
   return {
     askHost,
+    ...(keepOpen === null ? {} : { keepOpen }),
     prompt,
     cwd,
     permissionMode,

@@ -8,6 +8,7 @@ import type { RunEntry } from '../runs/registry.ts';
 import type { RunExecution } from '../runs/execute.ts';
 import type { PermissionBroker } from '../permission/broker.ts';
 import type { WorktreeReport } from '../worktree/changes.ts';
+import type { TurnRecord } from '../runs/turns.ts';
 
 export interface LiveRun {
   readonly request: RunRequest;
@@ -28,12 +29,15 @@ export function buildRunResult(entry: RunEntry<LiveRun>): RunResult {
   const c = live.classification;
   const ingest = live.execution?.ingest.snapshot() ?? null;
   const resumeRequested = live.request.session.kind === 'resume' || live.request.session.kind === 'continue';
+  const open = live.execution?.open ?? null;
   const base = {
     run_id: entry.run_id,
     state: entry.state,
     completed: entry.completed,
     created_at: entry.created_at,
     settled_at: entry.settled_at,
+    open: open?.report() ?? null,
+    turns: open === null ? null : [...open.turns()],
   };
   if (c !== null) {
     return {
@@ -46,7 +50,10 @@ export function buildRunResult(entry: RunEntry<LiveRun>): RunResult {
     };
   }
   const sessionId = ingest?.init?.session_id ?? entry.session_id;
+  // An open run between turns already has answers: the latest turn's is shown, as its final will be.
+  const latest = base.turns?.at(-1) ?? null;
   return {
+    ...latestTurnFields(latest),
     ...base,
     is_error: entry.completed,
     error: entry.completed ? { code: 'supervisor_failed', message: 'the run ended without an outcome (internal failure)' } : null,
@@ -55,18 +62,14 @@ export function buildRunResult(entry: RunEntry<LiveRun>): RunResult {
     resume_requested: resumeRequested,
     resumed: null,
     model: ingest?.assistant_model ?? ingest?.init?.model ?? null,
-    result: null,
     structured_output: null,
     unfinished_subagents: null,
     resume: resumeHint(live.request, sessionId, ingest?.init ?? null),
     worktree: live.worktree,
     final: null,
-    usage: null,
     model_usage_this_call: null,
-    total_cost_usd: null,
     cost_scope: 'conversation',
     num_turns: null,
-    duration_ms: null,
     permission_denials: null,
     api_retries: ingest?.api_retries ?? 0,
     exit_code: null,
@@ -83,6 +86,16 @@ export function buildRunResult(entry: RunEntry<LiveRun>): RunResult {
     events_dropped: ingest?.events_dropped ?? 0,
     events_omitted: ingest?.events_omitted ?? 0,
     malformed_lines: ingest?.malformed_lines ?? 0,
+  };
+}
+
+/** What the latest turn of an open run reported, for a live result; all null before its first answer. */
+function latestTurnFields(turn: TurnRecord | null): Pick<RunResult, 'result' | 'usage' | 'total_cost_usd' | 'duration_ms'> {
+  return {
+    result: turn?.result ?? null,
+    usage: turn?.usage ?? null,
+    total_cost_usd: turn?.total_cost_usd ?? null,
+    duration_ms: turn?.duration_ms ?? null,
   };
 }
 

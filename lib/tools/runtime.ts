@@ -16,6 +16,8 @@ import type { WorktreeReport } from '../worktree/changes.ts';
 import { worktreeFromCwd, type WorktreePlace } from '../worktree/worktree.ts';
 
 import { buildRunResult, type LiveRun } from './run-result.ts';
+import { sendToRun } from './send.ts';
+import type { SendReceipt } from '../runs/turns.ts';
 import type { RecordHooks } from './run-records.ts';
 
 export type { LiveRun };
@@ -33,11 +35,13 @@ export interface Runtime {
       task?: boolean;
     },
   ): RunEntry<LiveRun>;
+  /** The next message of an open run (keep_open): written now, or queued behind the running turn; throws ToolError, writing nothing. */
+  send(runId: string, message: string): { entry: RunEntry<LiveRun>; receipt: SendReceipt };
   /** Retained runs in creation order; a live run shows the session id of its init event before it settles. */
   list(): RunListItem[];
   /** The result object as it stands now (completed or not). */
   resultOf(entry: RunEntry<LiveRun>): RunResult;
-  /** Waits until the run settles or ms pass (or the signal aborts); never throws. */
+  /** Waits until the run settles, an open run is idle with nothing queued, ms pass, or the signal aborts; never throws. */
   waitSettled(entry: RunEntry<LiveRun>, ms: number, signal: AbortSignal): Promise<void>;
   /** Releases a completed run whose cleanup is confirmed (re-checked first); else run_active / cleanup_unconfirmed. */
   release(runId: string): RunEntry<LiveRun>;
@@ -92,6 +96,10 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     registry,
     start: (unwired, options) => startRun(rt, unwired, options),
     list: () => listRuns(rt),
+    send(runId, message) {
+      const entry = registry.get(runId);
+      return { entry, receipt: sendToRun(entry, message) };
+    },
     resultOf(entry) {
       recheck(rt, entry);
       return buildRunResult(entry);
@@ -231,8 +239,11 @@ async function waitSettled(clock: Clock, entry: RunEntry<LiveRun>, ms: number, s
   if (entry.completed || ms <= 0 || signal.aborted) return;
   let dispose = (): void => {};
   let onAbort = (): void => {};
+  // An open run that will take more messages answers once it is idle again; one whose stdin ended, once settled.
+  const open = entry.live.execution?.open ?? null;
   await Promise.race([
     entry.live.settled,
+    ...(open !== null && (open.phase() === 'running' || open.phase() === 'idle') ? [open.whenQuiet()] : []),
     new Promise<void>((resolve) => {
       dispose = clock.setTimeout(resolve, ms);
     }),

@@ -13,6 +13,8 @@ const DOTTED = [
   'claude.run.events',
   'claude.run.cancel',
   'claude.run.release',
+  'claude.run.send',
+  'claude.run.close',
   'claude.run.answer',
   'claude.worktree.remove',
 ];
@@ -26,10 +28,20 @@ const RISK: Record<string, string> = {
   'claude.run.events': 'read-only',
   'claude.run.cancel': 'destructive',
   'claude.run.release': 'destructive',
+  'claude.run.send': 'full-shell',
+  'claude.run.close': 'destructive',
   'claude.run.answer': 'destructive',
   'claude.worktree.remove': 'destructive',
 };
-const TAKES_RUN_ID = new Set(['claude.run.result', 'claude.run.events', 'claude.run.cancel', 'claude.run.release', 'claude.run.answer']);
+const TAKES_RUN_ID = new Set([
+  'claude.run.result',
+  'claude.run.events',
+  'claude.run.cancel',
+  'claude.run.release',
+  'claude.run.send',
+  'claude.run.close',
+  'claude.run.answer',
+]);
 
 test('SDK listTools: fixed order, risk/work/continuation _meta and matching annotations', async () => {
   const server = await startSdkServer();

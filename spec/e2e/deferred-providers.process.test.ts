@@ -27,7 +27,7 @@ test('initialize, tools/list, ping and resources/list in one write: answered in 
     const ids = server.lines.map((line) => (JSON.parse(line) as { id?: unknown }).id);
     assert.deepEqual(ids, [1, 2, 3, 4], 'one response each, in the order asked');
     const tools = ((await server.response(2))['result'] as { tools: Array<{ name: string }> }).tools;
-    assert.equal(tools.length, 9);
+    assert.equal(tools.length, 11);
     assert.equal(tools[0]?.name, 'claude.run');
     assert.deepEqual((await server.response(3))['result'], {});
     assert.ok(Array.isArray((last['result'] as { resources?: unknown }).resources));

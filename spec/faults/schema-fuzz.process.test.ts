@@ -99,7 +99,7 @@ for (const version of ['2025-11-25', '2025-06-18', '2024-11-05']) {
     try {
       // The host's own definitions, typed; tools/list advertises exactly these schemas (checked first).
       const tools = h.providers.toolProvider.list();
-      assert.equal(tools.length, 9);
+      assert.equal(tools.length, 11);
       const advertised = objs(rpcResult(await h.request('tools/list'))['tools'], 'tools');
       assert.deepEqual(
         advertised.map((t) => [t['name'], t['inputSchema']]),

@@ -41,7 +41,7 @@ async function withAdapter(
 const resultOf = rpcResult;
 
 test("initialize, tools/list and resources through the library: the server's tools, resources and limits", async () => {
-  await withAdapter({ maxTimeoutSeconds: 900 }, async (adapter, _dir, rpc) => {
+  await withAdapter({ maxTimeoutSeconds: 900, maxOpenIdleSeconds: 120 }, async (adapter, _dir, rpc) => {
     const init = resultOf(
       await rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'lib', version: '0' } }),
     );
@@ -62,6 +62,8 @@ test("initialize, tools/list and resources through the library: the server's too
     const read = resultOf(await rpc('resources/read', { uri: 'claude-run://capabilities' }));
     const capabilities = parseObj(firstText(read, 'contents'), 'the capabilities resource');
     assert.equal(at(capabilities, 'limits', 'max_timeout_seconds'), 900);
+    assert.equal(at(capabilities, 'limits', 'max_open_idle_seconds'), 120);
+    assert.equal(at(tools, 1, 'inputSchema', 'properties', 'open_idle_seconds', 'maximum'), 120);
     assert.equal(at(capabilities, 'limits', 'max_retained_runs'), 32);
     assert.equal(at(capabilities, 'limits', 'max_active_runs'), 4);
     assert.equal(at(capabilities, 'native', 'binary'), FAKE_CLAUDE);

@@ -187,6 +187,7 @@ describe('server.json (MCP Registry)', () => {
       config: {
         claudeBin: '/usr/local/bin/claude',
         maxTimeoutSeconds: 1800,
+        maxOpenIdleSeconds: 3600,
         underscoreNames: false,
         promptViaStdin: false,
         maxFrameBytes: 16 * 1024 * 1024,

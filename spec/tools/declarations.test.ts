@@ -14,6 +14,8 @@ const EXPECTED = {
   'claude.run.events': { risk: 'read-only', continuation: true, readOnly: true, destructive: false, idempotent: true, openWorld: false },
   'claude.run.cancel': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
   'claude.run.release': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  'claude.run.send': { risk: 'full-shell', continuation: true, readOnly: false, destructive: true, idempotent: false, openWorld: true },
+  'claude.run.close': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
   'claude.run.answer': { risk: 'destructive', continuation: true, readOnly: false, destructive: true, idempotent: true, openWorld: false },
   'claude.worktree.remove': {
     risk: 'destructive',
@@ -34,6 +36,8 @@ test('the canonical tool list, in order', () => {
     'claude.run.events',
     'claude.run.cancel',
     'claude.run.release',
+    'claude.run.send',
+    'claude.run.close',
     'claude.run.answer',
     'claude.worktree.remove',
   ]);
@@ -81,6 +85,8 @@ test('wire names: dotted by default, underscores on request, and back', () => {
       'claude_run_events',
       'claude_run_cancel',
       'claude_run_release',
+      'claude_run_send',
+      'claude_run_close',
       'claude_run_answer',
       'claude_worktree_remove',
     ],
