@@ -35,7 +35,7 @@ export function cleanUp(s: SupervisorState, interrupt: boolean, why: string): vo
   if (readTable !== null && psTracker !== null) {
     const options: LadderOptions = { interrupt: interruptRunning, ...grace, pollMs: PS_LADDER_POLL_MS };
     void Promise.resolve(s.psPending)
-      .then(() => runPsLadder({ selfPid, tracker: psTracker, readTable, nativeExited, interruptNative }, options))
+      .then(() => runPsLadder({ selfPid, tracker: psTracker, readTable: () => readTable(0), nativeExited, interruptNative }, options))
       .then((outcome) => finish(s, outcome, [why]));
     return;
   }

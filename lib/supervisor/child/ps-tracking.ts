@@ -29,8 +29,19 @@ export interface PsTrackingHost {
   reading(pending: Promise<void> | null): void;
 }
 
-/** Starts tracking; returns the function that stops it (also called by itself once idle and empty, or cleaning). */
-export function startPsTracking(tracker: PsRunTracker, readTable: () => Promise<PsTableResult>, host: PsTrackingHost): () => void {
+/** Stops tracking (callable as is); `now` reads one table at once, folded in, and resolves when it is. */
+export type PsTracking = (() => void) & { readonly now: () => Promise<void> };
+
+/**
+ * Starts tracking; returns the function that stops it (also called by itself once idle and empty, or cleaning).
+ * `now` serves a moment the native is about to end by itself (its stdin about to close): what it started is
+ * seen as its own before it can be re-parented.
+ */
+export function startPsTracking(
+  tracker: PsRunTracker,
+  readTable: (waitMs: number) => Promise<PsTableResult>,
+  host: PsTrackingHost,
+): PsTracking {
   let emptyTables = 0;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
@@ -39,20 +50,30 @@ export function startPsTracking(tracker: PsRunTracker, readTable: () => Promise<
     if (timer !== null) clearTimeout(timer);
     timer = null;
   };
-  const read = (): void => {
+  let inFlight: Promise<void> | null = null;
+  const read = (waitMs: number): Promise<void> => {
     timer = null;
-    if (stopped || host.cleaning()) return;
-    const pending = readGuarded(readTable).then((result) => {
+    if (stopped || host.cleaning()) return Promise.resolve();
+    const pending = readGuarded(() => readTable(waitMs)).then((result) => {
+      inFlight = null;
       host.reading(null);
       if (stopped || host.cleaning()) return;
       tracker.observe(result);
       const empty = host.idle() && tracker.lastComplete() && tracker.remaining().length === 0;
       emptyTables = empty ? emptyTables + 1 : 0;
       if (emptyTables >= PS_IDLE_EMPTY_TABLES) stop();
-      else timer = setTimeout(read, PS_TRACK_GAP_MS);
+      else timer = setTimeout(read, PS_TRACK_GAP_MS, PS_TRACK_INTERVAL_MS);
     });
+    inFlight = pending;
     host.reading(pending);
+    return pending;
   };
-  timer = setTimeout(read, PS_TRACK_GAP_MS);
-  return stop;
+  timer = setTimeout(read, PS_TRACK_GAP_MS, PS_TRACK_INTERVAL_MS);
+  const now = async (): Promise<void> => {
+    // A read under way may have been asked before this moment: one more, asked now, follows it.
+    if (inFlight !== null) await inFlight;
+    if (timer !== null) clearTimeout(timer);
+    await read(0);
+  };
+  return Object.assign(stop, { now });
 }

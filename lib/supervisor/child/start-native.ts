@@ -59,7 +59,10 @@ export function feedNative(s: SupervisorState, message: NativeInputMessage): voi
   const stdin = s.spec?.keepStdinOpen === true ? s.native?.stdin : null;
   if (stdin == null || stdin.writableEnded || stdin.destroyed) return;
   if (message.type === 'input') stdin.write(message.data);
-  else stdin.end();
+  else if (s.psTrackNow === null) stdin.end();
+  // The native exits by itself on this EOF (40-150 ms later, measured): under the portable source, a table
+  // first, so what it started is tracked as its own before it can be re-parented out of reach.
+  else void s.psTrackNow().finally(() => stdin.end());
 }
 
 /** Reports a native that was not (or no longer) run, and cleans up what the run left. */

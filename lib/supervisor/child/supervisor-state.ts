@@ -11,7 +11,7 @@ import type { SupportedPlatform } from '../../process/platform.ts';
 import { readPsTable } from '../../process/ps-source.ts';
 import { pidExists } from '../../process/kill.ts';
 import type { PsTableResult } from '../../process/ps-table.ts';
-import { PS_TRACK_INTERVAL_MS, startPsTracking } from './ps-tracking.ts';
+import { startPsTracking } from './ps-tracking.ts';
 import { createPsRunTracker, type PsRunTracker } from './ps-tracker.ts';
 import { openCgroupScope, type CgroupScope } from './cgroup-scope.ts';
 import { openWritableFd } from './fds.ts';
@@ -60,7 +60,10 @@ export interface SupervisorState {
   native: ChildProcess | null;
   tracker: RunTracker | null;
   /** The portable source: where tables come from (non-null means ps_scan), and the run's tracker over them. */
-  readonly readTable: (() => Promise<PsTableResult>) | null;
+  /** The portable source's table, asked to wait at most waitMs for a ps shared with the server's other runs. */
+  readonly readTable: ((waitMs: number) => Promise<PsTableResult>) | null;
+  /** Reads one tracking table at once (the portable source while it tracks); null otherwise. */
+  psTrackNow: (() => Promise<void>) | null;
   psTracker: PsRunTracker | null;
   /** The table being read for tracking, if any: the ladder waits for it so its own reads come in order. */
   psPending: Promise<void> | null;
@@ -126,9 +129,10 @@ export function createSupervisorState(options: SupervisorOptions = { platform: '
     tracker: null,
     // The portable source asks the server first (one ps per server, shared with the other runs); tracking
     // offers to wait its interval for that ps, cleanup does not wait.
-    readTable: options.readTable === null ? null : () => tables.readTable(s.cleaning ? 0 : PS_TRACK_INTERVAL_MS),
+    readTable: options.readTable === null ? null : (waitMs) => tables.readTable(s.cleaning ? 0 : waitMs),
     psTracker: null,
     psPending: null,
+    psTrackNow: null,
     probe: null,
     probesRun: 0,
     unreaped: new Set<ChildProcess>(),
@@ -212,16 +216,18 @@ function trackTick(s: SupervisorState, runTracker: RunTracker, tick: TickState):
 }
 
 /** The portable tracking (ps-tracking.ts), over the supervisor's state. */
-function trackPs(s: SupervisorState, readTable: () => Promise<PsTableResult>): void {
+function trackPs(s: SupervisorState, readTable: (waitMs: number) => Promise<PsTableResult>): void {
   s.stopTracking();
   const runTracker = (s.psTracker ??= createPsRunTracker(s.selfPid, pidExists));
-  s.stopTracking = startPsTracking(runTracker, readTable, {
+  const tracking = startPsTracking(runTracker, readTable, {
     cleaning: () => s.cleaning,
     idle: () => s.spec === null && s.probe === null,
     reading: (pending) => {
       s.psPending = pending;
     },
   });
+  s.stopTracking = tracking;
+  s.psTrackNow = tracking.now;
 }
 
 /**

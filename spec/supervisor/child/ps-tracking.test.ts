@@ -1,7 +1,7 @@
 /** Tracking while the run lives under ps_scan: one table at a time, the next PS_TRACK_GAP_MS after the previous came, stopping when idle and empty. */
 import { test, mock } from 'node:test';
 import assert from 'node:assert/strict';
-import { PS_IDLE_EMPTY_TABLES, PS_TRACK_GAP_MS, startPsTracking } from '../../../lib/supervisor/child/ps-tracking.ts';
+import { PS_IDLE_EMPTY_TABLES, PS_TRACK_GAP_MS, PS_TRACK_INTERVAL_MS, startPsTracking } from '../../../lib/supervisor/child/ps-tracking.ts';
 import { createPsRunTracker } from '../../../lib/supervisor/child/ps-tracker.ts';
 import type { PsRow, PsTableResult } from '../../../lib/process/ps-table.ts';
 
@@ -82,4 +82,34 @@ test('idle (no probe, no native) and PS_IDLE_EMPTY_TABLES empty tables in a row:
   assert.equal(other.lastComplete(), false, 'nothing read once cleanup began');
   stop();
   mock.timers.reset();
+});
+
+test('now: one table at once without waiting for a shared ps, after any read under way, folded in before it resolves', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const tracker = createPsRunTracker(SELF, () => false);
+  tracker.addRoot(200);
+  const waits: number[] = [];
+  const answers: ((result: PsTableResult) => void)[] = [];
+  const readTable = (waitMs: number): Promise<PsTableResult> => {
+    waits.push(waitMs);
+    return new Promise((resolve) => answers.push(resolve));
+  };
+  const tracking = startPsTracking(tracker, readTable, { cleaning: () => false, idle: () => false, reading: () => {} });
+  t.mock.timers.tick(PS_TRACK_GAP_MS);
+  assert.deepEqual(waits, [PS_TRACK_INTERVAL_MS], 'the timed read offers to share');
+  let done = false;
+  const now = tracking.now().then(() => {
+    done = true;
+  });
+  await settle();
+  assert.deepEqual(waits, [PS_TRACK_INTERVAL_MS], 'the read under way finishes first');
+  answers[0]?.(EMPTY);
+  await settle();
+  await settle();
+  assert.deepEqual(waits, [PS_TRACK_INTERVAL_MS, 0], 'then one read at once, waiting for nobody');
+  assert.equal(done, false);
+  answers[1]?.(TABLE);
+  await now;
+  assert.ok(tracker.remaining().some((id) => id.pid === 200), 'the child listed by that table is tracked when now resolves');
+  tracking();
 });
