@@ -53,7 +53,10 @@ export async function supervise(scope: RunScope, supervisor: PreparedSupervisor)
     interruptPending: false,
     cancelStep: undefined,
     disposeGrace: () => {},
-    lastActivity: scope.deps.clock.now(), run: null, disposers: [] };
+    lastActivity: scope.deps.clock.now(),
+    run: null,
+    disposers: [],
+  };
   const splitter = frameIntoIngest(sv);
   const run = startNative(sv, supervisor, splitter);
   sv.run = run;

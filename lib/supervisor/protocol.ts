@@ -189,9 +189,7 @@ export interface TableRequest {
  * (it names ps); or a refusal (over TABLE_REQUESTS_PENDING_MAX: the supervisor runs ps itself).
  */
 export type TableAnswer =
-  | PsOutput
-  | { readonly kind: 'rows'; readonly rows: readonly PsRow[] }
-  | { readonly kind: 'refused'; readonly reason: 'too_many_pending' };
+  PsOutput | { readonly kind: 'rows'; readonly rows: readonly PsRow[] } | { readonly kind: 'refused'; readonly reason: 'too_many_pending' };
 
 export interface TableAnswerMessage {
   readonly type: 'table';

@@ -232,7 +232,11 @@ describe('adapter over the real binary: runs, events, cancel, capabilities', () 
       const [call] = tier.callsWith(prompt);
       assert.ok(call, 'the slow stream was requested');
       // The interrupted conversation stays consistent: a resume of it runs a normal turn in the same session.
-      const resumed = await tier.call('claude.run', { prompt: `after the interrupt ${marker('resume')}`, cwd, resume_session_id: r['session_id'] });
+      const resumed = await tier.call('claude.run', {
+        prompt: `after the interrupt ${marker('resume')}`,
+        cwd,
+        resume_session_id: r['session_id'],
+      });
       assert.equal(resumed.isError, false, JSON.stringify(resumed.error));
       assert.deepEqual([resumed.result['session_id'], resumed.result['resumed']], [r['session_id'], true]);
       await release(tier, String(resumed.result['run_id']));

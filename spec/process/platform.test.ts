@@ -24,7 +24,11 @@ test('linux and darwin are decided; win32 is refused, and every other platform w
 });
 
 test('any other platform runs the portable path where its ps answers in the expected form; the probe is not asked for the known ones', () => {
-  for (const platform of ['freebsd', 'openbsd', 'aix', 'sunos']) assert.deepEqual(decidePlatform(platform, () => null), { kind: 'darwin' });
+  for (const platform of ['freebsd', 'openbsd', 'aix', 'sunos'])
+    assert.deepEqual(
+      decidePlatform(platform, () => null),
+      { kind: 'darwin' },
+    );
   const asked: string[] = [];
   for (const platform of ['linux', 'darwin', 'win32'])
     decidePlatform(platform, () => {

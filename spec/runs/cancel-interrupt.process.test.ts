@@ -35,7 +35,10 @@ test('cancel mid-turn: the interrupt ends the turn in-band, its result is kept, 
     assert.equal(at(full, 'final', 'subtype'), 'error_during_execution', 'the interrupted turn wrote its own result');
     // The fake exits 1 on EOF after an interrupted turn, as 2.1.332 does; a SIGINT would have ended it 0 or 130.
     assert.deepEqual([full['exit_code'], full['signal']], [1, null]);
-    const lines = h.lines().filter((l) => l.pid === pid).map((l) => l.ready);
+    const lines = h
+      .lines()
+      .filter((l) => l.pid === pid)
+      .map((l) => l.ready);
     assert.ok(lines.includes('interrupted'), lines.join(','));
     assert.equal(isRunning(native), false);
   } finally {

@@ -86,12 +86,7 @@ test('every forwarded option reaches the native argv exactly, and only when supp
       ID,
       '--fork-session',
     ]);
-    assert.deepEqual((await argvOf(h, { continue_previous: true })).argv, [
-      ...HEAD,
-      '--permission-mode',
-      'dontAsk',
-      '--continue',
-    ]);
+    assert.deepEqual((await argvOf(h, { continue_previous: true })).argv, [...HEAD, '--permission-mode', 'dontAsk', '--continue']);
     assert.deepEqual((await argvOf(h, { continue_previous: true, fork_session: true })).argv, [
       ...HEAD,
       '--permission-mode',

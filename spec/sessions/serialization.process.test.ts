@@ -127,7 +127,10 @@ test('cancelling a run that waits for its conversation ends it without spawning 
   const h = await createSessionHarness(SLOW);
   try {
     const cwd = h.subdir('c');
-    { const seed = await h.settled(await h.start({ prompt: 'seed', cwd, session_id: S1 })); assert.equal(seed.isError, false, seed.text.slice(0, 600)); }
+    {
+      const seed = await h.settled(await h.start({ prompt: 'seed', cwd, session_id: S1 }));
+      assert.equal(seed.isError, false, seed.text.slice(0, 600));
+    }
     const holder = await h.start({ prompt: 'holder', cwd, resume_session_id: S1 });
     const waiter = await h.start({ prompt: 'waiter', cwd, resume_session_id: S1 });
     await waitForState(h, waiter, 'waiting_for_session');

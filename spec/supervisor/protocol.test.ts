@@ -86,7 +86,11 @@ test('parseControlLine accepts spawn and terminate, rejects anything off-shape',
   );
   assert.deepEqual(parseControlLine('{"type":"input","data":"{\\"type\\":\\"user\\"}\\n"}'), { type: 'input', data: '{"type":"user"}\n' });
   assert.deepEqual(parseControlLine('{"type":"input_end"}'), { type: 'input_end' });
-  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, stdin: 'x', keepStdinOpen: true })), { ...spawnLine, stdin: 'x', keepStdinOpen: true });
+  assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, stdin: 'x', keepStdinOpen: true })), {
+    ...spawnLine,
+    stdin: 'x',
+    keepStdinOpen: true,
+  });
   // Absent keepStdinOpen (an older server) closes stdin after its first write.
   assert.deepEqual(parseControlLine(JSON.stringify({ ...spawnLine, keepStdinOpen: undefined })), spawnLine);
   // Absent (a server older than the supervisor file it started) is unbound, not malformed.

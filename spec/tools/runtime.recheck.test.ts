@@ -91,7 +91,10 @@ test('a run settled with a survivor stays uncertain until the survivor is gone, 
     timeoutMs: 60_000,
     idleTimeoutMs: null,
   };
-  const entry = runtime.start({ request, bin: '/bin/true', argv: { args: [], stdin: 'x', streamInput: false } }, { acquiredBy: null, sync: false });
+  const entry = runtime.start(
+    { request, bin: '/bin/true', argv: { args: [], stdin: 'x', streamInput: false } },
+    { acquiredBy: null, sync: false },
+  );
   await entry.live.settled;
   const before = runtime.resultOf(entry);
   assert.equal(before.cleanup_confirmed, false);

@@ -50,7 +50,18 @@ export function parseControlLine(line: string): ControlMessage | null {
   const expectFileId = value['expectFileId'] ?? null;
   const expectImageId = value['expectImageId'] ?? null;
   if (!isFileIdOrNull(expectFileId) || !isFileIdOrNull(expectImageId)) return null;
-  return { type: 'spawn', ...command, stdin, keepStdinOpen, interruptGraceMs, termGraceMs, killGraceMs, trackIntervalMs, expectFileId, expectImageId };
+  return {
+    type: 'spawn',
+    ...command,
+    stdin,
+    keepStdinOpen,
+    interruptGraceMs,
+    termGraceMs,
+    killGraceMs,
+    trackIntervalMs,
+    expectFileId,
+    expectImageId,
+  };
 }
 
 function parseCommand(value: Record<string, unknown>): Command | null {

@@ -110,6 +110,9 @@ test('now: one table at once without waiting for a shared ps, after any read und
   assert.equal(done, false);
   answers[1]?.(TABLE);
   await now;
-  assert.ok(tracker.remaining().some((id) => id.pid === 200), 'the child listed by that table is tracked when now resolves');
+  assert.ok(
+    tracker.remaining().some((id) => id.pid === 200),
+    'the child listed by that table is tracked when now resolves',
+  );
   tracking();
 });

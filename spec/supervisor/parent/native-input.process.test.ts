@@ -78,7 +78,11 @@ test('a closed stdin (no keepStdinOpen) takes no input: input() is false and the
 });
 
 test('input after terminate is refused, and terminate still ends a native that waits on stdin', async () => {
-  const fake = startFake('ok', { args: STREAM_ARGS, stdin: userMessageLine('first'), spec: { keepStdinOpen: true, interruptGraceMs: 1500 } });
+  const fake = startFake('ok', {
+    args: STREAM_ARGS,
+    stdin: userMessageLine('first'),
+    spec: { keepStdinOpen: true, interruptGraceMs: 1500 },
+  });
   try {
     await waitFor('the first turn idles', () => idleLines(fake.readyFile)[0]);
     fake.run.terminate('cancel');
