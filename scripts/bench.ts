@@ -18,6 +18,7 @@ const CLAUDE_CODE_PROBE_DEADLINE_MS = 3_000;
 import { benchRunOverhead } from './bench/run-overhead.ts';
 import { benchIngest } from './bench/ingest.ts';
 import { benchRealTurn } from './bench/real-turn.ts';
+import { benchFollowUpTurn } from './bench/follow-up-turn.ts';
 import { benchMemory } from './bench/memory.ts';
 import { runIsolated } from './bench/isolated.ts';
 import { benchSupervisorScan } from './bench/supervisor-scan.ts';
@@ -136,6 +137,18 @@ async function main(): Promise<void> {
         target: 1.05,
         unit: 'ratio',
         detail: `claude.run ${r.adapterMs.toFixed(1)} ms, bare ${r.bareMs.toFixed(1)} ms (median added ${r.addedMs.toFixed(1)} ms: ${r.addedBeforeApiMs.toFixed(0)} ms before the first API request, ${r.addedAfterApiMs.toFixed(0)} ms after the last); claude --version ${r.versionMs.toFixed(1)} ms; spare ready in ${r.spareRounds}/${r.samples} rounds; idle spare RSS ${mem(r.spareRssBytes)}, PSS ${mem(r.sparePssBytes)}`,
+      });
+    }
+    if (wanted('real') || wanted('follow-up')) {
+      log('follow-up turn in a live native');
+      const r = await benchFollowUpTurn(rounds(7));
+      rows.push({
+        bench: '2 follow-up turn',
+        measure: 'one more user line to a live native / the same turn by --resume in a new process',
+        value: r.ratio,
+        target: 0.5,
+        unit: 'ratio',
+        detail: `live ${r.liveMs.toFixed(1)} ms vs resume ${r.resumeMs.toFixed(1)} ms to the turn's result; CPU per turn ${r.liveCpuMs.toFixed(0)} vs ${r.resumeCpuMs.toFixed(0)} ms (${r.samples} rounds)`,
       });
     }
     if (wanted('ingest')) {

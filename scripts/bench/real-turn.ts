@@ -81,6 +81,14 @@ interface Span {
   readonly endEpochMs: number;
 }
 
+function isResultLine(line: string): boolean {
+  try {
+    return (JSON.parse(line) as { type?: unknown }).type === 'result';
+  } catch {
+    return false;
+  }
+}
+
 function timeProcess(
   file: string,
   args: readonly string[],
@@ -99,10 +107,17 @@ function timeProcess(
       child.stdin?.write(input.stdin);
       if (!input.streamInput) child.stdin?.end();
     }
-    let tail = '';
+    // The turn is over at its result line (the real CLI does not put `type` first: each line is parsed).
+    let pending = '';
     child.stdout?.on('data', (chunk: Buffer) => {
-      tail = (tail + chunk.toString('utf8')).slice(-65536);
-      if (input?.streamInput === true && /\n\{"type":"result"/.test(`\n${tail}`)) child.stdin?.end();
+      if (input?.streamInput !== true) return;
+      pending += chunk.toString('utf8');
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        if (line.includes('"type":"result"') && isResultLine(line)) child.stdin?.end();
+      }
     });
     child.stderr?.resume();
     child.once('error', reject);
