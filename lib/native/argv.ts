@@ -37,6 +37,12 @@ export function interruptRequestLine(requestId: string): string {
 }
 
 /** One stream-json `user` message line (newline included), as the native reads it on stdin. */
+/**
+ * The largest user line a prompt may become. It travels inside the supervisor's spawn line, JSON-encoded once
+ * more (each `"` and `\\` doubled, the rest kept), which must stay within CONTROL_LINE_MAX_BYTES (32 MiB).
+ */
+export const MAX_USER_LINE_BYTES = 15 * 1024 * 1024;
+
 export function userMessageLine(text: string): string {
   return `${userLine(text)}\n`;
 }
@@ -64,8 +70,12 @@ export function buildNativeArgv(input: NativeArgvInput): NativeArgv {
   const delivery = tree.input[input.outputMode];
   const args = [...tree.print_mode, ...tree.output_modes[input.outputMode], ...delivery.args, ...optionArgs];
   switch (delivery.prompt) {
-    case 'user_line':
-      return { args, stdin: userMessageLine(input.prompt), streamInput: true };
+    case 'user_line': {
+      const line = userMessageLine(input.prompt);
+      if (Buffer.byteLength(line, 'utf8') > MAX_USER_LINE_BYTES)
+        throw new ToolError('invalid_arguments', `prompt must encode to at most ${MAX_USER_LINE_BYTES} bytes as the native's stdin line`, '/prompt');
+      return { args, stdin: line, streamInput: true };
+    }
     case 'text':
       return { args, stdin: input.prompt, streamInput: false };
     default:

@@ -154,6 +154,8 @@ function recordResult(facts: IngestFacts, ring: EventRing, event: JsonObject, fr
     if (bytes > facts.max_final_bytes) {
       // Not kept anywhere, not even in the ring: an oversized final must not look like a truncated success.
       facts.final_too_large_bytes = bytes;
+      // Per turn, the earlier turn's final must not stand for this one (its record, its charge).
+      if (facts.final_per_turn) facts.final = null;
       ring.omit();
       return 'final_too_large';
     }

@@ -209,17 +209,23 @@ function send(c: Conversation, message: string): SendReceipt {
 
 /** Writes one message: a new turn starts. */
 function write(c: Conversation, message: string): void {
+  if (!tryWrite(c, message)) throw notOpen('the native process is no longer reading');
+}
+
+/** Writes one message (a new turn starts); false, and the conversation over, when the native's stdin is gone. */
+function tryWrite(c: Conversation, message: string): boolean {
   c.disposeIdle();
   if (!c.hooks.input.send(userMessageLine(message))) {
-    // The native's stdin is gone (the process ended meanwhile): the conversation is over.
     c.closeReason ??= 'run_ended';
+    c.queuedBytes = 0;
     endStdin(c);
-    throw notOpen('the native process is no longer reading');
+    return false;
   }
   c.written += 1;
   c.lastWrite = c.hooks.clock.now();
   c.phase = 'running';
   c.hooks.onState('running');
+  return true;
 }
 
 function onTurnResult(c: Conversation, final: JsonObject | null): void {
@@ -233,7 +239,8 @@ function onTurnResult(c: Conversation, final: JsonObject | null): void {
   const next = c.queue.shift();
   if (next !== undefined) {
     c.queuedBytes -= Buffer.byteLength(next, 'utf8');
-    write(c, next);
+    // Called from native output delivery: a stdin gone meanwhile ends the conversation, it is no caller's error.
+    if (!tryWrite(c, next)) c.queue.length = 0;
     return;
   }
   c.phase = 'idle';

@@ -85,7 +85,11 @@ function chargeOpenRun(
   open.onTurn((turn) => ledger.charge(ticket, turn.cost_usd));
   void live.settled.then(() => {
     tickets.delete(entry.run_id);
-    ledger.settle(ticket, open.unanswered() || live.classification === null ? null : 0);
+    // As for one-turn runs: a run that wrote no event made no API call (a refused start, a cancel while it
+    // waited), so an unanswered start costs nothing; otherwise an unanswered turn is charged its grant.
+    const classification = live.classification;
+    const ranNothing = classification !== null && classification.events_total === 0;
+    ledger.settle(ticket, classification === null || (open.unanswered() && !ranNothing) ? null : 0);
     totals.record(live.classification?.final ?? null);
   });
 }

@@ -5,7 +5,8 @@ import { CLI_TREE } from '../../lib/native/tree.ts';
 import { isToolError } from '../../lib/tool-errors.ts';
 import { MAX_SCHEMA_DEPTH } from '../../lib/native/json-schema-check.ts';
 import type { NativeArgv, NativeArgvInput } from '../../lib/native/argv.ts';
-import { userMessageLine } from '../../lib/native/argv.ts';
+import { MAX_USER_LINE_BYTES, userMessageLine } from '../../lib/native/argv.ts';
+import { CONTROL_LINE_MAX_BYTES } from '../../lib/supervisor/protocol.ts';
 import type { JsonValue } from '../../lib/util/json.ts';
 import type { PermissionMode } from '../../lib/runs/types.ts';
 import { parseObj } from '../helpers/typed-results.ts';
@@ -352,3 +353,19 @@ function nest(levels: number): JsonValue {
   for (let i = 1; i < levels; i++) schema = { not: schema };
   return schema;
 }
+
+describe('buildNativeArgv: the user line bound', () => {
+  it(`a prompt whose user line is exactly MAX_USER_LINE_BYTES is taken; one byte more is invalid_arguments at /prompt`, () => {
+    const overhead = Buffer.byteLength(userMessageLine(''), 'utf8');
+    const atBound = 'a'.repeat(MAX_USER_LINE_BYTES - overhead);
+    assert.equal(Buffer.byteLength(build({ prompt: atBound, outputMode: 'stream-json' }).stdin, 'utf8'), MAX_USER_LINE_BYTES);
+    // A quote encodes to two bytes: one fewer character, one byte over.
+    rejects({ prompt: `${'a'.repeat(MAX_USER_LINE_BYTES - overhead - 1)}"`, outputMode: 'stream-json' }, '/prompt');
+  });
+
+  it('twice encoded (inside the supervisor spawn line), the largest user line stays under CONTROL_LINE_MAX_BYTES', () => {
+    const worst = userMessageLine('"'.repeat((MAX_USER_LINE_BYTES - 64) / 2));
+    assert.ok(Buffer.byteLength(worst, 'utf8') <= MAX_USER_LINE_BYTES);
+    assert.ok(Buffer.byteLength(JSON.stringify({ stdin: worst }), 'utf8') < CONTROL_LINE_MAX_BYTES);
+  });
+});

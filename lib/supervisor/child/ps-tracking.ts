@@ -50,30 +50,35 @@ export function startPsTracking(
     if (timer !== null) clearTimeout(timer);
     timer = null;
   };
-  let inFlight: Promise<void> | null = null;
+  // The newest read: it alone schedules the next (a `now` read may overlap a timed one; the server answers
+  // both from one ps, and an older table never drops a tracked process: ps-tracker.ts).
+  let latest: Promise<void> | null = null;
   const read = (waitMs: number): Promise<void> => {
     timer = null;
     if (stopped || host.cleaning()) return Promise.resolve();
-    const pending = readGuarded(() => readTable(waitMs)).then((result) => {
-      inFlight = null;
-      host.reading(null);
+    const pending: Promise<void> = readGuarded(() => readTable(waitMs)).then((result) => {
+      const isLatest = latest === pending;
+      if (isLatest) {
+        latest = null;
+        host.reading(null);
+      }
       if (stopped || host.cleaning()) return;
       tracker.observe(result);
+      if (!isLatest) return;
       const empty = host.idle() && tracker.lastComplete() && tracker.remaining().length === 0;
       emptyTables = empty ? emptyTables + 1 : 0;
       if (emptyTables >= PS_IDLE_EMPTY_TABLES) stop();
       else timer = setTimeout(read, PS_TRACK_GAP_MS, PS_TRACK_INTERVAL_MS);
     });
-    inFlight = pending;
+    latest = pending;
     host.reading(pending);
     return pending;
   };
   timer = setTimeout(read, PS_TRACK_GAP_MS, PS_TRACK_INTERVAL_MS);
-  const now = async (): Promise<void> => {
-    // A read under way may have been asked before this moment: one more, asked now, follows it.
-    if (inFlight !== null) await inFlight;
+  // At once, waiting for no shared ps and for no read under way.
+  const now = (): Promise<void> => {
     if (timer !== null) clearTimeout(timer);
-    await read(0);
+    return read(0);
   };
   return Object.assign(stop, { now });
 }

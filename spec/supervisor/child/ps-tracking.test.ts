@@ -84,7 +84,7 @@ test('idle (no probe, no native) and PS_IDLE_EMPTY_TABLES empty tables in a row:
   mock.timers.reset();
 });
 
-test('now: one table at once without waiting for a shared ps, after any read under way, folded in before it resolves', async (t) => {
+test('now: one table at once, waiting for no shared ps and no read under way, folded in before it resolves', async (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] });
   const tracker = createPsRunTracker(SELF, () => false);
   tracker.addRoot(200);
@@ -101,18 +101,16 @@ test('now: one table at once without waiting for a shared ps, after any read und
   const now = tracking.now().then(() => {
     done = true;
   });
-  await settle();
-  assert.deepEqual(waits, [PS_TRACK_INTERVAL_MS], 'the read under way finishes first');
+  assert.deepEqual(waits, [PS_TRACK_INTERVAL_MS, 0], 'asked at once, beside the read under way');
   answers[0]?.(EMPTY);
   await settle();
-  await settle();
-  assert.deepEqual(waits, [PS_TRACK_INTERVAL_MS, 0], 'then one read at once, waiting for nobody');
-  assert.equal(done, false);
+  assert.equal(done, false, 'the older table does not answer it');
   answers[1]?.(TABLE);
   await now;
-  assert.ok(
-    tracker.remaining().some((id) => id.pid === 200),
-    'the child listed by that table is tracked when now resolves',
-  );
+  assert.ok(tracker.remaining().some((id) => id.pid === 200), 'the child listed by that table is tracked when now resolves');
+  t.mock.timers.tick(PS_TRACK_GAP_MS);
+  assert.equal(waits.length, 3, 'one next read, scheduled by the newest read alone');
+  t.mock.timers.tick(PS_TRACK_GAP_MS * 5);
+  assert.equal(waits.length, 3, 'never two timers');
   tracking();
 });
