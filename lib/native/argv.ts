@@ -73,7 +73,11 @@ export function buildNativeArgv(input: NativeArgvInput): NativeArgv {
     case 'user_line': {
       const line = userMessageLine(input.prompt);
       if (Buffer.byteLength(line, 'utf8') > MAX_USER_LINE_BYTES)
-        throw new ToolError('invalid_arguments', `prompt must encode to at most ${MAX_USER_LINE_BYTES} bytes as the native's stdin line`, '/prompt');
+        throw new ToolError(
+          'invalid_arguments',
+          `prompt must encode to at most ${MAX_USER_LINE_BYTES} bytes as the native's stdin line`,
+          '/prompt',
+        );
       return { args, stdin: line, streamInput: true };
     }
     case 'text':

@@ -107,7 +107,10 @@ test('now: one table at once, waiting for no shared ps and no read under way, fo
   assert.equal(done, false, 'the older table does not answer it');
   answers[1]?.(TABLE);
   await now;
-  assert.ok(tracker.remaining().some((id) => id.pid === 200), 'the child listed by that table is tracked when now resolves');
+  assert.ok(
+    tracker.remaining().some((id) => id.pid === 200),
+    'the child listed by that table is tracked when now resolves',
+  );
   t.mock.timers.tick(PS_TRACK_GAP_MS);
   assert.equal(waits.length, 3, 'one next read, scheduled by the newest read alone');
   t.mock.timers.tick(PS_TRACK_GAP_MS * 5);
